@@ -1,0 +1,248 @@
+/**
+ * The VyHub client: one typed function per endpoint (client-interface.md endpoint table plus the
+ * further endpoints of api.md §3). Every call resolves to an ApiResult and never throws.
+ */
+import * as v from "valibot";
+import type { Clock } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import type { ApiResult } from "./errors.ts";
+import { createTransport, type Query, seg } from "./http.ts";
+import * as s from "./schemas.ts";
+
+export * from "./errors.ts";
+export * from "./schemas.ts";
+export { buildQuery, joinUrl, parseRetryAfter } from "./http.ts";
+
+export interface ApiOptions {
+  /** Base URL including its path, e.g. https://api.vyhub.app/<instance>/v1. */
+  url: string;
+  /** Sent as `Authorization: Bearer <key>`; never logged, never in an error. */
+  key: string;
+  /** Per attempt (default 10 000). */
+  timeoutMs?: number;
+  /** GET retries of network errors and 5xx (default 2). Writes are never retried: the durable queues own that. */
+  retries?: number;
+  clock?: Clock;
+  logger?: Logger;
+  userAgent?: string;
+  /** Base of the GET backoff (default 500 ms). */
+  backoffMs?: number;
+  /** Longest remaining 429 wait a GET sits out instead of failing fast (default 5 000 ms). */
+  maxGateWaitMs?: number;
+}
+
+export interface MorphOptions {
+  /** Run the request with this user's permissions (the issuing admin). */
+  morphUserId?: string;
+}
+
+export interface ListOptions {
+  bundleId?: string;
+  page?: number;
+  size?: number;
+}
+
+export interface Api {
+  /** 1. GET /server/{id}: own server record with its bundle. */
+  getServer(serverId: string): Promise<ApiResult<s.Server>>;
+  /** 2. PATCH /server/{id}: status heartbeat. */
+  patchServer(serverId: string, status: s.ServerStatusPatch): Promise<ApiResult<s.Server>>;
+  /** 3. GET /user/{identifier}?type=: NotFound when the user does not exist. */
+  getUser(identifier: string, type: s.UserType): Promise<ApiResult<s.User>>;
+  /** 4. POST /user/ */
+  createUser(body: s.UserAdd): Promise<ApiResult<s.User>>;
+  /** 5. GET /user/{id}/group?serverbundle_id=: active groups in the bundle. */
+  getUserGroups(userId: string, bundleId: string): Promise<ApiResult<s.Group[]>>;
+  /** 6. GET /group/ */
+  getGroups(): Promise<ApiResult<s.Group[]>>;
+  /** 7. POST /user/{id}/membership */
+  createMembership(userId: string, body: s.MembershipAdd, opts?: MorphOptions): Promise<ApiResult<s.Membership>>;
+  /** 8. DELETE /user/{id}/membership?serverbundle_id=: ends all active memberships in the bundle. */
+  endMemberships(userId: string, bundleId: string, opts?: MorphOptions): Promise<ApiResult<void>>;
+  /** 9. GET /user/{id}/membership?serverbundle_id=: includes inactive ones (see `active`). */
+  getMemberships(userId: string, bundleId: string): Promise<ApiResult<s.Membership[]>>;
+  /** 10. DELETE /user/membership/{id} */
+  endMembership(membershipId: string, opts?: MorphOptions): Promise<ApiResult<void>>;
+  /** DELETE /user/{id}/membership/by-group?group_id=&serverbundle_id= */
+  endMembershipByGroup(
+    userId: string,
+    groupId: string,
+    bundleId: string,
+    opts?: MorphOptions,
+  ): Promise<ApiResult<s.Success>>;
+  /** 11. GET /server/bundle/{id}/ban?active=true: keyed by foreign identifier. */
+  getBundleBans(bundleId: string): Promise<ApiResult<s.BanList>>;
+  /** 12. POST /ban/ */
+  createBan(body: s.BanAdd, opts?: MorphOptions): Promise<ApiResult<s.Ban>>;
+  /** 13. PATCH /user/{id}/ban (no body). Without bundleId the service unbans everywhere. */
+  unbanUser(userId: string, opts?: MorphOptions & { bundleId?: string }): Promise<ApiResult<void>>;
+  /** 14. POST /warning/ */
+  createWarning(body: s.WarningAdd, opts?: MorphOptions): Promise<ApiResult<s.Warning>>;
+  /** 15. GET /user/attribute/definition/{nameOrId}: NotFound when missing. */
+  getAttributeDefinition(nameOrId: string): Promise<ApiResult<s.AttributeDefinition>>;
+  /** 16. POST /user/attribute/definition */
+  createAttributeDefinition(body: s.AttributeDefinitionAdd): Promise<ApiResult<s.AttributeDefinition>>;
+  /** 17. POST /user/attribute/: the service echoes the input. */
+  sendAttribute(body: s.UserAttributeAdd): Promise<ApiResult<s.UserAttribute>>;
+  /**
+   * 18. GET /packet/reward/applied/user: OPEN, active, not yet executed on `serverId`, keyed by foreign id.
+   * With no user ids it resolves to `{}` without a request: the service reads a missing filter as "all users".
+   */
+  getAppliedRewards(q: {
+    bundleId: string;
+    serverId: string;
+    userIds: readonly string[];
+  }): Promise<ApiResult<s.AppliedRewardMap>>;
+  /** 19. PATCH /packet/reward/applied/{appliedRewardId} with executed_on. */
+  markRewardExecuted(appliedRewardId: string, serverIds: readonly string[]): Promise<ApiResult<s.AppliedReward>>;
+  /** 20. GET /advert/?serverbundle_id=&enabled=true; disabled adverts are filtered out here too. */
+  getAdverts(bundleId: string): Promise<ApiResult<s.Advert[]>>;
+  /** GET /ban/{id} */
+  getBan(banId: string): Promise<ApiResult<s.Ban>>;
+  /** GET /warning/{id} */
+  getWarning(warningId: string): Promise<ApiResult<s.Warning>>;
+  /** GET /warning/?user_id=, newest first. No active filter exists: check `active` and `disabled`. */
+  listWarnings(userId: string, opts?: ListOptions): Promise<ApiResult<s.Page<s.Warning>>>;
+  /** GET /ban/?user_id=, newest first. */
+  listBans(userId: string, opts?: ListOptions & { active?: boolean }): Promise<ApiResult<s.Page<s.Ban>>>;
+  /** GET /server/bundle/{id}: carries the multigroup flag. */
+  getBundle(bundleId: string): Promise<ApiResult<s.Serverbundle>>;
+}
+
+const GroupListSchema = v.array(s.GroupSchema);
+const MembershipListSchema = v.array(s.MembershipSchema);
+const AdvertListSchema = v.array(s.AdvertSchema);
+
+export function createApi(opts: ApiOptions): Api {
+  const t = createTransport(opts);
+  const morph = (o?: MorphOptions): Query => ({ morph_user_id: o?.morphUserId });
+  const list = (userId: string, o: ListOptions | undefined): Query => ({
+    user_id: userId,
+    serverbundle_id: o?.bundleId ? [o.bundleId] : undefined,
+    sort_by: "created_on",
+    sort_desc: true,
+    page: o?.page ?? 1,
+    size: o?.size ?? 50,
+  });
+
+  return {
+    getServer: (serverId) => t.request({ method: "GET", path: `/server/${seg(serverId)}`, schema: s.ServerSchema }),
+    patchServer: (serverId, status) =>
+      t.request({ method: "PATCH", path: `/server/${seg(serverId)}`, body: status, schema: s.ServerSchema }),
+    getUser: (identifier, type) =>
+      t.request({ method: "GET", path: `/user/${seg(identifier)}`, query: { type }, schema: s.UserSchema }),
+    createUser: (body) => t.request({ method: "POST", path: "/user/", body, schema: s.UserSchema }),
+    getUserGroups: (userId, bundleId) =>
+      t.request({
+        method: "GET",
+        path: `/user/${seg(userId)}/group`,
+        query: { serverbundle_id: bundleId },
+        schema: GroupListSchema,
+      }),
+    getGroups: () => t.request({ method: "GET", path: "/group/", schema: GroupListSchema }),
+    createMembership: (userId, body, o) =>
+      t.request({
+        method: "POST",
+        path: `/user/${seg(userId)}/membership`,
+        query: morph(o),
+        body,
+        schema: s.MembershipSchema,
+      }),
+    endMemberships: (userId, bundleId, o) =>
+      t.request({
+        method: "DELETE",
+        path: `/user/${seg(userId)}/membership`,
+        query: { serverbundle_id: bundleId, ...morph(o) },
+        schema: null,
+      }),
+    getMemberships: (userId, bundleId) =>
+      t.request({
+        method: "GET",
+        path: `/user/${seg(userId)}/membership`,
+        query: { serverbundle_id: bundleId },
+        schema: MembershipListSchema,
+      }),
+    endMembership: (membershipId, o) =>
+      t.request({ method: "DELETE", path: `/user/membership/${seg(membershipId)}`, query: morph(o), schema: null }),
+    endMembershipByGroup: (userId, groupId, bundleId, o) =>
+      t.request({
+        method: "DELETE",
+        path: `/user/${seg(userId)}/membership/by-group`,
+        query: { group_id: groupId, serverbundle_id: bundleId, ...morph(o) },
+        schema: s.SuccessSchema,
+      }),
+    getBundleBans: (bundleId) =>
+      t.request({
+        method: "GET",
+        path: `/server/bundle/${seg(bundleId)}/ban`,
+        query: { active: true },
+        schema: s.BanListSchema,
+      }),
+    createBan: (body, o) => t.request({ method: "POST", path: "/ban/", query: morph(o), body, schema: s.BanSchema }),
+    unbanUser: (userId, o) =>
+      t.request({
+        method: "PATCH",
+        path: `/user/${seg(userId)}/ban`,
+        query: { serverbundle_id: o?.bundleId, ...morph(o) },
+        schema: null,
+      }),
+    createWarning: (body, o) =>
+      t.request({ method: "POST", path: "/warning/", query: morph(o), body, schema: s.WarningSchema }),
+    getAttributeDefinition: (nameOrId) =>
+      t.request({
+        method: "GET",
+        path: `/user/attribute/definition/${seg(nameOrId)}`,
+        schema: s.AttributeDefinitionSchema,
+      }),
+    createAttributeDefinition: (body) =>
+      t.request({ method: "POST", path: "/user/attribute/definition", body, schema: s.AttributeDefinitionSchema }),
+    sendAttribute: (body) =>
+      t.request({ method: "POST", path: "/user/attribute/", body, schema: s.UserAttributeSchema }),
+    getAppliedRewards: async ({ bundleId, serverId, userIds }) => {
+      if (userIds.length === 0) return { ok: true, status: 200, value: {}, headers: new Headers() };
+      return t.request({
+        method: "GET",
+        path: "/packet/reward/applied/user",
+        query: {
+          active: true,
+          foreign_ids: true,
+          status: "OPEN",
+          serverbundle_id: bundleId,
+          for_server_id: serverId,
+          user_id: userIds,
+        },
+        schema: s.AppliedRewardMapSchema,
+      });
+    },
+    markRewardExecuted: (appliedRewardId, serverIds) =>
+      t.request({
+        method: "PATCH",
+        path: `/packet/reward/applied/${seg(appliedRewardId)}`,
+        body: { executed_on: serverIds },
+        schema: s.AppliedRewardSchema,
+      }),
+    getAdverts: async (bundleId) => {
+      const r = await t.request({
+        method: "GET",
+        path: "/advert/",
+        query: { serverbundle_id: bundleId, enabled: true },
+        schema: AdvertListSchema,
+      });
+      return r.ok ? { ...r, value: r.value.filter((a) => a.enabled) } : r;
+    },
+    getBan: (banId) => t.request({ method: "GET", path: `/ban/${seg(banId)}`, schema: s.BanSchema }),
+    getWarning: (warningId) =>
+      t.request({ method: "GET", path: `/warning/${seg(warningId)}`, schema: s.WarningSchema }),
+    listWarnings: (userId, o) =>
+      t.request({ method: "GET", path: "/warning/", query: list(userId, o), schema: s.WarningPageSchema }),
+    listBans: (userId, o) =>
+      t.request({
+        method: "GET",
+        path: "/ban/",
+        query: { ...list(userId, o), active: o?.active },
+        schema: s.BanPageSchema,
+      }),
+    getBundle: (bundleId) =>
+      t.request({ method: "GET", path: `/server/bundle/${seg(bundleId)}`, schema: s.ServerbundleSchema }),
+  };
+}

@@ -1,0 +1,81 @@
+/** The client's error values and their rendering for operators (api.md §1.5–1.6). */
+
+export type ApiError =
+  | { kind: "NotFound"; status: 404; endpoint: string; message: string; code?: string }
+  | { kind: "RateLimited"; status: 429; endpoint: string; message: string; retryAfterMs: number }
+  /** Other 4xx, including 401, 403 and 422. */
+  | { kind: "ClientError"; status: number; endpoint: string; message: string; code?: string }
+  /** 5xx and any other non-2xx. */
+  | { kind: "ServerError"; status: number; endpoint: string; message: string }
+  /** Refused, DNS, reset, or the per-attempt timeout. */
+  | { kind: "Network"; endpoint: string; message: string; timeout: boolean }
+  /** A 2xx whose body is not JSON, or does not match the schema at `field`. */
+  | { kind: "InvalidResponse"; endpoint: string; field: string; message: string };
+
+export type ApiResult<T> = { ok: true; status: number; value: T; headers: Headers } | { ok: false; error: ApiError };
+
+/** Longest message we keep from a response body; gateways can send whole pages. */
+export const MAX_MESSAGE_LENGTH = 300;
+
+export function truncate(text: string, max = MAX_MESSAGE_LENGTH): string {
+  const oneLine = text.replace(/\s+/g, " ").trim();
+  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
+}
+
+/**
+ * Reads an error body leniently: `detail` may be a validation array, an application error object
+ * `{code, msg, detail}`, or a string. HTML (gateway error pages) is never echoed.
+ */
+export function parseErrorBody(text: string, statusText = ""): { message: string; code?: string } {
+  if (/<html|<!doctype html/i.test(text)) return { message: "HTML error page" };
+  const trimmed = text.trim();
+  if (!trimmed) return { message: statusText || "empty body" };
+  let body: unknown;
+  try {
+    body = JSON.parse(trimmed);
+  } catch {
+    return { message: truncate(trimmed) };
+  }
+  const detail = isRecord(body) && "detail" in body ? body.detail : body;
+  if (typeof detail === "string") return { message: truncate(detail) };
+  if (Array.isArray(detail)) return { message: truncate(detail.map(renderValidationError).join("; ")) };
+  if (isRecord(detail)) {
+    const code = typeof detail.code === "string" ? detail.code : undefined;
+    const msg = typeof detail.msg === "string" ? detail.msg : typeof detail.message === "string" ? detail.message : "";
+    return { message: truncate(msg || code || JSON.stringify(detail)), ...(code ? { code } : {}) };
+  }
+  return { message: truncate(trimmed) };
+}
+
+function renderValidationError(e: unknown): string {
+  if (!isRecord(e)) return String(e);
+  const loc = Array.isArray(e.loc) ? e.loc.join(".") : "";
+  const msg = typeof e.msg === "string" ? e.msg : "invalid";
+  return loc ? `${loc}: ${msg}` : msg;
+}
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
+/** One line for operators, e.g. `POST /ban/: 422 body.user_id: field required`. */
+export function describeError(e: ApiError): string {
+  switch (e.kind) {
+    case "NotFound":
+    case "ClientError":
+      return `${e.endpoint}: ${e.status} ${e.message}${e.code && !e.message.includes(e.code) ? ` (${e.code})` : ""}`;
+    case "ServerError":
+      return `${e.endpoint}: ${e.status} ${e.message}`;
+    case "RateLimited":
+      return `${e.endpoint}: 429 rate limited, retry in ${Math.ceil(e.retryAfterMs / 1000)} s`;
+    case "Network":
+      return `${e.endpoint}: ${e.timeout ? "timed out" : "network error"}: ${e.message}`;
+    case "InvalidResponse":
+      return `${e.endpoint}: invalid response at ${e.field}: ${e.message}`;
+  }
+}
+
+/** Replaces every occurrence of `secret` so a key can never leak through a message. */
+export function redact(text: string, secret: string): string {
+  return secret ? text.split(secret).join("***") : text;
+}

@@ -1,0 +1,245 @@
+/**
+ * The transport under every endpoint: URL building, one ofetch call per attempt with its own timeout,
+ * our own retries (ofetch's `timeout` + `retry` reuse an aborted signal in 1.5.1), the shared 429 gate,
+ * lenient body parsing and valibot validation.
+ */
+import { ofetch } from "ofetch";
+import * as v from "valibot";
+import { type Clock, systemClock } from "../clock.ts";
+import { type Logger, silentLogger } from "../log.ts";
+import { type ApiError, type ApiResult, parseErrorBody, redact, truncate } from "./errors.ts";
+
+export type Method = "GET" | "POST" | "PATCH" | "DELETE";
+export type QueryValue = string | number | boolean | null | undefined | readonly (string | number | boolean)[];
+export type Query = Record<string, QueryValue>;
+
+export interface TransportOptions {
+  url: string;
+  key: string;
+  timeoutMs?: number;
+  retries?: number;
+  clock?: Clock;
+  logger?: Logger;
+  userAgent?: string;
+  /** Base of the exponential GET backoff (default 500 ms; doubled per attempt, capped at 8 s, with jitter). */
+  backoffMs?: number;
+  /** While the 429 gate is closed, a GET waits through it when at most this long remains (default 5 s). */
+  maxGateWaitMs?: number;
+}
+
+export interface RequestSpec<T> {
+  method: Method;
+  /** Canonical path from api.md §1.4, ids already encoded (see `seg`). */
+  path: string;
+  query?: Query;
+  body?: unknown;
+  /** null: the contract types the response `any`, so the body is ignored. */
+  schema: v.GenericSchema<unknown, T> | null;
+}
+
+export const DEFAULT_TIMEOUT_MS = 10_000;
+export const DEFAULT_RETRIES = 2;
+export const DEFAULT_RETRY_AFTER_MS = 60_000;
+/** A broken or hostile Retry-After must not silence the agent for days. */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/** Joins by string: strip trailing slashes from the base, then append the canonical path. */
+export function joinUrl(base: string, path: string): string {
+  return base.replace(/\/+$/, "") + (path.startsWith("/") ? path : `/${path}`);
+}
+
+/** Encodes one path segment (identifiers are user-controlled strings). */
+export function seg(id: string): string {
+  return encodeURIComponent(id);
+}
+
+/** Arrays become repeated keys, booleans "true"/"false"; null and undefined are left out. */
+export function buildQuery(query: Query | undefined): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query ?? {})) {
+    if (value === null || value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) params.append(key, String(item));
+  }
+  const s = params.toString();
+  return s ? `?${s}` : "";
+}
+
+/** Retry-After as delay-seconds or an HTTP date; absent or unreadable → the default. */
+export function parseRetryAfter(header: string | null, now: number, fallbackMs = DEFAULT_RETRY_AFTER_MS): number {
+  const raw = header?.trim();
+  if (!raw) return fallbackMs;
+  let ms: number;
+  if (/^\d+(\.\d+)?$/.test(raw)) ms = Number(raw) * 1000;
+  else {
+    const at = Date.parse(raw);
+    if (Number.isNaN(at)) return fallbackMs;
+    ms = at - now;
+  }
+  return Math.min(Math.max(0, Math.ceil(ms)), MAX_RETRY_AFTER_MS);
+}
+
+export interface Transport {
+  request<T>(spec: RequestSpec<T>): Promise<ApiResult<T>>;
+}
+
+type Attempt<T> = { result: ApiResult<T>; retry: boolean };
+
+export function createTransport(opts: TransportOptions): Transport {
+  const clock = opts.clock ?? systemClock;
+  const logger = opts.logger ?? silentLogger;
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const retries = Math.max(0, opts.retries ?? DEFAULT_RETRIES);
+  const backoffMs = opts.backoffMs ?? 500;
+  const maxGateWaitMs = opts.maxGateWaitMs ?? 5_000;
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${opts.key}`,
+    accept: "application/json",
+    "user-agent": opts.userAgent ?? "hub-agent",
+  };
+  /** Clock time before which no request may reach the service (set by any 429). */
+  let gateUntil = 0;
+
+  const clean = (text: string) => redact(text, opts.key);
+
+  async function request<T>(spec: RequestSpec<T>): Promise<ApiResult<T>> {
+    const endpoint = `${spec.method} ${spec.path}`;
+    const url = joinUrl(opts.url, spec.path) + buildQuery(spec.query);
+    const maxAttempts = spec.method === "GET" ? retries + 1 : 1;
+    for (let attempt = 1; ; attempt++) {
+      const wait = gateUntil - clock.now();
+      if (wait > 0) {
+        if (spec.method !== "GET" || wait > maxGateWaitMs) {
+          return fail({
+            kind: "RateLimited",
+            status: 429,
+            endpoint,
+            message: "rate limit gate closed",
+            retryAfterMs: wait,
+          });
+        }
+        await clock.sleep(wait);
+      }
+      const { result, retry } = await attemptOnce(spec, endpoint, url);
+      if (!retry || attempt >= maxAttempts) return result;
+      // A 429 already set the gate; the next loop waits through it (or gives up if it is long).
+      if (result.ok || result.error.kind !== "RateLimited") {
+        const base = Math.min(backoffMs * 2 ** (attempt - 1), 8_000);
+        await clock.sleep(base / 2 + Math.random() * (base / 2));
+      }
+    }
+  }
+
+  async function attemptOnce<T>(spec: RequestSpec<T>, endpoint: string, url: string): Promise<Attempt<T>> {
+    const started = performance.now();
+    const signal = AbortSignal.timeout(timeoutMs);
+    let status = 0;
+    let text = "";
+    let responseHeaders: Headers;
+    let statusText = "";
+    try {
+      const response = await ofetch.raw<string, "text">(url, {
+        method: spec.method,
+        headers: spec.body === undefined ? headers : { ...headers, "content-type": "application/json; charset=utf-8" },
+        body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
+        responseType: "text",
+        retry: 0,
+        ignoreResponseError: true,
+        signal,
+      });
+      status = response.status;
+      statusText = response.statusText;
+      responseHeaders = response.headers;
+      text = typeof response._data === "string" ? response._data : "";
+    } catch (err) {
+      const timeout = signal.aborted || isTimeout(err);
+      const message = timeout ? `no response within ${timeoutMs} ms` : networkMessage(err);
+      log(spec, "ERR", started, message);
+      return { result: fail({ kind: "Network", endpoint, message: clean(message), timeout }), retry: true };
+    }
+    log(spec, status, started);
+
+    if (status >= 200 && status < 300) {
+      if (!spec.schema) return { result: ok(status, undefined as T, responseHeaders), retry: false };
+      return { result: validate(spec.schema, text, status, responseHeaders, endpoint), retry: false };
+    }
+    if (status === 429) {
+      const retryAfterMs = parseRetryAfter(responseHeaders.get("retry-after"), clock.now());
+      gateUntil = Math.max(gateUntil, clock.now() + retryAfterMs);
+      const { message } = parseErrorBody(text, statusText || "Too Many Requests");
+      return {
+        result: fail({ kind: "RateLimited", status: 429, endpoint, message: clean(message), retryAfterMs }),
+        retry: retryAfterMs <= maxGateWaitMs,
+      };
+    }
+    const { message: raw, code } = parseErrorBody(text, statusText);
+    const message = clean(raw);
+    if (status === 404)
+      return { result: fail({ kind: "NotFound", status, endpoint, message, ...opt(code) }), retry: false };
+    if (status >= 400 && status < 500) {
+      return { result: fail({ kind: "ClientError", status, endpoint, message, ...opt(code) }), retry: false };
+    }
+    return { result: fail({ kind: "ServerError", status, endpoint, message }), retry: status >= 500 };
+  }
+
+  function validate<T>(
+    schema: v.GenericSchema<unknown, T>,
+    text: string,
+    status: number,
+    responseHeaders: Headers,
+    endpoint: string,
+  ): ApiResult<T> {
+    let body: unknown;
+    try {
+      body = text.trim() === "" ? null : JSON.parse(text);
+    } catch {
+      const what = /<html/i.test(text) ? "HTML page" : "invalid JSON";
+      return fail({ kind: "InvalidResponse", endpoint, field: "(body)", message: `${what} in a ${status} response` });
+    }
+    const parsed = v.safeParse(schema, body);
+    if (parsed.success) return ok(status, parsed.output, responseHeaders);
+    const issue = parsed.issues[0];
+    const field = v.getDotPath(issue) ?? "(body)";
+    return fail({ kind: "InvalidResponse", endpoint, field, message: clean(truncate(`${field}: ${issue.message}`)) });
+  }
+
+  function log(spec: RequestSpec<unknown>, status: number | "ERR", started: number, error?: string) {
+    const ms = Math.round(performance.now() - started);
+    // Path only: never the headers, the query or the base URL.
+    logger.debug(`${spec.method} ${spec.path} ${status} ${ms}ms`, {
+      method: spec.method,
+      path: spec.path,
+      status,
+      ms,
+      ...(error ? { error: clean(error) } : {}),
+    });
+  }
+
+  return { request };
+}
+
+function ok<T>(status: number, value: T, headers: Headers): ApiResult<T> {
+  return { ok: true, status, value, headers };
+}
+function fail<T>(error: ApiError): ApiResult<T> {
+  return { ok: false, error };
+}
+function opt(code: string | undefined): { code?: string } {
+  return code ? { code } : {};
+}
+
+function isTimeout(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const name = (e as { name?: unknown }).name;
+    if (name === "TimeoutError") return true;
+  }
+  return false;
+}
+
+/** A short cause such as "ECONNREFUSED: connection refused"; never the request options. */
+function networkMessage(err: unknown): string {
+  const cause = (err as { cause?: unknown })?.cause ?? err;
+  const code = (cause as { code?: unknown })?.code;
+  const msg = cause instanceof Error ? cause.message : String(cause);
+  const text = typeof code === "string" && !msg.includes(code) ? `${code}: ${msg}` : msg;
+  return truncate(text || "request failed", 200);
+}

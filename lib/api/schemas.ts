@@ -1,0 +1,387 @@
+/**
+ * valibot schemas for the VyHub response models (api.md §4). Lenient on purpose: the service grows
+ * fields and enum values between releases, so objects are loose, every optional field is nullish and
+ * enums are open (known values ∪ any string).
+ */
+import * as v from "valibot";
+
+/** Known values plus any other string; the known literals stay visible to the type checker. */
+function openEnum<const T extends readonly [string, ...string[]]>(known: T) {
+  return v.union([v.picklist(known), v.custom<string & {}>((x) => typeof x === "string", "Expected a string")]);
+}
+
+export const USER_TYPES = ["CENTRAL", "STEAM", "DISCORD", "MINECRAFT", "TEAMSPEAK3", "FIVEM", "ASA"] as const;
+export const SERVER_TYPES = [
+  "GMOD",
+  "MINECRAFT",
+  "TEAMSPEAK3",
+  "DISCORD",
+  "FIVEM",
+  "RUST",
+  "SEVEN_DAYS",
+  "ASA",
+  "SOURCE",
+] as const;
+export const SERVER_STATUSES = ["ONLINE", "OFFLINE", "UNKNOWN"] as const;
+export const BAN_STATUSES = ["ACTIVE", "UNBANNED"] as const;
+export const REWARD_STATUSES = ["OPEN", "EXECUTED", "FAILED"] as const;
+export const REWARD_TYPES = ["COMMAND", "SCRIPT", "CREDITS", "MEMBERSHIP", "HTTP"] as const;
+export const REWARD_EVENTS = ["DIRECT", "CONNECT", "SPAWN", "DEATH", "DISCONNECT", "DISABLE"] as const;
+export const ATTRIBUTE_TYPES = ["NEWEST", "ACCUMULATED"] as const;
+
+export const UserTypeSchema = openEnum(USER_TYPES);
+export const ServerTypeSchema = openEnum(SERVER_TYPES);
+export const ServerStatusSchema = openEnum(SERVER_STATUSES);
+export const BanStatusSchema = openEnum(BAN_STATUSES);
+export const RewardStatusSchema = openEnum(REWARD_STATUSES);
+export const RewardTypeSchema = openEnum(REWARD_TYPES);
+export const RewardEventSchema = openEnum(REWARD_EVENTS);
+export const AttributeTypeSchema = openEnum(ATTRIBUTE_TYPES);
+
+export type UserType = v.InferOutput<typeof UserTypeSchema>;
+export type ServerType = v.InferOutput<typeof ServerTypeSchema>;
+export type ServerStatus = v.InferOutput<typeof ServerStatusSchema>;
+export type BanStatus = v.InferOutput<typeof BanStatusSchema>;
+export type RewardStatus = v.InferOutput<typeof RewardStatusSchema>;
+export type RewardType = v.InferOutput<typeof RewardTypeSchema>;
+export type RewardEvent = v.InferOutput<typeof RewardEventSchema>;
+export type AttributeType = v.InferOutput<typeof AttributeTypeSchema>;
+
+/** ISO-8601 with `Z` or `±hh:mm` and an optional fraction (Pydantic omits zero microseconds). */
+export const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
+/** Timestamps stay strings (the wire form); use `Date.parse` where a number is needed. */
+export const TimestampSchema = v.pipe(v.string(), v.regex(TIMESTAMP_RE, "Expected an ISO-8601 timestamp with offset"));
+/** Durations are seconds, usually floats (`604800.0`); null means permanent / unlimited. */
+export const DurationSchema = v.nullish(v.number());
+const Id = v.string();
+const Json = v.record(v.string(), v.unknown());
+
+export const ServerbundleShortSchema = v.looseObject({
+  id: Id,
+  name: v.string(),
+  icon: v.nullish(v.string()),
+  sort_id: v.nullish(v.number()),
+});
+export type ServerbundleShort = v.InferOutput<typeof ServerbundleShortSchema>;
+
+export const GroupShortSchema = v.looseObject({
+  id: Id,
+  name: v.string(),
+  color: v.nullish(v.string()),
+  permission_level: v.number(),
+});
+export type GroupShort = v.InferOutput<typeof GroupShortSchema>;
+
+export const ServerbundleSchema = v.looseObject({
+  id: Id,
+  name: v.string(),
+  icon: v.nullish(v.string()),
+  multigroup: v.boolean(),
+  server_type: ServerTypeSchema,
+  default_group: v.nullish(GroupShortSchema),
+  sort_id: v.nullish(v.number()),
+});
+export type Serverbundle = v.InferOutput<typeof ServerbundleSchema>;
+
+export const ServerSchema = v.looseObject({
+  id: Id,
+  name: v.string(),
+  type: ServerTypeSchema,
+  address: v.nullish(v.string()),
+  port: v.nullish(v.number()),
+  users_max: v.nullish(v.number()),
+  users_current: v.nullish(v.number()),
+  map: v.nullish(v.string()),
+  serverbundle_id: v.nullish(Id),
+  extra: v.nullish(Json),
+  hidden: v.nullish(v.boolean()),
+  last_update: v.nullish(TimestampSchema),
+  serverbundle: v.nullish(ServerbundleShortSchema),
+  status: v.nullish(ServerStatusSchema),
+});
+export type Server = v.InferOutput<typeof ServerSchema>;
+
+export const UserShortSchema = v.looseObject({
+  id: Id,
+  username: v.nullish(v.string()),
+  type: UserTypeSchema,
+  identifier: v.string(),
+  avatar: v.nullish(v.string()),
+});
+export type UserShort = v.InferOutput<typeof UserShortSchema>;
+
+export const UserActivitySchema = v.looseObject({
+  extra: v.nullish(Json),
+  last_online: v.nullish(TimestampSchema),
+});
+
+export const UserSchema = v.looseObject({
+  id: Id,
+  type: UserTypeSchema,
+  identifier: v.string(),
+  registered_on: v.nullish(TimestampSchema),
+  username: v.nullish(v.string()),
+  avatar: v.nullish(v.string()),
+  admin: v.nullish(v.boolean()),
+  credit_account_id: v.nullish(Id),
+  attributes: v.nullish(Json),
+  email: v.nullish(v.string()),
+  email_notification: v.nullish(v.boolean()),
+  activities: v.nullish(v.array(UserActivitySchema)),
+  linked_users: v.nullish(v.array(v.looseObject({ id: Id, type: UserTypeSchema, identifier: v.string() }))),
+});
+export type User = v.InferOutput<typeof UserSchema>;
+
+export const PropertySchema = v.looseObject({
+  name: v.string(),
+  granted: v.boolean(),
+  value: v.nullish(v.string()),
+});
+export type Property = v.InferOutput<typeof PropertySchema>;
+
+export const MappingSchema = v.looseObject({
+  id: v.nullish(Id),
+  name: v.string(),
+  /** null: valid for every bundle. */
+  serverbundle_id: v.nullish(Id),
+  group_id: v.nullish(Id),
+});
+export type Mapping = v.InferOutput<typeof MappingSchema>;
+
+export const GroupSchema = v.looseObject({
+  id: Id,
+  name: v.string(),
+  permission_level: v.number(),
+  color: v.nullish(v.string()),
+  properties: v.nullish(v.record(v.string(), PropertySchema)),
+  mappings: v.array(MappingSchema),
+  is_team: v.nullish(v.boolean()),
+  max_ban_length: DurationSchema,
+});
+export type Group = v.InferOutput<typeof GroupSchema>;
+
+export const MembershipSchema = v.looseObject({
+  id: Id,
+  bounds: v.nullish(v.string()),
+  begin: TimestampSchema,
+  end: v.nullish(TimestampSchema),
+  group: GroupShortSchema,
+  active: v.boolean(),
+  user_id: Id,
+  serverbundle: v.nullish(ServerbundleShortSchema),
+});
+export type Membership = v.InferOutput<typeof MembershipSchema>;
+
+export const SuccessSchema = v.nullish(v.looseObject({ success: v.nullish(v.boolean()) }));
+export type Success = v.InferOutput<typeof SuccessSchema>;
+
+/** The ban-list value (BanModelReduced): no protests. */
+export const BanReducedSchema = v.looseObject({
+  id: Id,
+  length: DurationSchema,
+  reason: v.nullish(v.string()),
+  /** null: console or unknown. */
+  creator: v.nullish(UserShortSchema),
+  created_on: TimestampSchema,
+  status: BanStatusSchema,
+  /** null: permanent. */
+  ends_on: v.nullish(TimestampSchema),
+  active: v.boolean(),
+  user: UserShortSchema,
+  /** null: global ban. */
+  serverbundle: v.nullish(ServerbundleShortSchema),
+});
+export type BanReduced = v.InferOutput<typeof BanReducedSchema>;
+
+export const BanSchema = v.looseObject({
+  ...BanReducedSchema.entries,
+  protests: v.nullish(v.array(v.looseObject({ id: Id, status: v.nullish(v.string()) }))),
+});
+export type Ban = v.InferOutput<typeof BanSchema>;
+
+/** Keyed by the banned user's foreign identifier (SteamID64, Minecraft UUID, …). */
+export const BanListSchema = v.record(v.string(), v.array(BanReducedSchema));
+export type BanList = v.InferOutput<typeof BanListSchema>;
+
+export const WarningSchema = v.looseObject({
+  id: Id,
+  reason: v.nullish(v.string()),
+  /** Required in the typedef, but console warnings may carry none. */
+  creator: v.nullish(UserShortSchema),
+  created_on: TimestampSchema,
+  active: v.boolean(),
+  disabled: v.boolean(),
+  user: UserShortSchema,
+  serverbundle: v.nullish(ServerbundleShortSchema),
+});
+export type Warning = v.InferOutput<typeof WarningSchema>;
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+  page: number;
+  size: number;
+}
+/** Page[T]: 1-based `page`; `total` counts all items before slicing. */
+export function pageSchema<T extends v.GenericSchema>(item: T) {
+  return v.looseObject({ items: v.array(item), total: v.number(), page: v.number(), size: v.number() });
+}
+export const BanPageSchema = pageSchema(BanSchema);
+export const WarningPageSchema = pageSchema(WarningSchema);
+
+export const AttributeDefinitionSchema = v.looseObject({
+  id: Id,
+  name: v.string(),
+  title: v.nullish(v.string()),
+  /** Free string: "HOURS" or "Hours" in the wild. */
+  unit: v.nullish(v.string()),
+  type: AttributeTypeSchema,
+  statistics_interval: v.nullish(v.string()),
+  accumulation_interval: v.nullish(v.string()),
+  unspecific: v.nullish(v.boolean()),
+  requirement_set_id: v.nullish(Id),
+});
+export type AttributeDefinition = v.InferOutput<typeof AttributeDefinitionSchema>;
+
+/** POST /user/attribute/ echoes its input model (no id). */
+export const UserAttributeSchema = v.looseObject({
+  definition_id: Id,
+  user_id: Id,
+  value: v.union([v.string(), v.number()]),
+  serverbundle_id: v.nullish(Id),
+  date: v.nullish(TimestampSchema),
+});
+export type UserAttribute = v.InferOutput<typeof UserAttributeSchema>;
+
+export const RewardSchema = v.looseObject({
+  id: Id,
+  name: v.string(),
+  type: RewardTypeSchema,
+  /** COMMAND: {command}, SCRIPT: {script}; other types carry other keys. */
+  data: v.nullish(Json),
+  order: v.nullish(v.number()),
+  once: v.nullish(v.boolean()),
+  once_from_all: v.nullish(v.boolean()),
+  on_event: RewardEventSchema,
+  reactivate_on_extend: v.nullish(v.boolean()),
+  /** Nullable since 2024-04 (rewards without a bundle). */
+  serverbundle: v.nullish(ServerbundleShortSchema),
+  requirement_set: v.nullish(Json),
+});
+export type Reward = v.InferOutput<typeof RewardSchema>;
+
+export const PurchaseSchema = v.looseObject({
+  id: Id,
+  date: v.nullish(TimestampSchema),
+  amount_total: v.nullish(v.number()),
+  /** e.g. "4.99 €", used for %purchase_amount%. */
+  amount_text: v.nullish(v.string()),
+  status: v.nullish(v.string()),
+  credits: v.nullish(v.number()),
+});
+export type Purchase = v.InferOutput<typeof PurchaseSchema>;
+
+export const AppliedPacketSchema = v.looseObject({
+  id: Id,
+  status: v.nullish(v.string()),
+  packet: v.looseObject({ id: Id, title: v.string() }),
+  /** null when applied manually. */
+  purchase: v.nullish(PurchaseSchema),
+  bounds: v.nullish(v.string()),
+  begin: v.nullish(TimestampSchema),
+  end: v.nullish(TimestampSchema),
+});
+export type AppliedPacket = v.InferOutput<typeof AppliedPacketSchema>;
+
+export const AppliedRewardSchema = v.looseObject({
+  /** The applied-reward id: the executed queue and PATCH use this, not reward.id. */
+  id: Id,
+  active: v.boolean(),
+  reward: RewardSchema,
+  user: UserShortSchema,
+  applied_packet_id: Id,
+  applied_packet: AppliedPacketSchema,
+  status: RewardStatusSchema,
+  /** Server ids the reward has run on. */
+  executed_on: v.array(Id),
+});
+export type AppliedReward = v.InferOutput<typeof AppliedRewardSchema>;
+
+/** Keyed by foreign identifier (foreign_ids=true) or VyHub user id. */
+export const AppliedRewardMapSchema = v.record(v.string(), v.array(AppliedRewardSchema));
+export type AppliedRewardMap = v.InferOutput<typeof AppliedRewardMapSchema>;
+
+export const AdvertSchema = v.looseObject({
+  id: Id,
+  title: v.nullish(v.string()),
+  /** Multi-line; may hold <red>…</red> colour tags. */
+  content: v.string(),
+  sort_id: v.nullish(v.number()),
+  /** Pydantic Color: a CSS name, #rgb, #rrggbb or with alpha. */
+  color: v.nullish(v.string()),
+  enabled: v.boolean(),
+  serverbundles: v.nullish(v.array(ServerbundleShortSchema)),
+});
+export type Advert = v.InferOutput<typeof AdvertSchema>;
+
+// Request bodies (sent as typed JSON; the service would coerce strings, but we don't rely on it).
+
+export interface UserActivityAdd {
+  /** VyHub user id. */
+  user_id: string;
+  extra?: Record<string, unknown>;
+}
+export interface ServerStatusPatch {
+  users_max?: number;
+  users_current?: number;
+  map?: string;
+  is_alive?: boolean;
+  user_activities?: UserActivityAdd[];
+}
+export interface UserAdd {
+  identifier: string;
+  type: UserType;
+  username?: string;
+}
+export interface MembershipAdd {
+  group_id: string;
+  serverbundle_id: string;
+  begin?: string | null;
+  /** Omitted or null: unlimited. */
+  end?: string | null;
+}
+export interface BanAdd {
+  user_id: string;
+  /** Seconds; null = permanent. */
+  length?: number | null;
+  reason?: string | null;
+  /** null = global ban. */
+  serverbundle_id?: string | null;
+  creator_id?: string | null;
+  /** Keeps the original time of a ban queued offline. */
+  created_on?: string;
+  /** UNBANNED when lifted locally while still queued. */
+  status?: BanStatus;
+}
+export interface WarningAdd {
+  user_id: string;
+  serverbundle_id: string;
+  reason?: string;
+}
+export interface AttributeDefinitionAdd {
+  name: string;
+  title: string;
+  unit: string;
+  type: AttributeType;
+  accumulation_interval?: string;
+  statistics_interval?: string;
+  unspecific: boolean;
+}
+export interface UserAttributeAdd {
+  definition_id: string;
+  user_id: string;
+  /** Hours, sent as a string like "1.25". */
+  value: string;
+  serverbundle_id?: string;
+  date?: string;
+}

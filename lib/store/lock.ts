@@ -1,0 +1,157 @@
+/**
+ * Cross-process exclusive lock: a lock file created with O_EXCL holding pid, time and a token.
+ * A lock is stale when its pid is dead or its file has not been touched for STALE_MS (the holder
+ * touches it while it runs, so only a hung or foreign-host holder ages out). Same-host only: pids
+ * from another machine or PID namespace cannot be checked and fall back to the age rule.
+ */
+import { mkdir, open, readFile, stat, unlink, utimes } from "node:fs/promises";
+import { dirname } from "node:path";
+
+export const STALE_MS = 60_000;
+const HEARTBEAT_MS = 15_000;
+/** Breaking a stale lock holds a second lock for microseconds; one older than this was left by a crash. */
+const BREAKER_STALE_MS = 10_000;
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+export class LockTimeoutError extends Error {
+  override name = "LockTimeoutError";
+}
+
+interface LockInfo {
+  text: string;
+  pid?: number;
+  mtimeMs: number;
+}
+
+const code = (e: unknown) => (e as NodeJS.ErrnoException).code;
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return code(e) === "EPERM"; // exists but belongs to another user
+  }
+}
+
+async function readLock(path: string): Promise<LockInfo | undefined> {
+  try {
+    const [text, info] = await Promise.all([readFile(path, "utf8"), stat(path)]);
+    let pid: number | undefined;
+    try {
+      const parsed = JSON.parse(text) as { pid?: unknown };
+      if (typeof parsed.pid === "number") pid = parsed.pid;
+    } catch {
+      // empty or partial: the holder may still be writing it (or died doing so); judged by age only
+    }
+    return { text, pid, mtimeMs: info.mtimeMs };
+  } catch (e) {
+    if (code(e) === "ENOENT") return undefined;
+    throw e;
+  }
+}
+
+function isStale(lock: LockInfo, now: number): boolean {
+  if (now - lock.mtimeMs > STALE_MS) return true;
+  return lock.pid !== undefined && lock.pid !== process.pid && !pidAlive(lock.pid);
+}
+
+/**
+ * Removes a stale lock without racing other breakers: under a short-lived `.break` lock, the lock
+ * file is re-read and deleted only if it is still the stale one we saw (not a fresh lock that
+ * another process created after a different breaker removed the old one).
+ */
+async function breakStale(path: string, seen: LockInfo): Promise<void> {
+  const breaker = `${path}.break`;
+  let fh;
+  try {
+    fh = await open(breaker, "wx", 0o600);
+  } catch (e) {
+    if (code(e) !== "EEXIST") throw e;
+    const info = await stat(breaker).catch(() => undefined);
+    if (info && Date.now() - info.mtimeMs > BREAKER_STALE_MS) await unlink(breaker).catch(() => {});
+    return;
+  }
+  try {
+    const now = await readLock(path);
+    if (now && now.text === seen.text && now.mtimeMs === seen.mtimeMs) await unlink(path).catch(() => {});
+  } finally {
+    await fh.close();
+    await unlink(breaker).catch(() => {});
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Takes the lock file, waiting with jittered backoff; returns the release function. */
+async function acquire(path: string, timeoutMs: number): Promise<() => Promise<void>> {
+  const token = crypto.randomUUID();
+  const body = JSON.stringify({ pid: process.pid, at: Date.now(), token });
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const fh = await open(path, "wx", 0o600);
+      try {
+        await fh.writeFile(body);
+      } finally {
+        await fh.close();
+      }
+      break;
+    } catch (e) {
+      if (code(e) === "ENOENT") {
+        await mkdir(dirname(path), { recursive: true });
+        continue;
+      }
+      if (code(e) !== "EEXIST") throw e;
+    }
+    const held = await readLock(path);
+    if (!held) continue; // released between our open and read
+    if (isStale(held, Date.now())) {
+      await breakStale(path, held);
+      continue;
+    }
+    if (Date.now() >= deadline) throw new LockTimeoutError(`lock ${path} still held by pid ${held.pid ?? "?"}`);
+    // Jittered, growing backoff: 1–4 ms at first, up to 25–50 ms under long contention.
+    const cap = Math.min(50, 4 * 2 ** Math.min(attempt, 4));
+    await sleep(cap / 2 + Math.random() * (cap / 2));
+  }
+
+  // Touch the lock while held so a long critical section is not mistaken for a hung one.
+  const heartbeat = setInterval(() => {
+    const t = new Date();
+    utimes(path, t, t).catch(() => {});
+  }, HEARTBEAT_MS);
+  (heartbeat as { unref?: () => void }).unref?.();
+
+  return async () => {
+    clearInterval(heartbeat);
+    // Only delete our own lock: if ours was broken as stale, the file now belongs to someone else.
+    const now = await readLock(path).catch(() => undefined);
+    if (now?.text === body) await unlink(path).catch(() => {});
+  };
+}
+
+/** withLock for one lock directory: serialised in-process by a promise chain per name, then by the lock file. */
+export function createLocker(dir: string) {
+  const chains = new Map<string, Promise<unknown>>();
+  return async function withLock<R>(name: string, fn: () => Promise<R>, opts?: { timeoutMs?: number }): Promise<R> {
+    const path = `${dir}/${name}.lock`;
+    const start = Date.now();
+    const prev = chains.get(name) ?? Promise.resolve();
+    const run = prev.then(async () => {
+      const timeoutMs = opts?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+      const release = await acquire(path, Math.max(0, timeoutMs - (Date.now() - start)));
+      try {
+        return await fn();
+      } finally {
+        await release();
+      }
+    });
+    const tail = run.catch(() => {});
+    chains.set(name, tail);
+    void tail.then(() => {
+      if (chains.get(name) === tail) chains.delete(name);
+    });
+    return run;
+  };
+}

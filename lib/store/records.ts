@@ -1,0 +1,140 @@
+/**
+ * Reading and writing validated JSON records, and quarantine: a record that fails JSON parse or its
+ * schema is moved to `<dir>/corrupt/<key-path>.<timestamp>` for an operator to inspect, reported
+ * once, and read as absent. It is never read as "empty" and never blocks the other records.
+ */
+import { link, mkdir, readFile, rename, stat, unlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import type { Storage } from "unstorage";
+import * as v from "valibot";
+import type { Clock } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import { keyToPath } from "./driver.ts";
+
+export interface QuarantineRecord {
+  /** The store key, e.g. `queue:ban:000001764000000000-…`. */
+  key: string;
+  /** Where the file was moved. */
+  file: string;
+  /** Why: a JSON parse error or a schema summary. */
+  reason: string;
+  at: number;
+}
+
+/** Validates a parsed record; returns the value or a reason it is unusable. */
+export type Check<T> = (value: unknown) => { ok: true; value: T } | { ok: false; reason: string };
+
+/** A Check from a valibot schema, plus an optional extra rule (e.g. the id must match the key). */
+export function schemaCheck<T>(
+  schema: v.GenericSchema<unknown, T>,
+  extra?: (value: T) => string | undefined,
+): Check<T> {
+  return (input) => {
+    const result = v.safeParse(schema, input);
+    if (!result.success) return { ok: false, reason: v.summarize(result.issues) };
+    const problem = extra?.(result.output);
+    return problem ? { ok: false, reason: problem } : { ok: true, value: result.output };
+  };
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+function decode<T>(bytes: Uint8Array, check: Check<T>): ReturnType<Check<T>> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(decoder.decode(bytes));
+  } catch (e) {
+    return { ok: false, reason: `not valid JSON: ${(e as Error).message}` };
+  }
+  return check(parsed);
+}
+
+const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i]);
+const code = (e: unknown) => (e as NodeJS.ErrnoException).code;
+
+export interface Records {
+  /** The valid record at `key`, or undefined when it is missing or had to be quarantined. */
+  read<T>(key: string, check: Check<T>): Promise<T | undefined>;
+  /** Serialises `record`, checks that it reads back valid (so it is never written only to be quarantined), writes atomically. */
+  write<T>(key: string, record: unknown, check: Check<T>): Promise<void>;
+  /** Deletes `key`; false when it was already gone. */
+  remove(key: string): Promise<boolean>;
+  quarantined: QuarantineRecord[];
+}
+
+export function createRecords(storage: Storage, dir: string, logger: Logger, clock: Clock): Records {
+  const quarantined: QuarantineRecord[] = [];
+
+  async function readBytes(key: string): Promise<Uint8Array | undefined> {
+    const raw: unknown = await storage.getItemRaw(key);
+    if (raw == null) return undefined;
+    return raw instanceof Uint8Array ? raw : new TextEncoder().encode(String(raw));
+  }
+
+  /**
+   * Moves the file at `key` aside. Returns "retry" when what was moved turned out to be a newer,
+   * valid version written after our read (it is put back unless an even newer one already took its
+   * place), "gone" when the file disappeared first, "moved" otherwise.
+   */
+  async function quarantine<T>(key: string, seen: Uint8Array, reason: string, check: Check<T>) {
+    const src = keyToPath(dir, key);
+    const at = clock.now();
+    let dest = join(dir, "corrupt", `${key.split(":").join("/")}.${at}`);
+    if (
+      await stat(dest).then(
+        () => true,
+        () => false,
+      )
+    )
+      dest += `-${crypto.randomUUID().slice(0, 8)}`;
+    await mkdir(dirname(dest), { recursive: true });
+    try {
+      await rename(src, dest);
+    } catch (e) {
+      if (code(e) === "ENOENT") return "gone";
+      throw e;
+    }
+    const moved = await readFile(dest);
+    if (!sameBytes(moved, seen) && decode(moved, check).ok) {
+      // link() does not overwrite, so a version written after our rename wins over this one.
+      await link(dest, src).catch(async (e) => {
+        if (code(e) !== "EEXIST") await rename(dest, src); // filesystems without hard links
+      });
+      await unlink(dest).catch(() => {});
+      return "retry";
+    }
+    quarantined.push({ key, file: dest, reason, at });
+    logger.warn("store: unreadable record moved to quarantine", { key, file: dest, reason });
+    return "moved";
+  }
+
+  return {
+    quarantined,
+    async read<T>(key: string, check: Check<T>) {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const bytes = await readBytes(key);
+        if (!bytes) return undefined;
+        const result = decode(bytes, check);
+        if (result.ok) return result.value;
+        if ((await quarantine(key, bytes, result.reason, check)) !== "retry") return undefined;
+      }
+      return undefined;
+    },
+    async write<T>(key: string, record: unknown, check: Check<T>) {
+      const text = JSON.stringify(record);
+      const result = check(JSON.parse(text));
+      if (!result.ok) throw new Error(`store: refusing to write invalid record ${key}: ${result.reason}`);
+      await storage.setItemRaw(key, text);
+    },
+    async remove(key: string) {
+      // Directly, not through storage.removeItem, to learn whether the file was still there.
+      try {
+        await unlink(keyToPath(dir, key));
+        return true;
+      } catch (e) {
+        if (code(e) === "ENOENT") return false;
+        throw e;
+      }
+    },
+  };
+}

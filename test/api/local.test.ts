@@ -1,0 +1,87 @@
+/** Cases a real service cannot be made to produce on demand: a hostile echo server and raw headers. */
+import { afterAll, describe, expect, test } from "bun:test";
+import { createApi, describeError } from "../../lib/api/client.ts";
+import { type LogLine, memoryLogger } from "../../lib/log.ts";
+import { FastClock } from "./helpers.ts";
+
+const KEY = "sk_live_local_9f8e7d6c5b4a";
+
+/** Echoes the Authorization header back in every body, the worst case for redaction. */
+const server = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  fetch(req) {
+    const url = new URL(req.url);
+    const auth = req.headers.get("authorization") ?? "";
+    const reply = (status: number, body: string, headers: Record<string, string> = {}) =>
+      new Response(body, { status, headers: { "content-type": "application/json", ...headers } });
+    switch (url.pathname) {
+      case "/base/v1/server/echo-404":
+        return reply(404, JSON.stringify({ detail: { code: "not_found", msg: `no server for ${auth}` } }));
+      case "/base/v1/server/echo-422":
+        return reply(422, JSON.stringify({ detail: [{ loc: ["header", auth], msg: `bad ${auth}` }] }));
+      case "/base/v1/server/echo-500":
+        return reply(500, `${auth} exploded`);
+      case "/base/v1/server/echo-invalid":
+        return reply(200, JSON.stringify({ id: auth, name: 5, type: "GMOD" }));
+      case "/base/v1/server/echo-text":
+        return reply(200, `not json ${auth}`);
+      case "/base/v1/server/date-429":
+        return reply(429, "{}", { "retry-after": new Date(Date.UTC(2026, 0, 1, 0, 0, 20)).toUTCString() });
+      case "/base/v1/server/no-header-429":
+        return reply(429, '{"detail":"slow down"}');
+      case "/base/v1/server/accepted":
+        return reply(202, JSON.stringify({ id: "s", name: "n", type: "GMOD" }), {
+          "x-seen-ua": req.headers.get("user-agent") ?? "",
+        });
+      default:
+        return reply(404, JSON.stringify({ detail: "Not Found" }));
+    }
+  },
+});
+afterAll(() => server.stop(true));
+const base = `http://127.0.0.1:${server.port}/base/v1/`;
+
+describe("against a hostile local server", () => {
+  test("the key never appears in results, messages or log lines", async () => {
+    const lines: LogLine[] = [];
+    const api = createApi({ url: base, key: KEY, clock: new FastClock(), logger: memoryLogger(lines), retries: 1 });
+    const results = [];
+    for (const id of ["echo-404", "echo-422", "echo-500", "echo-invalid", "echo-text"])
+      results.push(await api.getServer(id));
+    const kinds = results.map((r) => (r.ok ? "ok" : r.error.kind));
+    expect(kinds).toEqual(["NotFound", "ClientError", "ServerError", "InvalidResponse", "InvalidResponse"]);
+    const everything = JSON.stringify({
+      results,
+      lines,
+      described: results.map((r) => !r.ok && describeError(r.error)),
+    });
+    expect(everything).not.toContain(KEY);
+    expect(everything).toContain("***");
+    expect(lines.length).toBeGreaterThan(0);
+  });
+
+  test("Retry-After as an HTTP date closes the gate until that time", async () => {
+    const clock = new FastClock(Date.UTC(2026, 0, 1, 0, 0, 0));
+    const api = createApi({ url: base, key: KEY, clock });
+    const r = await api.getServer("date-429");
+    expect(r.ok ? 0 : r.error.kind === "RateLimited" && r.error.retryAfterMs).toBe(20_000);
+  });
+
+  test("a 429 without Retry-After waits the default minute", async () => {
+    const api = createApi({ url: base, key: KEY, clock: new FastClock() });
+    const r = await api.getServer("no-header-429");
+    expect(r.ok).toBe(false);
+    if (!r.ok && r.error.kind === "RateLimited") {
+      expect(r.error.retryAfterMs).toBe(60_000);
+      expect(r.error.message).toBe("slow down");
+    } else throw new Error("expected RateLimited");
+  });
+
+  test("any 2xx is success and the user agent is sent", async () => {
+    const api = createApi({ url: base, key: KEY, userAgent: "hub-agent/test" });
+    const r = await api.getServer("accepted");
+    expect(r.ok && r.status).toBe(202);
+    expect(r.ok && r.headers.get("x-seen-ua")).toBe("hub-agent/test");
+  });
+});

@@ -1,0 +1,40 @@
+import { defineCommand } from "citty";
+import { globalArgs, createContext } from "../context.ts";
+import { CliError, EXIT } from "../exit.ts";
+import type { Check } from "../../lib/doctor.ts";
+
+const MARK = { ok: "✔", warn: "!", fail: "✘", skipped: "-" } as const;
+
+export default defineCommand({
+  meta: {
+    name: "doctor",
+    description: "check configuration, storage, service, key and clock, with a fix for each failure",
+  },
+  args: { ...globalArgs },
+  async run({ args }) {
+    const ctx = createContext(args);
+    const checks: Check[] = [];
+    try {
+      const config = await ctx.config();
+      checks.push({ name: "config", status: "ok", message: "valid" });
+      const { runChecks } = await import("../../lib/doctor.ts");
+      checks.push(...(await runChecks(config, { logger: ctx.logger.withTag("api") })));
+    } catch (e) {
+      if (!(e instanceof CliError) || e.code !== EXIT.CONFIG) throw e;
+      checks.push({
+        name: "config",
+        status: "fail",
+        message: [e.message, ...e.details].join("\n    "),
+        fix: "fix the keys named above (`hub-agent init` writes a commented template)",
+        exitCode: EXIT.CONFIG,
+      });
+    }
+    ctx.emit(checks);
+    for (const c of checks) {
+      ctx.say(`${MARK[c.status]} ${c.name.padEnd(8)} ${c.message}`);
+      if (c.fix && c.status !== "ok") ctx.say(`  fix: ${c.fix}`);
+    }
+    const failed = checks.find((c) => c.status === "fail");
+    process.exitCode = failed?.exitCode ?? EXIT.OK;
+  },
+});

@@ -1,0 +1,40 @@
+import { defineCommand } from "citty";
+import { open } from "node:fs/promises";
+import { resolve } from "node:path";
+import { globalArgs, createContext } from "../context.ts";
+import { CliError, EXIT } from "../exit.ts";
+import { DEFAULT_CONFIG_FILE } from "../../lib/config/index.ts";
+import { renderTemplate } from "../../lib/config/template.ts";
+
+export default defineCommand({
+  meta: { name: "init", description: "write a commented configuration file (mode 0600) to fill in" },
+  args: {
+    ...globalArgs,
+    force: { type: "boolean", description: "overwrite an existing file" },
+  },
+  async run({ args }) {
+    const ctx = createContext(args);
+    const file = resolve(args.config ?? process.env.HUB_CONFIG ?? DEFAULT_CONFIG_FILE);
+    let handle;
+    try {
+      // "wx" refuses to replace an existing file atomically: no check-then-write race.
+      handle = await open(file, args.force ? "w" : "wx", 0o600);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "EEXIST")
+        throw new CliError(
+          `${file} already exists: edit it, or run \`hub-agent init --force\` to replace it`,
+          EXIT.FAILURE,
+        );
+      throw new CliError(`cannot write ${file} (${code}): check the directory exists and is writable`, EXIT.FAILURE);
+    }
+    try {
+      await handle.chmod(0o600); // --force on an existing file keeps its old mode otherwise; the file holds the API key
+      await handle.writeFile(renderTemplate());
+    } finally {
+      await handle.close();
+    }
+    ctx.say(`wrote ${file}: fill in api.url, api.key and api.server_id, then run \`hub-agent doctor\``);
+    ctx.emit({ file });
+  },
+});

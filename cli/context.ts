@@ -1,0 +1,76 @@
+import type { ArgsDef } from "citty";
+import type { Logger } from "../lib/log.ts";
+import type { Config } from "../lib/config/index.ts";
+import { createLogger, redactor, type LogFormat } from "./log.ts";
+import { CliError, EXIT } from "./exit.ts";
+
+/** Flags every command accepts; placed before or after the command name. */
+export const globalArgs = {
+  config: {
+    type: "string",
+    description: "configuration file (default ./hub-agent.toml, or $HUB_CONFIG)",
+    valueHint: "file",
+  },
+  json: { type: "boolean", description: "machine-readable output on stdout; logs stay on stderr" },
+  "log-format": {
+    type: "string",
+    description: "pretty (plain timestamped lines when not a terminal) or json",
+    valueHint: "pretty|json",
+  },
+  quiet: { type: "boolean", alias: "q", description: "log only warnings and errors" },
+} as const satisfies ArgsDef;
+
+export interface GlobalFlags {
+  config?: string;
+  json?: boolean;
+  "log-format"?: string;
+  quiet?: boolean;
+}
+
+/** What a command handler gets: a logger, output helpers, and the configuration on demand. */
+export interface Context {
+  logger: Logger;
+  json: boolean;
+  /** Human text on stdout, unless --json. */
+  say(text: string): void;
+  /** The machine result on stdout with --json. */
+  emit(value: unknown): void;
+  /** Loads and validates the configuration; a bad one is a CliError with exit code 3. */
+  config(): Promise<Config>;
+  /** Registers a secret so it never appears in output or logs. */
+  secret(value: string): void;
+}
+
+const secrets: string[] = [];
+export const redact = redactor(() => secrets);
+
+export function createContext(flags: GlobalFlags): Context {
+  const format = flags["log-format"] ?? "pretty";
+  if (format !== "pretty" && format !== "json")
+    throw new CliError(`--log-format ${format} is not a log format: use pretty or json`, EXIT.USAGE);
+  const logger = createLogger({ format: format as LogFormat, quiet: !!flags.quiet, redact });
+  const json = !!flags.json;
+  const out = (text: string) => process.stdout.write(redact(text) + "\n");
+  return {
+    logger,
+    json,
+    say: (text) => {
+      if (!json) out(text);
+    },
+    emit: (value) => {
+      if (json) out(JSON.stringify(value, null, 2));
+    },
+    secret: (value) => void secrets.push(value),
+    async config() {
+      const { loadConfig } = await import("../lib/config/index.ts");
+      const result = await loadConfig({ file: flags.config, env: process.env, cwd: process.cwd() });
+      secrets.push(...result.secrets);
+      if (!result.ok) {
+        const where = result.file ? ` (${result.file})` : " (no config file; environment only)";
+        throw new CliError(`configuration is not valid${where}`, EXIT.CONFIG, result.problems);
+      }
+      for (const w of result.warnings) logger.warn(w);
+      return result.config;
+    },
+  };
+}

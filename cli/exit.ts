@@ -1,0 +1,22 @@
+/** Exit codes, documented in the README. Scripts can tell "done" from "queued" from the kind of failure. */
+export const EXIT = {
+  OK: 0,
+  FAILURE: 1,
+  USAGE: 2,
+  CONFIG: 3,
+  UNREACHABLE: 4,
+  NOT_FOUND: 5,
+  QUEUED: 6,
+} as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** An operator-facing failure: one line (plus optional detail lines) and an exit code. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly code: ExitCode = EXIT.FAILURE,
+    readonly details: string[] = [],
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bun
+import { defineCommand, type CommandDef } from "citty";
+import { globalArgs } from "./context.ts";
+import { runCli } from "./runner.ts";
+
+const VERSION = "0.1.0";
+
+/**
+ * Every command, loaded only when run: a one-shot command must start fast, so `--help` renders from this
+ * table and never imports a command's module.
+ */
+const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default: unknown }> }> = {
+  doctor: {
+    summary: "check the configuration, storage and service, with a fix for each failure",
+    load: () => import("./commands/doctor.ts"),
+  },
+  init: { summary: "write a commented configuration file to fill in", load: () => import("./commands/init.ts") },
+  queue: { summary: "inspect the durable queues: queue status", load: () => import("./commands/queue.ts") },
+  sandbox: {
+    summary: "start the in-memory service for trying hub-agent out",
+    load: () => import("./commands/sandbox.ts"),
+  },
+};
+
+export const main = defineCommand({
+  meta: { name: "hub-agent", version: VERSION, description: "connects a game server to VyHub from outside the game" },
+  args: globalArgs,
+  subCommands: Object.fromEntries(
+    Object.entries(COMMANDS).map(([name, c]) => [name, () => c.load().then((m) => m.default as CommandDef)]),
+  ),
+});
+
+export function rootHelp(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
+  const flags = Object.entries(globalArgs).map(([name, def]) => {
+    const hint = "valueHint" in def ? ` <${def.valueHint}>` : "";
+    return `  --${name}${hint}`.padEnd(30) + def.description;
+  });
+  return [
+    `hub-agent ${VERSION} — connects a game server to VyHub from outside the game`,
+    "",
+    "USAGE  hub-agent <command> [options]",
+    "",
+    "COMMANDS",
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    "",
+    "OPTIONS (every command)",
+    ...flags,
+    "",
+    "Run `hub-agent <command> --help` for a command's own options. Exit codes: 0 ok, 1 failure, 2 usage error,",
+    "3 configuration error, 4 service unreachable, 5 not found, 6 queued but not yet delivered.",
+  ].join("\n");
+}
+
+if (import.meta.main) process.exit(await runCli(main as CommandDef, process.argv.slice(2), rootHelp));

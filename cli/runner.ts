@@ -1,0 +1,130 @@
+import { renderUsage, runCommand, type ArgsDef, type CommandDef } from "citty";
+import { CliError, EXIT } from "./exit.ts";
+import { redact } from "./context.ts";
+
+type AnyCommand = CommandDef<ArgsDef>;
+
+/**
+ * Runs the CLI. Replaces citty's runMain, which shows help whenever `--help` appears anywhere (even inside a
+ * ban reason after `--`), silently ignores unknown flags, and prints stack traces for operator mistakes.
+ */
+export async function runCli(root: AnyCommand, argv: string[], rootHelp: () => string): Promise<number> {
+  const json = argv.includes("--json");
+  try {
+    const { cmd, path, rest } = await resolve(root, argv);
+    const flags = rest.slice(0, rest.indexOf("--") === -1 ? undefined : rest.indexOf("--"));
+    if (flags.includes("--help") || flags.includes("-h")) {
+      process.stdout.write((path.length === 0 ? rootHelp() : await usage(cmd, path)) + "\n");
+      return EXIT.OK;
+    }
+    if (path.length === 0 && rest.length === 0) {
+      process.stderr.write(rootHelp() + "\n");
+      return EXIT.USAGE;
+    }
+    if (path.length === 0 && flags.includes("--version")) {
+      process.stdout.write(`${(await value(root.meta))?.version}\n`);
+      return EXIT.OK;
+    }
+    const name = ["hub-agent", ...path].join(" ");
+    const subs = await value(cmd.subCommands);
+    if (subs && Object.keys(subs).length) {
+      const given = rest.find((a) => !a.startsWith("-"));
+      throw new CliError(
+        given
+          ? `unknown command "${name} ${given}": run \`${name} --help\` to see the commands`
+          : `${name} needs a command: ${Object.keys(subs).join(", ")}`,
+        EXIT.USAGE,
+      );
+    }
+    checkFlags((await value(cmd.args)) ?? {}, flags, name);
+    await runCommand(cmd, { rawArgs: rest });
+    return typeof process.exitCode === "number" ? process.exitCode : EXIT.OK;
+  } catch (e) {
+    return report(e, json);
+  }
+}
+
+async function value<T>(v: T | (() => T | Promise<T>) | Promise<T> | undefined): Promise<T | undefined> {
+  return typeof v === "function" ? await (v as () => T | Promise<T>)() : await v;
+}
+
+/** Walks down the subcommands named in argv; global flags may come before a command's name. */
+async function resolve(root: AnyCommand, argv: string[]) {
+  let cmd = root;
+  const path: string[] = [];
+  let rest = argv;
+  for (;;) {
+    const subs = await value(cmd.subCommands);
+    if (!subs) break;
+    const args = (await value(cmd.args)) ?? {};
+    const i = firstPositional(rest, args);
+    const name = i === -1 ? undefined : rest[i];
+    if (!name || (rest.indexOf("--") !== -1 && rest.indexOf("--") < i)) break;
+    const sub = subs[name];
+    if (!sub) {
+      const where = ["hub-agent", ...path].join(" ");
+      throw new CliError(`unknown command "${name}": run \`${where} --help\` to see the commands`, EXIT.USAGE);
+    }
+    cmd = (await value(sub)) as AnyCommand;
+    path.push(name);
+    rest = [...rest.slice(0, i), ...rest.slice(i + 1)];
+  }
+  return { cmd, path, rest };
+}
+
+function firstPositional(argv: string[], args: ArgsDef): number {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === "--") return -1;
+    if (!a.startsWith("-")) return i;
+    const def = args[a.replace(/^-+/, "")];
+    if (def?.type === "string" && !a.includes("=")) i++;
+  }
+  return -1;
+}
+
+/** Refuses flags the command does not define: citty would silently ignore them (and `--lenght 5` is a typo). */
+function checkFlags(args: ArgsDef, flags: string[], name: string) {
+  const known = new Set<string>();
+  for (const [key, def] of Object.entries(args)) {
+    if (def.type === "positional") continue;
+    const camel = key.replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+    for (const n of [key, camel, ...[(def as { alias?: string | string[] }).alias ?? []].flat()])
+      known.add(n).add(`no-${n}`);
+  }
+  for (const f of flags) {
+    if (!f.startsWith("-") || f === "-") continue;
+    const n = f.replace(/^-+/, "").split("=")[0] as string;
+    if (!known.has(n))
+      throw new CliError(`unknown option ${f} for \`${name}\`: run \`${name} --help\` to see its options`, EXIT.USAGE);
+  }
+}
+
+async function usage(cmd: AnyCommand, path: string[]): Promise<string> {
+  // Plain text (citty colours it even when piped), naming the full invocation rather than the last word.
+  const name = path.at(-1) as string;
+  return stripAnsi(await renderUsage(cmd)).replace(`USAGE ${name}`, `USAGE hub-agent ${path.join(" ")}`);
+}
+
+function report(e: unknown, json: boolean): number {
+  const cliError =
+    e instanceof CliError
+      ? e
+      : isCittyUsage(e)
+        ? new CliError(stripAnsi((e as Error).message), EXIT.USAGE)
+        : new CliError(`unexpected error: ${(e as Error)?.message ?? String(e)}`, EXIT.FAILURE);
+  if (json) {
+    const error = { code: cliError.code, message: cliError.message, details: cliError.details };
+    process.stdout.write(redact(JSON.stringify({ error })) + "\n");
+  } else {
+    process.stderr.write(
+      redact(["error: " + cliError.message, ...cliError.details.map((d) => "  " + d)].join("\n")) + "\n",
+    );
+  }
+  if (!(e instanceof CliError) && !isCittyUsage(e) && process.env.HUB_LOG_LEVEL === "debug")
+    process.stderr.write(redact(String((e as Error)?.stack)) + "\n");
+  return cliError.code;
+}
+
+const isCittyUsage = (e: unknown) => (e as { name?: string })?.name === "CLIError";
+const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, "");

@@ -1,0 +1,212 @@
+import * as v from "valibot";
+import { readFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { ConfigSchema, KEY_HELP, SPEC_INTERVALS, type Config } from "./schema.ts";
+import { parseToml } from "./toml.ts";
+
+export { type Config, SPEC_INTERVALS } from "./schema.ts";
+
+export const DEFAULT_CONFIG_FILE = "hub-agent.toml";
+
+export interface LoadOptions {
+  /** --config; otherwise HUB_CONFIG; otherwise ./hub-agent.toml when it exists. */
+  file?: string;
+  env: Record<string, string | undefined>;
+  cwd: string;
+}
+
+export type LoadResult =
+  | { ok: true; config: Config; file?: string; warnings: string[]; secrets: string[] }
+  | { ok: false; problems: string[]; file?: string; secrets: string[] };
+
+type Source = { kind: "file"; file: string } | { kind: "env"; name: string };
+
+/** HUB_ + the key path in upper case joined by "_": api.server_id → HUB_API_SERVER_ID. */
+export const envName = (path: string) => `HUB_${path.replace(/\./g, "_").toUpperCase()}`;
+
+/** Every leaf key path of the schema, e.g. "api.url", "intervals.status" (records like hooks excluded). */
+export function configKeys(schema: v.GenericSchema = ConfigSchema, prefix = ""): string[] {
+  const inner = unwrap(schema);
+  if (!("entries" in inner)) return prefix ? [prefix] : [];
+  const entries = inner.entries as Record<string, v.GenericSchema>;
+  return Object.entries(entries).flatMap(([key, s]) =>
+    unwrap(s).type === "record" ? [] : configKeys(s, prefix ? `${prefix}.${key}` : key),
+  );
+}
+
+function unwrap(s: v.GenericSchema): v.GenericSchema & { entries?: unknown } {
+  return "wrapped" in s ? unwrap((s as unknown as { wrapped: v.GenericSchema }).wrapped) : s;
+}
+
+const SECRET_KEYS = new Set(["api.key"]);
+
+export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
+  const problems: string[] = [];
+  const secrets: string[] = [];
+  const sources = new Map<string, Source>();
+  const explicit = opts.file ?? opts.env.HUB_CONFIG;
+  const candidate = resolve(opts.cwd, explicit ?? DEFAULT_CONFIG_FILE);
+  const file = explicit || existsSync(candidate) ? candidate : undefined;
+
+  let raw: Record<string, unknown> = {};
+  if (file) {
+    try {
+      raw = parseToml(await readFile(file, "utf8"));
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      const why =
+        err.code === "ENOENT"
+          ? `not found: create it with \`hub-agent init --config ${explicit}\`, or set every required key as HUB_* environment variables`
+          : err.code === "EACCES"
+            ? "cannot be read: check its owner and mode (it should be readable by the user running hub-agent)"
+            : `is not valid TOML: ${err.message.split("\n")[0]}`;
+      return { ok: false, problems: [`config file ${file} ${why}`], file, secrets };
+    }
+    for (const path of configKeys()) if (getPath(raw, path) !== undefined) sources.set(path, { kind: "file", file });
+  }
+
+  // Environment variables override the file, key by key.
+  for (const path of configKeys()) {
+    const value = opts.env[envName(path)];
+    if (value === undefined || value === "") continue;
+    setPath(raw, path, value);
+    sources.set(path, { kind: "env", name: envName(path) });
+  }
+  for (const [name, value] of Object.entries(opts.env)) {
+    if (!name.startsWith("HUB_HOOKS_") || !value) continue;
+    const hooks = (raw.hooks ??= {}) as Record<string, unknown>;
+    hooks[name.slice("HUB_HOOKS_".length).toLowerCase()] = value;
+  }
+  for (const path of SECRET_KEYS) {
+    const value = getPath(raw, path);
+    if (typeof value === "string" && value.trim()) secrets.push(value.trim());
+  }
+
+  raw.api ??= {}; // so a missing [api] table is reported key by key, not as one vague line
+  // Report every problem at once: schema issues first, then the checks that look at several keys.
+  const parsed = v.safeParse(ConfigSchema, raw);
+  const issues = parsed.success ? [] : parsed.issues;
+  problems.push(...issues.map((issue) => describeIssue(issue, raw, sources, file)));
+  const failed = new Set(issues.map((issue) => v.getDotPath(issue)));
+  const where = (path: string) => describeSource(sources.get(path), path, file);
+  const rawString = (path: string) => (failed.has(path) ? undefined : (getPath(raw, path) as string | undefined));
+
+  const url = rawString("api.url");
+  if (url) problems.push(...checkUrl(url, getPath(raw, "api.allow_insecure"), where("api.url"), "api.url"));
+  const webUrl = rawString("api.web_url");
+  if (webUrl) problems.push(...checkUrl(webUrl, true, where("api.web_url"), "api.web_url"));
+  const serverId = rawString("api.server_id")?.trim();
+  if (serverId && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(serverId)) {
+    problems.push(
+      `api.server_id = "${serverId}" (${where("api.server_id")}) is not a server id: copy the UUID (like 541d1c41-1b58-40fc-8780-70c400ea5686) from the service's server settings`,
+    );
+  }
+  const hasKey = getPath(raw, "api.key") !== undefined;
+  const keyFileSetting = getPath(raw, "api.key_file");
+  if (hasKey && keyFileSetting !== undefined) {
+    problems.push(
+      `api.key and api.key_file are both set (${where("api.key")}, ${where("api.key_file")}): keep only one`,
+    );
+  } else if (!hasKey && keyFileSetting === undefined) {
+    problems.push(`${missing("api.key", file)}; or put it in a file and set api.key_file / ${envName("api.key_file")}`);
+  }
+  if (!parsed.success || problems.length) return { ok: false, problems, file, secrets };
+
+  const c = parsed.output;
+  const base = file ? dirname(file) : opts.cwd;
+  let key = c.api.key;
+  if (!key && c.api.key_file) {
+    const keyFile = resolve(base, c.api.key_file);
+    try {
+      key = (await readFile(keyFile, "utf8")).trim();
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      const why = `api.key_file = "${keyFile}" (${where("api.key_file")}) cannot be read (${code})`;
+      return { ok: false, problems: [`${why}: check the path and its permissions`], file, secrets };
+    }
+    if (!key) {
+      const why = `api.key_file = "${keyFile}" (${where("api.key_file")}) is empty`;
+      return { ok: false, problems: [`${why}: put the API key in it`], file, secrets };
+    }
+    secrets.push(key);
+  }
+
+  const warnings: string[] = [];
+  for (const [name, spec] of Object.entries(SPEC_INTERVALS)) {
+    const value = c.intervals[name as keyof typeof SPEC_INTERVALS];
+    if (value < spec)
+      warnings.push(
+        `intervals.${name} = ${value} s is below the spec's ${spec} s: fine for tests and demos, but it adds load on the service`,
+      );
+  }
+  const config: Config = {
+    ...c,
+    api: { ...c.api, key: key as string },
+    storage: { dir: resolve(base, c.storage.dir) },
+    lang: c.lang,
+  };
+  delete (config.api as { key_file?: string }).key_file;
+  return { ok: true, config, file, warnings, secrets };
+}
+
+function checkUrl(url: string, allowInsecure: unknown, where: string, path: string): string[] {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return [`${path} = "${url}" (${where}) is not a URL: ${KEY_HELP[path]}`];
+  }
+  if (u.protocol !== "https:" && u.protocol !== "http:")
+    return [`${path} = "${url}" (${where}) must start with https://: ${KEY_HELP[path]}`];
+  const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(u.hostname) || u.hostname.startsWith("127.");
+  if (u.protocol === "http:" && !loopback && !["true", "1", "yes", true].includes(allowInsecure as string))
+    return [
+      `${path} = "${url}" (${where}) uses plain http to another host, which would send the API key unencrypted: use https://, or set api.allow_insecure = true if you really mean it`,
+    ];
+  return [];
+}
+
+function describeIssue(
+  issue: v.BaseIssue<unknown>,
+  raw: Record<string, unknown>,
+  sources: Map<string, Source>,
+  file?: string,
+): string {
+  const path = v.getDotPath(issue) ?? "";
+  if (issue.type === "strict_object" && issue.input !== undefined) {
+    const key = issue.path?.at(-1)?.key;
+    return `unknown key ${path || String(key)} in ${file ?? "the configuration"}: check its spelling (run \`hub-agent init\` to see every key)`;
+  }
+  const input = getPath(raw, path);
+  if (input === undefined) return missing(path, file);
+  const shown = SECRET_KEYS.has(path) ? "[redacted]" : JSON.stringify(input);
+  const help = KEY_HELP[path] ? ` (${KEY_HELP[path]})` : "";
+  return `${path} = ${shown} (${describeSource(sources.get(path), path, file)}) ${issue.message}${help}`;
+}
+
+function missing(path: string, file?: string): string {
+  const [section, key] = path.includes(".") ? path.split(".", 2) : [undefined, path];
+  const inFile = section ? `${key} under [${section}]` : key;
+  return `${path} is missing: set ${inFile} in ${file ?? DEFAULT_CONFIG_FILE}, or export ${envName(path)}${KEY_HELP[path] ? ` (${KEY_HELP[path]})` : ""}`;
+}
+
+function describeSource(source: Source | undefined, path: string, file?: string): string {
+  if (source?.kind === "env") return `from ${source.name}`;
+  if (source?.kind === "file") return `in ${source.file}`;
+  return file ? `default, not set in ${file}` : `default; set ${envName(path)} to change it`;
+}
+
+function getPath(obj: Record<string, unknown>, path: string): unknown {
+  return path.split(".").reduce<unknown>((o, k) => (o && typeof o === "object" ? (o as never)[k] : undefined), obj);
+}
+
+function setPath(obj: Record<string, unknown>, path: string, value: unknown) {
+  const keys = path.split(".");
+  let o = obj;
+  for (const k of keys.slice(0, -1)) {
+    if (!o[k] || typeof o[k] !== "object") o[k] = {};
+    o = o[k] as Record<string, unknown>;
+  }
+  o[keys.at(-1) as string] = value;
+}

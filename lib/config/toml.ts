@@ -1,0 +1,119 @@
+/**
+ * TOML for the config file. Bun parses it natively; on other runtimes (the core also runs under Deno) a small
+ * strict parser covers what a config file uses: tables, dotted keys, strings, numbers, booleans, arrays.
+ * Anything else is a clear error rather than a silent misread.
+ */
+export function parseToml(text: string): Record<string, unknown> {
+  const bun = (globalThis as { Bun?: { TOML: { parse(s: string): unknown } } }).Bun;
+  return (bun ? bun.TOML.parse(text) : parseTomlSubset(text)) as Record<string, unknown>;
+}
+
+export function parseTomlSubset(text: string): Record<string, unknown> {
+  const root: Record<string, unknown> = {};
+  let table = root;
+  let i = 0;
+  let line = 1;
+  const fail = (msg: string): never => {
+    throw new Error(`line ${line}: ${msg}`);
+  };
+  const skip = (newlines: boolean) => {
+    for (;;) {
+      const c = text[i];
+      if (c === " " || c === "\t" || c === "\r") i++;
+      else if (c === "#") while (i < text.length && text[i] !== "\n") i++;
+      else if (c === "\n" && newlines) (i++, line++);
+      else return;
+    }
+  };
+  const key = (): string[] => {
+    const parts: string[] = [];
+    for (;;) {
+      skip(false);
+      const c = text[i];
+      if (c === '"' || c === "'") parts.push(str());
+      else {
+        const m = /^[A-Za-z0-9_-]+/.exec(text.slice(i));
+        if (!m) fail(`expected a key, found ${JSON.stringify(text.slice(i, i + 10))}`);
+        parts.push(m![0]);
+        i += m![0].length;
+      }
+      skip(false);
+      if (text[i] !== ".") return parts;
+      i++;
+    }
+  };
+  const str = (): string => {
+    const q = text[i++];
+    let out = "";
+    while (text[i] !== q) {
+      if (i >= text.length || text[i] === "\n") fail("unterminated string");
+      if (q === '"' && text[i] === "\\") {
+        const e = text[++i];
+        const simple: Record<string, string> = { n: "\n", t: "\t", r: "\r", '"': '"', "\\": "\\", b: "\b", f: "\f" };
+        if (e && simple[e] !== undefined) ((out += simple[e]), i++);
+        else if (e === "u" || e === "U") {
+          const len = e === "u" ? 4 : 8;
+          out += String.fromCodePoint(parseInt(text.slice(i + 1, i + 1 + len), 16));
+          i += 1 + len;
+        } else fail(`unknown escape \\${e}`);
+      } else out += text[i++];
+    }
+    i++;
+    return out;
+  };
+  const value = (): unknown => {
+    skip(false);
+    const c = text[i];
+    if (c === '"' || c === "'") {
+      if (text.startsWith(c.repeat(3), i)) fail("multi-line strings are not supported here; use one line");
+      return str();
+    }
+    if (c === "[") {
+      i++;
+      const arr: unknown[] = [];
+      for (;;) {
+        skip(true);
+        if (text[i] === "]") return (i++, arr);
+        arr.push(value());
+        skip(true);
+        if (text[i] === ",") i++;
+        else if (text[i] !== "]") fail("expected , or ] in array");
+      }
+    }
+    const m = /^[^\s,\]#]+/.exec(text.slice(i));
+    if (!m) return fail("expected a value");
+    i += m[0].length;
+    if (m[0] === "true" || m[0] === "false") return m[0] === "true";
+    const n = Number(m[0].replace(/_/g, ""));
+    if (!Number.isNaN(n) && /^[+-]?[\d_.eE+-]+$/.test(m[0])) return n;
+    return fail(`unsupported value ${m[0]} (strings need quotes)`);
+  };
+  const descend = (obj: Record<string, unknown>, path: string[]) => {
+    for (const k of path) {
+      const next = (obj[k] ??= {});
+      if (typeof next !== "object" || Array.isArray(next)) fail(`${path.join(".")} is not a table`);
+      obj = next as Record<string, unknown>;
+    }
+    return obj;
+  };
+  for (;;) {
+    skip(true);
+    if (i >= text.length) return root;
+    if (text[i] === "[") {
+      if (text[i + 1] === "[") fail("arrays of tables are not supported here");
+      i++;
+      const path = key();
+      if (text[i++] !== "]") fail("expected ] after table name");
+      table = descend(root, path);
+    } else {
+      const path = key();
+      if (text[i++] !== "=") fail(`expected = after ${path.join(".")}`);
+      const target = descend(table, path.slice(0, -1));
+      const last = path.at(-1) as string;
+      if (last in target) fail(`${path.join(".")} is set twice`);
+      target[last] = value();
+    }
+    skip(false);
+    if (i < text.length && text[i] !== "\n") fail(`unexpected ${JSON.stringify(text[i])} after value`);
+  }
+}

@@ -1,0 +1,136 @@
+import { mkdir, unlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Config } from "./config/index.ts";
+import { createApi, describeError, type Api, type ApiResult, type Server } from "./api/client.ts";
+import type { Logger } from "./log.ts";
+
+/** One line of `hub-agent doctor`: what was checked, the outcome, and how to fix a failure. */
+export interface Check {
+  name: "config" | "storage" | "service" | "server" | "clock";
+  status: "ok" | "warn" | "fail" | "skipped";
+  message: string;
+  fix?: string;
+  /** The exit code a failure of this check maps to (see the README's exit codes). */
+  exitCode?: number;
+}
+
+/** Clock skew that makes ban and membership times visibly wrong. */
+export const SKEW_WARN_MS = 5_000;
+export const SKEW_FAIL_MS = 60_000;
+
+/**
+ * The checks after the configuration, in order. One GET /server/<id> answers three of them: whether the
+ * service answers at all, whether it accepts the key and knows the server, and its clock (the Date header).
+ */
+export async function runChecks(config: Config, opts: { logger?: Logger; now?: () => number; api?: Api } = {}) {
+  const now = opts.now ?? Date.now;
+  const checks: Check[] = [];
+  checks.push(await checkStorage(config.storage.dir));
+
+  const api =
+    opts.api ??
+    createApi({
+      url: config.api.url,
+      key: config.api.key,
+      timeoutMs: config.api.timeout * 1000,
+      retries: 0,
+      logger: opts.logger,
+    });
+  const started = now();
+  const res = await api.getServer(config.api.server_id);
+  const ms = now() - started;
+  checks.push(checkReachable(res, config.api.url, ms));
+  checks.push(checkServer(res, config));
+  checks.push(checkClock(res, now()));
+  return checks;
+}
+
+export async function checkStorage(dir: string): Promise<Check> {
+  const probe = join(dir, `.doctor-${process.pid}`);
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await writeFile(probe, "ok", { mode: 0o600 });
+    await unlink(probe);
+    return { name: "storage", status: "ok", message: `${dir} is writable` };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return {
+      name: "storage",
+      status: "fail",
+      message: `${dir} is not writable (${code})`,
+      fix: "create the directory and give it to the user running hub-agent, or set storage.dir / HUB_STORAGE_DIR",
+      exitCode: 1,
+    };
+  }
+}
+
+function checkReachable(res: ApiResult<Server>, url: string, ms: number): Check {
+  if (res.ok || (res.error.kind !== "Network" && res.error.kind !== "ServerError" && res.error.kind !== "RateLimited"))
+    return { name: "service", status: "ok", message: `${url} answered in ${ms} ms` };
+  const e = res.error;
+  const fix =
+    e.kind === "Network"
+      ? "check api.url (scheme, host, port and the /<instance>/v1 path), DNS and the firewall; `curl -I <api.url>/openapi.json` should answer"
+      : e.kind === "RateLimited"
+        ? "the service is rate-limiting this key: wait, and make sure only one hub-agent runs per server"
+        : "the service is having trouble: try again later, and check the service's status page";
+  return { name: "service", status: "fail", message: `${url}: ${describeError(e)}`, fix, exitCode: 4 };
+}
+
+function checkServer(res: ApiResult<Server>, config: Config): Check {
+  if (!res.ok && ["Network", "ServerError", "RateLimited"].includes(res.error.kind))
+    return { name: "server", status: "skipped", message: "the service did not answer" };
+  if (res.ok) {
+    const s = res.value;
+    const bundle = s.serverbundle ? `"${s.serverbundle.name}" (${s.serverbundle.id})` : s.serverbundle_id;
+    if (!bundle)
+      return {
+        name: "server",
+        status: "fail",
+        message: `server "${s.name}" belongs to no serverbundle`,
+        fix: "assign the server to a serverbundle in the service's server settings",
+        exitCode: 3,
+      };
+    return {
+      name: "server",
+      status: "ok",
+      message: `key accepted; server "${s.name}" (${s.type}) in serverbundle ${bundle}`,
+    };
+  }
+  const e = res.error;
+  if (e.kind === "NotFound")
+    return {
+      name: "server",
+      status: "fail",
+      message: `the service knows no server ${config.api.server_id}`,
+      fix: "copy the server id again from the service's server settings into api.server_id / HUB_API_SERVER_ID",
+      exitCode: 3,
+    };
+  if (e.kind === "ClientError" && (e.status === 401 || e.status === 403))
+    return {
+      name: "server",
+      status: "fail",
+      message: `the service refused the API key (${e.status}${e.code ? ` ${e.code}` : ""})`,
+      fix: "create a new server API key in the service's server settings and put it in api.key / HUB_API_KEY (or api.key_file)",
+      exitCode: 3,
+    };
+  return {
+    name: "server",
+    status: "fail",
+    message: describeError(e),
+    fix: "the service's answer was unexpected: check that api.url points at the service's API (…/v1)",
+    exitCode: 1,
+  };
+}
+
+function checkClock(res: ApiResult<Server>, now: number): Check {
+  const date = res.ok ? res.headers.get("date") : null;
+  const theirs = date ? Date.parse(date) : NaN;
+  if (Number.isNaN(theirs)) return { name: "clock", status: "skipped", message: "the service sent no Date header" };
+  const skew = now - theirs;
+  const text = `${Math.abs(Math.round(skew / 1000))} s ${skew >= 0 ? "ahead of" : "behind"} the service`;
+  const fix = "sync this machine's clock (systemd-timesyncd or chrony); ban and membership times depend on it";
+  if (Math.abs(skew) > SKEW_FAIL_MS) return { name: "clock", status: "fail", message: text, fix, exitCode: 1 };
+  if (Math.abs(skew) > SKEW_WARN_MS) return { name: "clock", status: "warn", message: text, fix };
+  return { name: "clock", status: "ok", message: text };
+}

@@ -79,3 +79,11 @@ export function describeError(e: ApiError): string {
 export function redact(text: string, secret: string): string {
   return secret ? text.split(secret).join("***") : text;
 }
+
+/**
+ * The service understood the request and refused it (4xx other than 429): retrying cannot help, so the
+ * durable queues drop the item (api.md §1.5). Network, 5xx, 429 and invalid responses are transient.
+ */
+export function isRejected(e: ApiError): boolean {
+  return e.kind === "NotFound" || e.kind === "ClientError";
+}

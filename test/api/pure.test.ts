@@ -11,6 +11,7 @@ import {
   buildQuery,
   describeError,
   GroupSchema,
+  isRejected,
   joinUrl,
   MembershipSchema,
   parseErrorBody,
@@ -138,6 +139,14 @@ describe("describeError", () => {
     expect(
       describeError({ kind: "ServerError", status: 503, endpoint: "GET /group/", message: "HTML error page" }),
     ).toBe("GET /group/: 503 HTML error page");
+  });
+  test("isRejected: 4xx except 429", () => {
+    expect(isRejected({ kind: "NotFound", status: 404, endpoint: "e", message: "" })).toBe(true);
+    expect(isRejected({ kind: "ClientError", status: 403, endpoint: "e", message: "" })).toBe(true);
+    expect(isRejected({ kind: "RateLimited", status: 429, endpoint: "e", message: "", retryAfterMs: 1 })).toBe(false);
+    expect(isRejected({ kind: "ServerError", status: 500, endpoint: "e", message: "" })).toBe(false);
+    expect(isRejected({ kind: "Network", endpoint: "e", message: "", timeout: false })).toBe(false);
+    expect(isRejected({ kind: "InvalidResponse", endpoint: "e", field: "x", message: "" })).toBe(false);
   });
   test("redact removes every copy of the key", () => {
     expect(redact("a KEY b KEY", "KEY")).toBe("a *** b ***");

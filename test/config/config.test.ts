@@ -1,0 +1,187 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { configKeys, envName, loadConfig } from "../../lib/config/index.ts";
+import { renderTemplate } from "../../lib/config/template.ts";
+import { parseTomlSubset } from "../../lib/config/toml.ts";
+
+const SERVER = "541d1c41-1b58-40fc-8780-70c400ea5686";
+const good = { HUB_API_URL: "https://api.vyhub.app/demo/v1", HUB_API_KEY: "k-0123456789", HUB_API_SERVER_ID: SERVER };
+const dir = () => mkdtempSync(join(tmpdir(), "hub-config-"));
+
+async function problems(env: Record<string, string>, file?: string, cwd = dir()) {
+  const r = await loadConfig({ env, cwd, file });
+  if (r.ok) throw new Error("expected the configuration to be refused");
+  return r.problems;
+}
+
+describe("configuration", () => {
+  test("runs from the environment alone, with the spec's intervals as defaults", async () => {
+    const cwd = dir();
+    const r = await loadConfig({ env: good, cwd });
+    if (!r.ok) throw new Error(r.problems.join("\n"));
+    expect(r.config.api).toEqual({
+      url: good.HUB_API_URL,
+      key: good.HUB_API_KEY,
+      server_id: SERVER,
+      timeout: 10,
+      allow_insecure: false,
+    });
+    expect(r.config.intervals).toEqual({
+      status: 60,
+      groups: 300,
+      bans: 60,
+      queues: 60,
+      playtime: 3600,
+      rewards: 60,
+      adverts: 180,
+      user_retry: 60,
+    });
+    expect(r.config.storage.dir).toBe(join(cwd, "data"));
+    expect(r.config.game.bridge).toBe("sim");
+    expect(r.warnings).toEqual([]);
+  });
+
+  test("every key has an environment variable HUB_ + its path", () => {
+    expect(configKeys()).toContain("api.server_id");
+    expect(envName("api.server_id")).toBe("HUB_API_SERVER_ID");
+    expect(envName("intervals.user_retry")).toBe("HUB_INTERVALS_USER_RETRY");
+  });
+
+  test("the environment overrides the file key by key; relative paths follow the file", async () => {
+    const d = dir();
+    const file = join(d, "agent.toml");
+    writeFileSync(
+      file,
+      `[api]\nurl = "https://a.example/x/v1"\nkey = "file-key-123"\nserver_id = "${SERVER}"\n[intervals]\nstatus = 30\n[storage]\ndir = "state"\n`,
+    );
+    const r = await loadConfig({
+      env: { HUB_INTERVALS_STATUS: "2", HUB_API_URL: "https://b.example/y/v1" },
+      cwd: "/",
+      file,
+    });
+    if (!r.ok) throw new Error(r.problems.join("\n"));
+    expect(r.config.api.url).toBe("https://b.example/y/v1");
+    expect(r.config.api.key).toBe("file-key-123");
+    expect(r.config.intervals.status).toBe(2);
+    expect(r.config.storage.dir).toBe(join(d, "state"));
+    expect(r.warnings).toEqual([expect.stringContaining("intervals.status = 2 s is below the spec's 60 s")]);
+  });
+
+  test("HUB_CONFIG names the file; ./hub-agent.toml is used when present", async () => {
+    const d = dir();
+    writeFileSync(
+      join(d, "hub-agent.toml"),
+      `[api]\nurl = "https://a.example/x/v1"\nkey = "abcd-key"\nserver_id = "${SERVER}"\n`,
+    );
+    const found = await loadConfig({ env: {}, cwd: d });
+    expect(found.ok && found.file).toBe(join(d, "hub-agent.toml"));
+    const named = await loadConfig({ env: { HUB_CONFIG: join(d, "hub-agent.toml") }, cwd: "/" });
+    expect(named.ok).toBe(true);
+  });
+
+  test("missing keys are named one per line with where to set them", async () => {
+    const p = await problems({});
+    expect(p).toHaveLength(3);
+    expect(p[0]).toStartWith("api.url is missing: set url under [api] in hub-agent.toml, or export HUB_API_URL");
+    expect(p[1]).toStartWith("api.server_id is missing");
+    expect(p[2]).toContain("api.key is missing");
+    expect(p[2]).toContain("HUB_API_KEY_FILE");
+  });
+
+  test("a bad value is shown as typed, with its source and the fix", async () => {
+    const p = await problems({
+      ...good,
+      HUB_INTERVALS_STATUS: "abc",
+      HUB_API_SERVER_ID: "nope",
+      HUB_API_URL: "ftp://x/v1",
+    });
+    expect(p).toContain(
+      'intervals.status = "abc" (from HUB_INTERVALS_STATUS) must be a number of seconds (seconds between status updates (spec: 60))',
+    );
+    expect(p.some((l) => l.startsWith('api.server_id = "nope" (from HUB_API_SERVER_ID) is not a server id'))).toBe(
+      true,
+    );
+    expect(p.some((l) => l.startsWith('api.url = "ftp://x/v1" (from HUB_API_URL) must start with https://'))).toBe(
+      true,
+    );
+    expect(await problems({ ...good, HUB_INTERVALS_BANS: "-5" })).toEqual([
+      expect.stringContaining("must be a positive number"),
+    ]);
+  });
+
+  test("plain http is refused unless the host is loopback or allow_insecure is set", async () => {
+    expect((await problems({ ...good, HUB_API_URL: "http://vyhub.example/x/v1" }))[0]).toContain("unencrypted");
+    for (const url of ["http://127.0.0.1:8080/x/v1", "http://localhost/x/v1"])
+      expect((await loadConfig({ env: { ...good, HUB_API_URL: url }, cwd: dir() })).ok).toBe(true);
+    const insecure = await loadConfig({
+      env: { ...good, HUB_API_URL: "http://vyhub.example/x/v1", HUB_API_ALLOW_INSECURE: "true" },
+      cwd: dir(),
+    });
+    expect(insecure.ok).toBe(true);
+  });
+
+  test("unknown keys in the file are refused, naming them", async () => {
+    const d = dir();
+    const file = join(d, "c.toml");
+    writeFileSync(
+      file,
+      `[api]\nurl = "https://a.example/v1"\nkey = "abcd-key"\nserver_id = "${SERVER}"\nserverid = "x"\n`,
+    );
+    expect(await problems({}, file)).toEqual([expect.stringContaining("unknown key api.serverid")]);
+  });
+
+  test("the key can come from a file; never both; an empty or missing file is named", async () => {
+    const d = dir();
+    writeFileSync(join(d, "key"), "from-file-key\n");
+    writeFileSync(join(d, "empty"), "\n");
+    const env = { HUB_API_URL: good.HUB_API_URL, HUB_API_SERVER_ID: SERVER };
+    const r = await loadConfig({ env: { ...env, HUB_API_KEY_FILE: "key" }, cwd: d });
+    expect(r.ok && r.config.api.key).toBe("from-file-key");
+    expect(r.secrets).toContain("from-file-key");
+    expect((await problems({ ...env, HUB_API_KEY_FILE: "empty" }, undefined, d))[0]).toContain("is empty");
+    expect((await problems({ ...env, HUB_API_KEY_FILE: "nope" }, undefined, d))[0]).toContain(
+      "cannot be read (ENOENT)",
+    );
+    expect((await problems({ ...env, HUB_API_KEY: "a-key", HUB_API_KEY_FILE: "key" }, undefined, d))[0]).toContain(
+      "keep only one",
+    );
+  });
+
+  test("a key with a bad value never appears in a problem line", async () => {
+    const d = dir();
+    const file = join(d, "c.toml");
+    writeFileSync(file, `[api]\nurl = "https://a.example/v1"\nkey = ["secret-in-array"]\nserver_id = "${SERVER}"\n`);
+    const p = await problems({}, file);
+    expect(p.join("\n")).not.toContain("secret-in-array");
+    expect(p[0]).toContain("api.key = [redacted]");
+  });
+
+  test("an explicit file that is missing or not TOML is one clear line", async () => {
+    expect((await problems({}, "/nonexistent/hub.toml"))[0]).toContain(
+      "not found: create it with `hub-agent init --config /nonexistent/hub.toml`",
+    );
+    const d = dir();
+    writeFileSync(join(d, "bad.toml"), "[api\nurl = 1");
+    expect((await problems({}, join(d, "bad.toml")))[0]).toContain("is not valid TOML");
+  });
+});
+
+describe("TOML subset parser (used where Bun's parser is absent)", () => {
+  test("agrees with Bun's parser on the init template and typical files", () => {
+    const samples = [
+      renderTemplate(),
+      renderTemplate({ "api.url": "https://x/v1", "api.key": 'k"\\ey', "api.server_id": SERVER }),
+      `lang = "de" # comment\n[api]\nurl = 'https://x/v1'\ntimeout = 2.5\nallow_insecure = true\n[game.wrapper]\ncommand = [\n  "oa_ded", "+set", # trailing\n  "dedicated 1",\n]\n[hooks]\n"hub ready" = "x"\na.b = 1_000\n`,
+    ];
+    for (const text of samples) expect(parseTomlSubset(text)).toEqual(Bun.TOML.parse(text) as Record<string, unknown>);
+  });
+
+  test("refuses what it does not support instead of misreading it", () => {
+    expect(() => parseTomlSubset('a = """x"""')).toThrow("multi-line strings");
+    expect(() => parseTomlSubset("a = bare")).toThrow("strings need quotes");
+    expect(() => parseTomlSubset("a = 1\na = 2")).toThrow("set twice");
+    expect(() => parseTomlSubset("[[x]]")).toThrow("arrays of tables");
+  });
+});

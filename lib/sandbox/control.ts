@@ -1,0 +1,143 @@
+// Fault injection and the request log, for tests and demos: failures, latency, rate limits, outages.
+import { json } from "./http.ts";
+
+/** Which requests a control applies to; path is relative to the base path, e.g. "/ban/" or /^\/user\//. */
+export interface RequestMatch {
+  method?: string;
+  path?: string | RegExp;
+}
+
+export interface RequestLogEntry {
+  method: string;
+  /** Relative to the base path, without the query. */
+  path: string;
+  /** URLSearchParams entries, repeated keys kept. */
+  query: [string, string][];
+  /** Parsed JSON; the raw text when it was not JSON; null without a body. */
+  body: unknown;
+  headers: Record<string, string>;
+  /** Status answered; 0 while the request is still being handled. */
+  status: number;
+  /** Arrival time on the sandbox clock (epoch ms). */
+  time: number;
+}
+
+export interface SandboxControl {
+  /**
+   * The next `times` matching requests are answered with this status and body instead: an object is sent as JSON;
+   * a string is sent raw (as `text/html` when it starts with "<", else as `application/json`, so invalid JSON can be
+   * simulated); no body gives the service's error shape. `headers` override.
+   */
+  failNext(match: RequestMatch, times: number, status: number, body?: unknown, headers?: Record<string, string>): void;
+  /** Delays every matching request by ms (match omitted = all). latency(0) clears. */
+  latency(ms: number, match?: RequestMatch): void;
+  /** The next `times` matching requests get 429 with `Retry-After: seconds`. */
+  rateLimit(times: number, retryAfterSeconds: number, match?: RequestMatch): void;
+  /** Stops listening (connections are refused) / listens again on the same port. */
+  down(): Promise<void>;
+  up(): Promise<void>;
+  /** Every request received, oldest first. */
+  requests(filter?: RequestMatch): RequestLogEntry[];
+  clearRequests(): void;
+  /** Drops every pending failNext, latency and rateLimit rule. */
+  reset(): void;
+}
+
+interface Rule {
+  match: RequestMatch;
+  times: number;
+  respond: () => Response;
+}
+
+export function matches(match: RequestMatch | undefined, method: string, path: string): boolean {
+  if (!match) return true;
+  if (match.method && match.method.toUpperCase() !== method.toUpperCase()) return false;
+  if (match.path === undefined) return true;
+  return typeof match.path === "string" ? match.path === path : match.path.test(path);
+}
+
+const REASONS: Record<number, string> = {
+  400: "Bad request.",
+  401: "Invalid token.",
+  403: "Forbidden.",
+  404: "Not found.",
+};
+
+function failure(status: number, body: unknown, headers: Record<string, string>): Response {
+  if (typeof body === "string") {
+    const type = body.trimStart().startsWith("<") ? "text/html; charset=utf-8" : "application/json";
+    return new Response(body, { status, headers: { "content-type": type, ...headers } });
+  }
+  if (body !== undefined) return json(status, body, headers);
+  const msg = REASONS[status] ?? (status >= 500 ? "Internal server error." : "Request failed.");
+  return json(status, { detail: { code: status >= 500 ? "internal_error" : "error", msg, detail: {} } }, headers);
+}
+
+/** The control panel; the handler calls `record` and `intercept`, the listener attaches `down`/`up`. */
+export class ControlPanel implements SandboxControl {
+  private rules: Rule[] = [];
+  private delays: { ms: number; match?: RequestMatch }[] = [];
+  private log: RequestLogEntry[] = [];
+  private lifecycle = { down: async () => {}, up: async () => {} };
+
+  attach(lifecycle: { down(): Promise<void>; up(): Promise<void> }): void {
+    this.lifecycle = lifecycle;
+  }
+
+  failNext(
+    match: RequestMatch,
+    times: number,
+    status: number,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): void {
+    this.rules.push({ match, times, respond: () => failure(status, body, headers) });
+  }
+
+  latency(ms: number, match?: RequestMatch): void {
+    if (ms <= 0) this.delays = [];
+    else this.delays.push({ ms, match });
+  }
+
+  rateLimit(times: number, retryAfterSeconds: number, match: RequestMatch = {}): void {
+    const body = { detail: { code: "rate_limited", msg: "Too many requests.", detail: {} } };
+    this.rules.push({ match, times, respond: () => json(429, body, { "retry-after": String(retryAfterSeconds) }) });
+  }
+
+  down(): Promise<void> {
+    return this.lifecycle.down();
+  }
+
+  up(): Promise<void> {
+    return this.lifecycle.up();
+  }
+
+  requests(filter?: RequestMatch): RequestLogEntry[] {
+    return this.log.filter((e) => matches(filter, e.method, e.path));
+  }
+
+  clearRequests(): void {
+    this.log = [];
+  }
+
+  reset(): void {
+    this.rules = [];
+    this.delays = [];
+  }
+
+  record(entry: RequestLogEntry): RequestLogEntry {
+    this.log.push(entry);
+    return entry;
+  }
+
+  /** Waits out matching latency, then returns the injected answer for this request, if any. */
+  async intercept(method: string, path: string): Promise<Response | undefined> {
+    const delay = Math.max(0, ...this.delays.filter((d) => matches(d.match, method, path)).map((d) => d.ms));
+    if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
+    const rule = this.rules.find((r) => r.times > 0 && matches(r.match, method, path));
+    if (!rule) return undefined;
+    rule.times--;
+    this.rules = this.rules.filter((r) => r.times > 0);
+    return rule.respond();
+  }
+}

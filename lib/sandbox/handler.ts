@@ -1,0 +1,125 @@
+// The web-standard request handler (Request → Response): routing as Starlette does it (405, 307 to the other slash
+// form, 404), Bearer auth, the request log and injected faults. No runtime-specific API here.
+import type { ControlPanel } from "./control.ts";
+import { ApiError, json, type Route } from "./http.ts";
+import { attributeRoutes } from "./routes/attributes.ts";
+import { rewardRoutes } from "./routes/rewards.ts";
+import { sanctionRoutes } from "./routes/sanctions.ts";
+import { serverRoutes } from "./routes/server.ts";
+import { userRoutes } from "./routes/users.ts";
+import type { SandboxState } from "./state.ts";
+import { Input, ValidationError } from "./validate.ts";
+
+export interface HandlerOptions {
+  /** e.g. "/sandbox/v1"; no trailing slash. */
+  basePath: string;
+  /** The Bearer token accepted. */
+  key: string;
+}
+
+const openapi: Route = {
+  method: "GET",
+  path: "/openapi.json",
+  auth: false,
+  handle: (ctx) => ({
+    openapi: "3.0.2",
+    info: { title: "VyHub API", version: ctx.state.apiVersion },
+    paths: ROUTES.reduce<Record<string, Record<string, object>>>((paths, r) => {
+      (paths[r.path] ??= {})[r.method.toLowerCase()] = {};
+      return paths;
+    }, {}),
+  }),
+};
+
+// Specific templates before the generic ones they would also match (e.g. /server/bundle/{uuid} before /server/{uuid}).
+const ROUTES: Route[] = [
+  openapi,
+  ...serverRoutes,
+  ...attributeRoutes,
+  ...sanctionRoutes,
+  ...rewardRoutes,
+  ...userRoutes,
+];
+
+const compiled = ROUTES.map((route) => {
+  const source = route.path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "([^/]+)");
+  return { route, pattern: new RegExp(`^${source}$`) };
+});
+
+function find(method: string, path: string): { route?: Route; params: string[]; pathOnly: boolean } {
+  let pathOnly = false;
+  for (const { route, pattern } of compiled) {
+    const m = pattern.exec(path);
+    if (!m) continue;
+    if (route.method === method) return { route, params: m.slice(1).map(decodeURIComponent), pathOnly: false };
+    pathOnly = true;
+  }
+  return { params: [], pathOnly };
+}
+
+function parseBody(text: string): { body: unknown; invalid: boolean } {
+  if (!text) return { body: undefined, invalid: false };
+  try {
+    return { body: JSON.parse(text), invalid: false };
+  } catch {
+    return { body: text, invalid: true };
+  }
+}
+
+export function createSandboxHandler(
+  state: SandboxState,
+  control: ControlPanel,
+  opts: HandlerOptions,
+): (req: Request) => Promise<Response> {
+  return async (req) => {
+    const url = new URL(req.url);
+    const method = req.method.toUpperCase();
+    const path = url.pathname.startsWith(`${opts.basePath}/`) ? url.pathname.slice(opts.basePath.length) : undefined;
+    const { body, invalid } = parseBody(await req.text());
+    const entry = control.record({
+      method,
+      path: path ?? url.pathname,
+      query: [...url.searchParams],
+      body: body ?? null,
+      headers: Object.fromEntries(req.headers),
+      status: 0,
+      time: state.now(),
+    });
+    const res = (await control.intercept(method, entry.path)) ?? answer(path, method, url, body, invalid, req.headers);
+    entry.status = res.status;
+    return res;
+  };
+
+  function answer(
+    path: string | undefined,
+    method: string,
+    url: URL,
+    body: unknown,
+    invalid: boolean,
+    headers: Headers,
+  ): Response {
+    if (path === undefined) return json(404, { detail: "Not Found" });
+    const { route, params, pathOnly } = find(method, path);
+    if (!route) {
+      if (pathOnly) return json(405, { detail: "Method Not Allowed" });
+      const other = path.endsWith("/") ? path.slice(0, -1) : `${path}/`;
+      if (find(method, other).route || find(method, other).pathOnly)
+        return new Response(null, { status: 307, headers: { location: `${opts.basePath}${other}${url.search}` } });
+      return json(404, { detail: "Not Found" });
+    }
+    if (route.auth !== false && headers.get("authorization") !== `Bearer ${opts.key}`)
+      return new ApiError(401, "invalid_token", "Invalid token.").toResponse();
+    try {
+      if (invalid)
+        throw new ValidationError([
+          { loc: ["body", 0], msg: "Expecting value: line 1 column 1 (char 0)", type: "value_error.jsondecode" },
+        ]);
+      const result = route.handle({ state, params, query: url.searchParams, body, input: new Input() });
+      return result instanceof Response ? result : json(200, result);
+    } catch (error) {
+      if (error instanceof ApiError) return error.toResponse();
+      if (error instanceof ValidationError) return json(422, { detail: error.issues });
+      return json(500, { detail: { code: "internal_error", msg: String(error), detail: {} } });
+    }
+  }
+}

@@ -1,0 +1,176 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { memoryLogger } from "../../../lib/log.ts";
+import { SourceRcon, type SourceRconOptions } from "../../../lib/game/transports/source-rcon.ts";
+import type { TransportError, TransportState } from "../../../lib/game/transports/transport.ts";
+import { FakeSourceRconServer, type FakeSourceRconOptions } from "./fake-source-rcon-server.ts";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+async function setup(server: FakeSourceRconOptions = {}, client: Partial<SourceRconOptions> = {}) {
+  const fake = await FakeSourceRconServer.start(server);
+  cleanups.push(() => fake.close());
+  const rcon = new SourceRcon({
+    host: fake.host,
+    port: fake.port,
+    password: "secret",
+    dialect: fake.dialect,
+    backoff: { initialMs: 10, maxMs: 50 },
+    ...client,
+  });
+  cleanups.push(() => rcon.close());
+  return { fake, rcon };
+}
+
+/** 12 KiB+ with multi-byte characters, so packet boundaries can fall inside a character. */
+function bigText(): string {
+  const lines: string[] = [];
+  for (let i = 0; lines.join("\n").length < 12_400; i++)
+    lines.push(`${String(i).padStart(4, "0")} §a cvar_ä € — ${"x".repeat(i % 50)}`);
+  return lines.join("\n");
+}
+
+const handler = (big: string) => async (command: string) => {
+  if (command === "big") return big;
+  if (command === "hang") return new Promise<string>(() => {});
+  if (command.startsWith("slow ")) await new Promise((r) => setTimeout(r, 5));
+  return command.split(" ").slice(1).join(" ");
+};
+
+for (const dialect of ["source", "minecraft"] as const) {
+  describe(`SourceRcon (${dialect} dialect)`, () => {
+    test("authenticates (including srcds' double auth reply) and runs a command", async () => {
+      const states: TransportState[] = [];
+      const { fake, rcon } = await setup({ dialect });
+      rcon.on("state", (s) => states.push(s));
+      expect(await rcon.send("echo hello world")).toBe("hello world");
+      expect(fake.authAttempts).toBe(1);
+      expect(states).toEqual(["connecting", "connected"]);
+    });
+
+    test("a wrong password is a clear error and is not retried", async () => {
+      const logger = memoryLogger();
+      const errors: (Error | undefined)[] = [];
+      const { fake, rcon } = await setup({ dialect }, { password: "hunter2", logger });
+      rcon.on("state", (s, e) => s === "closed" && errors.push(e));
+      const err = (await rcon.send("echo hi").catch((e) => e)) as TransportError;
+      expect(err.code).toBe("auth");
+      expect(err.message).toContain(`${fake.host}:${fake.port}`);
+      expect(err.message).toContain("password is wrong");
+      expect(errors).toEqual([err]);
+      // A second send fails at once with the same error instead of hammering the server (srcds bans IPs).
+      expect(await rcon.send("echo again").catch((e) => e)).toBe(err);
+      expect(fake.authAttempts).toBe(1);
+      expect(fake.commands).toEqual([]);
+      expect(JSON.stringify(logger.lines)).not.toContain("hunter2");
+    });
+
+    for (const writeMode of ["packet", "coalesce", "split"] as const) {
+      test(`reassembles a multi-packet 12 KiB reply exactly (${writeMode} writes)`, async () => {
+        const big = bigText();
+        const { fake, rcon } = await setup({ dialect, writeMode, handler: handler(big) });
+        expect(await rcon.send("big")).toBe(big);
+        // The next command gets its own reply: nothing of the big one leaks into it.
+        expect(await rcon.send("echo after")).toBe("after");
+        expect(await rcon.send("echo")).toBe("");
+        expect(fake.badReads).toBe(0);
+      });
+    }
+
+    test("a reply of exactly 2 × 4096 characters ends correctly", async () => {
+      const exact = "y".repeat(8192);
+      const { fake, rcon } = await setup({ dialect, maxBody: 4096, handler: () => exact });
+      expect(await rcon.send("exact")).toBe(exact);
+      expect(await rcon.send("exact")).toBe(exact);
+      expect(fake.badReads).toBe(0);
+    });
+
+    test("concurrent sends each get their own reply", async () => {
+      const { fake, rcon } = await setup({ dialect, writeMode: "coalesce", handler: handler("") });
+      const words = ["a", "b", "c", "d", "e", "f"];
+      const replies = await Promise.all(words.map((w) => rcon.send(`slow ${w}`)));
+      expect(replies).toEqual(words);
+      expect(fake.commands).toEqual(words.map((w) => `slow ${w}`));
+      expect(fake.connections).toBe(1);
+    });
+
+    test("a server restart fails the command in flight, then the client reconnects", async () => {
+      const { fake, rcon } = await setup({ dialect, handler: handler("") });
+      expect(await rcon.send("echo before")).toBe("before");
+      const inFlight = rcon.send("hang").catch((e: TransportError) => e);
+      const queued = rcon.send("echo queued");
+      await fake.received("hang");
+      await fake.restart();
+      const err = (await inFlight) as TransportError;
+      expect(err.code).toBe("disconnected");
+      expect(err.message).toContain(`${fake.host}:${fake.port}`);
+      // Not retried: the command may already have run. The queued one was never sent, so it goes out now.
+      expect(await queued).toBe("queued");
+      expect(await rcon.send("echo after")).toBe("after");
+      expect(fake.commands.filter((c) => c === "hang")).toHaveLength(1);
+      expect(fake.connections).toBe(2);
+    });
+
+    test("a command that gets no reply times out, and the next one still works", async () => {
+      const { fake, rcon } = await setup({ dialect, handler: handler("") });
+      const err = (await rcon.send("hang", { timeoutMs: 150 }).catch((e) => e)) as TransportError;
+      expect(err.code).toBe("timeout");
+      expect(err.message).toContain("hang");
+      expect(await rcon.send("echo next")).toBe("next");
+      expect(fake.connections).toBe(2);
+    });
+
+    test("times out with the connection error when the server is down", async () => {
+      const { fake, rcon } = await setup({ dialect });
+      await fake.close();
+      const err = (await rcon.send("echo hi", { timeoutMs: 200 }).catch((e) => e)) as TransportError;
+      expect(err.code).toBe("timeout");
+      expect(err.message).toContain("not connected");
+    });
+
+    test("rejects commands over the protocol limit and NUL bytes without sending", async () => {
+      const { fake, rcon } = await setup({ dialect });
+      const limit = dialect === "minecraft" ? 1446 : 4086;
+      expect(((await rcon.send("x".repeat(limit + 1)).catch((e) => e)) as TransportError).code).toBe("invalid");
+      expect(((await rcon.send("a\0b").catch((e) => e)) as TransportError).code).toBe("invalid");
+      expect(await rcon.send(`echo ${"z".repeat(limit - 5)}`)).toBe("z".repeat(limit - 5));
+      expect(fake.commands).toHaveLength(1);
+    });
+
+    test("close() fails queued and in-flight commands", async () => {
+      const { fake, rcon } = await setup({ dialect, handler: handler("") });
+      const states: TransportState[] = [];
+      rcon.on("state", (s) => states.push(s));
+      const inFlight = rcon.send("hang").catch((e: TransportError) => e.code);
+      const queued = rcon.send("echo never").catch((e: TransportError) => e.code);
+      await fake.received("hang");
+      await rcon.close();
+      expect(await inFlight).toBe("closed");
+      expect(await queued).toBe("closed");
+      expect(((await rcon.send("echo x").catch((e) => e)) as TransportError).code).toBe("closed");
+      expect(states.at(-1)).toBe("closed");
+    });
+  });
+}
+
+describe("SourceRcon (source dialect specifics)", () => {
+  test("works without the double auth reply too", async () => {
+    const { rcon } = await setup({ dialect: "source", doubleAuthReply: false });
+    expect(await rcon.send("echo single")).toBe("single");
+  });
+
+  test("handles small packets split across many segments", async () => {
+    const big = bigText();
+    const { rcon } = await setup({ dialect: "source", writeMode: "split", maxBody: 700, handler: handler(big) });
+    expect(await rcon.send("big")).toBe(big);
+  });
+
+  test("idle-period end detection, for servers that mishandle the terminator packet", async () => {
+    const big = bigText();
+    const { rcon } = await setup({ dialect: "source", handler: handler(big) }, { end: { idleMs: 50 } });
+    expect(await rcon.send("big")).toBe(big);
+    expect(await rcon.send("echo next")).toBe("next");
+  });
+});

@@ -43,6 +43,8 @@ export interface ListOptions {
 }
 
 export interface Api {
+  /** GET /openapi.json: the connectivity probe (the service serves it without auth). */
+  probe(): Promise<ApiResult<s.ApiInfo>>;
   /** 1. GET /server/{id}: own server record with its bundle. */
   getServer(serverId: string): Promise<ApiResult<s.Server>>;
   /** 2. PATCH /server/{id}: status heartbeat. */
@@ -126,6 +128,7 @@ export function createApi(opts: ApiOptions): Api {
   });
 
   return {
+    probe: () => t.request({ method: "GET", path: "/openapi.json", schema: s.ApiInfoSchema }),
     getServer: (serverId) => t.request({ method: "GET", path: `/server/${seg(serverId)}`, schema: s.ServerSchema }),
     patchServer: (serverId, status) =>
       t.request({ method: "PATCH", path: `/server/${seg(serverId)}`, body: status, schema: s.ServerSchema }),

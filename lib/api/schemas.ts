@@ -324,6 +324,12 @@ export const AdvertSchema = v.looseObject({
 });
 export type Advert = v.InferOutput<typeof AdvertSchema>;
 
+/** GET /openapi.json, the connectivity probe; clients log info.title and info.version. */
+export const ApiInfoSchema = v.looseObject({
+  info: v.looseObject({ title: v.nullish(v.string()), version: v.nullish(v.string()) }),
+});
+export type ApiInfo = v.InferOutput<typeof ApiInfoSchema>;
+
 // Request bodies (sent as typed JSON; the service would coerce strings, but we don't rely on it).
 
 export interface UserActivityAdd {

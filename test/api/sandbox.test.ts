@@ -42,6 +42,13 @@ function error<T>(r: ApiResult<T>): ApiError {
 const count = (method: string, path: string) => sb.control.requests({ method, path }).length;
 
 describe("endpoints", () => {
+  test("probe reads the service's title and version", async () => {
+    const { api } = mk();
+    const info = value(await api.probe());
+    expect(typeof info.info.title).toBe("string");
+    expect(typeof info.info.version).toBe("string");
+  });
+
   test("1, 2: getServer, patchServer", async () => {
     const { api } = mk();
     const server = value(await api.getServer(sb.serverId));

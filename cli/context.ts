@@ -1,31 +1,10 @@
-import type { ArgsDef } from "citty";
 import type { Logger } from "../lib/log.ts";
 import type { Config } from "../lib/config/index.ts";
 import { createLogger, redactor, type LogFormat } from "./log.ts";
 import { CliError, EXIT } from "./exit.ts";
 
-/** Flags every command accepts; placed before or after the command name. */
-export const globalArgs = {
-  config: {
-    type: "string",
-    description: "configuration file (default ./hub-agent.toml, or $HUB_CONFIG)",
-    valueHint: "file",
-  },
-  json: { type: "boolean", description: "machine-readable output on stdout; logs stay on stderr" },
-  "log-format": {
-    type: "string",
-    description: "pretty (plain timestamped lines when not a terminal) or json",
-    valueHint: "pretty|json",
-  },
-  quiet: { type: "boolean", alias: "q", description: "log only warnings and errors" },
-} as const satisfies ArgsDef;
-
-export interface GlobalFlags {
-  config?: string;
-  json?: boolean;
-  "log-format"?: string;
-  quiet?: boolean;
-}
+export { globalArgs, type GlobalFlags } from "./args.ts";
+import type { GlobalFlags } from "./args.ts";
 
 /** What a command handler gets: a logger, output helpers, and the configuration on demand. */
 export interface Context {

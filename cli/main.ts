@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
-import { defineCommand, type CommandDef } from "citty";
-import { globalArgs } from "./context.ts";
+import type { CommandDef } from "citty";
+import { globalArgs } from "./args.ts";
 import { runCli } from "./runner.ts";
 
 const VERSION = "0.1.0";
@@ -22,13 +22,13 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
   },
 };
 
-export const main = defineCommand({
+export const main: CommandDef = {
   meta: { name: "hub-agent", version: VERSION, description: "connects a game server to VyHub from outside the game" },
   args: globalArgs,
   subCommands: Object.fromEntries(
     Object.entries(COMMANDS).map(([name, c]) => [name, () => c.load().then((m) => m.default as CommandDef)]),
   ),
-});
+};
 
 export function rootHelp(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
@@ -52,4 +52,4 @@ export function rootHelp(): string {
   ].join("\n");
 }
 
-if (import.meta.main) process.exit(await runCli(main as CommandDef, process.argv.slice(2), rootHelp));
+if (import.meta.main) process.exit(await runCli(main, process.argv.slice(2), rootHelp));

@@ -1,6 +1,5 @@
-import { renderUsage, runCommand, type ArgsDef, type CommandDef } from "citty";
+import type { ArgsDef, CommandDef } from "citty";
 import { CliError, EXIT } from "./exit.ts";
-import { redact } from "./context.ts";
 
 type AnyCommand = CommandDef<ArgsDef>;
 
@@ -37,10 +36,11 @@ export async function runCli(root: AnyCommand, argv: string[], rootHelp: () => s
       );
     }
     checkFlags((await value(cmd.args)) ?? {}, flags, name);
+    const { runCommand } = await import("citty");
     await runCommand(cmd, { rawArgs: rest });
     return typeof process.exitCode === "number" ? process.exitCode : EXIT.OK;
   } catch (e) {
-    return report(e, json);
+    return await report(e, json);
   }
 }
 
@@ -103,10 +103,12 @@ function checkFlags(args: ArgsDef, flags: string[], name: string) {
 async function usage(cmd: AnyCommand, path: string[]): Promise<string> {
   // Plain text (citty colours it even when piped), naming the full invocation rather than the last word.
   const name = path.at(-1) as string;
+  const { renderUsage } = await import("citty");
   return stripAnsi(await renderUsage(cmd)).replace(`USAGE ${name}`, `USAGE hub-agent ${path.join(" ")}`);
 }
 
-function report(e: unknown, json: boolean): number {
+async function report(e: unknown, json: boolean): Promise<number> {
+  const { redact } = await import("./context.ts");
   const cliError =
     e instanceof CliError
       ? e

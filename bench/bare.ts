@@ -1,0 +1,2 @@
+// The baseline: a compiled Bun program that prints one line.
+console.log("hi");

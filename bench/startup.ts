@@ -1,0 +1,74 @@
+/**
+ * Start-up cost of one-shot commands, side by side in one run: the compiled `hub-agent --help` and
+ * `hub-agent queue status --json` against a bare compiled Bun program that prints one line.
+ * Reports median wall time and peak RSS, and their ratios to the bare program (target: within 2×).
+ *
+ * Peak RSS is read through GNU time: a child spawned from Bun inherits Bun's own high-water mark until it
+ * execs, so Bun's own resourceUsage overstates small programs. Run: npm run bench:startup [-- --runs N]
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const runs = Number(process.argv[process.argv.indexOf("--runs") + 1]) || 40;
+const root = join(import.meta.dir, "..");
+const work = mkdtempSync(join(tmpdir(), "hub-bench-"));
+const TIME = "/usr/bin/time";
+if (!(await Bun.file(TIME).exists())) throw new Error("GNU time is needed for peak RSS: apt-get install time");
+
+const build = (args: string[]) => {
+  const r = Bun.spawnSync([process.execPath, "build", ...args], { cwd: root, stdout: "ignore", stderr: "inherit" });
+  if (r.exitCode !== 0) throw new Error(`build failed: ${args.join(" ")}`);
+};
+const flags = ["--compile", "--bytecode", "--format=esm", "--minify", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig"];
+build([...flags, "cli/main.ts", "--outfile", join(work, "hub-agent")]);
+build([...flags, "bench/bare.ts", "--outfile", join(work, "bare")]);
+
+const env = {
+  PATH: process.env.PATH ?? "",
+  HUB_API_URL: "http://127.0.0.1:9/bench/v1",
+  HUB_API_KEY: "bench-key-not-used",
+  HUB_API_SERVER_ID: "541d1c41-1b58-40fc-8780-70c400ea5686",
+  HUB_STORAGE_DIR: join(work, "data"),
+};
+const cases: [string, string[]][] = [
+  ["bare program", [join(work, "bare")]],
+  ["hub-agent --help", [join(work, "hub-agent"), "--help"]],
+  ["hub-agent queue status --json", [join(work, "hub-agent"), "queue", "status", "--json"]],
+];
+
+const samples = new Map(cases.map(([name]) => [name, { ms: [] as number[], kb: [] as number[] }]));
+for (let i = 0; i < runs; i++) {
+  // Interleaved, so drift in machine load affects every case alike.
+  for (const [name, cmd] of cases) {
+    const t0 = performance.now();
+    const r = Bun.spawnSync([TIME, "-f", "%M", ...cmd], { env, stdout: "ignore", stderr: "pipe" });
+    const ms = performance.now() - t0;
+    if (r.exitCode !== 0) throw new Error(`${name} exited ${r.exitCode}: ${r.stderr.toString()}`);
+    const s = samples.get(name)!;
+    s.ms.push(ms);
+    s.kb.push(Number(r.stderr.toString().trim().split("\n").at(-1)));
+  }
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+const base = samples.get("bare program")!;
+const baseMs = median(base.ms);
+const baseKb = median(base.kb);
+console.log(`${runs} interleaved runs each (wall time includes spawning GNU time)\n`);
+console.log("command".padEnd(32) + "median ms".padStart(10) + "  × bare" + "peak RSS MB".padStart(13) + "  × bare");
+for (const [name] of cases) {
+  const s = samples.get(name)!;
+  const ms = median(s.ms);
+  const kb = median(s.kb);
+  console.log(
+    name.padEnd(32) +
+      ms.toFixed(1).padStart(10) +
+      `${(ms / baseMs).toFixed(2)}×`.padStart(8) +
+      (kb / 1024).toFixed(1).padStart(13) +
+      `${(kb / baseKb).toFixed(2)}×`.padStart(8),
+  );
+}

@@ -66,7 +66,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   const storage = createStorage({ driver: atomicFs({ base: dir, fsync: opts.fsync }) });
   const records = createRecords(storage, dir, logger, clock);
   const locker = createLocker(join(dir, "locks"));
-  const withLock: Store["withLock"] = (name, fn, lockOpts) => locker(checkName("lock", name), fn, lockOpts);
+  const withLock: Store["withLock"] = async (name, fn, lockOpts) => locker(checkName("lock", name), fn, lockOpts);
 
   return {
     dir,

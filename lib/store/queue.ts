@@ -104,6 +104,9 @@ export function createQueue<T>(
         const current = await read(id);
         if (!current) return undefined;
         const next: QueueEntry<T> = { ...current, ...patch, id, createdAt: current.createdAt };
+        // `{ lastError: undefined }` clears the field, as it will read back from the file.
+        if (next.lastError === undefined) delete next.lastError;
+        if (next.lastAttemptAt === undefined) delete next.lastAttemptAt;
         await write(next);
         return next;
       });

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { type Clock, ManualClock, systemClock } from "../../../lib/clock.ts";
 import { memoryLogger } from "../../../lib/log.ts";
 import { SourceRcon, type SourceRconOptions } from "../../../lib/game/transports/source-rcon.ts";
 import type { TransportError, TransportState } from "../../../lib/game/transports/transport.ts";
@@ -172,5 +173,57 @@ describe("SourceRcon (source dialect specifics)", () => {
     const { rcon } = await setup({ dialect: "source", handler: handler(big) }, { end: { idleMs: 50 } });
     expect(await rcon.send("big")).toBe(big);
     expect(await rcon.send("echo next")).toBe("next");
+  });
+});
+
+describe("SourceRcon (connection management)", () => {
+  test("connect() connects ahead of the first command", async () => {
+    const { fake, rcon } = await setup();
+    await rcon.connect();
+    expect(rcon.state).toBe("connected");
+    expect(fake.authAttempts).toBe(1);
+  });
+
+  test("after a rejected password, one new attempt is made only once authRetryMs has passed", async () => {
+    const clock = new ManualClock();
+    const { fake, rcon } = await setup({}, { password: "new-pass", clock, authRetryMs: 300_000 });
+    expect(((await rcon.send("echo 1").catch((e) => e)) as TransportError).code).toBe("auth");
+    await clock.advance(60_000);
+    expect(((await rcon.send("echo 2").catch((e) => e)) as TransportError).code).toBe("auth");
+    expect(fake.authAttempts).toBe(1);
+    fake.password = "new-pass"; // the operator fixed the server
+    await clock.advance(240_000);
+    expect(await rcon.send("echo 3")).toBe("3");
+    expect(fake.authAttempts).toBe(2);
+  });
+
+  test("reconnect attempts back off exponentially up to maxMs, and report each failure", async () => {
+    const backoffs: number[] = [];
+    // Records the backoff sleeps (the small values); timeouts use the big ones.
+    const clock: Clock = {
+      now: systemClock.now,
+      sleep: (ms, signal) => (ms < 100 && backoffs.push(ms), systemClock.sleep(ms, signal)),
+    };
+    const { fake, rcon } = await setup({}, { clock, backoff: { initialMs: 1, maxMs: 8 } });
+    await fake.close();
+    const failures: Error[] = [];
+    const enough = new Promise<void>((resolve) =>
+      rcon.on("state", (s, e) => {
+        if (s === "connecting" && e) failures.push(e);
+        if (failures.length === 6) resolve();
+      }),
+    );
+    const pending = rcon.send("echo hi", { timeoutMs: 10_000 }).catch((e: TransportError) => e.code);
+    await enough;
+    expect(backoffs.slice(0, 5)).toEqual([1, 2, 4, 8, 8]);
+    expect(failures[0]?.message).toContain(`${fake.host}:${fake.port}`);
+    await rcon.close();
+    expect(await pending).toBe("closed");
+  });
+
+  test("why the minecraft dialect never sends the terminator behind a command: vanilla drops the connection", async () => {
+    const { fake, rcon } = await setup({ dialect: "minecraft" }, { end: "terminator" });
+    expect(((await rcon.send("echo hi").catch((e) => e)) as TransportError).code).toBe("disconnected");
+    expect(fake.badReads).toBe(1);
   });
 });

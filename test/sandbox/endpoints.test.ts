@@ -235,7 +235,7 @@ describe("attributes", () => {
 
   test("value: number or numeric string stored as a string and echoed; unknown user 404; text 422", async () => {
     const sb = await start();
-    const send = (value: unknown, user_id = ALICE) =>
+    const send = (value: unknown, user_id: string = ALICE) =>
       sb.call("POST", "/user/attribute/", {
         body: { definition_id: ID.attributeDefinitions.playtime, user_id, serverbundle_id: BUNDLE, value },
       });

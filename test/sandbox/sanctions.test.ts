@@ -10,7 +10,13 @@ describe("bans", () => {
   test("ends_on = created_on + length; the ban stops being active when the clock passes it", async () => {
     const sb = await start();
     const created = await sb.call("POST", "/ban/", {
-      body: { user_id: ALICE, serverbundle_id: BUNDLE, length: 3600, reason: "spam", created_on: "2024-06-01T13:30:00+01:00" },
+      body: {
+        user_id: ALICE,
+        serverbundle_id: BUNDLE,
+        length: 3600,
+        reason: "spam",
+        created_on: "2024-06-01T13:30:00+01:00",
+      },
     });
     expect(created.status).toBe(200);
     expect(created.body).toMatchObject({
@@ -22,7 +28,8 @@ describe("bans", () => {
       creator: null,
       protests: [],
     });
-    const list = async () => Object.keys((await sb.call("GET", `/server/bundle/${BUNDLE}/ban`, { query: { active: "true" } })).body);
+    const list = async () =>
+      Object.keys((await sb.call("GET", `/server/bundle/${BUNDLE}/ban`, { query: { active: "true" } })).body);
     expect(await list()).toContain(ID.steamid64.alice);
     sb.clock.now = Date.UTC(2024, 5, 1, 13, 30);
     expect(await list()).not.toContain(ID.steamid64.alice);
@@ -59,7 +66,9 @@ describe("bans", () => {
     expect(unknown.status).toBe(404);
     expect(unknown.body.detail.code).toBe("not_found");
     expect((await sb.call("POST", "/ban/", { body: { reason: "no user" } })).status).toBe(422);
-    expect((await sb.call("POST", "/ban/", { body: { user_id: ALICE, length: "a week" } })).body.detail[0].loc).toEqual(["body", "length"]);
+    expect((await sb.call("POST", "/ban/", { body: { user_id: ALICE, length: "a week" } })).body.detail[0].loc).toEqual(
+      ["body", "length"],
+    );
   });
 
   test("unban with a bundle lifts that bundle's and global bans; without one, all", async () => {
@@ -70,7 +79,11 @@ describe("bans", () => {
     const reply = await sb.call("PATCH", `/user/${BOB}/ban`, { query: { serverbundle_id: BUNDLE } });
     expect(reply.status).toBe(200);
     const status = (id: string) => sb.state.bans.get(id)!.status;
-    expect([status(ID.bans.bob_active), status(global.id), status(elsewhere.id)]).toEqual(["UNBANNED", "UNBANNED", "ACTIVE"]);
+    expect([status(ID.bans.bob_active), status(global.id), status(elsewhere.id)]).toEqual([
+      "UNBANNED",
+      "UNBANNED",
+      "ACTIVE",
+    ]);
     await sb.call("PATCH", `/user/${BOB}/ban`);
     expect(status(elsewhere.id)).toBe("UNBANNED");
     expect((await sb.call("PATCH", `/user/${UNKNOWN}/ban`)).status).toBe(404);
@@ -89,7 +102,10 @@ describe("morph_user_id", () => {
     });
     // A moderator membership grants ban_edit in the bundle.
     sb.state.addMembership({ user_id: ALICE, group_id: ID.groups.moderator, serverbundle_id: BUNDLE });
-    const allowed = await sb.call("POST", "/ban/", { query: { morph_user_id: ALICE }, body: { user_id: BOB, serverbundle_id: BUNDLE } });
+    const allowed = await sb.call("POST", "/ban/", {
+      query: { morph_user_id: ALICE },
+      body: { user_id: BOB, serverbundle_id: BUNDLE },
+    });
     expect(allowed.body.creator.id).toBe(ALICE);
   });
 
@@ -100,19 +116,37 @@ describe("morph_user_id", () => {
       body: { group_id: ID.groups.vip, serverbundle_id: BUNDLE },
     });
     expect(asCarol.status).toBe(200);
-    const asAlice = await sb.call("DELETE", `/user/${BOB}/membership`, { query: { morph_user_id: ALICE, serverbundle_id: BUNDLE } });
+    const asAlice = await sb.call("DELETE", `/user/${BOB}/membership`, {
+      query: { morph_user_id: ALICE, serverbundle_id: BUNDLE },
+    });
     expect(asAlice.body.detail.detail.properties).toEqual(["membership_edit"]);
     const ghost = await sb.call("PATCH", `/user/${BOB}/ban`, { query: { morph_user_id: UNKNOWN } });
     expect(ghost.status).toBe(404);
-    expect((await sb.call("POST", "/warning/", { query: { morph_user_id: ALICE }, body: { user_id: BOB, serverbundle_id: BUNDLE } })).status).toBe(403);
+    expect(
+      (
+        await sb.call("POST", "/warning/", {
+          query: { morph_user_id: ALICE },
+          body: { user_id: BOB, serverbundle_id: BUNDLE },
+        })
+      ).status,
+    ).toBe(403);
   });
 });
 
 describe("warnings", () => {
   test("created with the morph user as creator; active until the TTL passes or it is disabled", async () => {
     const sb = await start();
-    const w = await sb.call("POST", "/warning/", { query: { morph_user_id: CAROL }, body: { user_id: BOB, serverbundle_id: BUNDLE, reason: "rude" } });
-    expect(w.body).toMatchObject({ reason: "rude", active: true, disabled: false, creator: { id: CAROL }, user: { id: BOB } });
+    const w = await sb.call("POST", "/warning/", {
+      query: { morph_user_id: CAROL },
+      body: { user_id: BOB, serverbundle_id: BUNDLE, reason: "rude" },
+    });
+    expect(w.body).toMatchObject({
+      reason: "rude",
+      active: true,
+      disabled: false,
+      creator: { id: CAROL },
+      user: { id: BOB },
+    });
     sb.clock.now += 31 * DAY;
     expect((await sb.call("GET", `/warning/${w.body.id}`)).body.active).toBe(false);
     sb.state.setWarningPolicy({ ttlDays: 60 });
@@ -120,13 +154,17 @@ describe("warnings", () => {
     await sb.call("PATCH", `/warning/${w.body.id}/toggle`);
     expect((await sb.call("GET", `/warning/${w.body.id}`)).body).toMatchObject({ active: false, disabled: true });
     expect((await sb.call("GET", `/warning/${UNKNOWN}`)).status).toBe(404);
-    expect((await sb.call("POST", "/warning/", { body: { user_id: BOB } })).body.detail[0].loc).toEqual(["body", "serverbundle_id"]);
+    expect((await sb.call("POST", "/warning/", { body: { user_id: BOB } })).body.detail[0].loc).toEqual([
+      "body",
+      "serverbundle_id",
+    ]);
   });
 
   test("with auto-ban on, reaching the threshold of active warnings makes the service ban the user", async () => {
     const sb = await start();
     sb.state.setWarningPolicy({ autoBan: { threshold: 2, lengthMinutes: 60 } });
-    const warn = () => sb.call("POST", "/warning/", { body: { user_id: ALICE, serverbundle_id: BUNDLE, reason: "again" } });
+    const warn = () =>
+      sb.call("POST", "/warning/", { body: { user_id: ALICE, serverbundle_id: BUNDLE, reason: "again" } });
     expect((await warn()).status).toBe(200); // the seeded "Mic spam" + this = 2
     const bans = await sb.call("GET", `/server/bundle/${BUNDLE}/ban`, { query: { active: "true" } });
     expect(bans.body[ID.steamid64.alice]).toHaveLength(1);
@@ -145,15 +183,36 @@ describe("warnings", () => {
 describe("pagination", () => {
   test("1-based page, default size 50, total before slicing, created_on desc with sort_desc", async () => {
     const sb = await start();
-    for (let i = 1; i <= 60; i++) sb.state.addWarning({ user_id: BOB, serverbundle_id: BUNDLE, reason: `w${i}`, created_on: sb.clock.now + i * 1000 });
-    const first = await sb.call("GET", "/warning/", { query: { user_id: BOB, sort_by: "created_on", sort_desc: "true" } });
+    for (let i = 1; i <= 60; i++)
+      sb.state.addWarning({
+        user_id: BOB,
+        serverbundle_id: BUNDLE,
+        reason: `w${i}`,
+        created_on: sb.clock.now + i * 1000,
+      });
+    const first = await sb.call("GET", "/warning/", {
+      query: { user_id: BOB, sort_by: "created_on", sort_desc: "true" },
+    });
     expect(first.body).toMatchObject({ total: 60, page: 1, size: 50 });
     expect(first.body.items).toHaveLength(50);
     expect(first.body.items[0].reason).toBe("w60");
-    const second = await sb.call("GET", "/warning/", { query: { user_id: BOB, sort_desc: "true", page: "2", size: "25" } });
+    const second = await sb.call("GET", "/warning/", {
+      query: { user_id: BOB, sort_desc: "true", page: "2", size: "25" },
+    });
     expect(second.body.items.map((w: any) => w.reason).slice(0, 2)).toEqual(["w35", "w34"]);
     const asc = await sb.call("GET", "/warning/", { query: { user_id: BOB, page: "3", size: "25" } });
-    expect(asc.body.items.map((w: any) => w.reason)).toEqual(["w51", "w52", "w53", "w54", "w55", "w56", "w57", "w58", "w59", "w60"]);
+    expect(asc.body.items.map((w: any) => w.reason)).toEqual([
+      "w51",
+      "w52",
+      "w53",
+      "w54",
+      "w55",
+      "w56",
+      "w57",
+      "w58",
+      "w59",
+      "w60",
+    ]);
     const bad = await sb.call("GET", "/warning/", { query: { page: "0" } });
     expect(bad.body.detail[0]).toMatchObject({ loc: ["query", "page"], type: "value_error.number.not_ge" });
   });

@@ -99,3 +99,11 @@ test("a sandbox on a fixed port answers on it", async () => {
     await sb.stop();
   }
 });
+
+test("the handler is web-standard: it answers a Request directly, without a listening server", async () => {
+  const { createSandboxHandler, createSandboxState } = await import("../../lib/sandbox/index.ts");
+  const handle = createSandboxHandler(createSandboxState("empty"), undefined, { basePath: "/v1", key: "k" });
+  const res = await handle(new Request("http://vyhub.test/v1/group/", { headers: { authorization: "Bearer k" } }));
+  expect(res.status).toBe(200);
+  expect(await res.json()).toEqual([]);
+});

@@ -48,6 +48,9 @@ export const MAX_COMMAND_BYTES: Record<SourceRconDialect, number> = { source: 40
  * already have run (kick, give reward, add group), and running it twice is worse than reporting it. Commands
  * still queued are sent after the reconnect. A command that times out after being sent resets the
  * connection, so its late reply can't be taken for the next command's.
+ *
+ * States: "connecting" (with the last error while retrying), "connected", and "closed" only when it stopped
+ * trying: close() was called, or the password was rejected (sends then fail at once until authRetryMs passed).
  */
 export class SourceRcon implements Transport {
   readonly target: string;

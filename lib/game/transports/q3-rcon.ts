@@ -28,7 +28,7 @@ const MAX_REQUEST_BYTES = 1023;
  * `\xff\xff\xff\xffprint\n<text>` datagrams (the server flushes its ~1 KB redirect buffer as it fills).
  * Nothing correlates replies with requests, so commands run one at a time and a reply is whatever arrives
  * from the server's port until a quiet period. A reply arriving after its command timed out could be taken for
- * the next command's; ioq3 answers within one server frame, so this needs a timeout far below that.
+ * the next command's; ioq3 answers within one server frame, so only an unreasonably short timeout risks it.
  * There is no connection: "connected" means the local socket is bound.
  */
 export class Q3Rcon implements Transport {

@@ -20,7 +20,14 @@ const build = (args: string[]) => {
   const r = Bun.spawnSync([process.execPath, "build", ...args], { cwd: root, stdout: "ignore", stderr: "inherit" });
   if (r.exitCode !== 0) throw new Error(`build failed: ${args.join(" ")}`);
 };
-const flags = ["--compile", "--bytecode", "--format=esm", "--minify", "--no-compile-autoload-dotenv", "--no-compile-autoload-bunfig"];
+const flags = [
+  "--compile",
+  "--bytecode",
+  "--format=esm",
+  "--minify",
+  "--no-compile-autoload-dotenv",
+  "--no-compile-autoload-bunfig",
+];
 build([...flags, "cli/main.ts", "--outfile", join(work, "hub-agent")]);
 build([...flags, "bench/bare.ts", "--outfile", join(work, "bare")]);
 

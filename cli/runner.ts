@@ -1,4 +1,5 @@
 import type { ArgsDef, CommandDef } from "citty";
+import { stripVTControlCharacters as stripAnsi } from "node:util";
 import { CliError, EXIT } from "./exit.ts";
 
 type AnyCommand = CommandDef<ArgsDef>;
@@ -129,4 +130,3 @@ async function report(e: unknown, json: boolean): Promise<number> {
 }
 
 const isCittyUsage = (e: unknown) => (e as { name?: string })?.name === "CLIError";
-const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, "");

@@ -21,8 +21,10 @@ export function parseTomlSubset(text: string): Record<string, unknown> {
       const c = text[i];
       if (c === " " || c === "\t" || c === "\r") i++;
       else if (c === "#") while (i < text.length && text[i] !== "\n") i++;
-      else if (c === "\n" && newlines) (i++, line++);
-      else return;
+      else if (c === "\n" && newlines) {
+        i++;
+        line++;
+      } else return;
     }
   };
   const key = (): string[] => {
@@ -50,8 +52,10 @@ export function parseTomlSubset(text: string): Record<string, unknown> {
       if (q === '"' && text[i] === "\\") {
         const e = text[++i];
         const simple: Record<string, string> = { n: "\n", t: "\t", r: "\r", '"': '"', "\\": "\\", b: "\b", f: "\f" };
-        if (e && simple[e] !== undefined) ((out += simple[e]), i++);
-        else if (e === "u" || e === "U") {
+        if (e && simple[e] !== undefined) {
+          out += simple[e];
+          i++;
+        } else if (e === "u" || e === "U") {
           const len = e === "u" ? 4 : 8;
           out += String.fromCodePoint(parseInt(text.slice(i + 1, i + 1 + len), 16));
           i += 1 + len;

@@ -1,0 +1,71 @@
+import type { Clock } from "./clock.ts";
+import type { Logger } from "./log.ts";
+
+export interface JobOptions {
+  /** Run once right away instead of after the first interval. */
+  immediate?: boolean;
+}
+
+/**
+ * Periodic jobs on an injected clock. A job never overlaps itself (the next wait starts when a run ends),
+ * each wait gets a small random jitter so many agents do not hit the service in lockstep, and stop() waits for
+ * runs in flight so their writes complete.
+ */
+export class Scheduler {
+  private abort = new AbortController();
+  private running = new Set<Promise<void>>();
+  private loops: Promise<void>[] = [];
+
+  constructor(
+    private clock: Clock,
+    private logger: Logger,
+    /** Fraction of the interval added at random to each wait (0 in tests for exact cadence). */
+    private jitter = 0.02,
+    private random: () => number = Math.random,
+  ) {}
+
+  every(name: string, intervalMs: number, job: () => Promise<void>, opts: JobOptions = {}): void {
+    const signal = this.abort.signal;
+    const loop = async () => {
+      let first = true;
+      while (!signal.aborted) {
+        if (!(first && opts.immediate)) {
+          try {
+            await this.clock.sleep(intervalMs * (1 + this.jitter * this.random()), signal);
+          } catch {
+            return; // stopped
+          }
+        }
+        first = false;
+        await this.run(name, job);
+      }
+    };
+    this.loops.push(loop());
+  }
+
+  /** Runs a job once now (tracked, so stop() waits for it); errors are logged, never thrown. */
+  async run(name: string, job: () => Promise<void>): Promise<void> {
+    const p = job().catch((e: unknown) => this.logger.error(`${name} failed: ${(e as Error)?.message ?? e}`));
+    this.running.add(p);
+    try {
+      await p;
+    } finally {
+      this.running.delete(p);
+    }
+  }
+
+  get stopped(): boolean {
+    return this.abort.signal.aborted;
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  /** Stops every timer and waits for the runs in flight. */
+  async stop(): Promise<void> {
+    this.abort.abort(new Error("scheduler stopped"));
+    await Promise.all(this.running);
+    await Promise.all(this.loops);
+  }
+}

@@ -1,0 +1,190 @@
+import type { Config } from "./config/index.ts";
+import { ServerSchema, describeError, type Api, type Server } from "./api/client.ts";
+import type { Store } from "./store/index.ts";
+import type { BridgeEvent, GameBridge, GamePlayer } from "./game/bridge.ts";
+import type { Clock } from "./clock.ts";
+import type { Logger } from "./log.ts";
+import { EventBus } from "./events.ts";
+import { Scheduler } from "./scheduler.ts";
+import { Users } from "./features/users.ts";
+import { statusBody } from "./features/status.ts";
+
+/** Rule 2: a cached server record is usable offline for one week. */
+export const SERVER_CACHE_MAX_AGE_MS = 7 * 24 * 3600_000;
+
+export interface AgentDeps {
+  config: Config;
+  api: Api;
+  store: Store;
+  bridge: GameBridge;
+  clock: Clock;
+  logger: Logger;
+  /** Fraction of each interval added at random (default 0.02; tests use 0). */
+  jitter?: number;
+}
+
+interface Job {
+  name: string;
+  run: () => Promise<void>;
+}
+
+/**
+ * The composition root of `hub-agent run`: the startup order of rules 1–4, then every timer and event listener.
+ * Features are plain functions of what they are given; this file only wires them.
+ */
+export class Agent {
+  readonly events: EventBus;
+  readonly scheduler: Scheduler;
+  readonly users: Users;
+  /** Online players by normalised id. */
+  readonly players = new Map<string, GamePlayer>();
+  server?: Server;
+  private jobs: Job[] = [];
+  private unsubscribe?: () => void;
+  private log: Logger;
+
+  constructor(private deps: AgentDeps) {
+    this.log = deps.logger.withTag("agent");
+    this.events = new EventBus(deps.logger.withTag("events"));
+    this.scheduler = new Scheduler(deps.clock, deps.logger.withTag("scheduler"), deps.jitter);
+    this.users = new Users(deps.api, deps.bridge.userType, deps.logger.withTag("users"));
+  }
+
+  get bundleId(): string {
+    return this.server?.serverbundle?.id ?? this.server?.serverbundle_id ?? "";
+  }
+
+  /** Resolves once hub_ready has been emitted and every timer runs; waits (retrying) while the service is down and no fresh cache exists. */
+  async start(): Promise<void> {
+    await this.events.emit("hub_loading_start", {});
+    await this.events.emit("hub_loading_finish", {});
+    const source = await this.loadServer();
+    if (!source) return; // stopped while waiting for the service
+    await this.events.emit("hub_ready", { server: this.server as Server, source });
+    this.startFeatures();
+  }
+
+  /** Rules 1–3: the live record, else a cache at most a week old, else keep trying every minute. */
+  private async loadServer(): Promise<"api" | "cache" | undefined> {
+    const { api, config, clock, store } = this.deps;
+    const cache = store.cache("server", ServerSchema);
+    const retryMs = config.intervals.user_retry * 1000;
+    for (let attempt = 1; !this.scheduler.stopped; attempt++) {
+      const res = await api.getServer(config.api.server_id);
+      if (res.ok) {
+        await this.useLiveRecord(res.value);
+        return "api";
+      }
+      const reason = describeError(res.error);
+      const cached = await cache.get();
+      if (cached && clock.now() - cached.savedAt <= SERVER_CACHE_MAX_AGE_MS) {
+        this.server = cached.data;
+        const hours = Math.round((clock.now() - cached.savedAt) / 3600_000);
+        this.log.warn(`service unreachable (${reason}); using the server record cached ${hours} h ago`);
+        await this.events.emit("hub_api_failed", { reason, cached_at: cached.savedAt });
+        this.refetchInBackground();
+        return "cache";
+      }
+      const why = cached ? "the cached server record is older than a week" : "there is no cached server record yet";
+      this.log.error(`service unreachable (${reason}) and ${why}: retrying every ${retryMs / 1000} s`, { attempt });
+      try {
+        await clock.sleep(retryMs, this.scheduler.signal);
+      } catch {
+        return undefined;
+      }
+    }
+    return undefined;
+  }
+
+  private async useLiveRecord(server: Server) {
+    this.server = server;
+    await this.deps.store.cache("server", ServerSchema).set(server);
+    await this.events.emit("hub_api_ready", { server });
+  }
+
+  /** After falling back to the cache, keep trying the live record until it answers. */
+  private refetchInBackground() {
+    const { api, config, clock } = this.deps;
+    const loop = async () => {
+      for (;;) {
+        try {
+          await clock.sleep(config.intervals.user_retry * 1000, this.scheduler.signal);
+        } catch {
+          return;
+        }
+        const res = await api.getServer(config.api.server_id);
+        if (res.ok) {
+          this.log.info("service reachable again; server record refreshed");
+          return this.useLiveRecord(res.value);
+        }
+      }
+    };
+    void this.scheduler.run("server-refetch", loop);
+  }
+
+  /** Registers a periodic job at `seconds`; `immediate` also runs it at hub_ready. */
+  job(name: string, seconds: number, run: () => Promise<void>, immediate = false): void {
+    this.jobs.push({ name, run });
+    this.scheduler.every(name, seconds * 1000, run, { immediate });
+  }
+
+  private startFeatures() {
+    const { config, bridge } = this.deps;
+    this.unsubscribe = bridge.on((e) => void this.onBridgeEvent(e));
+    this.events.on("hub_ply_connected", ({ player }) => this.initialize(player));
+
+    this.job("status", config.intervals.status, () => this.sendStatus(), true);
+    this.job("user-retry", config.intervals.user_retry, () => this.retryUsers());
+    // Players already online when the agent starts count as connecting now.
+    void this.scheduler.run("initial-players", async () => {
+      const status = await bridge.status();
+      for (const p of status.players) if (!this.players.has(p.id)) await this.connect(p);
+    });
+  }
+
+  private async onBridgeEvent(e: BridgeEvent) {
+    if (e.type === "player_connect") await this.connect(e.player);
+    else if (e.type === "player_disconnect") {
+      this.players.delete(e.player.id);
+      this.users.forget(e.player.id);
+    }
+  }
+
+  private async connect(player: GamePlayer) {
+    this.players.set(player.id, player);
+    await this.events.emit("hub_ply_connected", { player });
+  }
+
+  /** Rule 6: look the user up (create on 404); on other failures the user-retry job tries again. */
+  private async initialize(player: GamePlayer) {
+    const user = await this.users.ensure(player);
+    if (user && this.players.has(player.id)) await this.events.emit("hub_ply_initialized", { player, user });
+  }
+
+  private async retryUsers() {
+    for (const [id, player] of this.users.pending) {
+      if (this.players.has(id)) await this.initialize(player);
+      else this.users.forget(id);
+    }
+  }
+
+  async sendStatus(): Promise<void> {
+    const { api, bridge, config } = this.deps;
+    const body = statusBody(await bridge.status(), this.users, config.game.map);
+    const res = await api.patchServer(config.api.server_id, body);
+    if (res.ok) this.log.debug("status sent", { players: body.users_current });
+    else this.log.warn(`status not accepted: ${describeError(res.error)}`);
+  }
+
+  /** `run --once`: one round of every periodic job, in registration order. */
+  async runOnce(): Promise<void> {
+    for (const job of this.jobs) await this.scheduler.run(job.name, job.run);
+  }
+
+  /** Stops timers, waits for runs and event handlers in flight, and stops listening to the game. */
+  async stop(): Promise<void> {
+    await this.scheduler.stop();
+    this.unsubscribe?.();
+    await this.events.idle();
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * What features see of the game (design principle 5): events in, actions out. A concrete bridge composes a
+ * transport (RCON, console stdin, …), event sources (process output, log tail, player-list polling) and a
+ * preset (regexes, command templates, escaping). Features never see which.
+ */
+
+/** A player as the game knows them. `id` is normalised for the service (SteamID64, Minecraft UUID with dashes, …). */
+export interface GamePlayer {
+  id: string;
+  name: string;
+  /** Free per-game data reported with the status (score, deaths, ping, …). */
+  extra?: Record<string, unknown>;
+  /** The game's own handle when it differs from `id` (srcds userid, Quake client slot). */
+  slot?: string;
+}
+
+export type BridgeEvent =
+  | { type: "ready" }
+  | { type: "down"; reason: string }
+  | { type: "player_connect"; player: GamePlayer }
+  | { type: "player_disconnect"; player: GamePlayer; reason?: string }
+  | { type: "player_spawn"; player: GamePlayer }
+  | { type: "player_death"; player: GamePlayer; killer?: GamePlayer }
+  /** A chat line starting with the command prefix, split into the command and its arguments. */
+  | { type: "chat_command"; player: GamePlayer; command: string; args: string[] }
+  /** A group change made in the game (not by the agent), e.g. an admin's `ulx adduserid`. */
+  | { type: "group_change"; player: GamePlayer; group: string; op: "add" | "remove"; seconds?: number; by?: GamePlayer }
+  /** A line an operator typed into the wrapped server console. */
+  | { type: "operator_input"; line: string };
+
+export type BridgeEventType = BridgeEvent["type"];
+export type BridgeEventOf<T extends BridgeEventType> = Extract<BridgeEvent, { type: T }>;
+
+export interface GameStatus {
+  players: GamePlayer[];
+  maxPlayers: number;
+  /** Undefined when the game cannot tell; the agent then reports `game.map` from the config. */
+  map?: string;
+}
+
+export interface GameBridge {
+  /** The service's user type for this game's ids (STEAM, MINECRAFT, …). */
+  readonly userType: string;
+  readonly caps: {
+    /** Which events this bridge can report. */
+    events: ReadonlySet<BridgeEventType>;
+    /** Whether a player can hold several groups at once (else the highest permission level wins). */
+    multiGroup: boolean;
+    privateMessage: boolean;
+  };
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Subscribes to events; returns the unsubscribe function. */
+  on(fn: (e: BridgeEvent) => void): () => void;
+  status(): Promise<GameStatus>;
+  kick(player: GamePlayer, reason: string): Promise<void>;
+  /** A message to one player, or to everyone with null. Text may hold line breaks. */
+  message(player: GamePlayer | null, text: string): Promise<void>;
+  /** Adds or removes an in-game group; `seconds` for a temporary one where the game supports it. */
+  setGroup(player: GamePlayer, group: string, op: "add" | "remove", seconds?: number): Promise<void>;
+  /** Runs one raw console command (reward commands); values inside must already be escaped. */
+  exec(command: string): Promise<string>;
+  /** Escapes a value (a nick, a reason) so that it stays one argument of one command on this console. */
+  escape(value: string): string;
+}

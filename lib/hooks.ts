@@ -1,0 +1,46 @@
+import { spawn } from "node:child_process";
+import { HUB_EVENTS, type EventBus, type HubEventName } from "./events.ts";
+import type { Logger } from "./log.ts";
+
+/** Splits a configured command line into argv (quotes group words). No shell ever sees it. */
+export function splitCommand(line: string): string[] {
+  const argv: string[] = [];
+  const re = /"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+)/g;
+  for (const m of line.matchAll(re))
+    argv.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : (m[2] ?? m[3] ?? ""));
+  return argv;
+}
+
+/**
+ * `[hooks] <event> = "<command>"`: runs the command when the event happens, with the event's data as JSON on
+ * stdin. Game data only ever travels on stdin, never into the command line.
+ */
+export function attachHooks(events: EventBus, hooks: Record<string, string>, logger: Logger, timeoutMs = 30_000) {
+  for (const [name, line] of Object.entries(hooks)) {
+    if (!HUB_EVENTS.includes(name as HubEventName)) {
+      logger.warn(`[hooks] ${name} is not an event: use one of ${HUB_EVENTS.join(", ")}`);
+      continue;
+    }
+    const [cmd, ...args] = splitCommand(line);
+    if (!cmd) continue;
+    events.on(name as HubEventName, (data) => runHook(cmd, args, { event: name, ...data }, logger, timeoutMs));
+  }
+}
+
+function runHook(cmd: string, args: string[], data: unknown, logger: Logger, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: ["pipe", "ignore", "pipe"], timeout: timeoutMs });
+    let stderr = "";
+    child.stderr?.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
+    child.on("error", (e) => {
+      logger.warn(`hook ${cmd} could not start: ${e.message}`);
+      resolve();
+    });
+    child.on("close", (code) => {
+      if (code !== 0) logger.warn(`hook ${cmd} exited ${code}${stderr ? `: ${stderr.trim()}` : ""}`);
+      resolve();
+    });
+    child.stdin?.on("error", () => {}); // a hook that ignores stdin must not crash the agent
+    child.stdin?.end(JSON.stringify(data) + "\n");
+  });
+}

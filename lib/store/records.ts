@@ -21,25 +21,26 @@ export interface QuarantineRecord {
   at: number;
 }
 
+type Verdict<T> = { ok: true; value: T } | { ok: false; reason: string };
 /** Validates a parsed record; returns the value or a reason it is unusable. */
-export type Check<T> = (value: unknown) => { ok: true; value: T } | { ok: false; reason: string };
+export type Check<T> = (value: unknown) => Verdict<T> | Promise<Verdict<T>>;
 
 /** A Check from a valibot schema, plus an optional extra rule (e.g. the id must match the key). */
 export function schemaCheck<T>(
   schema: v.GenericSchema<unknown, T>,
-  extra?: (value: T) => string | undefined,
+  extra?: (value: T) => string | undefined | Promise<string | undefined>,
 ): Check<T> {
-  return (input) => {
+  return async (input) => {
     const result = v.safeParse(schema, input);
     if (!result.success) return { ok: false, reason: v.summarize(result.issues) };
-    const problem = extra?.(result.output);
+    const problem = await extra?.(result.output);
     return problem ? { ok: false, reason: problem } : { ok: true, value: result.output };
   };
 }
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
-function decode<T>(bytes: Uint8Array, check: Check<T>): ReturnType<Check<T>> {
+async function decode<T>(bytes: Uint8Array, check: Check<T>): Promise<Verdict<T>> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(decoder.decode(bytes));
@@ -95,7 +96,7 @@ export function createRecords(storage: Storage, dir: string, logger: Logger, clo
       throw e;
     }
     const moved = await readFile(dest);
-    if (!sameBytes(moved, seen) && decode(moved, check).ok) {
+    if (!sameBytes(moved, seen) && (await decode(moved, check)).ok) {
       // link() does not overwrite, so a version written after our rename wins over this one.
       await link(dest, src).catch(async (e) => {
         if (code(e) !== "EEXIST") await rename(dest, src); // filesystems without hard links
@@ -114,7 +115,7 @@ export function createRecords(storage: Storage, dir: string, logger: Logger, clo
       for (let attempt = 0; attempt < 3; attempt++) {
         const bytes = await readBytes(key);
         if (!bytes) return undefined;
-        const result = decode(bytes, check);
+        const result = await decode(bytes, check);
         if (result.ok) return result.value;
         if ((await quarantine(key, bytes, result.reason, check)) !== "retry") return undefined;
       }
@@ -122,7 +123,7 @@ export function createRecords(storage: Storage, dir: string, logger: Logger, clo
     },
     async write<T>(key: string, record: unknown, check: Check<T>) {
       const text = JSON.stringify(record);
-      const result = check(JSON.parse(text));
+      const result = await check(JSON.parse(text));
       if (!result.ok) throw new Error(`store: refusing to write invalid record ${key}: ${result.reason}`);
       await storage.setItemRaw(key, text);
     },

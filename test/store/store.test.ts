@@ -211,8 +211,8 @@ describe("quarantine", () => {
     let raced = false;
     // The check runs between our read and the quarantine move; simulate another process's atomic write there.
     const base = schemaCheck(Rec);
-    const racingCheck: typeof base = (value) => {
-      const result = base(value);
+    const racingCheck: typeof base = async (value) => {
+      const result = await base(value);
       if (!result.ok && !raced) {
         raced = true;
         writeFileSync(join(dir, "k.new"), JSON.stringify({ n: 7 }));

@@ -1,0 +1,448 @@
+/**
+ * A simulated game: scripted players, every action recorded. Tests of every feature drive it with a ManualClock;
+ * `hub-agent demo` runs `demoScript()` on the real clock and prints what the sim logs.
+ */
+import { systemClock, type Clock } from "../clock.ts";
+import { silentLogger, type Logger } from "../log.ts";
+import type { BridgeEvent, BridgeEventType, GameBridge, GamePlayer, GameStatus } from "./bridge.ts";
+
+export const ALL_EVENT_TYPES: readonly BridgeEventType[] = [
+  "ready",
+  "down",
+  "player_connect",
+  "player_disconnect",
+  "player_spawn",
+  "player_death",
+  "chat_command",
+  "group_change",
+  "operator_input",
+];
+
+export type SimActionType = "kick" | "message" | "broadcast" | "set_group" | "exec";
+
+/** What the agent did to the game. */
+export interface SimAction {
+  type: SimActionType;
+  at: number;
+  player?: string;
+  /** Kick reason or message text. */
+  text?: string;
+  group?: string;
+  op?: "add" | "remove";
+  seconds?: number;
+  command?: string;
+}
+
+/** Calls that `fail()` can make reject; `message(null, …)` counts as "broadcast". */
+export type SimFailable = SimActionType | "status";
+
+export interface SimGameOptions {
+  userType?: string;
+  multiGroup?: boolean;
+  privateMessage?: boolean;
+  maxPlayers?: number;
+  /** `undefined` simulates a game that cannot tell its map. */
+  map?: string | undefined;
+  /** Which events the sim reports (its caps); others are never emitted. */
+  events?: readonly BridgeEventType[];
+  commandPrefix?: string;
+  /** The console's answer to `exec` (default ""). */
+  execReply?: string | ((command: string) => string);
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export class SimGame implements GameBridge {
+  readonly userType: string;
+  readonly caps: GameBridge["caps"];
+  readonly maxPlayers: number;
+  readonly commandPrefix: string;
+  map: string | undefined;
+  /** Every successful action, oldest first. */
+  actions: SimAction[] = [];
+  execReply: string | ((command: string) => string);
+
+  private players = new Map<string, GamePlayer>();
+  private groups = new Map<string, string[]>();
+  private listeners = new Set<(e: BridgeEvent) => void>();
+  private failures = new Map<SimFailable, { times: number; error: Error }>();
+  private downReason: string | undefined;
+  private clock: Clock;
+  private log: Logger;
+
+  constructor(o: SimGameOptions = {}) {
+    this.userType = o.userType ?? "STEAM";
+    this.caps = {
+      events: new Set(o.events ?? ALL_EVENT_TYPES),
+      multiGroup: o.multiGroup ?? false,
+      privateMessage: o.privateMessage ?? true,
+    };
+    this.maxPlayers = o.maxPlayers ?? 24;
+    this.map = "map" in o ? o.map : "sim_island";
+    this.commandPrefix = o.commandPrefix ?? "!";
+    this.execReply = o.execReply ?? "";
+    this.clock = o.clock ?? systemClock;
+    this.log = (o.logger ?? silentLogger).withTag("sim");
+  }
+
+  // ── GameBridge ──────────────────────────────────────────────────────────────
+
+  start(): Promise<void> {
+    this.emit({ type: "ready" });
+    return Promise.resolve();
+  }
+
+  stop(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  on(fn: (e: BridgeEvent) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  async status(): Promise<GameStatus> {
+    this.check("status");
+    return { players: this.online(), maxPlayers: this.maxPlayers, map: this.map };
+  }
+
+  async kick(player: GamePlayer, reason: string): Promise<void> {
+    this.check("kick");
+    this.record({ type: "kick", player: player.id, text: reason });
+    this.log.info(`${player.name} was kicked: ${reason}`, { id: player.id });
+    const online = this.players.get(player.id);
+    if (!online) return;
+    this.players.delete(player.id);
+    this.emit({ type: "player_disconnect", player: online, reason: "kicked" });
+  }
+
+  async message(player: GamePlayer | null, text: string): Promise<void> {
+    if (player) {
+      this.check("message");
+      this.record({ type: "message", player: player.id, text });
+      this.log.info(`to ${player.name}: ${text}`, { id: player.id });
+    } else {
+      this.check("broadcast");
+      this.record({ type: "broadcast", text });
+      this.log.info(`to everyone: ${text}`);
+    }
+  }
+
+  async setGroup(player: GamePlayer, group: string, op: "add" | "remove", seconds?: number): Promise<void> {
+    this.check("set_group");
+    this.record({ type: "set_group", player: player.id, group, op, ...(seconds !== undefined ? { seconds } : {}) });
+    this.applyGroup(player.id, group, op);
+    const how = seconds !== undefined ? ` for ${seconds} s` : "";
+    this.log.info(`${player.name}: group ${group} ${op === "add" ? "added" : "removed"}${how}`, { id: player.id });
+  }
+
+  async exec(command: string): Promise<string> {
+    this.check("exec");
+    this.record({ type: "exec", command });
+    this.log.info(`console: ${command}`);
+    return typeof this.execReply === "function" ? this.execReply(command) : this.execReply;
+  }
+
+  /** One JSON-style double-quoted token: `"`, `\`, control characters and line separators are escaped. */
+  escape(value: string): string {
+    return simEscape(value);
+  }
+
+  // ── Test controls ──────────────────────────────────────────────────────────
+
+  join(player: GamePlayer): GamePlayer {
+    if (this.players.has(player.id)) throw new Error(`sim: ${player.id} is already online`);
+    if (this.players.size >= this.maxPlayers) throw new Error(`sim: server full (${this.maxPlayers})`);
+    const p = { ...player };
+    this.players.set(p.id, p);
+    this.log.info(`${p.name} joined`, { id: p.id });
+    this.emit({ type: "player_connect", player: p });
+    return p;
+  }
+
+  leave(id: string, reason?: string): void {
+    const player = this.player(id);
+    this.players.delete(id);
+    this.log.info(`${player.name} left${reason ? ` (${reason})` : ""}`, { id });
+    this.emit({ type: "player_disconnect", player, ...(reason !== undefined ? { reason } : {}) });
+  }
+
+  spawn(id: string): void {
+    const player = this.player(id);
+    this.log.info(`${player.name} spawned`, { id });
+    this.emit({ type: "player_spawn", player });
+  }
+
+  death(id: string, killerId?: string): void {
+    const player = this.player(id);
+    const killer = killerId !== undefined ? this.player(killerId) : undefined;
+    this.log.info(killer ? `${killer.name} killed ${player.name}` : `${player.name} died`, { id });
+    this.emit({ type: "player_death", player, ...(killer ? { killer } : {}) });
+  }
+
+  /** A chat line; only lines starting with the command prefix are reported (as `chat_command`). */
+  chat(id: string, text: string): void {
+    const player = this.player(id);
+    this.log.info(`${player.name}: ${text}`, { id });
+    const parsed = parseChatCommand(text, this.commandPrefix);
+    if (parsed) this.emit({ type: "chat_command", player, ...parsed });
+  }
+
+  /** A group change made in the game by an admin (not by the agent); the player may be offline. */
+  groupChange(id: string, group: string, op: "add" | "remove", o: { seconds?: number; byId?: string } = {}): void {
+    const player = this.players.get(id) ?? { id, name: id };
+    const by = o.byId !== undefined ? (this.players.get(o.byId) ?? { id: o.byId, name: o.byId }) : undefined;
+    this.applyGroup(id, group, op);
+    this.log.info(`in game: ${player.name} group ${group} ${op === "add" ? "added" : "removed"}`, { id });
+    this.emit({
+      type: "group_change",
+      player,
+      group,
+      op,
+      ...(o.seconds !== undefined ? { seconds: o.seconds } : {}),
+      ...(by ? { by } : {}),
+    });
+  }
+
+  operatorInput(line: string): void {
+    this.emit({ type: "operator_input", line });
+  }
+
+  setMap(map: string | undefined): void {
+    this.map = map;
+    this.log.info(`map changed to ${map ?? "(unknown)"}`);
+  }
+
+  /** Makes the next `times` calls of `action` reject with `error`. */
+  fail(action: SimFailable, times = 1, error: Error | string = `sim: ${action} failed`): void {
+    this.failures.set(action, { times, error: typeof error === "string" ? new Error(error) : error });
+  }
+
+  /** The game goes away: emits `down`; every action rejects until `up()`. */
+  down(reason = "sim: server stopped"): void {
+    this.downReason = reason;
+    this.log.warn(`game down: ${reason}`);
+    this.emit({ type: "down", reason });
+  }
+
+  up(): void {
+    this.downReason = undefined;
+    this.log.info("game up");
+    this.emit({ type: "ready" });
+  }
+
+  // ── Queries ────────────────────────────────────────────────────────────────
+
+  get isDown(): boolean {
+    return this.downReason !== undefined;
+  }
+
+  online(): GamePlayer[] {
+    return [...this.players.values()].map((p) => ({ ...p }));
+  }
+
+  isOnline(id: string): boolean {
+    return this.players.has(id);
+  }
+
+  /** The in-game groups of a player (online or not). */
+  groupsOf(id: string): string[] {
+    return [...(this.groups.get(id) ?? [])];
+  }
+
+  actionsOf<T extends SimActionType>(type: T): (SimAction & { type: T })[] {
+    return this.actions.filter((a): a is SimAction & { type: T } => a.type === type);
+  }
+
+  clearActions(): void {
+    this.actions = [];
+  }
+
+  // ── Internals ──────────────────────────────────────────────────────────────
+
+  private player(id: string): GamePlayer {
+    const p = this.players.get(id);
+    if (!p) throw new Error(`sim: ${id} is not online`);
+    return p;
+  }
+
+  private check(action: SimFailable): void {
+    if (this.downReason !== undefined) throw new Error(`sim: game is down (${this.downReason})`);
+    const f = this.failures.get(action);
+    if (!f) return;
+    if (--f.times <= 0) this.failures.delete(action);
+    throw f.error;
+  }
+
+  private record(a: Omit<SimAction, "at">): void {
+    this.actions.push({ ...a, at: this.clock.now() } as SimAction);
+  }
+
+  private applyGroup(id: string, group: string, op: "add" | "remove"): void {
+    const current = this.groups.get(id) ?? [];
+    let next: string[];
+    if (op === "remove") next = current.filter((g) => g !== group);
+    else if (!this.caps.multiGroup) next = [group];
+    else next = current.includes(group) ? current : [...current, group];
+    if (next.length) this.groups.set(id, next);
+    else this.groups.delete(id);
+  }
+
+  private emit(e: BridgeEvent): void {
+    if (!this.caps.events.has(e.type)) return;
+    for (const fn of this.listeners) {
+      try {
+        fn(e);
+      } catch (err) {
+        // One faulty listener must not stop the others or the sim's own state changes.
+        this.log.error("event listener threw", { event: e.type, error: String(err) });
+      }
+    }
+  }
+}
+
+// ── Console escaping and parsing ─────────────────────────────────────────────
+
+/** The sim console's escaping: JSON string syntax, plus DEL, C1 controls and U+2028/2029 as \u escapes. */
+export function simEscape(value: string): string {
+  return JSON.stringify(value).replace(
+    /[\u007f-\u009f\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/**
+ * Parses a sim console line the way a Source-like console would: commands separated by `;` or line breaks,
+ * arguments by whitespace, double-quoted arguments in JSON string syntax. Tests use it to prove that an escaped
+ * value stays one argument of one command.
+ */
+export function parseSimConsole(line: string): string[][] {
+  const commands: string[][] = [];
+  let args: string[] = [];
+  let i = 0;
+  const endCommand = () => {
+    if (args.length) commands.push(args);
+    args = [];
+  };
+  while (i < line.length) {
+    const c = line[i]!;
+    if (c === ";" || c === "\n" || c === "\r") {
+      endCommand();
+      i++;
+    } else if (/\s/.test(c)) {
+      i++;
+    } else if (c === '"') {
+      // JSON.parse rejects what the console would not take: raw control characters, bad escapes.
+      const m = /^"(?:[^"\\]|\\[^])*"/.exec(line.slice(i));
+      let arg: unknown;
+      try {
+        arg = m && JSON.parse(m[0]);
+      } catch {
+        arg = undefined;
+      }
+      if (!m || typeof arg !== "string") throw new Error(`sim console: bad quoted argument at ${i}`);
+      args.push(arg);
+      i += m[0].length;
+    } else {
+      const m = /^[^\s;"]+/.exec(line.slice(i))!;
+      args.push(m[0]);
+      i += m[0].length;
+    }
+  }
+  endCommand();
+  return commands;
+}
+
+/**
+ * Splits a chat line into a command (lower-cased, without the prefix) and its arguments. Double quotes keep
+ * an argument with spaces together; an unclosed quote runs to the end of the line. Undefined for plain chat.
+ */
+export function parseChatCommand(text: string, prefix: string): { command: string; args: string[] } | undefined {
+  if (!prefix || !text.startsWith(prefix)) return undefined;
+  const words: string[] = [];
+  for (const m of text.slice(prefix.length).matchAll(/"([^"]*)"?|(\S+)/g)) words.push(m[1] ?? m[2] ?? "");
+  const [command, ...args] = words;
+  if (!command) return undefined;
+  return { command: command.toLowerCase(), args };
+}
+
+// ── Scripted timelines (demo) ───────────────────────────────────────────────
+
+export interface SimStep {
+  /** Milliseconds from the start of the script. */
+  at: number;
+  do: (sim: SimGame) => void;
+}
+
+export interface SimScript {
+  steps: SimStep[];
+  /** With `loop`, the script restarts this long after its start. */
+  period: number;
+}
+
+/**
+ * Plays a script on the sim until it ends (or forever with `loop`), stopping quietly when `signal` aborts.
+ * A step that no longer fits (the agent kicked that player already) is skipped with a debug line.
+ */
+export async function runScript(
+  sim: SimGame,
+  script: SimScript,
+  o: { clock: Clock; signal?: AbortSignal; loop?: boolean; logger?: Logger },
+): Promise<void> {
+  const log = (o.logger ?? silentLogger).withTag("sim");
+  const steps = [...script.steps].sort((a, b) => a.at - b.at);
+  try {
+    do {
+      const start = o.clock.now();
+      for (const step of steps) {
+        await o.clock.sleep(start + step.at - o.clock.now(), o.signal);
+        try {
+          step.do(sim);
+        } catch (err) {
+          log.debug("script step skipped", { error: String(err) });
+        }
+      }
+      await o.clock.sleep(start + script.period - o.clock.now(), o.signal);
+    } while (o.loop);
+  } catch (err) {
+    if (o.signal?.aborted) return;
+    throw err;
+  }
+}
+
+/** The demo's players: Alice and Bob from the in-memory service's seed data, plus two unknown newcomers. */
+export const DEMO_PLAYERS = {
+  alice: { id: "76561198012345671", name: "Alice" },
+  bob: { id: "76561198087654322", name: "Bob" },
+  dave: { id: "76561198234567894", name: "Dave" },
+  erin: { id: "76561198345678905", name: "Erin" },
+} as const satisfies Record<string, GamePlayer>;
+
+/** About 20 s of players joining, chatting `!dashboard`, dying, respawning and leaving; loops cleanly. */
+export function demoScript(): SimScript {
+  const { alice, bob, dave, erin } = DEMO_PLAYERS;
+  const s = (at: number, fn: (sim: SimGame) => void): SimStep => ({ at, do: fn });
+  return {
+    period: 22_000,
+    steps: [
+      s(0, (sim) => sim.join({ ...alice, extra: { Score: 0, Deaths: 0 } })),
+      s(1_500, (sim) => sim.spawn(alice.id)),
+      s(2_500, (sim) => sim.join({ ...dave })),
+      s(3_500, (sim) => sim.spawn(dave.id)),
+      s(4_500, (sim) => sim.chat(alice.id, "!dashboard")),
+      s(6_000, (sim) => sim.join({ ...bob })),
+      s(7_500, (sim) => sim.death(dave.id, alice.id)),
+      s(8_500, (sim) => sim.join({ ...erin })),
+      s(9_000, (sim) => sim.spawn(dave.id)),
+      s(10_000, (sim) => sim.chat(erin.id, "hello everyone")),
+      s(11_000, (sim) => sim.chat(dave.id, "!dashboard")),
+      s(12_500, (sim) => sim.spawn(erin.id)),
+      s(14_000, (sim) => sim.death(alice.id)),
+      s(15_000, (sim) => sim.spawn(alice.id)),
+      s(16_500, (sim) => sim.leave(erin.id, "Disconnect by user.")),
+      s(18_000, (sim) => sim.leave(dave.id, "Disconnect by user.")),
+      s(19_500, (sim) => sim.leave(bob.id, "Disconnect by user.")),
+      s(20_500, (sim) => sim.leave(alice.id, "Disconnect by user.")),
+    ],
+  };
+}

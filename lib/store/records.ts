@@ -52,6 +52,11 @@ async function decode<T>(bytes: Uint8Array, check: Check<T>): Promise<Verdict<T>
 
 const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i]);
 const code = (e: unknown) => (e as NodeJS.ErrnoException).code;
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
 
 export interface Records {
   /** The valid record at `key`, or undefined when it is missing or had to be quarantined. */
@@ -81,13 +86,7 @@ export function createRecords(storage: Storage, dir: string, logger: Logger, clo
     const src = keyToPath(dir, key);
     const at = clock.now();
     let dest = join(dir, "corrupt", `${key.split(":").join("/")}.${at}`);
-    if (
-      await stat(dest).then(
-        () => true,
-        () => false,
-      )
-    )
-      dest += `-${crypto.randomUUID().slice(0, 8)}`;
+    if (await exists(dest)) dest += `-${crypto.randomUUID().slice(0, 8)}`;
     await mkdir(dirname(dest), { recursive: true });
     try {
       await rename(src, dest);
@@ -105,7 +104,7 @@ export function createRecords(storage: Storage, dir: string, logger: Logger, clo
       return "retry";
     }
     quarantined.push({ key, file: dest, reason, at });
-    logger.warn("store: unreadable record moved to quarantine", { key, file: dest, reason });
+    logger.warn("unreadable record moved to quarantine", { key, file: dest, reason });
     return "moved";
   }
 

@@ -104,22 +104,14 @@ export class Agent {
 
   /** After falling back to the cache, keep trying the live record until it answers. */
   private refetchInBackground() {
-    const { api, config, clock } = this.deps;
-    const loop = async () => {
-      for (;;) {
-        try {
-          await clock.sleep(config.intervals.user_retry * 1000, this.scheduler.signal);
-        } catch {
-          return;
-        }
-        const res = await api.getServer(config.api.server_id);
-        if (res.ok) {
-          this.log.info("service reachable again; server record refreshed");
-          return this.useLiveRecord(res.value);
-        }
-      }
-    };
-    void this.scheduler.run("server-refetch", loop);
+    const { api, config } = this.deps;
+    this.scheduler.every("server-refetch", config.intervals.user_retry * 1000, async () => {
+      const res = await api.getServer(config.api.server_id);
+      if (!res.ok) return;
+      this.log.info("service reachable again; server record refreshed");
+      await this.useLiveRecord(res.value);
+      return "done";
+    });
   }
 
   /** Registers a periodic job at `seconds`; `immediate` also runs it at hub_ready. */

@@ -58,6 +58,11 @@ export class EventBus {
     return all;
   }
 
+  /** Handlers still running. */
+  get busy(): number {
+    return this.pending.size;
+  }
+
   /** Waits for every handler still running (shutdown). */
   async idle(): Promise<void> {
     while (this.pending.size) await Promise.all(this.pending);

@@ -24,7 +24,8 @@ export class Scheduler {
     private random: () => number = Math.random,
   ) {}
 
-  every(name: string, intervalMs: number, job: () => Promise<void>, opts: JobOptions = {}): void {
+  /** Runs `job` every `intervalMs` until stop(), or until the job returns "done". */
+  every(name: string, intervalMs: number, job: () => Promise<void | "done">, opts: JobOptions = {}): void {
     const signal = this.abort.signal;
     const loop = async () => {
       let first = true;
@@ -37,21 +38,29 @@ export class Scheduler {
           }
         }
         first = false;
-        await this.run(name, job);
+        if ((await this.run(name, job)) === "done") return;
       }
     };
     this.loops.push(loop());
   }
 
   /** Runs a job once now (tracked, so stop() waits for it); errors are logged, never thrown. */
-  async run(name: string, job: () => Promise<void>): Promise<void> {
-    const p = job().catch((e: unknown) => this.logger.error(`${name} failed: ${(e as Error)?.message ?? e}`));
+  async run<R>(name: string, job: () => Promise<R>): Promise<R | undefined> {
+    const p = job().catch((e: unknown) => {
+      this.logger.error(`${name} failed: ${(e as Error)?.message ?? e}`);
+      return undefined;
+    });
     this.running.add(p);
     try {
-      await p;
+      return await p;
     } finally {
       this.running.delete(p);
     }
+  }
+
+  /** Runs in flight (tests wait for 0 before moving a manual clock). */
+  get busy(): number {
+    return this.running.size;
   }
 
   get stopped(): boolean {

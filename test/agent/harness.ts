@@ -1,0 +1,87 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Agent } from "../../lib/agent.ts";
+import { createApi } from "../../lib/api/client.ts";
+import { ManualClock } from "../../lib/clock.ts";
+import { loadConfig, type Config } from "../../lib/config/index.ts";
+import { HUB_EVENTS, type HubEventName } from "../../lib/events.ts";
+import { SimGame, type SimGameOptions } from "../../lib/game/sim.ts";
+import { memoryLogger } from "../../lib/log.ts";
+import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import { openStore, type Store } from "../../lib/store/index.ts";
+
+/** Polls (in real time) until `cond` holds: the agent's HTTP calls are real I/O, not microtasks. */
+export async function until(cond: () => boolean, what = "condition", timeoutMs = 5000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+export interface Harness {
+  clock: ManualClock;
+  sb: Sandbox;
+  sim: SimGame;
+  store: Store;
+  config: Config;
+  agent: Agent;
+  events: HubEventName[];
+  logger: ReturnType<typeof memoryLogger>;
+  /** Waits until no job or event handler is running, so every timer is asleep on the clock. */
+  idle(): Promise<void>;
+  /** Makes a fresh agent over the same store, service and game (a restart). */
+  restart(): Agent;
+  close(): Promise<void>;
+}
+
+export async function harness(
+  opts: { env?: Record<string, string>; sim?: SimGameOptions; timeoutMs?: number; dir?: string } = {},
+): Promise<Harness> {
+  const clock = new ManualClock(Date.UTC(2026, 10, 21, 12));
+  const sb = await startSandbox({ now: () => clock.now() });
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "hub-agent-"));
+  const loaded = await loadConfig({
+    env: {
+      HUB_API_URL: sb.url,
+      HUB_API_KEY: sb.key,
+      HUB_API_SERVER_ID: sb.serverId,
+      HUB_STORAGE_DIR: dir,
+      ...opts.env,
+    },
+    cwd: dir,
+  });
+  if (!loaded.ok) throw new Error(loaded.problems.join("\n"));
+  const config = loaded.config;
+  const logger = memoryLogger();
+  const store = await openStore({ dir, clock });
+  const sim = new SimGame({ clock, ...opts.sim });
+  const api = createApi({ url: sb.url, key: sb.key, retries: 0, clock, timeoutMs: opts.timeoutMs ?? 2000 });
+  const events: HubEventName[] = [];
+  const make = () => {
+    const agent = new Agent({ config, api, store, bridge: sim, clock, logger, jitter: 0 });
+    for (const name of HUB_EVENTS) agent.events.on(name, () => void events.push(name));
+    return agent;
+  };
+  const h: Harness = {
+    clock,
+    sb,
+    sim,
+    store,
+    config,
+    agent: make(),
+    events,
+    logger,
+    idle: () => until(() => h.agent.scheduler.busy === 0 && h.agent.events.busy === 0, "the agent to be idle"),
+    restart() {
+      h.agent = make();
+      return h.agent;
+    },
+    async close() {
+      await h.agent.stop();
+      await sb.stop();
+    },
+  };
+  return h;
+}

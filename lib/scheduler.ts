@@ -13,7 +13,7 @@ export interface JobOptions {
  */
 export class Scheduler {
   private abort = new AbortController();
-  private running = new Set<Promise<void>>();
+  private running = new Set<Promise<unknown>>();
   private loops: Promise<void>[] = [];
 
   constructor(

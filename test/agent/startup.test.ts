@@ -7,7 +7,6 @@ const DAY = 24 * 3600_000;
 let h: Harness;
 afterEach(() => h?.close());
 
-const serverGets = () => h.sb.control.requests({ method: "GET", path: `/server/${h.sb.serverId}` }).length;
 
 describe("startup (rules 1–4)", () => {
   test("online: loading start, loading finish, api ready, ready; the record is cached", async () => {
@@ -119,7 +118,7 @@ describe("status (rule 5)", () => {
     await h.agent.start();
     const patches = () => h.sb.control.requests({ method: "PATCH" });
     await until(() => patches().length === 1, "the first status");
-    expect((patches()[0]?.body as { map: string }).map).toBe("de_dust2");
+    expect(patches()[0]?.body).toMatchObject({ map: "de_dust2" });
   });
 });
 

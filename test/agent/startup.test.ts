@@ -7,7 +7,6 @@ const DAY = 24 * 3600_000;
 let h: Harness;
 afterEach(() => h?.close());
 
-
 describe("startup (rules 1–4)", () => {
   test("online: loading start, loading finish, api ready, ready; the record is cached", async () => {
     h = await harness();

@@ -10,6 +10,14 @@ const VERSION = "0.1.0";
  * table and never imports a command's module.
  */
 const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default: unknown }> }> = {
+  run: {
+    summary: "run the agent until SIGINT/SIGTERM (--once: one round of every job, for cron)",
+    load: () => import("./commands/run.ts"),
+  },
+  demo: {
+    summary: "the agent against the built-in service and a simulated game, narrated (--duration N)",
+    load: () => import("./commands/demo.ts"),
+  },
   doctor: {
     summary: "check the configuration, storage and service, with a fix for each failure",
     load: () => import("./commands/doctor.ts"),

@@ -21,6 +21,8 @@ export interface AgentDeps {
   logger: Logger;
   /** Fraction of each interval added at random (default 0.02; tests use 0). */
   jitter?: number;
+  /** `run --once`: no timers and no waiting for the service; runOnce() does one round of every job. */
+  once?: boolean;
 }
 
 interface Job {
@@ -54,14 +56,18 @@ export class Agent {
     return this.server?.serverbundle?.id ?? this.server?.serverbundle_id ?? "";
   }
 
-  /** Resolves once hub_ready has been emitted and every timer runs; waits (retrying) while the service is down and no fresh cache exists. */
-  async start(): Promise<void> {
+  /**
+   * Resolves true once hub_ready has been emitted and every timer runs; waits (retrying) while the service is
+   * down and no fresh cache exists. False when stopped first (or, with `once`, when there is nothing to use).
+   */
+  async start(): Promise<boolean> {
     await this.events.emit("hub_loading_start", {});
     await this.events.emit("hub_loading_finish", {});
     const source = await this.loadServer();
-    if (!source) return; // stopped while waiting for the service
+    if (!source) return false;
     await this.events.emit("hub_ready", { server: this.server as Server, source });
     this.startFeatures();
+    return true;
   }
 
   /** Rules 1–3: the live record, else a cache at most a week old, else keep trying every minute. */
@@ -86,6 +92,10 @@ export class Agent {
         return "cache";
       }
       const why = cached ? "the cached server record is older than a week" : "there is no cached server record yet";
+      if (this.deps.once) {
+        this.log.error(`service unreachable (${reason}) and ${why}`);
+        return undefined;
+      }
       this.log.error(`service unreachable (${reason}) and ${why}: retrying every ${retryMs / 1000} s`, { attempt });
       try {
         await clock.sleep(retryMs, this.scheduler.signal);
@@ -105,6 +115,7 @@ export class Agent {
   /** After falling back to the cache, keep trying the live record until it answers. */
   private refetchInBackground() {
     const { api, config } = this.deps;
+    if (this.deps.once) return;
     this.scheduler.every("server-refetch", config.intervals.user_retry * 1000, async () => {
       const res = await api.getServer(config.api.server_id);
       if (!res.ok) return;
@@ -117,7 +128,7 @@ export class Agent {
   /** Registers a periodic job at `seconds`; `immediate` also runs it at hub_ready. */
   job(name: string, seconds: number, run: () => Promise<void>, immediate = false): void {
     this.jobs.push({ name, run });
-    this.scheduler.every(name, seconds * 1000, run, { immediate });
+    if (!this.deps.once) this.scheduler.every(name, seconds * 1000, run, { immediate });
   }
 
   private startFeatures() {
@@ -164,7 +175,7 @@ export class Agent {
     const { api, bridge, config } = this.deps;
     const body = statusBody(await bridge.status(), this.users, config.game.map);
     const res = await api.patchServer(config.api.server_id, body);
-    if (res.ok) this.log.debug("status sent", { players: body.users_current });
+    if (res.ok) this.log.info("status sent", { players: body.users_current, map: body.map });
     else this.log.warn(`status not accepted: ${describeError(res.error)}`);
   }
 

@@ -159,6 +159,50 @@ describe("the compiled binary", () => {
     expect(r.code).toBe(3);
   });
 
+  test("run --once sends one status round and exits 0; with the service unreachable and no cache it exits 4", async () => {
+    sb.control.clearRequests();
+    const r = await run(["run", "--once"], {
+      env: { ...env, HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-once-")) },
+    });
+    expect(r.code).toBe(0);
+    expect(sb.control.requests({ method: "PATCH", path: `/server/${sb.serverId}` })).toHaveLength(1);
+    const down = await run(["run", "--once"], {
+      env: {
+        ...env,
+        HUB_API_URL: "http://127.0.0.1:1/sandbox/v1",
+        HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-once-")),
+      },
+    });
+    expect(down.code).toBe(4);
+    expect(down.stderr).toContain("error: the service is unreachable and no usable cached server record exists");
+  });
+
+  test("run stops cleanly on SIGTERM with exit 0", async () => {
+    const p = Bun.spawn([await binary(), "run"], {
+      env: { PATH: process.env.PATH ?? "", ...env, HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-run-")) },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const reader = p.stderr.getReader();
+    let log = "";
+    while (!log.includes("INFO  ready")) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      log += new TextDecoder().decode(value);
+    }
+    p.kill("SIGTERM");
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      log += new TextDecoder().decode(value);
+    }
+    expect(await p.exited).toBe(0);
+    expect(log).toContain("stopping (SIGTERM): finishing work in flight");
+    expect(log).toContain("INFO  stopped");
+    all.push({ code: 0, stdout: "", stderr: log });
+  });
+
   // Runs last: every output above, of every command, with the key in the environment or a config file.
   test("the API key never appears in any output", async () => {
     await run(["doctor", "--log-format", "json"], { env: { ...env, HUB_LOG_LEVEL: "debug" } });

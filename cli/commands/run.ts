@@ -1,0 +1,84 @@
+import { defineCommand } from "citty";
+import { globalArgs, createContext } from "../context.ts";
+import { CliError, EXIT } from "../exit.ts";
+import type { Config } from "../../lib/config/index.ts";
+import type { GameBridge } from "../../lib/game/bridge.ts";
+import type { Logger } from "../../lib/log.ts";
+import type { Clock } from "../../lib/clock.ts";
+
+export default defineCommand({
+  meta: {
+    name: "run",
+    description: "run the agent: every timer and event of the client interface, until SIGINT/SIGTERM",
+  },
+  args: {
+    ...globalArgs,
+    once: { type: "boolean", description: "one round of every periodic job, then exit (for cron)" },
+  },
+  async run({ args }) {
+    const ctx = createContext(args);
+    const config = await ctx.config();
+    const { createBridge } = await import("../../lib/game/index.ts");
+    const { systemClock } = await import("../../lib/clock.ts");
+    const bridge = createBridge(config, { clock: systemClock, logger: ctx.logger });
+    process.exitCode = await runAgent({ config, bridge, clock: systemClock, logger: ctx.logger, once: !!args.once });
+  },
+});
+
+/** Shared by `run` and `demo`: start, serve until a signal (or one round with `once`), stop cleanly. */
+export async function runAgent(opts: {
+  config: Config;
+  bridge: GameBridge;
+  clock: Clock;
+  logger: Logger;
+  once?: boolean;
+  until?: Promise<void>;
+}): Promise<number> {
+  const { config, bridge, clock, logger } = opts;
+  const [{ Agent }, { createApi }, { openStore }, { attachHooks }] = await Promise.all([
+    import("../../lib/agent.ts"),
+    import("../../lib/api/client.ts"),
+    import("../../lib/store/index.ts"),
+    import("../../lib/hooks.ts"),
+  ]);
+  const api = createApi({
+    url: config.api.url,
+    key: config.api.key,
+    timeoutMs: config.api.timeout * 1000,
+    clock,
+    logger: logger.withTag("api"),
+  });
+  const store = await openStore({ dir: config.storage.dir, logger, clock });
+  const agent = new Agent({ config, api, store, bridge, clock, logger, once: opts.once });
+  attachHooks(agent.events, config.hooks, logger.withTag("hooks"));
+
+  let stopping: Promise<void> | undefined;
+  let stopped!: () => void;
+  const done = new Promise<void>((resolve) => (stopped = resolve));
+  const stop = (why: string) => {
+    stopping ??= (async () => {
+      logger.info(`stopping (${why}): finishing work in flight`);
+      await agent.stop();
+      await bridge.stop();
+      stopped();
+    })();
+    return stopping;
+  };
+  process.once("SIGINT", () => void stop("SIGINT"));
+  process.once("SIGTERM", () => void stop("SIGTERM"));
+  void opts.until?.then(() => stop("time is up"));
+
+  await bridge.start();
+  const started = await agent.start();
+  if (opts.once) {
+    if (started) await agent.runOnce();
+    await stop("one round done");
+    if (!started)
+      throw new CliError("the service is unreachable and no usable cached server record exists", EXIT.UNREACHABLE);
+    return EXIT.OK;
+  }
+  if (started) logger.info("ready");
+  await done;
+  logger.info("stopped");
+  return EXIT.OK;
+}

@@ -6,30 +6,12 @@ import * as v from "valibot";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { ApiResult } from "./errors.ts";
-import { createTransport, type Query, seg } from "./http.ts";
+import { createTransport, type ApiOptions, type Query, seg } from "./http.ts";
 import * as s from "./schemas.ts";
 
 export * from "./errors.ts";
 export * from "./schemas.ts";
-export { buildQuery, joinUrl, parseRetryAfter } from "./http.ts";
-
-export interface ApiOptions {
-  /** Base URL including its path, e.g. https://api.vyhub.app/<instance>/v1. */
-  url: string;
-  /** Sent as `Authorization: Bearer <key>`; never logged, never in an error. */
-  key: string;
-  /** Per attempt (default 10 000). */
-  timeoutMs?: number;
-  /** GET retries of network errors and 5xx (default 2). Writes are never retried: the durable queues own that. */
-  retries?: number;
-  clock?: Clock;
-  logger?: Logger;
-  userAgent?: string;
-  /** Base of the GET backoff (default 500 ms). */
-  backoffMs?: number;
-  /** Longest remaining 429 wait a GET sits out instead of failing fast (default 5 000 ms). */
-  maxGateWaitMs?: number;
-}
+export { buildQuery, joinUrl, parseRetryAfter, type ApiOptions } from "./http.ts";
 
 export interface MorphOptions {
   /** Run the request with this user's permissions (the issuing admin). */

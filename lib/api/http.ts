@@ -13,10 +13,14 @@ export type Method = "GET" | "POST" | "PATCH" | "DELETE";
 export type QueryValue = string | number | boolean | null | undefined | readonly (string | number | boolean)[];
 export type Query = Record<string, QueryValue>;
 
-export interface TransportOptions {
+export interface ApiOptions {
+  /** Base URL including its path, e.g. https://api.vyhub.app/<instance>/v1. */
   url: string;
+  /** Sent as `Authorization: Bearer <key>`; never logged, never in an error. */
   key: string;
+  /** Per attempt (default 10 000). */
   timeoutMs?: number;
+  /** GET retries of network errors and 5xx (default 2). Writes are never retried: the durable queues own that. */
   retries?: number;
   clock?: Clock;
   logger?: Logger;
@@ -84,7 +88,7 @@ export interface Transport {
 
 type Attempt<T> = { result: ApiResult<T>; retry: boolean };
 
-export function createTransport(opts: TransportOptions): Transport {
+export function createTransport(opts: ApiOptions): Transport {
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? silentLogger;
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;

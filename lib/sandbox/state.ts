@@ -2,23 +2,25 @@
 // membership `active`, warning `active`) are computed from the injected clock when a model is built.
 import type { Millis } from "./format.ts";
 
-export const USER_TYPES = ["CENTRAL", "STEAM", "DISCORD", "MINECRAFT", "TEAMSPEAK3", "FIVEM", "ASA"] as const;
-export const SERVER_TYPES = [
-  "GMOD",
-  "MINECRAFT",
-  "TEAMSPEAK3",
-  "DISCORD",
-  "FIVEM",
-  "RUST",
-  "SEVEN_DAYS",
-  "ASA",
-  "SOURCE",
-] as const;
-export const BAN_STATUSES = ["ACTIVE", "UNBANNED"] as const;
-export const REWARD_STATUSES = ["OPEN", "EXECUTED", "FAILED"] as const;
-export const REWARD_TYPES = ["COMMAND", "SCRIPT", "CREDITS", "MEMBERSHIP", "HTTP"] as const;
-export const REWARD_EVENTS = ["DIRECT", "CONNECT", "SPAWN", "DEATH", "DISCONNECT", "DISABLE"] as const;
-export const ATTRIBUTE_TYPES = ["NEWEST", "ACCUMULATED"] as const;
+// The contract's enum values are one fact, shared with the client.
+export {
+  ATTRIBUTE_TYPES,
+  BAN_STATUSES,
+  REWARD_EVENTS,
+  REWARD_STATUSES,
+  REWARD_TYPES,
+  SERVER_TYPES,
+  USER_TYPES,
+} from "../api/schemas.ts";
+import {
+  ATTRIBUTE_TYPES,
+  BAN_STATUSES,
+  REWARD_EVENTS,
+  REWARD_STATUSES,
+  REWARD_TYPES,
+  SERVER_TYPES,
+  USER_TYPES,
+} from "../api/schemas.ts";
 export const TIME_INTERVALS = [
   "microseconds",
   "milliseconds",

@@ -3,8 +3,6 @@
  * further endpoints of api.md §3). Every call resolves to an ApiResult and never throws.
  */
 import * as v from "valibot";
-import type { Clock } from "../clock.ts";
-import type { Logger } from "../log.ts";
 import type { ApiResult } from "./errors.ts";
 import { createTransport, type ApiOptions, type Query, seg } from "./http.ts";
 import * as s from "./schemas.ts";

@@ -12,15 +12,7 @@ export {
   SERVER_TYPES,
   USER_TYPES,
 } from "../api/schemas.ts";
-import {
-  ATTRIBUTE_TYPES,
-  BAN_STATUSES,
-  REWARD_EVENTS,
-  REWARD_STATUSES,
-  REWARD_TYPES,
-  SERVER_TYPES,
-  USER_TYPES,
-} from "../api/schemas.ts";
+import { BAN_STATUSES, REWARD_STATUSES, USER_TYPES } from "../api/schemas.ts";
 export const TIME_INTERVALS = [
   "microseconds",
   "milliseconds",

@@ -64,9 +64,12 @@ export async function checkStorage(dir: string): Promise<Check> {
   }
 }
 
+/** The service did not give a usable answer at all: down, failing, or rate-limiting us. */
+const unanswered = (res: ApiResult<Server>) =>
+  !res.ok && (res.error.kind === "Network" || res.error.kind === "ServerError" || res.error.kind === "RateLimited");
+
 function checkReachable(res: ApiResult<Server>, url: string, ms: number): Check {
-  if (res.ok || (res.error.kind !== "Network" && res.error.kind !== "ServerError" && res.error.kind !== "RateLimited"))
-    return { name: "service", status: "ok", message: `${url} answered in ${ms} ms` };
+  if (res.ok || !unanswered(res)) return { name: "service", status: "ok", message: `${url} answered in ${ms} ms` };
   const e = res.error;
   const fix =
     e.kind === "Network"
@@ -78,8 +81,7 @@ function checkReachable(res: ApiResult<Server>, url: string, ms: number): Check 
 }
 
 function checkServer(res: ApiResult<Server>, config: Config): Check {
-  if (!res.ok && ["Network", "ServerError", "RateLimited"].includes(res.error.kind))
-    return { name: "server", status: "skipped", message: "the service did not answer" };
+  if (unanswered(res)) return { name: "server", status: "skipped", message: "the service did not answer" };
   if (res.ok) {
     const s = res.value;
     const bundle = s.serverbundle ? `"${s.serverbundle.name}" (${s.serverbundle.id})` : s.serverbundle_id;

@@ -1,6 +1,7 @@
 /**
  * Start-up cost of one-shot commands, side by side in one run: the compiled `hub-agent --help` and
- * `hub-agent queue status --json` against a bare compiled Bun program that prints one line.
+ * `hub-agent queue status --json` against a bare compiled Bun program that prints one line, both built with the
+ * flags of `npm run build`.
  * Reports median wall time and peak RSS, and their ratios to the bare program (target: within 2×).
  *
  * Peak RSS is read through GNU time: a child spawned from Bun inherits Bun's own high-water mark until it
@@ -9,6 +10,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { buildCommand } from "../test/cli/binary.ts";
 
 const runs = Number(process.argv[process.argv.indexOf("--runs") + 1]) || 40;
 const root = join(import.meta.dir, "..");
@@ -16,20 +18,12 @@ const work = mkdtempSync(join(tmpdir(), "hub-bench-"));
 const TIME = "/usr/bin/time";
 if (!(await Bun.file(TIME).exists())) throw new Error("GNU time is needed for peak RSS: apt-get install time");
 
-const build = (args: string[]) => {
-  const r = Bun.spawnSync([process.execPath, "build", ...args], { cwd: root, stdout: "ignore", stderr: "inherit" });
-  if (r.exitCode !== 0) throw new Error(`build failed: ${args.join(" ")}`);
+const build = (entry: string, out: string) => {
+  const r = Bun.spawnSync(buildCommand(entry, out), { cwd: root, stdout: "ignore", stderr: "inherit" });
+  if (r.exitCode !== 0) throw new Error(`build of ${entry} failed`);
 };
-const flags = [
-  "--compile",
-  "--bytecode",
-  "--format=esm",
-  "--minify",
-  "--no-compile-autoload-dotenv",
-  "--no-compile-autoload-bunfig",
-];
-build([...flags, "cli/main.ts", "--outfile", join(work, "hub-agent")]);
-build([...flags, "bench/bare.ts", "--outfile", join(work, "bare")]);
+build("cli/main.ts", join(work, "hub-agent"));
+build("bench/bare.ts", join(work, "bare"));
 
 const env = {
   PATH: process.env.PATH ?? "",

@@ -1,26 +1,26 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pkg from "../../package.json" with { type: "json" };
 
 const root = join(import.meta.dir, "..", "..");
 let built: Promise<string> | undefined;
 
-/** Compiles the real single executable once per test run, with the same flags as `npm run build`. */
+/**
+ * The `bun build` argv of package.json's build script with another entry point and output file, so the tests and
+ * the bench compile exactly what ships (one list of flags, not three).
+ */
+export function buildCommand(entry: string, outfile: string): string[] {
+  const words = (pkg.scripts.build as string).split(/\s+/);
+  const argv = words.map((w, i) => (w === "cli/main.ts" ? entry : words[i - 1] === "--outfile" ? outfile : w));
+  return [process.execPath, ...argv.slice(1)]; // "bun" → the running bun
+}
+
+/** Compiles the real single executable once per test run, as `npm run build` does. */
 export function binary(): Promise<string> {
   built ??= (async () => {
     const out = join(mkdtempSync(join(tmpdir(), "hub-bin-")), "hub-agent");
-    const flags = [
-      "--compile",
-      "--bytecode",
-      "--format=esm",
-      "--no-compile-autoload-dotenv",
-      "--no-compile-autoload-bunfig",
-    ];
-    const p = Bun.spawn([process.execPath, "build", ...flags, "cli/main.ts", "--outfile", out], {
-      cwd: root,
-      stdout: "ignore",
-      stderr: "pipe",
-    });
+    const p = Bun.spawn(buildCommand("cli/main.ts", out), { cwd: root, stdout: "ignore", stderr: "pipe" });
     if ((await p.exited) !== 0) throw new Error(`build failed: ${await new Response(p.stderr).text()}`);
     return out;
   })();

@@ -8,6 +8,9 @@ import { EventBus } from "./events.ts";
 import { Scheduler } from "./scheduler.ts";
 import { Users } from "./features/users.ts";
 import { statusBody } from "./features/status.ts";
+import { FEATURES, type Feature } from "./features/index.ts";
+import type { Messages } from "./messages.ts";
+import type { BridgeEventOf, BridgeEventType } from "./game/bridge.ts";
 
 /** Rule 2: a cached server record is usable offline for one week. */
 export const SERVER_CACHE_MAX_AGE_MS = 7 * 24 * 3600_000;
@@ -19,6 +22,9 @@ export interface AgentDeps {
   bridge: GameBridge;
   clock: Clock;
   logger: Logger;
+  messages: Messages;
+  /** The feature modules to install at hub_ready (default: all of lib/features). */
+  features?: readonly Feature[];
   /** Fraction of each interval added at random (default 0.02; tests use 0). */
   jitter?: number;
   /** `run --once`: no timers and no waiting for the service; runOnce() does one round of every job. */
@@ -29,6 +35,15 @@ interface Job {
   name: string;
   run: () => Promise<void>;
 }
+
+/** Who typed a command: a player in chat, or the operator at the server console (null). */
+export interface CommandCall {
+  invoker: GamePlayer | null;
+  args: string[];
+  /** Answers the invoker: a private message in game, a log line for the console. */
+  reply(text: string): Promise<void>;
+}
+export type CommandHandler = (call: CommandCall) => Promise<void>;
 
 /**
  * The composition root of `hub-agent run`: the startup order of rules 1–4, then every timer and event listener.
@@ -44,8 +59,10 @@ export class Agent {
   private jobs: Job[] = [];
   private unsubscribe?: () => void;
   private log: Logger;
+  private gameHandlers = new Map<BridgeEventType, ((e: BridgeEvent) => Promise<void> | void)[]>();
+  private commands = new Map<string, CommandHandler>();
 
-  constructor(private deps: AgentDeps) {
+  constructor(readonly deps: AgentDeps) {
     this.log = deps.logger.withTag("agent");
     this.events = new EventBus(deps.logger.withTag("events"));
     this.scheduler = new Scheduler(deps.clock, deps.logger.withTag("scheduler"), deps.jitter);
@@ -131,10 +148,30 @@ export class Agent {
     if (!this.deps.once) this.scheduler.every(name, seconds * 1000, run, { immediate });
   }
 
+  /** Subscribes a feature to one kind of game event; handlers run after the agent's own bookkeeping of a connect
+   * and before that of a disconnect, so the player and their user are known to both. */
+  onGame<T extends BridgeEventType>(type: T, fn: (e: BridgeEventOf<T>) => Promise<void> | void): void {
+    const list = this.gameHandlers.get(type) ?? [];
+    list.push(fn as (e: BridgeEvent) => Promise<void> | void);
+    this.gameHandlers.set(type, list);
+  }
+
+  /** Registers a command typed in chat (with the bridge's prefix) or intercepted at the server console. */
+  command(names: string | readonly string[], handler: CommandHandler): void {
+    for (const name of typeof names === "string" ? [names] : names) this.commands.set(name.toLowerCase(), handler);
+  }
+
+  /** A message to a player, or a log line when the operator at the console (null) asked. */
+  async reply(invoker: GamePlayer | null, text: string): Promise<void> {
+    if (invoker) await this.deps.bridge.message(invoker, text);
+    else this.deps.logger.withTag("console").info(text);
+  }
+
   private startFeatures() {
     const { config, bridge } = this.deps;
-    this.unsubscribe = bridge.on((e) => void this.onBridgeEvent(e));
+    this.unsubscribe = bridge.on((e) => void this.scheduler.run(`game ${e.type}`, () => this.onBridgeEvent(e)));
     this.events.on("hub_ply_connected", ({ player }) => this.initialize(player));
+    for (const install of this.deps.features ?? FEATURES) install(this);
 
     this.job("status", config.intervals.status, () => this.sendStatus(), true);
     this.job("user-retry", config.intervals.user_retry, () => this.retryUsers());
@@ -147,10 +184,22 @@ export class Agent {
 
   private async onBridgeEvent(e: BridgeEvent) {
     if (e.type === "player_connect") await this.connect(e.player);
-    else if (e.type === "player_disconnect") {
+    const handlers = this.gameHandlers.get(e.type) ?? [];
+    await Promise.all(handlers.map((h) => this.scheduler.run(`game ${e.type}`, async () => h(e))));
+    if (e.type === "chat_command") await this.dispatch(e.command, e.args, e.player);
+    else if (e.type === "operator_input") {
+      const [name = "", ...args] = e.line.trim().split(/\s+/);
+      await this.dispatch(name, args, null);
+    } else if (e.type === "player_disconnect") {
       this.players.delete(e.player.id);
       this.users.forget(e.player.id);
     }
+  }
+
+  private async dispatch(name: string, args: string[], invoker: GamePlayer | null) {
+    const handler = this.commands.get(name.toLowerCase());
+    if (!handler) return;
+    await handler({ invoker, args, reply: (text) => this.reply(invoker, text) });
   }
 
   private async connect(player: GamePlayer) {

@@ -35,12 +35,14 @@ export async function runAgent(opts: {
   until?: Promise<void>;
 }): Promise<number> {
   const { config, bridge, clock, logger } = opts;
-  const [{ Agent }, { createApi }, { openStore }, { attachHooks }] = await Promise.all([
+  const [{ Agent }, { createApi }, { openStore }, { attachHooks }, { loadMessages }] = await Promise.all([
     import("../../lib/agent.ts"),
     import("../../lib/api/client.ts"),
     import("../../lib/store/index.ts"),
     import("../../lib/hooks.ts"),
+    import("../../lib/messages.ts"),
   ]);
+  const messages = await loadMessages(config.lang, { logger });
   const api = createApi({
     url: config.api.url,
     key: config.api.key,
@@ -49,7 +51,7 @@ export async function runAgent(opts: {
     logger: logger.withTag("api"),
   });
   const store = await openStore({ dir: config.storage.dir, logger, clock });
-  const agent = new Agent({ config, api, store, bridge, clock, logger, once: opts.once });
+  const agent = new Agent({ config, api, store, bridge, clock, logger, messages, once: opts.once });
   attachHooks(agent.events, config.hooks, logger.withTag("hooks"));
 
   let stopping: Promise<void> | undefined;

@@ -144,7 +144,8 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
     ...c,
     api: { ...c.api, key: key as string },
     storage: { dir: resolve(base, c.storage.dir) },
-    lang: c.lang,
+    // A path (not a built-in locale) is relative to this file, like every other path.
+    lang: /[/\\]|\.json$/i.test(c.lang) ? resolve(base, c.lang) : c.lang,
   };
   delete (config.api as { key_file?: string }).key_file;
   return { ok: true, config, file, warnings, secrets };

@@ -40,6 +40,22 @@ export const SPEC_INTERVALS = {
   user_retry: 60,
 } as const;
 
+/** The default chat and console command names (the official addons' names). */
+export const COMMAND_NAMES = {
+  dashboard: "dashboard",
+  ban: "ban",
+  unban: "unban",
+  warn: "warn",
+  warns: "warns",
+} as const;
+
+const commandName = v.pipe(
+  v.string(),
+  v.trim(),
+  v.toLowerCase(),
+  v.regex(/^[a-z0-9_-]{1,32}$/, "must be one word of letters, digits, - or _ (without the chat prefix)"),
+);
+
 export const ConfigSchema = v.strictObject({
   api: v.strictObject({
     url: text("is required: the service's base URL incl. its path, e.g. https://api.vyhub.app/<instance>/v1"),
@@ -63,6 +79,15 @@ export const ConfigSchema = v.strictObject({
     v.strictObject(
       Object.fromEntries(Object.entries(SPEC_INTERVALS).map(([k, s]) => [k, seconds(s)])) as {
         [K in keyof typeof SPEC_INTERVALS]: ReturnType<typeof seconds>;
+      },
+    ),
+    {},
+  ),
+  /** In-game chat command names (typed with the game's prefix, e.g. `!dashboard`), also matched at the console. */
+  commands: v.optional(
+    v.strictObject(
+      Object.fromEntries(Object.entries(COMMAND_NAMES).map(([k, name]) => [k, v.optional(commandName, name)])) as {
+        [K in keyof typeof COMMAND_NAMES]: v.OptionalSchema<typeof commandName, string>;
       },
     ),
     {},
@@ -94,6 +119,11 @@ export const KEY_HELP: Record<string, string> = {
   "game.bridge": "how hub-agent talks to the game",
   "game.preset": "the game preset (command templates, id format)",
   "game.map": "the map to report when the game cannot tell",
+  "commands.dashboard": "the chat command that answers with the server dashboard link",
+  "commands.ban": "the chat/console command to ban a player",
+  "commands.unban": "the chat/console command to unban a player",
+  "commands.warn": "the chat/console command to warn a player",
+  "commands.warns": "the chat/console command to list a player's warnings",
   lang: "a locale of lang/ (en, de) or a path to your own JSON file",
   "intervals.status": "seconds between status updates (spec: 60)",
   "intervals.groups": "seconds between group syncs of online players (spec: 300)",

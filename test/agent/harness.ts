@@ -2,12 +2,14 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent } from "../../lib/agent.ts";
-import { createApi } from "../../lib/api/client.ts";
+import { createApi, type Api } from "../../lib/api/client.ts";
 import { ManualClock } from "../../lib/clock.ts";
 import { loadConfig, type Config } from "../../lib/config/index.ts";
 import { HUB_EVENTS, type HubEventName } from "../../lib/events.ts";
 import { SimGame, type SimGameOptions } from "../../lib/game/sim.ts";
 import { memoryLogger } from "../../lib/log.ts";
+import { loadMessages } from "../../lib/messages.ts";
+import type { Feature } from "../../lib/features/index.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { openStore, type Store } from "../../lib/store/index.ts";
 
@@ -24,6 +26,7 @@ export interface Harness {
   clock: ManualClock;
   sb: Sandbox;
   sim: SimGame;
+  api: Api;
   store: Store;
   config: Config;
   agent: Agent;
@@ -37,7 +40,14 @@ export interface Harness {
 }
 
 export async function harness(
-  opts: { env?: Record<string, string>; sim?: SimGameOptions; timeoutMs?: number; dir?: string } = {},
+  opts: {
+    env?: Record<string, string>;
+    sim?: SimGameOptions;
+    timeoutMs?: number;
+    dir?: string;
+    /** Only these feature modules (default: all). */
+    features?: readonly Feature[];
+  } = {},
 ): Promise<Harness> {
   const clock = new ManualClock(Date.UTC(2026, 10, 21, 12));
   const sb = await startSandbox({ now: () => clock.now() });
@@ -58,9 +68,20 @@ export async function harness(
   const store = await openStore({ dir, clock });
   const sim = new SimGame({ clock, ...opts.sim });
   const api = createApi({ url: sb.url, key: sb.key, retries: 0, clock, timeoutMs: opts.timeoutMs ?? 2000 });
+  const messages = await loadMessages(config.lang, { logger });
   const events: HubEventName[] = [];
   const make = () => {
-    const agent = new Agent({ config, api, store, bridge: sim, clock, logger, jitter: 0 });
+    const agent = new Agent({
+      config,
+      api,
+      store,
+      bridge: sim,
+      clock,
+      logger,
+      messages,
+      jitter: 0,
+      features: opts.features,
+    });
     for (const name of HUB_EVENTS) agent.events.on(name, () => void events.push(name));
     return agent;
   };
@@ -68,6 +89,7 @@ export async function harness(
     clock,
     sb,
     sim,
+    api,
     store,
     config,
     agent: make(),

@@ -1,0 +1,9 @@
+import type { Agent } from "../agent.ts";
+
+/**
+ * A feature installs its jobs, event listeners and commands on the agent at hub_ready. One module a concern;
+ * the agent only wires them.
+ */
+export type Feature = (agent: Agent) => void;
+
+export const FEATURES: readonly Feature[] = [];

@@ -45,6 +45,10 @@ export class ManualClock implements Clock {
       );
     });
   }
+  /** Sleeps not yet woken: a test waits for this to return to its resting value after waking a job. */
+  get pending(): number {
+    return this.sleepers.length;
+  }
   /** Moves time forward by `ms`, waking sleepers in order and letting their continuations run. */
   async advance(ms: number): Promise<void> {
     const end = this.t + ms;

@@ -4,6 +4,9 @@ import type { Logger } from "./log.ts";
 export interface JobOptions {
   /** Run once right away instead of after the first interval. */
   immediate?: boolean;
+  /** Measure the interval from the start of one run to the start of the next (a run that spreads its work over
+   * the interval keeps the cadence); by default the wait starts when a run ends. */
+  fixedRate?: boolean;
 }
 
 /**
@@ -29,16 +32,20 @@ export class Scheduler {
     const signal = this.abort.signal;
     const loop = async () => {
       let first = true;
+      let ran = 0;
       while (!signal.aborted) {
         if (!(first && opts.immediate)) {
+          const wait = intervalMs * (1 + this.jitter * this.random()) - (opts.fixedRate ? ran : 0);
           try {
-            await this.clock.sleep(intervalMs * (1 + this.jitter * this.random()), signal);
+            await this.clock.sleep(Math.max(0, wait), signal);
           } catch {
             return; // stopped
           }
         }
         first = false;
+        const started = this.clock.now();
         if ((await this.run(name, job)) === "done") return;
+        ran = this.clock.now() - started;
       }
     };
     this.loops.push(loop());

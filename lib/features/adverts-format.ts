@@ -3,9 +3,9 @@
  * what order, and how one advert becomes chat lines for a game.
  */
 import type { Advert } from "../api/client.ts";
+import type { ColourMode } from "../game/bridge.ts";
 
-/** How colour tags become text: removed, Minecraft `§` codes, or Quake 3 `^` codes. */
-export type ColourMode = "strip" | "minecraft" | "quake";
+export type { ColourMode };
 
 /** The documented tags (docs guide/adverts.md). Anything else stays literal text. */
 export const COLOUR_TAGS = ["red", "green", "blue", "yellow", "pink"] as const;

@@ -28,6 +28,9 @@ export type BridgeEvent =
   /** A line an operator typed into the wrapped server console. */
   | { type: "operator_input"; line: string };
 
+/** How `<red>…</red>` colour tags become text in this game's chat: removed, Minecraft `§` codes, Quake 3 `^` codes. */
+export type ColourMode = "strip" | "minecraft" | "quake";
+
 export type BridgeEventType = BridgeEvent["type"];
 export type BridgeEventOf<T extends BridgeEventType> = Extract<BridgeEvent, { type: T }>;
 
@@ -47,6 +50,8 @@ export interface GameBridge {
     /** Whether a player can hold several groups at once (else the highest permission level wins). */
     multiGroup: boolean;
     privateMessage: boolean;
+    /** Colour tags in messages (default "strip"). */
+    colours?: ColourMode;
   };
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -58,6 +63,8 @@ export interface GameBridge {
   message(player: GamePlayer | null, text: string): Promise<void>;
   /** Adds or removes an in-game group; `seconds` for a temporary one where the game supports it. */
   setGroup(player: GamePlayer, group: string, op: "add" | "remove", seconds?: number): Promise<void>;
+  /** The in-game groups a player holds, when the game can tell; otherwise the agent remembers what it applied. */
+  playerGroups?(player: GamePlayer): Promise<string[]>;
   /** Runs one raw console command (reward commands); values inside must already be escaped. */
   exec(command: string): Promise<string>;
   /** Escapes a value (a nick, a reason) so that it stays one argument of one command on this console. */

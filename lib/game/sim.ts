@@ -136,6 +136,10 @@ export class SimGame implements GameBridge {
     this.log.info(`${player.name}: group ${group} ${op === "add" ? "added" : "removed"}${how}`, { id: player.id });
   }
 
+  async playerGroups(player: GamePlayer): Promise<string[]> {
+    return this.groupsOf(player.id);
+  }
+
   async exec(command: string): Promise<string> {
     this.check("exec");
     this.record({ type: "exec", command });

@@ -1,4 +1,7 @@
 import type { Agent } from "../agent.ts";
+import { adverts } from "./adverts.ts";
+import { dashboard } from "./dashboard.ts";
+import { groups } from "./groups.ts";
 
 /**
  * A feature installs its jobs, event listeners and commands on the agent at hub_ready. One module a concern;
@@ -6,4 +9,4 @@ import type { Agent } from "../agent.ts";
  */
 export type Feature = (agent: Agent) => void;
 
-export const FEATURES: readonly Feature[] = [];
+export const FEATURES: readonly Feature[] = [groups, adverts, dashboard];

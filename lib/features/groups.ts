@@ -1,0 +1,183 @@
+/**
+ * Group sync (rule 7) and capture of in-game group changes (rule 8): the I/O around groups-diff.ts.
+ */
+import * as v from "valibot";
+import { describeError, type Group } from "../api/client.ts";
+import type { Agent } from "../agent.ts";
+import type { GamePlayer } from "../game/bridge.ts";
+import type { Clock } from "../clock.ts";
+import type { Feature } from "./index.ts";
+import { groupByIngameName, groupDiff, ingameGroups, knownGroupNames } from "./groups-diff.ts";
+
+/** An in-game change the agent made itself is reported back by some games: ignore it for this long. */
+export const ECHO_TTL_MS = 30_000;
+/** A round spreads its per-player requests over this share of the interval, leaving slack before the next. */
+const SPREAD_SHARE = 0.9;
+
+const AppliedSchema = v.record(v.string(), v.array(v.string()));
+
+export const groups: Feature = (agent) => {
+  const { api, bridge, clock, config, logger, messages, store } = agent.deps;
+  const log = logger.withTag("groups");
+  const echoes = new Echoes(clock);
+  const intervalMs = config.intervals.groups * 1000;
+
+  // GET /group/ once per interval at most: every sync and every captured change needs the mappings.
+  let catalogue: { at: number; list: Group[] } | undefined;
+  const allGroups = async (): Promise<Group[] | undefined> => {
+    if (catalogue && clock.now() - catalogue.at < intervalMs) return catalogue.list;
+    const res = await api.getGroups();
+    if (!res.ok) {
+      log.warn(`groups not fetched: ${describeError(res.error)}`);
+      return catalogue?.list;
+    }
+    catalogue = { at: clock.now(), list: res.value };
+    return res.value;
+  };
+
+  // For games that cannot tell a player's groups, what the agent applied (persisted across restarts).
+  const appliedCache = store.cache("groups_applied", AppliedSchema);
+  let applied: Record<string, string[]> | undefined;
+  const currentGroups = async (player: GamePlayer): Promise<string[]> => {
+    if (bridge.playerGroups) return bridge.playerGroups(player);
+    applied ??= (await appliedCache.get())?.data ?? {};
+    return applied[player.id] ?? [];
+  };
+  const remember = async (player: GamePlayer, now: string[]) => {
+    if (bridge.playerGroups) return;
+    applied ??= (await appliedCache.get())?.data ?? {};
+    applied[player.id] = now;
+    await appliedCache.set(applied);
+  };
+
+  const sync = async (player: GamePlayer, catalogueNow: Group[]) => {
+    const user = agent.users.get(player.id);
+    if (!user || !agent.players.has(player.id)) return;
+    const res = await api.getUserGroups(user.id, agent.bundleId);
+    if (!res.ok) return log.warn(`groups of ${player.name} not fetched: ${describeError(res.error)}`);
+    const wanted = ingameGroups(res.value, agent.bundleId, bridge.caps.multiGroup);
+    const current = await currentGroups(player);
+    const { add, remove } = groupDiff(current, wanted, knownGroupNames(catalogueNow, agent.bundleId));
+    if (!add.length && !remove.length) return;
+    // A single-group game replaces the group when one is set: then adding the new one is the whole change.
+    const replaces = !bridge.caps.multiGroup && add.length > 0;
+    for (const group of replaces ? [] : remove) {
+      echoes.note(player.id, group, "remove");
+      await bridge.setGroup(player, group, "remove");
+    }
+    for (const group of add) {
+      echoes.note(player.id, group, "add");
+      await bridge.setGroup(player, group, "add");
+    }
+    await remember(player, replaces ? add : [...current.filter((g) => !remove.includes(g)), ...add]);
+    log.info(`${player.name}: groups ${[...add.map((g) => `+${g}`), ...remove.map((g) => `-${g}`)].join(" ")}`);
+    const say = (text: string) => bridge.caps.privateMessage && bridge.message(player, text);
+    if (!bridge.caps.multiGroup && add[0]) await say(messages.t("group.changed", { group: add[0] }));
+    else {
+      for (const group of add) await say(messages.t("group.added", { group }));
+      for (const group of remove) await say(messages.t("group.removed", { group }));
+    }
+  };
+
+  agent.events.on("hub_ply_initialized", async ({ player }) => {
+    const list = await allGroups();
+    if (list) await sync(player, list);
+  });
+
+  agent.job(
+    "groups",
+    config.intervals.groups,
+    async () => {
+      const list = await allGroups();
+      if (!list) return;
+      const online = [...agent.players.values()].filter((p) => agent.users.get(p.id));
+      const windowMs = agent.deps.once ? 0 : intervalMs * SPREAD_SHARE;
+      await spread(online, windowMs, (p) => sync(p, list), clock, agent.scheduler.signal);
+    },
+    false,
+    { fixedRate: true },
+  );
+
+  agent.onGame("group_change", async (e) => {
+    if (echoes.take(e.player.id, e.group, e.op)) return;
+    await captureChange(agent, e, await allGroups());
+  });
+};
+
+/** Rule 8: an admin changed a group in game; record it as a membership (or end one) at the service. */
+async function captureChange(
+  agent: Agent,
+  e: { player: GamePlayer; group: string; op: "add" | "remove"; seconds?: number; by?: GamePlayer },
+  catalogue: Group[] | undefined,
+) {
+  const { api, bridge, clock, logger } = agent.deps;
+  const log = logger.withTag("groups");
+  const group = catalogue && groupByIngameName(catalogue, agent.bundleId).get(e.group);
+  if (!group) return log.info(`in-game group ${e.group} of ${e.player.name} maps to no VyHub group; not recorded`);
+  if (e.op === "remove" && !bridge.caps.multiGroup) return; // the replacing group's add records the change
+  const user = await agent.users.ensure(e.player);
+  if (!user) return log.warn(`group change of ${e.player.name} not recorded: the player's user is unknown`);
+  const initiator = e.by && (await agent.users.ensure(e.by));
+  const morph = initiator ? { morphUserId: initiator.id } : undefined;
+  const bundle = agent.bundleId;
+  const what = `${e.op === "add" ? "+" : "-"}${group.name} for ${e.player.name}${initiator ? ` by ${e.by?.name}` : ""}`;
+
+  if (e.op === "add") {
+    const now = clock.now();
+    const end = e.seconds ? new Date(now + e.seconds * 1000).toISOString() : null;
+    const body = { group_id: group.id, serverbundle_id: bundle, begin: new Date(now).toISOString(), end };
+    const res = await api.createMembership(user.id, body, morph);
+    if (res.ok) return log.info(`membership recorded: ${what}`);
+    return log.warn(`membership ${what} not recorded: ${describeError(res.error)}`);
+  }
+  const list = await api.getMemberships(user.id, bundle);
+  if (!list.ok) return log.warn(`membership ${what} not ended: ${describeError(list.error)}`);
+  const active = list.value.filter((m) => m.group.id === group.id && m.active);
+  if (!active.length) log.info(`no active membership to end: ${what}`);
+  for (const m of active) {
+    const res = await api.endMembership(m.id, morph);
+    if (res.ok) log.info(`membership ended: ${what}`);
+    else log.warn(`membership ${what} not ended: ${describeError(res.error)}`);
+  }
+}
+
+/** Runs `fn` for each item, one at a time, starting them evenly over `windowMs` (0: back to back). */
+export async function spread<T>(
+  items: readonly T[],
+  windowMs: number,
+  fn: (item: T) => Promise<unknown>,
+  clock: Clock,
+  signal: AbortSignal,
+): Promise<void> {
+  const start = clock.now();
+  const gap = items.length ? windowMs / items.length : 0;
+  for (const [i, item] of items.entries()) {
+    if (signal.aborted) return;
+    const due = start + i * gap - clock.now();
+    if (due > 0) {
+      try {
+        await clock.sleep(due, signal);
+      } catch {
+        return;
+      }
+    }
+    await fn(item);
+  }
+}
+
+/** Group changes the agent issued itself, so the game's report of them is not captured as an admin's change. */
+class Echoes {
+  private pending = new Map<string, number>();
+  constructor(private clock: Clock) {}
+
+  note(id: string, group: string, op: string): void {
+    this.pending.set(`${id}\0${group}\0${op}`, this.clock.now() + ECHO_TTL_MS);
+  }
+
+  take(id: string, group: string, op: string): boolean {
+    const key = `${id}\0${group}\0${op}`;
+    const until = this.pending.get(key);
+    this.pending.delete(key);
+    return until !== undefined && until >= this.clock.now();
+  }
+}

@@ -1,0 +1,193 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { groups } from "../../lib/features/groups.ts";
+import { SEED_IDS } from "../../lib/sandbox/seed.ts";
+import type { SimAction } from "../../lib/game/sim.ts";
+import { harness, until, type Harness } from "./harness.ts";
+
+const carol = { id: SEED_IDS.steamid64.carol, name: "Carol" };
+const alice = { id: SEED_IDS.steamid64.alice, name: "Alice" };
+const G = SEED_IDS.groups;
+let h: Harness;
+afterEach(() => h?.close());
+
+const messagesTo = (id: string) =>
+  h.sim
+    .actionsOf("message")
+    .filter((a: SimAction) => a.player === id)
+    .map((a: SimAction) => a.text);
+const setGroups = (id: string) => h.sim.actionsOf("set_group").filter((a: SimAction) => a.player === id);
+
+/** Joins and waits for the first sync to finish (hub_ply_initialized → groups). */
+async function join(player: { id: string; name: string }) {
+  h.sim.join(player);
+  await until(() => h.agent.users.get(player.id) !== undefined, `${player.name}'s user`);
+  await h.idle();
+}
+
+/** Ends a membership at the service, as if it expired or an admin removed it on the web. */
+function endMembership(userId: string, groupId: string) {
+  for (const m of h.sb.state.memberships.values())
+    if (m.user_id === userId && m.group_id === groupId) m.end = h.clock.now() - 1000;
+}
+
+describe("group sync (rule 7)", () => {
+  test("single-group game: the highest permission level wins, global mappings included; the player is told", async () => {
+    h = await harness({ features: [groups] });
+    const owner = h.sb.state.addGroup({ name: "Owner", permission_level: 200 });
+    h.sb.state.addMapping(owner.id, "owner", null); // global: valid in every bundle
+    h.sb.state.addMembership({ user_id: SEED_IDS.users.carol, group_id: owner.id, serverbundle_id: h.sb.bundleId });
+    await h.agent.start();
+    await join(carol);
+    expect(h.sim.groupsOf(carol.id)).toEqual(["owner"]);
+    expect(messagesTo(carol.id)).toEqual(["Your group has been changed to owner."]);
+
+    endMembership(SEED_IDS.users.carol, owner.id);
+    await h.clock.advance(300_000); // the next round, spread over the interval
+    await until(() => h.sim.groupsOf(carol.id)[0] === "superadmin", "the next group sync");
+    expect(messagesTo(carol.id).at(-1)).toBe("Your group has been changed to superadmin.");
+
+    // Nothing changed since: a further round sets nothing and says nothing.
+    const before = setGroups(carol.id).length;
+    await h.idle();
+    await h.clock.advance(300_000);
+    await h.clock.advance(300_000);
+    await h.idle();
+    expect(setGroups(carol.id).length).toBe(before);
+  });
+
+  test("single-group game: losing the last mapped group removes it", async () => {
+    h = await harness({ features: [groups] });
+    await h.agent.start();
+    await join(carol);
+    expect(h.sim.groupsOf(carol.id)).toEqual(["superadmin"]);
+    endMembership(SEED_IDS.users.carol, G.admin);
+    await h.clock.advance(300_000);
+    await until(() => h.sim.groupsOf(carol.id).length === 0, "the admin group removed");
+    expect(messagesTo(carol.id).at(-1)).toBe("You were removed from the group superadmin.");
+  });
+
+  test("multi-group game: every mapping of this bundle and the global ones; only mapped groups are removed", async () => {
+    h = await harness({ features: [groups], sim: { multiGroup: true } });
+    h.sb.state.addMembership({ user_id: SEED_IDS.users.carol, group_id: G.moderator, serverbundle_id: h.sb.bundleId });
+    const other = h.sb.state.addGroup({ name: "Elsewhere", permission_level: 5 });
+    h.sb.state.addMapping(other.id, "other_bundle_only", "00000000-0000-4000-8000-000000000000");
+    h.sb.state.addMembership({ user_id: SEED_IDS.users.carol, group_id: other.id, serverbundle_id: h.sb.bundleId });
+    // Carol already holds a group VyHub does not manage, and a mapped one she should no longer have.
+    h.sim.groupChange(carol.id, "builder", "add");
+    h.sim.groupChange(carol.id, "vip", "add");
+    await h.agent.start();
+    await join(carol);
+    expect([...h.sim.groupsOf(carol.id)].sort()).toEqual(["builder", "moderator", "operator", "superadmin"]);
+    expect(messagesTo(carol.id).sort()).toEqual([
+      "You were added to the group moderator.",
+      "You were added to the group operator.",
+      "You were added to the group superadmin.",
+      "You were removed from the group vip.",
+    ]);
+  });
+
+  test("a game that cannot tell a player's groups: the agent remembers what it applied, across a restart", async () => {
+    h = await harness({ features: [groups] });
+    Object.assign(h.sim, { playerGroups: undefined });
+    await h.agent.start();
+    await join(carol);
+    expect(setGroups(carol.id).map((a: SimAction) => a.group)).toEqual(["superadmin"]);
+    await h.agent.stop();
+    h.sim.leave(carol.id);
+    const agent = h.restart();
+    await agent.start();
+    await join(carol);
+    expect(setGroups(carol.id)).toHaveLength(1); // not applied (nor announced) again
+    expect(messagesTo(carol.id)).toHaveLength(1);
+  });
+});
+
+describe("in-game group changes (rule 8)", () => {
+  async function online() {
+    h = await harness({ features: [groups], sim: { multiGroup: true } });
+    await h.agent.start();
+    await join(carol);
+    await join(alice);
+    h.sb.control.clearRequests();
+  }
+  const posts = () => h.sb.control.requests({ method: "POST", path: /\/membership$/ });
+
+  test("an admin's change becomes a membership with the admin as morph_user_id", async () => {
+    await online();
+    h.sim.groupChange(alice.id, "moderator", "add", { byId: carol.id });
+    await until(() => posts().length === 1, "the membership POST");
+    const [req] = posts();
+    expect(req?.path).toBe(`/user/${SEED_IDS.users.alice}/membership`);
+    expect(req?.query).toEqual([["morph_user_id", SEED_IDS.users.carol]]);
+    expect(req?.body).toEqual({
+      group_id: G.moderator,
+      serverbundle_id: h.sb.bundleId,
+      begin: new Date(h.clock.now()).toISOString(),
+      end: null,
+    });
+  });
+
+  test("a change with no known initiator and a duration: no morph_user_id, end = now + duration", async () => {
+    await online();
+    h.sim.groupChange(carol.id, "vip", "add", { seconds: 3600 });
+    await until(() => posts().length === 1, "the membership POST");
+    const [req] = posts();
+    expect(req?.query).toEqual([]);
+    expect(req?.body).toMatchObject({ group_id: G.vip, end: new Date(h.clock.now() + 3600_000).toISOString() });
+  });
+
+  test("a group no mapping knows is not recorded; the agent's own changes are not echoed back", async () => {
+    await online();
+    h.sim.groupChange(alice.id, "builder", "add", { byId: carol.id });
+    h.sim.groupChange(carol.id, "superadmin", "add"); // what the agent itself applied at join
+    await h.idle();
+    expect(posts()).toEqual([]);
+    expect(h.logger.lines.some((l) => l.msg.includes("in-game group builder of Alice maps to no VyHub group"))).toBe(
+      true,
+    );
+  });
+
+  test("multi-group removal ends the matching active membership by id", async () => {
+    await online();
+    const m = h.sb.state.addMembership({
+      user_id: SEED_IDS.users.alice,
+      group_id: G.moderator,
+      serverbundle_id: h.sb.bundleId,
+    });
+    h.sim.groupChange(alice.id, "moderator", "remove", { byId: carol.id });
+    const deletes = () => h.sb.control.requests({ method: "DELETE" });
+    await until(() => deletes().length === 1, "the membership DELETE");
+    expect(deletes()[0]?.path).toBe(`/user/membership/${m.id}`);
+    expect(deletes()[0]?.query).toEqual([["morph_user_id", SEED_IDS.users.carol]]);
+  });
+});
+
+describe("group sync at scale", () => {
+  test("1,000 players: a round spreads its requests over the interval", async () => {
+    h = await harness({ features: [groups], env: { HUB_INTERVALS_GROUPS: "300" }, sim: { maxPlayers: 1000 } });
+    await h.agent.start();
+    for (let i = 0; i < 1000; i++) h.sim.join({ id: String(76561198300000000n + BigInt(i)), name: `P${i}` });
+    await until(() => [...h.agent.players.keys()].every((id) => h.agent.users.get(id)), "1,000 users", 60_000);
+    await h.idle();
+
+    const resting = h.clock.pending;
+    await h.clock.advance(299_000); // to just before the first periodic round
+    await until(() => h.clock.pending === resting && h.agent.events.busy === 0, "the status rounds to rest");
+    const start = h.clock.now();
+    for (let s = 0; s < 300; s++) {
+      await h.clock.advance(1000);
+      await until(() => h.clock.pending === resting && h.agent.events.busy === 0, "the round to rest", 10_000);
+    }
+    const round = h.sb.control
+      .requests({ method: "GET", path: /^\/user\/[^/]+\/group$/ })
+      .filter((r) => r.time > start);
+    const perSecond = new Map<number, number>();
+    for (const r of round) {
+      const second = Math.floor((r.time - start - 1) / 1000);
+      perSecond.set(second, (perSecond.get(second) ?? 0) + 1);
+    }
+    expect(round).toHaveLength(1000);
+    expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(Math.ceil(1000 / 300) + 2);
+    expect(perSecond.size).toBeGreaterThan(250); // spread over the interval, not a burst
+  }, 120_000);
+});

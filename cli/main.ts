@@ -18,6 +18,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
     summary: "the agent against the built-in service and a simulated game, narrated (--duration N)",
     load: () => import("./commands/demo.ts"),
   },
+  dashboard: {
+    summary: "print the link to this server's dashboard of who is online",
+    load: () => import("./commands/dashboard.ts"),
+  },
   doctor: {
     summary: "check the configuration, storage and service, with a fix for each failure",
     load: () => import("./commands/doctor.ts"),

@@ -5,7 +5,7 @@ import type { BridgeEvent, GameBridge, GamePlayer } from "./game/bridge.ts";
 import type { Clock } from "./clock.ts";
 import type { Logger } from "./log.ts";
 import { EventBus } from "./events.ts";
-import { Scheduler } from "./scheduler.ts";
+import { Scheduler, type JobOptions } from "./scheduler.ts";
 import { Users } from "./features/users.ts";
 import { statusBody } from "./features/status.ts";
 import { FEATURES, type Feature } from "./features/index.ts";
@@ -143,9 +143,9 @@ export class Agent {
   }
 
   /** Registers a periodic job at `seconds`; `immediate` also runs it at hub_ready. */
-  job(name: string, seconds: number, run: () => Promise<void>, immediate = false): void {
+  job(name: string, seconds: number, run: () => Promise<void>, immediate = false, opts: JobOptions = {}): void {
     this.jobs.push({ name, run });
-    if (!this.deps.once) this.scheduler.every(name, seconds * 1000, run, { immediate });
+    if (!this.deps.once) this.scheduler.every(name, seconds * 1000, run, { ...opts, immediate });
   }
 
   /** Subscribes a feature to one kind of game event; handlers run after the agent's own bookkeeping of a connect

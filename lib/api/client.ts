@@ -89,6 +89,8 @@ export interface Api {
   listBans(userId: string, opts?: ListOptions & { active?: boolean }): Promise<ApiResult<s.Page<s.Ban>>>;
   /** GET /server/bundle/{id}: carries the multigroup flag. */
   getBundle(bundleId: string): Promise<ApiResult<s.Serverbundle>>;
+  /** GET /general/frontend-url: the community's web address (rule 17's {web_url} when not configured). */
+  getFrontendUrl(): Promise<ApiResult<string>>;
 }
 
 const GroupListSchema = v.array(s.GroupSchema);
@@ -108,6 +110,10 @@ export function createApi(opts: ApiOptions): Api {
   });
 
   return {
+    getFrontendUrl: async () => {
+      const res = await t.request({ method: "GET", path: "/general/frontend-url", schema: s.FrontendUrlSchema });
+      return res.ok ? { ...res, value: res.value.frontend_url } : res;
+    },
     probe: () => t.request({ method: "GET", path: "/openapi.json", schema: s.ApiInfoSchema }),
     getServer: (serverId) => t.request({ method: "GET", path: `/server/${seg(serverId)}`, schema: s.ServerSchema }),
     patchServer: (serverId, status) =>

@@ -330,6 +330,9 @@ export const ApiInfoSchema = v.looseObject({
 });
 export type ApiInfo = v.InferOutput<typeof ApiInfoSchema>;
 
+/** GET /general/frontend-url: the community's web address, for links such as the server dashboard. */
+export const FrontendUrlSchema = v.looseObject({ frontend_url: v.pipe(v.string(), v.url()) });
+
 // Request bodies (sent as typed JSON; the service would coerce strings, but we don't rely on it).
 
 export interface UserActivityAdd {

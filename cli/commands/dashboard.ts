@@ -1,0 +1,27 @@
+import { defineCommand } from "citty";
+import { globalArgs, createContext } from "../context.ts";
+import { CliError, EXIT } from "../exit.ts";
+
+export default defineCommand({
+  meta: { name: "dashboard", description: "print the link to this server's dashboard (who is online)" },
+  args: { ...globalArgs },
+  async run({ args }) {
+    const ctx = createContext(args);
+    const config = await ctx.config();
+    const [{ createApi }, { openStore }, { dashboardLink }] = await Promise.all([
+      import("../../lib/api/client.ts"),
+      import("../../lib/store/index.ts"),
+      import("../../lib/features/dashboard.ts"),
+    ]);
+    const api = createApi({ url: config.api.url, key: config.api.key, timeoutMs: config.api.timeout * 1000 });
+    const store = await openStore({ dir: config.storage.dir, logger: ctx.logger });
+    const link = await dashboardLink({ api, config, store });
+    if (!link.ok)
+      throw new CliError(
+        `no dashboard link: ${link.reason}; set api.web_url to your community's web address`,
+        EXIT.UNREACHABLE,
+      );
+    ctx.emit({ url: link.url, source: link.source });
+    ctx.say(link.url);
+  },
+});

@@ -77,7 +77,13 @@ export async function runAgent(opts: {
     await stop("one round done");
     if (!started)
       throw new CliError("the service is unreachable and no usable cached server record exists", EXIT.UNREACHABLE);
-    return EXIT.OK;
+    // Cron reads the exit code: 6 while anything queued still waits for the service.
+    const { queueStatus } = await import("../../lib/queues.ts");
+    const waiting = (await queueStatus(store, clock.now())).filter((q) => q.entries > 0);
+    if (!waiting.length) return EXIT.OK;
+    const list = waiting.map((q) => `${q.queue}: ${q.entries}`).join(", ");
+    logger.warn(`not everything queued was delivered (${list}); see hub-agent queue status`);
+    return EXIT.QUEUED;
   }
   if (started) logger.info("ready");
   await done;

@@ -1,4 +1,5 @@
 import type { Agent } from "../agent.ts";
+import { playtime } from "./playtime.ts";
 
 /**
  * A feature installs its jobs, event listeners and commands on the agent at hub_ready. One module a concern;
@@ -6,4 +7,4 @@ import type { Agent } from "../agent.ts";
  */
 export type Feature = (agent: Agent) => void;
 
-export const FEATURES: readonly Feature[] = [];
+export const FEATURES: readonly Feature[] = [playtime];

@@ -1,4 +1,5 @@
 import type { Agent } from "../agent.ts";
+import { online } from "./online.ts";
 import { playtime } from "./playtime.ts";
 
 /**
@@ -7,4 +8,4 @@ import { playtime } from "./playtime.ts";
  */
 export type Feature = (agent: Agent) => void;
 
-export const FEATURES: readonly Feature[] = [playtime];
+export const FEATURES: readonly Feature[] = [online, playtime];

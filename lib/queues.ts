@@ -1,8 +1,8 @@
 import * as v from "valibot";
 import type { Store } from "./store/index.ts";
 
-/** The durable queues `run` drains and one-shot commands fill (client-interface.md rules 10, 11, 14). */
-export const QUEUE_NAMES = ["ban", "unban", "reward_executed"] as const;
+/** The durable queues `run` drains and one-shot commands fill (client-interface.md rules 10, 11, 12, 14). */
+export const QUEUE_NAMES = ["ban", "unban", "warning", "reward_executed"] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 export interface QueueSummary {

@@ -140,6 +140,7 @@ describe("the compiled binary", () => {
     expect(queues.map((q) => [q.queue, q.entries])).toEqual([
       ["ban", 0],
       ["unban", 0],
+      ["warning", 0],
       ["reward_executed", 0],
     ]);
   });

@@ -103,7 +103,7 @@ export async function resolvePlayer(input: string, o: ResolveOptions): Promise<R
   if (!input.trim()) throw new PlayerError("unknown", `no player given: use ${idForms(o.userType)}, or a nick`);
   const arg = parsePlayerArg(input, o.userType);
   let found: ResolvedPlayer;
-  if (arg.kind === "id") found = { id: arg.id, userId: null, name: null };
+  if (arg.kind === "id") found = await byId(arg.id, o);
   else if (arg.kind === "nick") found = await byNick(arg.nick, o);
   else found = await byUuid(arg.uuid, o);
   const mode = o.user ?? "none";
@@ -112,8 +112,20 @@ export async function resolvePlayer(input: string, o: ResolveOptions): Promise<R
   return { ...found, userId: user.id, name: found.name ?? user.username ?? null };
 }
 
-async function byNick(nick: string, o: ResolveOptions): Promise<ResolvedPlayer> {
+/** The online list, if it is of this game's ids (a list written under another user type is no list). */
+async function onlineList(o: ResolveOptions) {
   const cached = await o.online();
+  return cached?.data.user_type === o.userType ? cached : undefined;
+}
+
+/** A platform id needs no lookup; the online list (of any age: ids do not change) may add the nick and user. */
+async function byId(id: string, o: ResolveOptions): Promise<ResolvedPlayer> {
+  const p = (await onlineList(o))?.data.players.find((p) => p.id === id);
+  return { id, userId: p?.user_id ?? null, name: p?.name ?? null };
+}
+
+async function byNick(nick: string, o: ResolveOptions): Promise<ResolvedPlayer> {
+  const cached = await onlineList(o);
   const forms = `use ${idForms(o.userType)}, or a service user id`;
   if (!cached)
     throw new PlayerError("stale", `"${nick}" is not a player id and no list of online players exists yet: ${forms}`);

@@ -143,6 +143,14 @@ describe("resolvePlayer", () => {
     };
     savedAt = NOW - 60_000;
     expect(await resolvePlayer("alice", opts())).toEqual({ id: ALICE, userId: SEED_IDS.users.alice, name: "Alice" });
+    // An id needs no list, but the list names the player (at any age).
+    expect(await resolvePlayer(ALICE, opts({ api: undefined, now: NOW + 3600_000 }))).toEqual({
+      id: ALICE,
+      userId: SEED_IDS.users.alice,
+      name: "Alice",
+    });
+    const otherGame = { savedAt, data: { ...online, user_type: "MINECRAFT" } };
+    expect((await failure("alice", opts({ online: async () => otherGame }))).kind).toBe("stale");
     const both = await failure("ali", opts());
     expect([both.kind, both.message]).toEqual([
       "ambiguous",

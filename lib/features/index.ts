@@ -1,6 +1,7 @@
 import type { Agent } from "../agent.ts";
 import { online } from "./online.ts";
 import { playtime } from "./playtime.ts";
+import { rewards } from "./rewards.ts";
 
 /**
  * A feature installs its jobs, event listeners and commands on the agent at hub_ready. One module a concern;
@@ -8,4 +9,4 @@ import { playtime } from "./playtime.ts";
  */
 export type Feature = (agent: Agent) => void;
 
-export const FEATURES: readonly Feature[] = [online, playtime];
+export const FEATURES: readonly Feature[] = [online, playtime, rewards];

@@ -1,4 +1,5 @@
 import type { Agent } from "../agent.ts";
+import { bans } from "./bans.ts";
 import { online } from "./online.ts";
 import { playtime } from "./playtime.ts";
 import { rewards } from "./rewards.ts";
@@ -9,4 +10,4 @@ import { rewards } from "./rewards.ts";
  */
 export type Feature = (agent: Agent) => void;
 
-export const FEATURES: readonly Feature[] = [online, playtime, rewards];
+export const FEATURES: readonly Feature[] = [online, bans, playtime, rewards];

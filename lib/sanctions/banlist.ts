@@ -53,20 +53,30 @@ export function banHolds(ban: BanReduced, now: number): boolean {
  * by one-shot CLI processes apply at once.
  */
 export async function isBanned(store: Store, list: BanList, playerId: string, now: number): Promise<BanVerdict> {
+  return (await banCheck(store, list, now))(playerId);
+}
+
+/** isBanned for many players (the kick after a refresh): reads the queues once, then answers without I/O. */
+export async function banCheck(store: Store, list: BanList, now: number): Promise<(playerId: string) => BanVerdict> {
   const queues = sanctionQueues(store);
   const [bans, unbans] = await Promise.all([queues.ban.list(), queues.unban.list()]);
-  const mine = (e: { data: { target: { identifier: string } } }) => sameIdentifier(e.data.target.identifier, playerId);
-  const queued = bans.filter((e) => mine(e) && e.data.status === "ACTIVE" && queuedHolds(e.data, now)).at(-1);
-  if (queued) return { banned: true, queued };
-  if (unbans.some(mine)) return { banned: false };
-  const listed = Object.entries(list)
-    .filter(([id]) => sameIdentifier(id, playerId))
-    .flatMap(([, bans]) => bans)
-    .filter((b) => banHolds(b, now));
-  if (!listed.length) return { banned: false };
-  // The ban that holds longest explains the kick best: permanent first, then the latest end.
-  const end = (b: BanReduced) => (b.ends_on ? Date.parse(b.ends_on) : Number.POSITIVE_INFINITY);
-  return { banned: true, ban: listed.reduce((a, b) => (end(b) > end(a) ? b : a)) };
+  const byId = new Map<string, BanReduced[]>();
+  for (const [id, listed] of Object.entries(list)) {
+    const key = id.toLowerCase();
+    byId.set(key, [...(byId.get(key) ?? []), ...listed]);
+  }
+  return (playerId) => {
+    const mine = (e: { data: { target: { identifier: string } } }) =>
+      sameIdentifier(e.data.target.identifier, playerId);
+    const queued = bans.filter((e) => mine(e) && e.data.status === "ACTIVE" && queuedHolds(e.data, now)).at(-1);
+    if (queued) return { banned: true, queued };
+    if (unbans.some(mine)) return { banned: false };
+    const holding = (byId.get(playerId.toLowerCase()) ?? []).filter((b) => banHolds(b, now));
+    if (!holding.length) return { banned: false };
+    // The ban that holds longest explains the kick best: permanent first, then the latest end.
+    const end = (b: BanReduced) => (b.ends_on ? Date.parse(b.ends_on) : Number.POSITIVE_INFINITY);
+    return { banned: true, ban: holding.reduce((a, b) => (end(b) > end(a) ? b : a)) };
+  };
 }
 
 function queuedHolds(ban: BanEntry, now: number): boolean {

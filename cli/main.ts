@@ -36,7 +36,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
   },
   warns: { summary: "a player's warnings, newest first: <player>", load: () => import("./commands/warns.ts") },
   init: { summary: "write a commented configuration file to fill in", load: () => import("./commands/init.ts") },
-  queue: { summary: "inspect the durable queues: queue status", load: () => import("./commands/queue.ts") },
+  queue: {
+    summary: "the durable queues: status (entries, age, attempts, last error), retry <id>, drop <id>",
+    load: () => import("./commands/queue.ts"),
+  },
   sandbox: {
     summary: "start the in-memory service for trying hub-agent out",
     load: () => import("./commands/sandbox.ts"),

@@ -26,8 +26,24 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
     summary: "check the configuration, storage and service, with a fix for each failure",
     load: () => import("./commands/doctor.ts"),
   },
+  ban: {
+    summary: "ban a player: <player> <length> <reason…> [--as <player>]; 0 delivered, 6 queued",
+    load: () => import("./commands/ban.ts"),
+  },
+  unban: {
+    summary: "lift a player's bans: <player> [--as <player>]; 0 delivered, 6 queued",
+    load: () => import("./commands/unban.ts"),
+  },
+  warn: {
+    summary: "warn a player: <player> <reason…> [--as <player>]; 0 delivered, 6 queued",
+    load: () => import("./commands/warn.ts"),
+  },
+  warns: { summary: "a player's warnings, newest first: <player>", load: () => import("./commands/warns.ts") },
   init: { summary: "write a commented configuration file to fill in", load: () => import("./commands/init.ts") },
-  queue: { summary: "inspect the durable queues: queue status", load: () => import("./commands/queue.ts") },
+  queue: {
+    summary: "the durable queues: status (entries, age, attempts, last error), retry <id>, drop <id>",
+    load: () => import("./commands/queue.ts"),
+  },
   sandbox: {
     summary: "start the in-memory service for trying hub-agent out",
     load: () => import("./commands/sandbox.ts"),

@@ -1,23 +1,36 @@
 import * as v from "valibot";
-import type { Store } from "./store/index.ts";
+import type { QueueEntry, Store } from "./store/index.ts";
 
-/** The durable queues `run` drains and one-shot commands fill (client-interface.md rules 10, 11, 14). */
-export const QUEUE_NAMES = ["ban", "unban", "reward_executed"] as const;
+/** The durable queues `run` drains and one-shot commands fill (client-interface.md rules 10, 11, 12, 14). */
+export const QUEUE_NAMES = ["ban", "unban", "warning", "reward_executed"] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
+
+export interface QueueItem {
+  id: string;
+  age_s: number;
+  attempts: number;
+  last_error: string | null;
+  /** When the last send was tried (ISO), null before the first. */
+  last_attempt_at: string | null;
+  /** The entry itself (the queue's own format: who, what, by whom). */
+  data: unknown;
+}
 
 export interface QueueSummary {
   queue: QueueName;
   entries: number;
   /** Age of the oldest entry in seconds, null when empty. */
   oldest_age_s: number | null;
-  items: { id: string; age_s: number; attempts: number; last_error: string | null }[];
+  items: QueueItem[];
 }
+
+const anyQueue = (store: Store, queue: QueueName) => store.queue(queue, v.unknown());
 
 /** What `queue status` shows: every queue, even empty ones, so an operator sees what exists. */
 export async function queueStatus(store: Store, now: number): Promise<QueueSummary[]> {
   return Promise.all(
     QUEUE_NAMES.map(async (queue) => {
-      const entries = await store.queue(queue, v.unknown()).list();
+      const entries = await anyQueue(store, queue).list();
       const age = (t: number) => Math.max(0, Math.round((now - t) / 1000));
       return {
         queue,
@@ -28,8 +41,35 @@ export async function queueStatus(store: Store, now: number): Promise<QueueSumma
           age_s: age(e.createdAt),
           attempts: e.attempts,
           last_error: e.lastError ?? null,
+          last_attempt_at: e.lastAttemptAt === undefined ? null : new Date(e.lastAttemptAt).toISOString(),
+          data: e.data,
         })),
       };
     }),
   );
+}
+
+/** Shortest part of an id `queue retry`/`drop` accept: the random half of an id is unique long before that. */
+export const MIN_ID_PART = 8;
+
+export type FoundEntry =
+  | { ok: true; queue: QueueName; entry: QueueEntry<unknown> }
+  | { ok: false; reason: "none" | "ambiguous"; matches: { queue: QueueName; id: string }[] };
+
+/** The entry with this id, in whichever queue, or the only one whose id contains `idPart` (≥ MIN_ID_PART chars). */
+export async function findEntry(store: Store, idPart: string): Promise<FoundEntry> {
+  const want = idPart.trim().toLowerCase();
+  const matches: { queue: QueueName; entry: QueueEntry<unknown> }[] = [];
+  for (const queue of QUEUE_NAMES) {
+    for (const entry of await anyQueue(store, queue).list()) {
+      if (entry.id === want) return { ok: true, queue, entry };
+      if (want.length >= MIN_ID_PART && entry.id.includes(want)) matches.push({ queue, entry });
+    }
+  }
+  if (matches.length === 1) return { ok: true, ...(matches[0] as (typeof matches)[number]) };
+  return {
+    ok: false,
+    reason: matches.length ? "ambiguous" : "none",
+    matches: matches.map((m) => ({ queue: m.queue, id: m.entry.id })),
+  };
 }

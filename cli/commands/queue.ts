@@ -1,33 +1,202 @@
 import { defineCommand } from "citty";
-import { globalArgs, createContext } from "../context.ts";
+import { globalArgs, createContext, type Context } from "../context.ts";
+import { CliError, EXIT } from "../exit.ts";
+import type { FoundEntry, QueueItem, QueueName } from "../../lib/queues.ts";
+import type { Store } from "../../lib/store/index.ts";
+
+const ID_ARG = {
+  type: "positional",
+  description: "the entry's id as `queue status` shows it (or a unique part of it, 8 characters or more)",
+  required: true,
+} as const;
 
 const status = defineCommand({
   meta: { name: "status", description: "every durable queue: entries, age, attempts, last error" },
   args: { ...globalArgs },
   async run({ args }) {
     const ctx = createContext(args);
-    const config = await ctx.config();
-    const [{ openStore }, { queueStatus }] = await Promise.all([
-      import("../../lib/store/index.ts"),
-      import("../../lib/queues.ts"),
-    ]);
-    const store = await openStore({ dir: config.storage.dir, logger: ctx.logger });
+    const store = await openStoreOf(ctx);
+    const { queueStatus } = await import("../../lib/queues.ts");
     const queues = await queueStatus(store, Date.now());
     ctx.emit({ queues });
     for (const q of queues) {
       ctx.say(
         `${q.queue.padEnd(16)} ${q.entries} entr${q.entries === 1 ? "y" : "ies"}${q.oldest_age_s === null ? "" : `, oldest ${q.oldest_age_s} s`}`,
       );
-      for (const i of q.items)
+      for (const i of q.items) {
+        const what = await describe(q.queue, i.data);
         ctx.say(
           `  ${i.id}  ${i.age_s} s old, ${i.attempts} attempt(s)${i.last_error ? `, last error: ${i.last_error}` : ""}`,
         );
+        if (what) ctx.say(`    ${what}`);
+      }
     }
   },
 });
 
-export default defineCommand({
-  meta: { name: "queue", description: "inspect the durable queues" },
-  args: { ...globalArgs },
-  subCommands: { status },
+const retry = defineCommand({
+  meta: {
+    name: "retry",
+    description: "send one queued entry now (with the rest of its round); exit 0 delivered, 6 still queued",
+  },
+  args: { ...globalArgs, id: ID_ARG },
+  async run({ args }) {
+    const ctx = createContext(args);
+    const { openSession, deliver, RESULT_EXIT, STATUS_JSON } = await import("../sanction.ts");
+    const s = await openSession(ctx);
+    const { queue, entry } = found(await find(s.store, args.id), args.id);
+    if (queue === "reward_executed") return retryReward(ctx, s, entry);
+    const d = await deliver(s, queue, entry.id);
+    const { outcomeMessage } = await import("../../lib/sanctions/index.ts");
+    const text =
+      (d.outcome && outcomeMessage(s.messages, d.outcome)) ??
+      (d.result === "elsewhere"
+        ? `${entry.id}: sent by another hub-agent process at the same moment; its log has the answer`
+        : `${entry.id} is still queued${d.error ? `: ${d.error}` : ""}`);
+    const code = RESULT_EXIT[d.result];
+    if (code !== EXIT.OK && code !== EXIT.QUEUED) throw new CliError(text, code);
+    ctx.emit({
+      action: "retry",
+      queue,
+      entry_id: entry.id,
+      status: STATUS_JSON[d.result],
+      ...(d.error ? { error: d.error } : {}),
+    });
+    ctx.say(text);
+    process.exitCode = code;
+  },
 });
+
+const drop = defineCommand({
+  meta: { name: "drop", description: "remove one queued entry without sending it" },
+  args: {
+    ...globalArgs,
+    id: ID_ARG,
+    force: { type: "boolean", description: "also drop a reward report (the reward would then run again)" },
+  },
+  async run({ args }) {
+    const ctx = createContext(args);
+    const store = await openStoreOf(ctx);
+    const { queue, entry } = found(await find(store, args.id), args.id);
+    const what = await describe(queue, entry.data);
+    if (queue === "reward_executed" && !args.force)
+      throw new CliError(
+        `${entry.id} reports an executed reward (${what}); without the report VyHub keeps the reward open and it ` +
+          "would run again. Add --force to drop it anyway",
+        EXIT.USAGE,
+      );
+    const [{ DELIVERY_LOCK }, { LockTimeoutError }, v] = await Promise.all([
+      import("../../lib/sanctions/index.ts"),
+      import("../../lib/store/index.ts"),
+      import("valibot"),
+    ]);
+    const remove = () => store.queue(queue, v.unknown()).remove(entry.id);
+    let removed: boolean;
+    try {
+      // Under the delivery lock: a sanction is either sent by a round or dropped here, never both.
+      removed = queue === "reward_executed" ? await remove() : await store.withLock(DELIVERY_LOCK, remove);
+    } catch (e) {
+      if (!(e instanceof LockTimeoutError)) throw e;
+      throw new CliError(`another hub-agent process is delivering right now; try again in a moment`, EXIT.FAILURE);
+    }
+    if (!removed) throw new CliError(`${entry.id} was sent or dropped by another process meanwhile`, EXIT.NOT_FOUND);
+    ctx.emit({ action: "drop", queue, entry_id: entry.id, data: entry.data });
+    ctx.say(`dropped ${entry.id} from the ${queue} queue${what ? `: ${what}` : ""}`);
+  },
+});
+
+export default defineCommand({
+  meta: { name: "queue", description: "inspect and manage the durable queues" },
+  args: { ...globalArgs },
+  subCommands: { status, retry, drop },
+});
+
+async function openStoreOf(ctx: Context): Promise<Store> {
+  const config = await ctx.config();
+  const { openStore } = await import("../../lib/store/index.ts");
+  return openStore({ dir: config.storage.dir, logger: ctx.logger });
+}
+
+async function find(store: Store, id: string): Promise<FoundEntry> {
+  const { findEntry } = await import("../../lib/queues.ts");
+  return findEntry(store, id);
+}
+
+function found(f: FoundEntry, id: string): Extract<FoundEntry, { ok: true }> {
+  if (f.ok) return f;
+  if (f.reason === "ambiguous")
+    throw new CliError(
+      `"${id}" is part of ${f.matches.length} entries' ids: ${f.matches.map((m) => `${m.id} (${m.queue})`).join(", ")}; give more of it`,
+      EXIT.USAGE,
+    );
+  throw new CliError(`no queued entry has the id "${id}": \`hub-agent queue status\` lists them`, EXIT.NOT_FOUND);
+}
+
+/** One line saying what an entry is about, for people; "" when its data is not of a known shape. */
+async function describe(queue: QueueName, data: QueueItem["data"]): Promise<string> {
+  const [v, s, { formatLength }, { ExecutedRewardSchema }] = await Promise.all([
+    import("valibot"),
+    import("../../lib/sanctions/index.ts"),
+    import("../../lib/duration.ts"),
+    import("../../lib/rewards/executed.ts"),
+  ]);
+  const who = (p: { name: string; identifier: string }) => (p.name ? `${p.name} (${p.identifier})` : p.identifier);
+  const by = (c: { name: string } | null) => `by ${c ? c.name : "the console"}`;
+  if (queue === "ban") {
+    const r = v.safeParse(s.BanEntrySchema, data);
+    if (!r.success) return "";
+    const b = r.output;
+    const cancelled = b.status === "UNBANNED" ? " — lifted by an unban, will not be sent" : "";
+    return `ban ${who(b.target)} ${formatLength(b.length)} "${b.reason}" ${by(b.creator)}${cancelled}`;
+  }
+  if (queue === "unban") {
+    const r = v.safeParse(s.UnbanEntrySchema, data);
+    return r.success ? `unban ${who(r.output.target)} ${by(r.output.processor)}` : "";
+  }
+  if (queue === "warning") {
+    const r = v.safeParse(s.WarningEntrySchema, data);
+    return r.success ? `warn ${who(r.output.target)} "${r.output.reason}" ${by(r.output.creator)}` : "";
+  }
+  const r = v.safeParse(ExecutedRewardSchema, data);
+  if (!r.success) return "";
+  const e = r.output;
+  return `reward ${e.reward} (${e.packet}) executed for ${e.player}, applied reward ${e.id}${e.issued ? "" : " — issuing was interrupted"}`;
+}
+
+/** A reward report: PATCH executed_on now (the same rules as `run`'s rounds). */
+async function retryReward(
+  ctx: Context,
+  s: Awaited<ReturnType<typeof import("../sanction.ts").openSession>>,
+  entry: Extract<FoundEntry, { ok: true }>["entry"],
+) {
+  const [v, { ExecutedRewardSchema, EXECUTED_QUEUE, patchOutcome }, { describeError }] = await Promise.all([
+    import("valibot"),
+    import("../../lib/rewards/executed.ts"),
+    import("../../lib/api/client.ts"),
+  ]);
+  const parsed = v.safeParse(ExecutedRewardSchema, entry.data);
+  if (!parsed.success) throw new CliError(`${entry.id} is not a reward report this version can read`, EXIT.FAILURE);
+  const reward = parsed.output;
+  // Not yet marked issued: `run` may be issuing its command right now; reporting it first could lose the reward.
+  if (!reward.issued)
+    throw new CliError(
+      `${entry.id}: the command of reward ${reward.id} is not known to have been issued; \`hub-agent run\` reports it`,
+      EXIT.FAILURE,
+    );
+  const queue = s.store.queue(EXECUTED_QUEUE, ExecutedRewardSchema);
+  const res = await s.api.markRewardExecuted(reward.id, [s.config.api.server_id]);
+  const outcome = patchOutcome(res);
+  const error = res.ok ? undefined : describeError(res.error);
+  if (outcome === "retry") {
+    await queue.update(entry.id, { attempts: entry.attempts + 1, lastAttemptAt: Date.now(), lastError: error });
+    ctx.emit({ action: "retry", queue: EXECUTED_QUEUE, entry_id: entry.id, status: "queued", error });
+    ctx.say(`${entry.id} is still queued: ${error}`);
+    process.exitCode = EXIT.QUEUED;
+    return;
+  }
+  await queue.remove(entry.id);
+  if (outcome === "dropped")
+    throw new CliError(`VyHub refused to mark reward ${reward.id} as executed (${error}); dropped`, EXIT.FAILURE);
+  ctx.emit({ action: "retry", queue: EXECUTED_QUEUE, entry_id: entry.id, status: "delivered" });
+  ctx.say(`reward ${reward.id} (${reward.reward} for ${reward.player}) reported as executed`);
+}

@@ -29,8 +29,11 @@ export interface Api {
   getServer(serverId: string): Promise<ApiResult<s.Server>>;
   /** 2. PATCH /server/{id}: status heartbeat. */
   patchServer(serverId: string, status: s.ServerStatusPatch): Promise<ApiResult<s.Server>>;
-  /** 3. GET /user/{identifier}?type=: NotFound when the user does not exist. */
-  getUser(identifier: string, type: s.UserType): Promise<ApiResult<s.User>>;
+  /**
+   * 3. GET /user/{identifier}?type=: NotFound when the user does not exist. Without `type` the path is the service
+   * user id (api.md §3: "UUID or other identifier").
+   */
+  getUser(identifier: string, type?: s.UserType): Promise<ApiResult<s.User>>;
   /** 4. POST /user/ */
   createUser(body: s.UserAdd): Promise<ApiResult<s.User>>;
   /** 5. GET /user/{id}/group?serverbundle_id=: active groups in the bundle. */

@@ -389,8 +389,8 @@ export interface AttributeDefinitionAdd {
 export interface UserAttributeAdd {
   definition_id: string;
   user_id: string;
-  /** Hours, sent as a string like "1.25". */
-  value: string;
+  /** Hours. The spec's type is a number; the typedef's string ("1.25", as gmod sends) is accepted too. */
+  value: number | string;
   serverbundle_id?: string;
   date?: string;
 }

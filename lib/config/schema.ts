@@ -56,6 +56,28 @@ const commandName = v.pipe(
   v.regex(/^[a-z0-9_-]{1,32}$/, "must be one word of letters, digits, - or _ (without the chat prefix)"),
 );
 
+const SIM_PLAYERS_HELP =
+  'must be a list of "<id>:<nick>" entries, e.g. "76561198012345671:Alice,76561198087654322:Bob"';
+
+/** `<id>:<nick>` entries, comma-separated in one string (environment) or a TOML array of strings. */
+const simPlayers = v.pipe(
+  v.union(
+    [
+      v.array(v.string()),
+      v.pipe(
+        v.string(),
+        v.transform((s) => s.split(",")),
+      ),
+    ],
+    SIM_PLAYERS_HELP,
+  ),
+  v.transform((items) => items.map((s) => s.trim()).filter(Boolean)),
+  v.check((items) => items.every((s) => /^[^:\s]+:.*\S/.test(s)), SIM_PLAYERS_HELP),
+  v.transform((items) =>
+    items.map((s) => ({ id: s.slice(0, s.indexOf(":")), name: s.slice(s.indexOf(":") + 1).trim() })),
+  ),
+);
+
 export const ConfigSchema = v.strictObject({
   api: v.strictObject({
     url: text("is required: the service's base URL incl. its path, e.g. https://api.vyhub.app/<instance>/v1"),
@@ -72,6 +94,14 @@ export const ConfigSchema = v.strictObject({
       bridge: v.optional(v.picklist(["sim"], "must be one of: sim"), "sim"),
       preset: v.optional(text("must name a game preset")),
       map: v.optional(text("must be the map name to report when the game cannot tell")),
+      /** Only for `bridge = "sim"`: a simulated game for demos and process tests. */
+      sim: v.optional(
+        v.strictObject({
+          players: v.optional(simPlayers, []),
+          actions_log: v.optional(text("must be a file path")),
+        }),
+        {},
+      ),
     }),
     {},
   ),
@@ -92,6 +122,7 @@ export const ConfigSchema = v.strictObject({
     ),
     {},
   ),
+  rewards: v.optional(v.strictObject({ allow_script: bool(false) }), {}),
   lang: v.optional(text("must be a locale of lang/ (en, de) or a path to a JSON file"), "en"),
   /** Shell-free hooks: event name → command line, run with the event's data as JSON on stdin. */
   hooks: v.optional(v.record(v.string(), text("must be a command to run")), {}),
@@ -119,6 +150,11 @@ export const KEY_HELP: Record<string, string> = {
   "game.bridge": "how hub-agent talks to the game",
   "game.preset": "the game preset (command templates, id format)",
   "game.map": "the map to report when the game cannot tell",
+  "game.sim.players": 'sim bridge only: players online at start, "<id>:<nick>,<id>:<nick>"',
+  "game.sim.actions_log":
+    "sim bridge only: a file every game action (exec, kick, message, …) is appended to as a JSON line",
+  "rewards.allow_script":
+    "run SCRIPT rewards (code from the service) when the game bridge can run scripts; off by default",
   "commands.dashboard": "the chat command that answers with the server dashboard link",
   "commands.ban": "the chat/console command to ban a player",
   "commands.unban": "the chat/console command to unban a player",

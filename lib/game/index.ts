@@ -12,6 +12,8 @@ export function createBridge(config: Config, deps: { clock: Clock; logger: Logge
         clock: deps.clock,
         logger: deps.logger.withTag("game"),
         map: config.game.map ?? "sim_island",
+        players: config.game.sim.players,
+        ...(config.game.sim.actions_log ? { actionsLog: config.game.sim.actions_log } : {}),
       });
   }
 }

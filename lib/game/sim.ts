@@ -2,6 +2,7 @@
  * A simulated game: scripted players, every action recorded. Tests of every feature drive it with a ManualClock;
  * `hub-agent demo` runs `demoScript()` on the real clock and prints what the sim logs.
  */
+import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
 import { systemClock, type Clock } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import type { BridgeEvent, BridgeEventType, GameBridge, GamePlayer, GameStatus } from "./bridge.ts";
@@ -18,7 +19,7 @@ export const ALL_EVENT_TYPES: readonly BridgeEventType[] = [
   "operator_input",
 ];
 
-export type SimActionType = "kick" | "message" | "broadcast" | "set_group" | "exec";
+export type SimActionType = "kick" | "message" | "broadcast" | "set_group" | "exec" | "script";
 
 /** What the agent did to the game. */
 export interface SimAction {
@@ -31,6 +32,8 @@ export interface SimAction {
   op?: "add" | "remove";
   seconds?: number;
   command?: string;
+  /** A script run by `runScript`. */
+  script?: string;
 }
 
 /** Calls that `fail()` can make reject; `message(null, …)` counts as "broadcast". */
@@ -50,6 +53,15 @@ export interface SimGameOptions {
   execReply?: string | ((command: string) => string);
   clock?: Clock;
   logger?: Logger;
+  /** Players already online when the sim starts (no connect event: the agent finds them in `status()`). */
+  players?: readonly GamePlayer[];
+  /**
+   * A file every recorded action is appended to as one JSON line, synced before the call returns, so a test can
+   * read what a `run` process did even after it was killed.
+   */
+  actionsLog?: string;
+  /** Lets the sim run scripts (SCRIPT rewards): adds `runScript`. */
+  scripts?: boolean;
 }
 
 export class SimGame implements GameBridge {
@@ -61,7 +73,11 @@ export class SimGame implements GameBridge {
   /** Every successful action, oldest first. */
   actions: SimAction[] = [];
   execReply: string | ((command: string) => string);
+  /** Present only with the `scripts` option: how a bridge says it can run scripts. */
+  readonly runScript?: (script: string, player: GamePlayer | null) => Promise<void>;
+  readonly escapeScript?: (value: string) => string;
 
+  private actionsLog: string | undefined;
   private players = new Map<string, GamePlayer>();
   private groups = new Map<string, string[]>();
   private listeners = new Set<(e: BridgeEvent) => void>();
@@ -83,6 +99,16 @@ export class SimGame implements GameBridge {
     this.execReply = o.execReply ?? "";
     this.clock = o.clock ?? systemClock;
     this.log = (o.logger ?? silentLogger).withTag("sim");
+    this.actionsLog = o.actionsLog;
+    for (const p of o.players ?? []) this.players.set(p.id, { ...p });
+    if (o.scripts) {
+      this.runScript = async (script, player) => {
+        this.check("script");
+        this.record({ type: "script", script, ...(player ? { player: player.id } : {}) });
+        this.log.info(`script: ${script}`);
+      };
+      this.escapeScript = (value) => JSON.stringify(value);
+    }
   }
 
   // ── GameBridge ──────────────────────────────────────────────────────────────
@@ -279,7 +305,9 @@ export class SimGame implements GameBridge {
   }
 
   private record(a: Omit<SimAction, "at">): void {
-    this.actions.push({ ...a, at: this.clock.now() } as SimAction);
+    const action = { ...a, at: this.clock.now() } as SimAction;
+    this.actions.push(action);
+    if (this.actionsLog) appendDurably(this.actionsLog, `${JSON.stringify(action)}\n`);
   }
 
   private applyGroup(id: string, group: string, op: "add" | "remove"): void {
@@ -302,6 +330,17 @@ export class SimGame implements GameBridge {
         this.log.error("event listener threw", { event: e.type, error: String(err) });
       }
     }
+  }
+}
+
+/** Appends and fsyncs before returning: the line survives a kill -9 (and a power loss) right after the call. */
+function appendDurably(file: string, text: string): void {
+  const fd = openSync(file, "a");
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }
 

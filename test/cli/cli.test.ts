@@ -59,7 +59,7 @@ describe("the compiled binary", () => {
     expect(flag.stderr).toContain("unknown option --jsn for `hub-agent doctor`");
     const group = await run(["queue"]);
     expect(group.code).toBe(2);
-    expect(group.stderr).toContain("hub-agent queue needs a command: status");
+    expect(group.stderr).toContain("hub-agent queue needs a command: status, retry, drop");
     expect((await run(["doctor", "--log-format", "xml"], { env })).code).toBe(2);
   });
 
@@ -140,6 +140,7 @@ describe("the compiled binary", () => {
     expect(queues.map((q) => [q.queue, q.entries])).toEqual([
       ["ban", 0],
       ["unban", 0],
+      ["warning", 0],
       ["reward_executed", 0],
     ]);
   });

@@ -1,0 +1,202 @@
+/**
+ * What the one-shot sanction commands (ban, unban, warn, warns) share: the configuration, store, service client and
+ * game user type; `<player>` and `--as` resolution with one-line errors; the serverbundle; and a delivery round that
+ * reports what became of the command's own queue entry.
+ */
+import type { Api } from "../lib/api/client.ts";
+import type { Config } from "../lib/config/index.ts";
+import type { Messages } from "../lib/messages.ts";
+import type { PlayerErrorKind, ResolvedPlayer } from "../lib/players.ts";
+import type { Creator, DeliveryOutcome, PlayerRef } from "../lib/sanctions/index.ts";
+import type { Store } from "../lib/store/index.ts";
+import type { Context } from "./context.ts";
+import { CliError, EXIT, type ExitCode } from "./exit.ts";
+
+export interface Session {
+  ctx: Context;
+  config: Config;
+  store: Store;
+  api: Api;
+  messages: Messages;
+  /** The service's user type of this game's ids (STEAM, MINECRAFT, …), from the configured bridge. */
+  userType: string;
+}
+
+export async function openSession(ctx: Context): Promise<Session> {
+  const config = await ctx.config();
+  const [{ createApi }, { openStore }, { loadMessages }, { createBridge }, { systemClock }] = await Promise.all([
+    import("../lib/api/client.ts"),
+    import("../lib/store/index.ts"),
+    import("../lib/messages.ts"),
+    import("../lib/game/index.ts"),
+    import("../lib/clock.ts"),
+  ]);
+  const logger = ctx.logger;
+  const api = createApi({
+    url: config.api.url,
+    key: config.api.key,
+    timeoutMs: config.api.timeout * 1000,
+    // One attempt: an unanswered request is the queue's to retry, not a reason to keep the operator waiting.
+    retries: 0,
+    logger: logger.withTag("api"),
+  });
+  const [store, messages] = await Promise.all([
+    openStore({ dir: config.storage.dir, logger }),
+    loadMessages(config.lang, { logger }),
+  ]);
+  // Only the user type is read; the bridge is never started.
+  const userType = createBridge(config, { clock: systemClock, logger }).userType;
+  return { ctx, config, store, api, messages, userType };
+}
+
+const PLAYER_EXIT: Record<PlayerErrorKind, ExitCode> = {
+  unknown: EXIT.NOT_FOUND,
+  stale: EXIT.NOT_FOUND,
+  ambiguous: EXIT.USAGE,
+  unreachable: EXIT.UNREACHABLE,
+  refused: EXIT.FAILURE,
+};
+
+/**
+ * `<player>` (or `--as`) as the sanction queues need it. Nicks come from the "online" list `run` keeps; it counts
+ * as stale after two status rounds without an update.
+ */
+export async function resolveRef(s: Session, input: string, what = "player"): Promise<PlayerRef> {
+  const { resolvePlayer, PlayerError } = await import("../lib/players.ts");
+  const { onlineCache } = await import("../lib/features/online.ts");
+  let found: ResolvedPlayer;
+  try {
+    found = await resolvePlayer(input, {
+      userType: s.userType,
+      online: () => onlineCache(s.store).get(),
+      maxAgeMs: 2 * s.config.intervals.status * 1000 + 5_000,
+      now: Date.now(),
+      api: s.api,
+    });
+  } catch (e) {
+    if (!(e instanceof PlayerError)) throw e;
+    throw new CliError(what === "player" ? e.message : `${what}: ${e.message}`, PLAYER_EXIT[e.kind]);
+  }
+  if (!found.id)
+    throw new CliError(
+      `${what === "player" ? "" : `${what}: `}the service user ${found.userId} has no ${s.userType} account to act on`,
+      EXIT.NOT_FOUND,
+    );
+  return { identifier: found.id, type: s.userType, user_id: found.userId, name: found.name ?? "" };
+}
+
+/** `--as <player>`: the user whose permissions the service checks (morph_user_id); absent = the console. */
+export async function resolveCreator(s: Session, as: string | undefined): Promise<Creator | null> {
+  if (as === undefined) return null;
+  const ref = await resolveRef(s, as, "--as");
+  // A creator always has a name in messages; a bare id is better than "Console".
+  return { name: ref.name || ref.identifier, user_id: ref.user_id, identifier: ref.identifier, type: ref.type };
+}
+
+/** The serverbundle sanctions are issued in: from the server record `run` caches, else asked from the service. */
+export async function bundleId(s: Session): Promise<string> {
+  const { ServerSchema, describeError } = await import("../lib/api/client.ts");
+  const cache = s.store.cache("server", ServerSchema);
+  const bundleOf = (server: { serverbundle?: { id: string } | null; serverbundle_id?: string | null }) =>
+    server.serverbundle?.id ?? server.serverbundle_id ?? undefined;
+  const cached = await cache.get();
+  const known = cached && bundleOf(cached.data);
+  if (known) return known;
+  const res = await s.api.getServer(s.config.api.server_id);
+  if (res.ok && bundleOf(res.value)) {
+    await cache.set(res.value);
+    return bundleOf(res.value) as string;
+  }
+  const why = res.ok ? "the server record names no serverbundle" : describeError(res.error);
+  throw new CliError(
+    `nothing was queued: this server's serverbundle is unknown (${why}) and no server record is cached yet; ` +
+      "check with `hub-agent doctor`",
+    res.ok || res.error.kind === "NotFound" || res.error.kind === "ClientError" ? EXIT.FAILURE : EXIT.UNREACHABLE,
+  );
+}
+
+/** What became of the command's own entry after a delivery round. */
+export interface Delivery {
+  /** `kept`: still queued (the service did not answer, or another process was busy delivering). */
+  result: DeliveryOutcome["result"] | "elsewhere";
+  outcome?: DeliveryOutcome;
+  error?: string;
+}
+
+/**
+ * One delivery round of every sanction queue (exclusive across processes), then the fate of `entryId`: settled
+ * here, still queued, or settled by another process (a running `run`) that took it first.
+ */
+export async function deliver(s: Session, kind: DeliveryOutcome["kind"], entryId: string): Promise<Delivery> {
+  const { deliverQueues, outcomeMessage, playerKey, sanctionQueues } = await import("../lib/sanctions/index.ts");
+  const log = s.ctx.logger.withTag("queue");
+  const queue = sanctionQueues(s.store)[kind];
+  const mine = await queue.get(entryId);
+  const key = mine && playerKey(mine.data.target);
+  let own: DeliveryOutcome | undefined;
+  // A kept entry stops the player's later entries for the round: theirs is then the reason ours waits too.
+  let blocked: string | undefined;
+  const report = await deliverQueues(
+    { api: s.api, store: s.store, logger: log },
+    {
+      onOutcome: (o) => {
+        if (o.entry.id === entryId) own = o;
+        else if (o.result === "kept" && playerKey(o.entry.data.target) === key) blocked = o.error;
+        else if (o.result !== "kept") log.info(outcomeMessage(s.messages, o) ?? `${o.kind} ${o.result}`);
+      },
+    },
+  );
+  if (own) return { result: own.result, outcome: own, ...(own.error ? { error: own.error } : {}) };
+  const still = await queue.get(entryId);
+  if (!still) return { result: "elsewhere" };
+  const error = report.busy
+    ? "another hub-agent process is delivering; it goes with the next round"
+    : (blocked ?? still.lastError);
+  return { result: "kept", ...(error ? { error } : {}) };
+}
+
+/** Exit codes of a delivery result: done at the service 0, queued 6, refused 1, unknown user 5. */
+export const RESULT_EXIT: Record<Delivery["result"], ExitCode> = {
+  delivered: EXIT.OK,
+  elsewhere: EXIT.OK,
+  kept: EXIT.QUEUED,
+  not_found: EXIT.NOT_FOUND,
+  refused: EXIT.FAILURE,
+  cancelled: EXIT.FAILURE,
+};
+
+/** The player as --json shows them. */
+export const playerJson = (p: PlayerRef) => ({
+  id: p.identifier,
+  type: p.type,
+  user_id: p.user_id,
+  name: p.name || null,
+});
+
+/** JSON status words: `kept` is "queued" to a script. */
+export const STATUS_JSON: Record<Delivery["result"], string> = {
+  delivered: "delivered",
+  elsewhere: "sent_by_other_process",
+  kept: "queued",
+  not_found: "not_found",
+  refused: "refused",
+  cancelled: "cancelled",
+};
+
+// ── Arguments ────────────────────────────────────────────────────────────────
+
+export const PLAYER_HELP =
+  "SteamID64 / STEAM_X:Y:Z / [U:1:N], Minecraft UUID, …, a service user id, or the nick of an online player";
+
+export const AS_ARG = {
+  type: "string",
+  description: "act as this player's service user (sent as morph_user_id; the service checks their permissions)",
+  valueHint: "player",
+} as const;
+
+/** The reason: every positional from `from` on, joined; empty is refused. */
+export function reasonOf(positionals: string[], from: number, usage: string): string {
+  const reason = positionals.slice(from).join(" ").trim();
+  if (!reason) throw new CliError(`the reason is empty: hub-agent ${usage}`, EXIT.USAGE);
+  return reason;
+}

@@ -1,0 +1,55 @@
+/**
+ * Ban lengths as operators type them: minutes as a bare number (like the official addons' `vh_ban`), compound
+ * durations (`30m`, `1d12h`, `2w`), and `0` / `perm` / `permanent` for a permanent ban. Pure; no clock.
+ */
+
+const UNITS = { w: 604_800, d: 86_400, h: 3_600, m: 60, s: 1 } as const;
+type Unit = keyof typeof UNITS;
+const ORDER = Object.keys(UNITS) as Unit[];
+
+export const LENGTH_FORMS = "minutes as a number (90), a duration (30m, 1d12h, 2w; units w d h m s), or 0/perm";
+
+/** Seconds, or null for permanent; or the reason the text is not a length. */
+export type ParsedLength = { ok: true; seconds: number | null } | { ok: false; error: string };
+
+export function parseLength(input: string): ParsedLength {
+  const text = input.trim().toLowerCase();
+  const bad = (why: string): ParsedLength => ({
+    ok: false,
+    error: `"${input}" is not a ban length${why}: use ${LENGTH_FORMS}`,
+  });
+  if (text === "perm" || text === "permanent") return { ok: true, seconds: null };
+  if (/^\d+$/.test(text)) {
+    const minutes = Number(text);
+    if (!Number.isSafeInteger(minutes * 60)) return bad(" (too long)");
+    return { ok: true, seconds: minutes === 0 ? null : minutes * 60 };
+  }
+  const parts = [...text.matchAll(/(\d+)([a-z]+)/g)];
+  if (!parts.length || parts.map((p) => p[0]).join("") !== text) return bad("");
+  let seconds = 0;
+  let last = -1;
+  for (const [, amount, unit] of parts) {
+    const at = ORDER.indexOf(unit as Unit);
+    if (at === -1) return bad(` (unknown unit "${unit}")`);
+    // Largest unit first, each once: `1m1m` or `30m2h` is more likely a typo than a length.
+    if (at <= last) return bad(" (give each unit once, largest first)");
+    last = at;
+    seconds += Number(amount) * UNITS[unit as Unit];
+  }
+  if (!Number.isSafeInteger(seconds)) return bad(" (too long)");
+  if (seconds === 0) return bad(" (zero; a permanent ban is 0 or perm)");
+  return { ok: true, seconds };
+}
+
+/** `1d 12h`, `30m`, `permanent`: the compound form back, for output. */
+export function formatLength(seconds: number | null): string {
+  if (seconds === null) return "permanent";
+  const out: string[] = [];
+  let rest = seconds;
+  for (const unit of ORDER) {
+    const n = Math.floor(rest / UNITS[unit]);
+    if (n) out.push(`${n}${unit}`);
+    rest -= n * UNITS[unit];
+  }
+  return out.join(" ") || "0s";
+}

@@ -1,0 +1,172 @@
+/**
+ * Bans, unbans and warnings in `run` (client-interface.md rules 9–12): the ban list (fetched at hub_ready, every
+ * `intervals.bans` and after every sanction; cached; the cache used while the service is unreachable), the kick at
+ * connect and after every refresh, and the queue job that delivers the durable ban, unban and warning queues every
+ * `intervals.queues`. The chat and console commands are in sanction-commands.ts.
+ */
+import type { Agent } from "../agent.ts";
+import type { BanList } from "../api/client.ts";
+import type { GamePlayer } from "../game/bridge.ts";
+import {
+  type DeliveryOutcome,
+  banCache,
+  banCheck,
+  banMessage,
+  deliverQueues,
+  fetchBanList,
+  outcomeMessage,
+  sameIdentifier,
+} from "../sanctions/index.ts";
+import { sanctionCommands } from "./sanction-commands.ts";
+
+/** What the commands need of the ban feature. */
+export interface Sanctions {
+  /** One delivery round now (coalesced with a round already running), then a ban-list refresh and kick. */
+  deliverNow(): Promise<void>;
+}
+
+export function bans(agent: Agent): void {
+  const { api, store, clock, config, messages, bridge, logger } = agent.deps;
+  const log = logger.withTag("bans");
+  let list: BanList = {};
+  let live = false;
+
+  // Enforcement must not wait for the service: the cached list is in memory before the first connect is checked.
+  const cacheLoaded = banCache(store)
+    .get()
+    .then((cached) => {
+      if (cached && !live) list = cached.data;
+    })
+    .catch((e: unknown) => log.error(`reading the cached ban list failed: ${(e as Error).message}`));
+
+  // Kicks in flight or done, by player: a connect and a refresh racing must not kick twice. A new connect clears it;
+  // a player still online a whole refresh interval later (the game ignored the kick) is kicked again.
+  const kicked = new Map<string, number>();
+  /** Kicks each banned player of `players` with the ban message. */
+  const enforce = async (players: readonly GamePlayer[]) => {
+    await cacheLoaded;
+    const check = await banCheck(store, list, clock.now());
+    for (const player of players) {
+      const verdict = check(player.id);
+      if (!verdict.banned) continue;
+      const last = kicked.get(player.id);
+      if (last !== undefined && clock.now() - last < config.intervals.bans * 1000) continue;
+      kicked.set(player.id, clock.now());
+      try {
+        log.info("kicking a banned player", { player: player.name, id: player.id, ban: verdict.ban?.id ?? "queued" });
+        await bridge.kick(player, banMessage(messages, verdict));
+      } catch (e) {
+        kicked.delete(player.id);
+        log.error(`kicking ${player.name} failed: ${(e as Error).message}`, { id: player.id });
+      }
+    }
+  };
+
+  // A refresh and a delivery round never overlap: a list fetched while an unban is being sent could still show the
+  // ban after its queue entry is gone, and kick the player just unbanned.
+  let exclusive: Promise<unknown> = Promise.resolve();
+  const serial = <R>(fn: () => Promise<R>): Promise<R> => {
+    const run = exclusive.then(fn);
+    exclusive = run.catch(() => {});
+    return run;
+  };
+
+  /** Rule 9: the live list (cached), else the cached one; then every online banned player is kicked. */
+  const refresh = () =>
+    serial(async () => {
+      const r = await fetchBanList(api, store, agent.bundleId);
+      if (r.source === "api") {
+        list = r.list;
+        live = true;
+        log.debug("ban list refreshed", { players: Object.keys(r.list).length });
+      } else {
+        log.warn(
+          `ban list not refreshed (${r.error}); enforcing the ${r.source === "cache" ? "cached" : "last known"} list`,
+        );
+        if (r.source === "cache" && !live) list = r.list;
+      }
+      await enforce((await bridge.status()).players);
+    });
+
+  /** Tells the creator in game when online, else logs; keeps the in-memory list in step until the next refresh. */
+  const report = async (o: DeliveryOutcome) => {
+    const target = o.entry.data.target;
+    if (o.result === "kept") {
+      log.warn(`${o.kind} of ${target.name || target.identifier} stays queued: ${o.error}`, {
+        entry: o.entry.id,
+        attempts: o.entry.attempts + 1,
+      });
+      return;
+    }
+    if (o.result === "delivered" && o.kind === "ban" && o.ban) {
+      const id = o.ban.user.identifier;
+      list = { ...list, [id]: [...(list[id] ?? []), o.ban] };
+    }
+    if (o.result === "delivered" && o.kind === "unban")
+      list = Object.fromEntries(Object.entries(list).filter(([id]) => !sameIdentifier(id, target.identifier)));
+    if (o.result === "delivered" && o.kind === "warning") {
+      const warned = agent.players.get(target.identifier);
+      const creator = o.entry.data.creator?.name || messages.t("ban.console");
+      if (warned) await bridge.message(warned, messages.t("warn.received", { creator, reason: o.entry.data.reason }));
+    }
+    const text = outcomeMessage(messages, o);
+    if (!text) return;
+    const creator = o.kind === "unban" ? o.entry.data.processor : o.entry.data.creator;
+    const online = creator?.identifier ? agent.players.get(creator.identifier) : undefined;
+    if (online) await bridge.message(online, text);
+    log.info(text, { entry: o.entry.id, result: o.result, creator: creator?.name ?? "console" });
+  };
+
+  /** One round; true when the service settled something (so the ban list may have changed). */
+  const deliverRound = () =>
+    serial(async (): Promise<boolean> => {
+      const r = await deliverQueues({ api, store, logger: log, now: () => clock.now() }, { onOutcome: report });
+      if (r.busy) log.info("another hub-agent process is delivering the sanction queues; trying again next round");
+      return r.outcomes.some((o) => o.result !== "kept");
+    });
+
+  // Coalesce: a command during a round asks for one more round after it, never a parallel one.
+  let running: Promise<boolean> | undefined;
+  let again = false;
+  const deliverCoalesced = (): Promise<boolean> => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      let settled = false;
+      do {
+        again = false;
+        settled = (await deliverRound()) || settled;
+      } while (again);
+      return settled;
+    })().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+
+  const sanctions: Sanctions = {
+    async deliverNow() {
+      await deliverCoalesced();
+      await refresh();
+    },
+  };
+
+  // On hub_ply_connected, not player_connect: it runs beside the user lookup instead of after it, so a banned
+  // player is refused from the cache even while the service does not answer (and it covers players online at start).
+  agent.events.on("hub_ply_connected", ({ player }) => {
+    kicked.delete(player.id);
+    return enforce([player]);
+  });
+  agent.job("bans", config.intervals.bans, refresh, true);
+  agent.job(
+    "sanction-queues",
+    config.intervals.queues,
+    async () => {
+      if (await deliverCoalesced()) await refresh();
+    },
+    true,
+  );
+  sanctionCommands(agent, sanctions);
+}

@@ -1,0 +1,67 @@
+import * as v from "valibot";
+import type { Agent } from "../agent.ts";
+import type { Store } from "../store/index.ts";
+
+/**
+ * Who is online, for one-shot commands (`hub-agent ban <nick> …`): `run` keeps the store cache "online" current on
+ * every connect, disconnect and user lookup, and rewrites it every status round so its age tells a reader whether
+ * a `run` is keeping it up to date at all.
+ */
+export const OnlinePlayerSchema = v.object({
+  id: v.string(),
+  name: v.string(),
+  /** The service user id, null until the user lookup succeeded. */
+  user_id: v.nullable(v.string()),
+});
+export type OnlinePlayer = v.InferOutput<typeof OnlinePlayerSchema>;
+
+export const OnlineSchema = v.object({
+  /** The bridge's user type: the ids above are of this kind. */
+  user_type: v.string(),
+  players: v.array(OnlinePlayerSchema),
+});
+export type Online = v.InferOutput<typeof OnlineSchema>;
+
+export const onlineCache = (store: Store) => store.cache("online", OnlineSchema);
+
+export function online(agent: Agent): void {
+  const { store, bridge, config } = agent.deps;
+  const cache = onlineCache(store);
+  const players = new Map<string, OnlinePlayer>();
+  // Writes are chained so that a slow write can never overwrite a newer list with an older one.
+  let writing = Promise.resolve();
+  const save = () => {
+    const next = writing.then(() => cache.set({ user_type: bridge.userType, players: [...players.values()] }));
+    writing = next.catch(() => {}); // a failed write is reported by the caller; the next one still runs
+    return next;
+  };
+  const seen = (id: string, name: string) => {
+    players.set(id, { id, name, user_id: agent.users.get(id)?.id ?? players.get(id)?.user_id ?? null });
+  };
+
+  // hub_ply_connected also covers players already online when the agent started.
+  agent.events.on("hub_ply_connected", ({ player }) => {
+    seen(player.id, player.name);
+    return save();
+  });
+  agent.onGame("player_disconnect", ({ player }) => {
+    players.delete(player.id);
+    return save();
+  });
+  agent.events.on("hub_ply_initialized", ({ player, user }) => {
+    if (!players.has(player.id)) return;
+    players.set(player.id, { id: player.id, name: player.name, user_id: user.id });
+    return save();
+  });
+  agent.job(
+    "online",
+    config.intervals.status,
+    () => {
+      // The agent's own list is the truth (it also holds players online before the agent started).
+      for (const id of players.keys()) if (!agent.players.has(id)) players.delete(id);
+      for (const p of agent.players.values()) seen(p.id, p.name);
+      return save();
+    },
+    true,
+  );
+}

@@ -1,0 +1,133 @@
+/**
+ * Playtime (client-interface.md rule 13). Online seconds per service user are counted from hub_ply_initialized
+ * until disconnect or agent stop, and added to a store counter at least every minute, so a crash loses at most a
+ * minute. Every `intervals.playtime` and at start each user's hours go to POST /user/attribute/; only what the
+ * service accepted is subtracted, so a failed send or a restart keeps the remainder.
+ */
+import { AttributeDefinitionSchema, describeError, type AttributeDefinition } from "../api/client.ts";
+import type { Agent } from "../agent.ts";
+
+/** The spec's "User attribute definition (playtime)" fields, exactly. */
+export const PLAYTIME_DEFINITION = {
+  name: "playtime",
+  title: "Play Time",
+  unit: "HOURS",
+  type: "ACCUMULATED",
+  accumulation_interval: "day",
+  unspecific: true,
+} as const;
+
+/** Counters are written at least this often (seconds). */
+export const PERSIST_SECONDS = 60;
+
+/** Seconds per 0.01 h: hours are sent with 2 decimals, so what is sent is always a whole multiple of this. */
+const CENTIHOUR_S = 36;
+
+/** Hours to send for `seconds` counted: rounded to 2 decimals (gmod), and the seconds that amounts to. */
+export function hoursOf(seconds: number): { hours: number; seconds: number } {
+  const centihours = Math.round(seconds / CENTIHOUR_S);
+  return { hours: centihours / 100, seconds: centihours * CENTIHOUR_S };
+}
+
+export function playtime(agent: Agent): void {
+  const { api, store, clock, config, logger } = agent.deps;
+  const log = logger.withTag("playtime");
+  const counters = store.counters("playtime");
+  const cache = store.cache("playtime_definition", AttributeDefinitionSchema);
+  /** Online players being counted: player id → their service user and the time counted up to. */
+  const sessions = new Map<string, { userId: string; since: number }>();
+
+  /** Persists run one after another, so a report that persisted first reads every second counted so far. */
+  let writing: Promise<unknown> = Promise.resolve();
+
+  /** Adds the time since the last write to the player's counter (all players when id is omitted). */
+  function persist(playerId?: string): Promise<void> {
+    const run = writing.then(async () => {
+      const now = clock.now();
+      const due = playerId === undefined ? [...sessions.values()] : [sessions.get(playerId)].filter((s) => !!s);
+      for (const s of due) {
+        const seconds = (now - s.since) / 1000;
+        s.since = now;
+        if (seconds > 0) await counters.add(s.userId, seconds);
+      }
+    });
+    writing = run.catch(() => {});
+    return run;
+  }
+
+  /** The live definition (created on 404), else the cached one; undefined when neither is available. */
+  async function definition(): Promise<AttributeDefinition | undefined> {
+    let res = await api.getAttributeDefinition(PLAYTIME_DEFINITION.name);
+    if (!res.ok && res.error.kind === "NotFound") {
+      res = await api.createAttributeDefinition({ ...PLAYTIME_DEFINITION });
+      if (res.ok) log.info("created the playtime attribute definition", { id: res.value.id });
+    }
+    if (res.ok) {
+      await cache.set(res.value);
+      return res.value;
+    }
+    const cached = await cache.get();
+    if (cached) log.warn(`playtime definition unavailable (${describeError(res.error)}); using the cached one`);
+    else log.warn(`playtime definition unavailable (${describeError(res.error)}) and none cached; sending later`);
+    return cached?.data;
+  }
+
+  /** One report: every counter's hours to the service; what was accepted is subtracted, the rest stays. */
+  async function send() {
+    await persist();
+    const def = await definition();
+    if (!def) return;
+    // A remainder under 0.005 h stays and accumulates (it would be sent as 0).
+    const counted = Object.entries(await counters.all()).filter(([, s]) => hoursOf(s).hours > 0);
+    let definitionChecked = false;
+    let sent = 0;
+    for (const [userId, seconds] of counted) {
+      const { hours, seconds: sentSeconds } = hoursOf(seconds);
+      const res = await api.sendAttribute({
+        definition_id: def.id,
+        user_id: userId,
+        value: hours,
+        ...(agent.bundleId ? { serverbundle_id: agent.bundleId } : {}),
+      });
+      if (res.ok) {
+        await counters.add(userId, -sentSeconds);
+        sent++;
+        continue;
+      }
+      const reason = describeError(res.error);
+      if (res.error.kind === "NotFound") {
+        // A 404 names an unknown user, unless the definition itself was deleted: then keep every counter.
+        if (!definitionChecked) {
+          definitionChecked = true;
+          const check = await api.getAttributeDefinition(def.id);
+          if (!check.ok && check.error.kind === "NotFound") {
+            log.warn("the playtime definition no longer exists; it is created again at the next report");
+            return;
+          }
+        }
+        await counters.remove(userId);
+        log.warn(`playtime dropped: user unknown to the service (${reason})`, { user_id: userId, hours });
+        continue;
+      }
+      log.warn(`playtime not sent, kept for the next report: ${reason}`, { user_id: userId, hours });
+      // The service is away: the other users would only wait for the same timeout.
+      if (res.error.kind === "Network" || res.error.kind === "RateLimited") break;
+    }
+    if (sent) log.info("playtime sent", { users: sent });
+  }
+
+  agent.events.on("hub_ply_initialized", ({ player, user }) => {
+    if (!sessions.has(player.id)) sessions.set(player.id, { userId: user.id, since: clock.now() });
+  });
+  agent.onGame("player_disconnect", async ({ player }) => {
+    await persist(player.id);
+    sessions.delete(player.id);
+  });
+  // Agent stop: count up to now. Started synchronously inside the abort, so stop() waits for it.
+  agent.scheduler.signal.addEventListener("abort", () => void agent.scheduler.run("playtime stop", () => persist()), {
+    once: true,
+  });
+
+  agent.job("playtime", config.intervals.playtime, send, true);
+  agent.job("playtime-persist", PERSIST_SECONDS, () => persist());
+}

@@ -1,0 +1,276 @@
+/**
+ * Rewards (client-interface.md rule 14, "Reward execution triggers" and the transitions of the executed queue).
+ *
+ * The applied rewards of online players are fetched with GET /packet/reward/applied/user and kept per player;
+ * one run function takes the events and a user id (null: DIRECT/DISABLE over every user) and executes the matching
+ * rewards. `once` rewards go through the durable executed queue (lib/rewards/executed.ts) so none runs twice.
+ */
+import type { Agent } from "../agent.ts";
+import { describeError, type AppliedReward, type RewardEvent } from "../api/client.ts";
+import type { GameBridge, GamePlayer } from "../game/bridge.ts";
+import type { Logger } from "../log.ts";
+import { ExecutedRewards } from "../rewards/executed.ts";
+import { commandLines, fillTemplate, rewardValues } from "../rewards/replace.ts";
+
+/** What the timer runs (gmod: "DIRECT always includes DISABLE"); the only events allowed without a user. */
+export const TIMER_EVENTS: readonly RewardEvent[] = ["DIRECT", "DISABLE"];
+
+/** A bridge that can run scripts (SCRIPT rewards) says so by having these. */
+export interface ScriptRunner {
+  runScript(script: string, player: GamePlayer | null): Promise<void>;
+  /** Escapes a value for the script language (a string literal). */
+  escapeScript(value: string): string;
+}
+
+export function scriptRunner(bridge: GameBridge): ScriptRunner | undefined {
+  const b = bridge as GameBridge & Partial<ScriptRunner>;
+  if (typeof b.runScript !== "function" || typeof b.escapeScript !== "function") return undefined;
+  return { runScript: (s, p) => b.runScript!(s, p), escapeScript: (v) => b.escapeScript!(v) };
+}
+
+export const rewards = (agent: Agent): void => new Rewards(agent).install();
+
+/** Did anything reach the game? "partly" counts as executed: its first lines may have had effects. */
+type Issued = "yes" | "no";
+
+export class Rewards {
+  /** Applied rewards of online players by player id, with the number of the refresh that produced them. */
+  private byPlayer = new Map<string, { refresh: number; rewards: AppliedReward[] }>();
+  private executed: ExecutedRewards;
+  /** Runs are serialised: two triggers at once must not both pass the executed check for one reward. */
+  private runs: Promise<void> = Promise.resolve();
+  /** Problems with one reward (bad data, refused SCRIPT) are logged once per process, not every round. */
+  private reported = new Set<string>();
+  private log: Logger;
+
+  constructor(private agent: Agent) {
+    const { store, api, config, clock, logger } = agent.deps;
+    this.log = logger.withTag("rewards");
+    this.executed = new ExecutedRewards(store, api, config.api.server_id, clock, this.log);
+  }
+
+  install(): void {
+    const { agent } = this;
+    const { intervals } = agent.deps.config;
+    void agent.scheduler.run("rewards: executed queue", () => this.executed.load());
+    agent.job("rewards", intervals.rewards, () => this.round(), true);
+    // A run that executed `once` rewards reports them at once; this job sends what is left (failed PATCHes,
+    // entries of a previous process), at start and every queue round.
+    agent.job("reward-executed", intervals.queues, () => this.executed.flush(), true);
+    agent.events.on("hub_ply_initialized", async ({ player, user }) => {
+      // Like gmod: CONNECT rewards run from what is known even when this refresh fails.
+      await this.refresh([player]);
+      await this.run(["CONNECT"], user.id);
+    });
+    agent.onGame("player_spawn", (e) => this.runFor(e.player, "SPAWN"));
+    agent.onGame("player_death", (e) => this.runFor(e.player, "DEATH"));
+    agent.onGame("player_disconnect", async (e) => {
+      await this.runFor(e.player, "DISCONNECT");
+      this.byPlayer.delete(e.player.id);
+    });
+  }
+
+  /** The timer: refresh every online player's rewards, then run DIRECT/DISABLE for all of them. */
+  private async round(): Promise<void> {
+    await this.refresh([...this.agent.players.values()], true);
+    await this.run(TIMER_EVENTS, null);
+  }
+
+  private async runFor(player: GamePlayer, event: RewardEvent): Promise<void> {
+    const user = this.agent.users.get(player.id);
+    if (user) await this.run([event], user.id);
+  }
+
+  /**
+   * Fetches the rewards of these players' users. With `all`, players no longer online are forgotten. A refresh
+   * that started before a newer one finished never overwrites the newer result.
+   */
+  private async refresh(players: readonly GamePlayer[], all = false): Promise<void> {
+    const { api, config } = this.agent.deps;
+    const playerOf = new Map<string, string>();
+    for (const p of players) {
+      const user = this.agent.users.get(p.id);
+      if (user) playerOf.set(user.id, p.id);
+    }
+    if (all) for (const id of this.byPlayer.keys()) if (!this.agent.players.has(id)) this.byPlayer.delete(id);
+    if (!playerOf.size) return;
+    const refresh = this.executed.refreshStarted();
+    const res = await api.getAppliedRewards({
+      bundleId: this.agent.bundleId,
+      serverId: config.api.server_id,
+      userIds: [...playerOf.keys()],
+    });
+    if (!res.ok) {
+      this.log.warn(`applied rewards not refreshed: ${describeError(res.error)}`);
+      return;
+    }
+    // The map is keyed by game identifier; each reward also names its user, which is what was asked for.
+    const found = new Map<string, AppliedReward[]>();
+    for (const list of Object.values(res.value))
+      for (const r of list) found.set(r.user.id, [...(found.get(r.user.id) ?? []), r]);
+    for (const [userId, playerId] of playerOf) {
+      if (!this.agent.players.has(playerId)) continue;
+      if ((this.byPlayer.get(playerId)?.refresh ?? 0) > refresh) continue;
+      this.byPlayer.set(playerId, { refresh, rewards: found.get(userId) ?? [] });
+    }
+    this.executed.refreshed(refresh, new Set(playerOf.keys()));
+  }
+
+  /**
+   * The spec's run function: executes the known rewards whose on_event is in `events`, for one user or (null)
+   * for every online user. Only DIRECT and DISABLE may run without a user.
+   */
+  run(events: readonly RewardEvent[], userId: string | null): Promise<void> {
+    if (userId === null && events.some((e) => !TIMER_EVENTS.includes(e)))
+      throw new Error(`rewards: ${events.join(", ")} need a user; only DIRECT and DISABLE run for every user`);
+    const next = this.runs.then(() => this.runNow(events, userId));
+    this.runs = next.catch(() => {});
+    return next;
+  }
+
+  private async runNow(events: readonly RewardEvent[], userId: string | null): Promise<void> {
+    await this.executed.load();
+    let claimed = false;
+    for (const [playerId, { rewards }] of this.byPlayer) {
+      const player = this.agent.players.get(playerId);
+      if (!player) continue;
+      if (userId !== null && this.agent.users.get(playerId)?.id !== userId) continue;
+      const due = rewards
+        .filter((r) => !this.executed.has(r.id) && events.includes(r.reward.on_event))
+        .sort((a, b) => (a.reward.order ?? 0) - (b.reward.order ?? 0));
+      for (const reward of due) {
+        // Checked again: an earlier reward of this loop may share the id (a duplicate in the response).
+        if (this.executed.has(reward.id)) continue;
+        try {
+          if ((await this.execute(reward, player)) === "yes" && reward.reward.once) claimed = true;
+        } catch (e) {
+          this.log.error(`reward ${reward.id} failed: ${(e as Error).message}`, { applied_reward_id: reward.id });
+        }
+      }
+    }
+    // Reported right away (not awaited: a slow PATCH must not hold up the next run).
+    if (claimed) void this.agent.scheduler.run("reward-executed", () => this.executed.flush());
+  }
+
+  /** Rule 4 (COMMAND / SCRIPT) and rule 5 (`once` → executed queue before anything is issued). */
+  private async execute(reward: AppliedReward, player: GamePlayer): Promise<Issued> {
+    const { type, once, name, on_event } = reward.reward;
+    const action = this.prepare(reward, player);
+    if (!action) return "no";
+    const entry = once
+      ? await this.executed.claim({
+          id: reward.id,
+          user_id: reward.user.id,
+          player_id: player.id,
+          player: player.name,
+          reward: name,
+          packet: reward.applied_packet.packet.title,
+        })
+      : undefined;
+    let issued: Issued = "no";
+    try {
+      issued = await action();
+    } finally {
+      if (entry) await this.executed.settle(entry, issued === "yes");
+    }
+    if (issued === "no") return issued;
+
+    const { messages } = this.agent.deps;
+    const packet = reward.applied_packet.packet.title;
+    const line = messages.t("reward.executed_operator", { reward_id: reward.id, packet, player: player.name });
+    if (once) {
+      this.log.info(line, { applied_reward_id: reward.id, type, on_event, player_id: player.id });
+      // A reward that repeats (every spawn, every minute) is not announced each time; nobody reads a leaver's chat.
+      if (on_event !== "DISCONNECT")
+        await this.agent.deps.bridge
+          .message(player, messages.t("reward.executed", { packet }))
+          .catch((e: unknown) => this.log.debug(`reward message not shown: ${(e as Error).message}`));
+    } else this.log.debug(line, { applied_reward_id: reward.id, type, on_event });
+    return issued;
+  }
+
+  /** What to issue for this reward, or undefined (with a log line, once) when it cannot run here. */
+  private prepare(reward: AppliedReward, player: GamePlayer): (() => Promise<Issued>) | undefined {
+    const { bridge, config } = this.agent.deps;
+    const { type, data } = reward.reward;
+    const values = rewardValues(reward, player, bridge.userType);
+    const id = reward.id;
+    if (type === "COMMAND") {
+      const command = data?.command;
+      if (typeof command !== "string") return this.refuse(id, "its data has no command text");
+      const lines = commandLines(command).map((l) => this.fill(id, l, values, (v) => bridge.escape(v)));
+      // The bridge's escaping must keep every value inside its line; a line break would start another command.
+      if (lines.some((l) => /[\r\n]/.test(l)))
+        return this.refuse(id, "a replaced value would have split a console command (the bridge's escaping failed)");
+      return () => this.issueLines(reward, lines);
+    }
+    if (type === "SCRIPT") {
+      const script = data?.script;
+      if (typeof script !== "string") return this.refuse(id, "its data has no script text");
+      const runner = scriptRunner(bridge);
+      if (!config.rewards.allow_script)
+        return this.refuse(id, "SCRIPT rewards are off; set rewards.allow_script = true to run code from VyHub");
+      if (!runner) return this.refuse(id, "this game bridge cannot run scripts");
+      const text = this.fill(id, script, values, (v) => runner.escapeScript(v));
+      return async () => {
+        try {
+          await runner.runScript(text, player);
+          return "yes";
+        } catch (e) {
+          this.log.warn(`reward ${id} not executed, trying again later: the game refused the script: ${String(e)}`);
+          return "no";
+        }
+      };
+    }
+    return this.refuse(id, `a game server cannot run ${type} rewards`);
+  }
+
+  /**
+   * Console lines one by one. When the first is refused nothing happened, so the reward runs again later; when a
+   * later one is, the earlier ones had their effect and the reward counts as executed (never twice).
+   */
+  private async issueLines(reward: AppliedReward, lines: readonly string[]): Promise<Issued> {
+    const { bridge } = this.agent.deps;
+    if (!lines.length) this.log.warn(`reward ${reward.id} (${reward.reward.name}) has an empty command`);
+    for (const [i, line] of lines.entries()) {
+      try {
+        await bridge.exec(line);
+      } catch (e) {
+        if (i === 0) {
+          this.log.warn(`reward ${reward.id} not executed, trying again later: the game refused it: ${String(e)}`, {
+            applied_reward_id: reward.id,
+          });
+          return "no";
+        }
+        this.log.error(
+          `reward ${reward.id} executed only in part: line ${i + 1} of ${lines.length} and later ones failed (${String(e)}); it counts as executed`,
+          { applied_reward_id: reward.id },
+        );
+        return "yes";
+      }
+    }
+    return "yes";
+  }
+
+  private fill(id: string, template: string, values: Record<string, string>, escape: (v: string) => string): string {
+    const { text, unknown } = fillTemplate(template, values, escape);
+    if (unknown.length)
+      this.once(`${id} tokens`, () =>
+        this.log.warn(
+          `reward ${id}: ${unknown.join(", ")} ${unknown.length > 1 ? "are" : "is"} not known here; left as written`,
+        ),
+      );
+    return text;
+  }
+
+  private refuse(id: string, why: string): undefined {
+    this.once(`${id} refused`, () => this.log.warn(`reward ${id} not executed: ${why}`, { applied_reward_id: id }));
+    return undefined;
+  }
+
+  private once(key: string, report: () => void): void {
+    if (this.reported.has(key)) return;
+    this.reported.add(key);
+    report();
+  }
+}

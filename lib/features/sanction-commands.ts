@@ -1,0 +1,156 @@
+/**
+ * Rule 12's commands in game and at the wrapped console: `ban <player> <length> <reason…>`, `unban <player>`,
+ * `warn <player> <reason…>`, `warns <player>` (names from config `commands.*`). A player's command is sent with
+ * their service user as `morph_user_id`, so the service checks their permissions; the console (invoker null) acts as
+ * the server. Every ban, unban and warning is written to its durable queue before anything else; then one delivery
+ * round runs and the ban list is refreshed (a warning may auto-ban). Answers go to the invoker.
+ */
+import type { Agent, CommandCall } from "../agent.ts";
+import { describeError } from "../api/client.ts";
+import { parseLength } from "../duration.ts";
+import type { GamePlayer } from "../game/bridge.ts";
+import { PlayerError, matchNick, resolvePlayer } from "../players.ts";
+import {
+  type Creator,
+  type PlayerRef,
+  formatWarnings,
+  lengthText,
+  listWarnings,
+  queueBan,
+  queueUnban,
+  queueWarning,
+  sameIdentifier,
+} from "../sanctions/index.ts";
+import type { Sanctions } from "./bans.ts";
+
+export function sanctionCommands(agent: Agent, sanctions: Sanctions): void {
+  const { api, store, clock, config, messages, bridge, logger } = agent.deps;
+  const log = logger.withTag("commands");
+  const names = config.commands;
+  const t: typeof messages.t = (key, vars) => messages.t(key, vars);
+
+  const online = () =>
+    [...agent.players.values()].map((p) => ({ id: p.id, name: p.name, user_id: agent.users.get(p.id)?.id ?? null }));
+
+  /** `<player>`: an online player's id or nick, a platform id, or a service user id. Undefined after answering why. */
+  const target = async (call: CommandCall, query: string): Promise<PlayerRef | undefined> => {
+    const players = online();
+    const here = players.find((p) => sameIdentifier(p.id, query));
+    if (here) return { identifier: here.id, type: bridge.userType, user_id: here.user_id, name: here.name };
+    try {
+      const found = await resolvePlayer(query, {
+        userType: bridge.userType,
+        online: async () => ({ savedAt: clock.now(), data: { user_type: bridge.userType, players } }),
+        maxAgeMs: Number.POSITIVE_INFINITY,
+        now: clock.now(),
+        api,
+      });
+      if (!found.id) throw new PlayerError("unknown", `no ${bridge.userType} id`);
+      const id = found.id;
+      const player = players.find((p) => sameIdentifier(p.id, id));
+      return {
+        identifier: player?.id ?? id,
+        type: bridge.userType,
+        user_id: found.userId ?? player?.user_id ?? null,
+        name: player?.name ?? found.name ?? id,
+      };
+    } catch (e) {
+      if (!(e instanceof PlayerError)) throw e;
+      if (e.kind === "ambiguous") {
+        const list = matchNick(query, players).map((p) => `${p.name} (${p.id})`);
+        await call.reply(t("command.ambiguous", { query, players: list.join(", ") }));
+      } else if (e.kind === "unreachable") await call.reply(t("service.unreachable"));
+      else await call.reply(t("command.player_not_found", { query }));
+      return undefined;
+    }
+  };
+
+  /** The invoker as creator: null for the console; a player is looked up at delivery if not yet known. */
+  const creatorOf = (invoker: GamePlayer | null): Creator | null =>
+    invoker && {
+      name: invoker.name,
+      user_id: agent.users.get(invoker.id)?.id ?? null,
+      identifier: invoker.id,
+      type: bridge.userType,
+    };
+
+  /** After a sanction is queued: deliver it (and anything else queued), refresh bans, kick. Tracked, not awaited. */
+  const deliver = () => void agent.scheduler.run("sanctions", () => sanctions.deliverNow());
+
+  const usage = (call: CommandCall, text: string) => call.reply(t("command.usage", { usage: text }));
+
+  agent.command(names.ban, async (call) => {
+    const [query, lengthArg, ...words] = call.args;
+    const reason = words.join(" ").trim();
+    if (!query || !lengthArg) return usage(call, `${names.ban} <player> <length> <reason>`);
+    const length = parseLength(lengthArg);
+    if (!length.ok) return call.reply(t("ban.invalid_length", { length: lengthArg }));
+    if (!reason) return call.reply(t("command.reason_required"));
+    const who = await target(call, query);
+    if (!who) return;
+    const entry = await queueBan(
+      store,
+      { target: who, length: length.seconds, reason, creator: creatorOf(call.invoker), serverbundleId: agent.bundleId },
+      clock.now(),
+    );
+    log.info("ban queued", { entry: entry.id, player: who.identifier, by: call.invoker?.name ?? "console" });
+    await call.reply(t("ban.queued", { player: who.name, length: lengthText(messages, length.seconds), reason }));
+    deliver();
+  });
+
+  agent.command(names.unban, async (call) => {
+    const [query] = call.args;
+    if (!query) return usage(call, `${names.unban} <player>`);
+    const who = await target(call, query);
+    if (!who) return;
+    const { entry, cancelled } = await queueUnban(
+      store,
+      { target: who, processor: creatorOf(call.invoker), serverbundleId: agent.bundleId },
+      clock.now(),
+    );
+    log.info("unban queued", { entry: entry.id, player: who.identifier, cancelled_queued_bans: cancelled });
+    await call.reply(t("unban.queued", { player: who.name }));
+    deliver();
+  });
+
+  agent.command(names.warn, async (call) => {
+    const [query, ...words] = call.args;
+    const reason = words.join(" ").trim();
+    if (!query) return usage(call, `${names.warn} <player> <reason>`);
+    if (!reason) return call.reply(t("command.reason_required"));
+    const who = await target(call, query);
+    if (!who) return;
+    const entry = await queueWarning(
+      store,
+      { target: who, reason, creator: creatorOf(call.invoker), serverbundleId: agent.bundleId },
+      clock.now(),
+    );
+    log.info("warning queued", { entry: entry.id, player: who.identifier, by: call.invoker?.name ?? "console" });
+    await call.reply(t("warn.queued", { player: who.name, reason }));
+    deliver();
+  });
+
+  agent.command(names.warns, async (call) => {
+    const [query] = call.args;
+    if (!query) return usage(call, `${names.warns} <player>`);
+    const who = await target(call, query);
+    if (!who) return;
+    if (!(await mayShowWarnings(agent, call.invoker, who))) return call.reply(t("command.no_permission"));
+    const res = await listWarnings(api, who, agent.bundleId);
+    if (!res.ok) return call.reply(t("warns.failed", { player: who.name, error: describeError(res.error) }));
+    for (const line of formatWarnings(messages, who.name, res.warnings, res.total)) await call.reply(line);
+  });
+}
+
+/**
+ * Reading warnings has no morph_user_id, so the client checks (the spec's rule for requests without morph): the
+ * console and the player themselves may; anyone else needs `warning_show` in one of their groups here, or admin.
+ */
+async function mayShowWarnings(agent: Agent, invoker: GamePlayer | null, who: PlayerRef): Promise<boolean> {
+  if (!invoker || sameIdentifier(invoker.id, who.identifier)) return true;
+  const user = await agent.users.ensure(invoker);
+  if (!user) return false;
+  if (user.admin) return true;
+  const groups = await agent.deps.api.getUserGroups(user.id, agent.bundleId);
+  return groups.ok && groups.value.some((g) => g.properties?.warning_show?.granted === true);
+}

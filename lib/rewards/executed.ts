@@ -1,0 +1,176 @@
+/**
+ * The executed queue of `once` rewards (client-interface.md, transitions "reward open" → "reward id in executed
+ * queue" → removed; Events, execution rules 2, 5, 6).
+ *
+ * An id is written to the durable queue *before* its command is issued, and marked `issued` after: a crash in
+ * between can lose a reward's delivery (the operator is told) but never run it twice. Ids are then reported with
+ * PATCH executed_on; after a successful PATCH the id is remembered in memory until a reward refresh of that user
+ * that started after the PATCH, since a refresh already in flight may still list the reward as open.
+ */
+import * as v from "valibot";
+import { describeError, isRejected, type ApiResult, type Api } from "../api/client.ts";
+import type { Clock } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import type { Queue, QueueEntry, Store } from "../store/index.ts";
+
+export const EXECUTED_QUEUE = "reward_executed";
+
+export const ExecutedRewardSchema = v.object({
+  /** The applied reward id (what PATCH takes), not the reward definition's id. */
+  id: v.string(),
+  user_id: v.string(),
+  player_id: v.string(),
+  /** The nick at execution, for operators reading `queue status`. */
+  player: v.string(),
+  reward: v.string(),
+  packet: v.string(),
+  /** false from the queue write until the bridge has taken the command: a crash in between leaves it false. */
+  issued: v.boolean(),
+});
+export type ExecutedReward = v.InferOutput<typeof ExecutedRewardSchema>;
+
+export type PatchOutcome = "sent" | "dropped" | "retry";
+
+/** Success removes the id; a refusal (4xx other than 429) drops it; anything else is retried next round. */
+export function patchOutcome(res: ApiResult<unknown>): PatchOutcome {
+  if (res.ok) return "sent";
+  return isRejected(res.error) ? "dropped" : "retry";
+}
+
+export class ExecutedRewards {
+  private queue: Queue<ExecutedReward>;
+  /** Applied reward id → queue entry id: the durable list, mirrored in memory. */
+  private queued = new Map<string, string>();
+  /** Entries of this process whose command is being issued: not reported before the bridge answered. */
+  private issuing = new Set<string>();
+  /** Reported ids, by user, with the number of refreshes started before the PATCH returned. */
+  private remembered = new Map<string, { userId: string; refreshesBefore: number }>();
+  /** Ids the service refused to mark: never run again while this process lives. */
+  private refused = new Set<string>();
+  private refreshesStarted = 0;
+  private loaded: Promise<void> | undefined;
+  private flushing: Promise<void> | undefined;
+  private nextFlush: Promise<void> | undefined;
+
+  constructor(
+    store: Store,
+    private api: Api,
+    private serverId: string,
+    private clock: Clock,
+    private log: Logger,
+  ) {
+    this.queue = store.queue(EXECUTED_QUEUE, ExecutedRewardSchema);
+  }
+
+  /** Reads the durable queue once; entries a crash interrupted are reported as possibly not delivered. */
+  load(): Promise<void> {
+    this.loaded ??= (async () => {
+      for (const entry of await this.queue.list()) {
+        this.queued.set(entry.data.id, entry.id);
+        if (!entry.data.issued) {
+          const { id, reward, packet, player, player_id } = entry.data;
+          this.log.warn(
+            `reward ${id} (${reward}, ${packet}) for ${player} may not have been delivered: hub-agent stopped while issuing it. It counts as executed (never run twice); check the game and run it by hand if it is missing`,
+            { applied_reward_id: id, player_id },
+          );
+        }
+      }
+    })();
+    return this.loaded;
+  }
+
+  /** Rule 2 and the "never again" of the transitions: queued, reported but not yet refreshed, or refused. */
+  has(appliedRewardId: string): boolean {
+    return (
+      this.queued.has(appliedRewardId) || this.remembered.has(appliedRewardId) || this.refused.has(appliedRewardId)
+    );
+  }
+
+  /** Writes the id durably; only then may the command be issued. */
+  async claim(data: Omit<ExecutedReward, "issued">): Promise<QueueEntry<ExecutedReward>> {
+    const entry = await this.queue.add({ ...data, issued: false });
+    this.queued.set(data.id, entry.id);
+    this.issuing.add(entry.id);
+    return entry;
+  }
+
+  /** After issuing: `ran` false (the bridge took nothing) forgets the claim so the reward runs again later. */
+  async settle(entry: QueueEntry<ExecutedReward>, ran: boolean): Promise<void> {
+    try {
+      if (ran) await this.queue.update(entry.id, { data: { ...entry.data, issued: true } });
+      else {
+        await this.queue.remove(entry.id);
+        this.queued.delete(entry.data.id);
+      }
+    } finally {
+      this.issuing.delete(entry.id);
+    }
+  }
+
+  /** A reward refresh begins; pass the returned number to `refreshed` when it succeeded. */
+  refreshStarted(): number {
+    return ++this.refreshesStarted;
+  }
+
+  /** A refresh of these users succeeded: ids reported before it started are now hidden by the service. */
+  refreshed(refresh: number, userIds: ReadonlySet<string>): void {
+    for (const [id, r] of this.remembered) {
+      if (userIds.has(r.userId) && refresh > r.refreshesBefore) this.remembered.delete(id);
+    }
+  }
+
+  /**
+   * One PATCH round over the queue. Rounds never overlap: a call during one gets the next round, which callers
+   * arriving meanwhile share (it sees every entry they added).
+   */
+  flush(): Promise<void> {
+    if (this.nextFlush) return this.nextFlush;
+    if (this.flushing)
+      return (this.nextFlush = this.flushing.then(() => {
+        this.nextFlush = undefined;
+        return this.flush();
+      }));
+    this.flushing = this.sendAll().finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+
+  get size(): number {
+    return this.queued.size;
+  }
+
+  private async sendAll(): Promise<void> {
+    await this.load();
+    for (const entry of await this.queue.list()) {
+      if (this.issuing.has(entry.id)) continue;
+      const res = await this.api.markRewardExecuted(entry.data.id, [this.serverId]);
+      const outcome = patchOutcome(res);
+      const { id, user_id, reward, player } = entry.data;
+      if (outcome === "retry") {
+        const error = res.ok ? "" : describeError(res.error);
+        this.log.warn(`reward ${id} not reported as executed yet, retrying next round: ${error}`, {
+          applied_reward_id: id,
+        });
+        await this.queue.update(entry.id, {
+          attempts: entry.attempts + 1,
+          lastAttemptAt: this.clock.now(),
+          lastError: error,
+        });
+        // The service is away or throttling: the rest would fail the same way.
+        if (!res.ok && (res.error.kind === "Network" || res.error.kind === "RateLimited")) return;
+        continue;
+      }
+      if (outcome === "sent") {
+        this.remembered.set(id, { userId: user_id, refreshesBefore: this.refreshesStarted });
+        this.log.debug(`reward ${id} reported as executed`, { applied_reward_id: id });
+      } else {
+        this.refused.add(id);
+        this.log.error(
+          `VyHub refused to mark reward ${id} (${reward} for ${player}) as executed: ${res.ok ? "" : describeError(res.error)}. Dropped from the queue; it will not run again while hub-agent runs, but the service may still list it as open`,
+          { applied_reward_id: id },
+        );
+      }
+      await this.queue.remove(entry.id);
+      this.queued.delete(id);
+    }
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * The string replacements of reward commands and scripts (client-interface.md "Applied reward"; the tokens of the
+ * official addons, integrations.md §9). Pure functions: what a token means, and how a template is filled.
+ */
+import type { AppliedReward } from "../api/client.ts";
+import type { GamePlayer } from "../game/bridge.ts";
+
+/** SteamID64 of STEAM_0:0:0; a SteamID64 is this plus 2 × account number plus the Y bit. */
+const STEAM64_BASE = 76561197960265728n;
+
+/** STEAM_0:Y:Z for a SteamID64 (the form GMod's %steamid32% uses); undefined when `id64` is not one. */
+export function steamId32(id64: string): string | undefined {
+  if (!/^\d{17}$/.test(id64)) return undefined;
+  const n = BigInt(id64) - STEAM64_BASE;
+  if (n < 0n) return undefined;
+  return `STEAM_0:${n % 2n}:${n / 2n}`;
+}
+
+/**
+ * Every token value for one applied reward and the player it runs for. Values are raw: the caller escapes them
+ * for the target console. A token a game cannot fill (%steamid64% outside Steam) is absent and stays as written.
+ */
+export function rewardValues(reward: AppliedReward, player: GamePlayer, userType: string): Record<string, string> {
+  const purchase = reward.applied_packet.purchase;
+  const values: Record<string, string> = {
+    user_id: reward.user.id,
+    applied_packet_id: reward.applied_packet_id,
+    packet_title: reward.applied_packet.packet.title,
+    purchase_amount: purchase?.amount_text ?? "-",
+    nick: player.name,
+    player_id: player.id,
+    user_type: reward.user.type,
+    user_identifier: reward.user.identifier,
+  };
+  if (userType === "STEAM") {
+    values.steamid64 = player.id;
+    const id32 = steamId32(player.id);
+    if (id32) values.steamid32 = id32;
+  }
+  return values;
+}
+
+const TOKEN = /%([A-Za-z0-9_]+)%/g;
+
+/**
+ * Fills `%token%`s in one pass, every value through `escape`: a value is never scanned again, so a nick like
+ * `%user_id%` stays text and `$&` means nothing. Unknown tokens are kept and reported.
+ */
+export function fillTemplate(
+  template: string,
+  values: Record<string, string>,
+  escape: (value: string) => string,
+): { text: string; unknown: string[] } {
+  const unknown: string[] = [];
+  const text = template.replace(TOKEN, (whole, name: string) => {
+    const value = values[name.toLowerCase()];
+    if (value === undefined) {
+      if (!unknown.includes(whole)) unknown.push(whole);
+      return whole;
+    }
+    return escape(value);
+  });
+  return { text, unknown };
+}
+
+/** data.command as console lines: a line break in the template separates commands (like the addons do). */
+export function commandLines(command: string): string[] {
+  return command
+    .split(/\r\n|\r|\n/)
+    .map((line) => line.trim())
+    .filter(Boolean);
+}

@@ -1,0 +1,109 @@
+/**
+ * Rule 9: the bundle's active bans (GET /server/bundle/<bundle>/ban?active=true, keyed by game identifier), cached
+ * in the store as "bans", and the one is-banned check used by the connect hook and the kick after every refresh.
+ */
+import { type Api, type BanList, BanListSchema, type BanReduced, describeError } from "../api/client.ts";
+import type { Messages } from "../messages.ts";
+import type { QueueEntry, Store } from "../store/index.ts";
+import { type BanEntry, sameIdentifier, sanctionQueues } from "./schemas.ts";
+
+/** The store cache of the last ban list fetched (no age limit: bans are better stale than absent). */
+export function banCache(store: Store) {
+  return store.cache("bans", BanListSchema);
+}
+
+export type BanListSource = "api" | "cache" | "none";
+
+/**
+ * Fetches the active bans and caches them; when the service does not answer, the cached list (rule 9, error table
+ * "service unreachable (bans)"). `error` says why the live list was not used.
+ */
+export async function fetchBanList(
+  api: Api,
+  store: Store,
+  bundleId: string,
+): Promise<{ list: BanList; source: BanListSource; savedAt?: number; error?: string }> {
+  const res = await api.getBundleBans(bundleId);
+  if (res.ok) {
+    await banCache(store).set(res.value);
+    return { list: res.value, source: "api" };
+  }
+  const error = describeError(res.error);
+  const cached = await banCache(store).get();
+  return cached
+    ? { list: cached.data, source: "cache", savedAt: cached.savedAt, error }
+    : { list: {}, source: "none", error };
+}
+
+export type BanVerdict =
+  | { banned: false }
+  /** `ban` from the service's list, or `queued` when only a queued ban (not yet delivered) holds. */
+  | { banned: true; ban?: BanReduced; queued?: QueueEntry<BanEntry> };
+
+/** A listed ban still holds at `now`: its status is active and it has not ended (a cached list ages). */
+export function banHolds(ban: BanReduced, now: number): boolean {
+  if (ban.status === "UNBANNED" || ban.active === false) return false;
+  return !ban.ends_on || Date.parse(ban.ends_on) > now;
+}
+
+/**
+ * Whether the player with this game id is banned: a queued ban (ACTIVE, not yet delivered) counts; a queued unban
+ * wins over every ban issued before it (queueUnban has marked the queued ones UNBANNED, so any ACTIVE queued ban is
+ * newer than the unban); otherwise the (cached) list decides. The queues are read from the store, so bans written
+ * by one-shot CLI processes apply at once.
+ */
+export async function isBanned(store: Store, list: BanList, playerId: string, now: number): Promise<BanVerdict> {
+  return (await banCheck(store, list, now))(playerId);
+}
+
+/** isBanned for many players (the kick after a refresh): reads the queues once, then answers without I/O. */
+export async function banCheck(store: Store, list: BanList, now: number): Promise<(playerId: string) => BanVerdict> {
+  const queues = sanctionQueues(store);
+  const [bans, unbans] = await Promise.all([queues.ban.list(), queues.unban.list()]);
+  const byId = new Map<string, BanReduced[]>();
+  for (const [id, listed] of Object.entries(list)) {
+    const key = id.toLowerCase();
+    byId.set(key, [...(byId.get(key) ?? []), ...listed]);
+  }
+  return (playerId) => {
+    const mine = (e: { data: { target: { identifier: string } } }) =>
+      sameIdentifier(e.data.target.identifier, playerId);
+    const queued = bans.filter((e) => mine(e) && e.data.status === "ACTIVE" && queuedHolds(e.data, now)).at(-1);
+    if (queued) return { banned: true, queued };
+    if (unbans.some(mine)) return { banned: false };
+    const holding = (byId.get(playerId.toLowerCase()) ?? []).filter((b) => banHolds(b, now));
+    if (!holding.length) return { banned: false };
+    // The ban that holds longest explains the kick best: permanent first, then the latest end.
+    const end = (b: BanReduced) => (b.ends_on ? Date.parse(b.ends_on) : Number.POSITIVE_INFINITY);
+    return { banned: true, ban: holding.reduce((a, b) => (end(b) > end(a) ? b : a)) };
+  };
+}
+
+function queuedHolds(ban: BanEntry, now: number): boolean {
+  return ban.length === null || Date.parse(ban.created_on) + ban.length * 1000 > now;
+}
+
+/** `2026-11-21 12:00 UTC`: one unambiguous form for every player, whatever the server's zone. */
+export function formatDate(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC`;
+}
+
+/** The kick text (lang `ban.kick`): reason, creator, end date or "never", and the ban id. */
+export function banMessage(messages: Messages, verdict: Extract<BanVerdict, { banned: true }>): string {
+  if (verdict.ban) {
+    const b = verdict.ban;
+    return messages.t("ban.kick", {
+      reason: b.reason || "-",
+      creator: b.creator?.username || messages.t("ban.console"),
+      end: b.ends_on ? formatDate(Date.parse(b.ends_on)) : messages.t("ban.never"),
+      ban_id: b.id,
+    });
+  }
+  const q = verdict.queued?.data;
+  return messages.t("ban.kick", {
+    reason: q?.reason || "-",
+    creator: q?.creator?.name || messages.t("ban.console"),
+    end: q?.length ? formatDate(Date.parse(q.created_on) + q.length * 1000) : messages.t("ban.never"),
+    ban_id: messages.t("ban.pending_id"),
+  });
+}

@@ -1,0 +1,98 @@
+/**
+ * Writing sanctions to the durable queues: the first step of every ban, unban and warning (rule 10: "a ban is first
+ * written to a persistent ban queue"). Safe from any number of processes at once: every entry is its own file.
+ */
+import type { Store, QueueEntry } from "../store/index.ts";
+import {
+  type BanEntry,
+  type Creator,
+  type PlayerRef,
+  type UnbanEntry,
+  type WarningEntry,
+  playerKey,
+  sanctionQueues,
+} from "./schemas.ts";
+
+export interface NewBan {
+  target: PlayerRef;
+  /** Seconds (see lib/duration.ts parseLength); null = permanent. */
+  length: number | null;
+  reason: string;
+  /** null = the console operator (no morph_user_id). */
+  creator: Creator | null;
+  serverbundleId: string;
+}
+
+export interface NewUnban {
+  target: PlayerRef;
+  /** null = the console operator. */
+  processor: Creator | null;
+  serverbundleId: string;
+}
+
+export interface NewWarning {
+  target: PlayerRef;
+  reason: string;
+  creator: Creator | null;
+  serverbundleId: string;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Writes a ban to the "ban" queue (status ACTIVE). From then on isBanned counts it, before it is delivered. */
+export async function queueBan(store: Store, ban: NewBan, now = Date.now()): Promise<QueueEntry<BanEntry>> {
+  const reason = ban.reason.trim();
+  if (!reason) throw new Error("a ban needs a reason");
+  return sanctionQueues(store).ban.add({
+    target: ban.target,
+    length: ban.length,
+    reason,
+    creator: ban.creator,
+    created_on: iso(now),
+    status: "ACTIVE",
+    serverbundle_id: ban.serverbundleId,
+  });
+}
+
+/**
+ * Rule 11: marks every queued ban of the player UNBANNED (such entries are never sent) and writes an unban entry
+ * with the processor. Returns the unban entry and how many queued bans it cancelled.
+ */
+export async function queueUnban(
+  store: Store,
+  unban: NewUnban,
+  now = Date.now(),
+): Promise<{ entry: QueueEntry<UnbanEntry>; cancelled: number }> {
+  const queues = sanctionQueues(store);
+  const key = playerKey(unban.target);
+  let cancelled = 0;
+  for (const e of await queues.ban.list()) {
+    if (e.data.status !== "ACTIVE" || playerKey(e.data.target) !== key) continue;
+    // update re-reads under the queue's lock, so a concurrent attempts/lastError write is not lost.
+    if (await queues.ban.update(e.id, { data: { ...e.data, status: "UNBANNED" } })) cancelled++;
+  }
+  const entry = await queues.unban.add({
+    target: unban.target,
+    processor: unban.processor,
+    created_on: iso(now),
+    serverbundle_id: unban.serverbundleId,
+  });
+  return { entry, cancelled };
+}
+
+/** Writes a warning to the "warning" queue; delivery sends it with POST /warning/ (see deliverQueues). */
+export async function queueWarning(
+  store: Store,
+  warning: NewWarning,
+  now = Date.now(),
+): Promise<QueueEntry<WarningEntry>> {
+  const reason = warning.reason.trim();
+  if (!reason) throw new Error("a warning needs a reason");
+  return sanctionQueues(store).warning.add({
+    target: warning.target,
+    reason,
+    creator: warning.creator,
+    created_on: iso(now),
+    serverbundle_id: warning.serverbundleId,
+  });
+}

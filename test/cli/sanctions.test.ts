@@ -1,0 +1,379 @@
+/**
+ * ban, unban, warn, warns and queue status/retry/drop, run as the compiled binary against the in-memory service:
+ * --json output, exit codes (0 done, 6 queued, 2 bad input, 5 unknown player, 4 unreachable, 1 refused) and the
+ * one-line errors.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { onlineCache } from "../../lib/features/online.ts";
+import { EXECUTED_QUEUE, ExecutedRewardSchema } from "../../lib/rewards/executed.ts";
+import { SEED_IDS, startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import { openStore } from "../../lib/store/index.ts";
+import { binary, hub, type Run } from "./binary.ts";
+
+const KEY = "sanctions-cli-key-5e1d07b3c9";
+const { alice: ALICE, bob: BOB, carol: CAROL } = SEED_IDS.steamid64;
+const USERS = SEED_IDS.users;
+const DOWN = "http://127.0.0.1:1/sandbox/v1";
+
+let sb: Sandbox;
+beforeAll(async () => {
+  sb = await startSandbox({ key: KEY });
+  await binary();
+}, 120_000);
+afterAll(() => sb?.stop());
+
+const all: Run[] = [];
+/** A storage directory of its own per test, so queues never leak between tests. */
+const fresh = () => ({
+  HUB_API_URL: sb.url,
+  HUB_API_KEY: KEY,
+  HUB_API_SERVER_ID: sb.serverId,
+  HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-sanctions-")),
+});
+const run = async (args: string[], env: Record<string, string>) => {
+  const r = await hub(args, { env });
+  all.push(r);
+  return r;
+};
+const json = (r: Run) => JSON.parse(r.stdout);
+/** A failure: exactly one line on stderr, nothing on stdout. */
+const oneLine = (r: Run, code: number) => {
+  expect(r.code).toBe(code);
+  expect(r.stdout).toBe("");
+  const lines = r.stderr.trimEnd().split("\n");
+  expect(lines).toHaveLength(1);
+  return lines[0] as string;
+};
+/** Entries per queue: ban, unban, warning, reward_executed. */
+const queued = async (env: Record<string, string>): Promise<number[]> =>
+  json(await run(["queue", "status", "--json"], env)).queues.map((q: { entries: number }) => q.entries);
+const bansOf = (userId: string) => [...sb.state.bans.values()].filter((b) => b.user_id === userId);
+const morphOf = (method: string, path: string) =>
+  sb.control
+    .requests({ method, path })
+    .map((r) => r.query.find(([k]) => k === "morph_user_id")?.[1] ?? null)
+    .at(-1);
+
+describe("ban", () => {
+  test("delivered at once: exit 0, the service's ban in --json, every id spelling normalised", async () => {
+    const env = fresh();
+    const r = await run(["ban", "STEAM_0:1:26039971", "1d12h", "spamming", "the", "chat", "--json"], env);
+    expect(r.code).toBe(0);
+    const out = json(r);
+    const ban = bansOf(USERS.alice).at(-1)!;
+    expect(out).toMatchObject({
+      action: "ban",
+      status: "delivered",
+      player: { id: ALICE, type: "STEAM" },
+      length_s: 129_600,
+      length: "1d 12h",
+      reason: "spamming the chat",
+      as: null,
+      ban_id: ban.id,
+    });
+    expect([ban.length, ban.reason, ban.serverbundle_id]).toEqual([129_600, "spamming the chat", sb.bundleId]);
+    expect(morphOf("POST", "/ban/")).toBeNull();
+
+    const human = await run(["ban", "[U:1:52079943]", "perm", "cheating"], env);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toBe(`${ALICE} has been banned permanently. Reason: cheating\n`);
+    expect(bansOf(USERS.alice).at(-1)).toMatchObject({ length: null, reason: "cheating" });
+    expect(await queued(env)).toEqual([0, 0, 0, 0]);
+  });
+
+  test("--as sends morph_user_id: the service checks that user's permissions (refused: exit 1)", async () => {
+    const env = fresh();
+    const ok = await run(["ban", ALICE, "90", "griefing", "--as", CAROL, "--json"], env);
+    expect(ok.code).toBe(0);
+    expect(json(ok).as).toMatchObject({ id: CAROL });
+    expect(morphOf("POST", "/ban/")).toBe(USERS.carol);
+    expect(bansOf(USERS.alice).at(-1)).toMatchObject({ length: 5400, creator_id: USERS.carol });
+
+    const refused = await run(["ban", ALICE, "90", "griefing", "--as", BOB], env);
+    expect(oneLine(refused, 1)).toBe(
+      `error: VyHub refused the ban of ${ALICE}: POST /ban/: 403 Missing properties: ban_edit (missing_properties)`,
+    );
+    const asJson = await run(["ban", ALICE, "90", "griefing", "--as", BOB, "--json"], env);
+    expect(asJson.code).toBe(1);
+    expect(json(asJson).error).toMatchObject({ code: 1, message: expect.stringContaining("403") });
+    // A refused ban is not kept for retries.
+    expect(await queued(env)).toEqual([0, 0, 0, 0]);
+  });
+
+  test("service unreachable: queued (exit 6), listed by queue status, delivered by queue retry", async () => {
+    const env = fresh();
+    // Nothing cached yet: the serverbundle a ban is issued in is unknown, so nothing can be queued.
+    const noBundle = await run(["ban", ALICE, "30m", "offline"], { ...env, HUB_API_URL: DOWN });
+    expect(oneLine(noBundle, 4)).toStartWith("error: nothing was queued: this server's serverbundle is unknown");
+
+    await run(["warns", ALICE], env); // caches the server record
+    const down = { ...env, HUB_API_URL: DOWN };
+    const q = await run(["ban", ALICE, "30m", "offline", "ban", "--json"], down);
+    expect(q.code).toBe(6);
+    const out = json(q);
+    expect(out).toMatchObject({ action: "ban", status: "queued", length_s: 1800 });
+    expect(out.error).toContain("ECONNREFUSED");
+    const human = await run(["ban", "STEAM_0:0:1", "2w", "second"], down);
+    expect(human.code).toBe(6);
+    expect(human.stdout).toStartWith(
+      "Ban of 76561197960265730 (2w) is queued and will be sent to VyHub. Reason: second",
+    );
+
+    const status = await run(["queue", "status", "--json"], env);
+    const ban = json(status).queues.find((x: { queue: string }) => x.queue === "ban");
+    expect(ban.entries).toBe(2);
+    expect(ban.items[0]).toMatchObject({ id: out.entry_id, attempts: 2, data: { reason: "offline ban" } });
+    expect(ban.items[0].last_error).toContain("ECONNREFUSED");
+    const text = (await run(["queue", "status"], env)).stdout;
+    expect(text).toContain(`ban ${ALICE} 30m "offline ban" by the console`);
+
+    const before = bansOf(USERS.alice).length;
+    const retried = await run(["queue", "retry", out.entry_id.slice(-12), "--json"], env);
+    expect(retried.code).toBe(0);
+    expect(json(retried)).toMatchObject({ action: "retry", queue: "ban", entry_id: out.entry_id, status: "delivered" });
+    expect(bansOf(USERS.alice)).toHaveLength(before + 1);
+    // The round sent the other queued ban too (creating its unknown user first).
+    expect(sb.state.findUser("76561197960265730", "STEAM")).toBeDefined();
+    expect(await queued(env)).toEqual([0, 0, 0, 0]);
+  });
+
+  test("bad input is refused with one line and exit 2, before anything is queued", async () => {
+    const env = fresh();
+    expect(oneLine(await run(["ban", ALICE, "5x", "why"], env), 2)).toBe(
+      'error: "5x" is not a ban length (unknown unit "x"): use minutes as a number (90), a duration (30m, 1d12h, 2w; units w d h m s), or 0/perm',
+    );
+    expect(oneLine(await run(["ban", ALICE, "soon", "why"], env), 2)).toContain('"soon" is not a ban length');
+    expect(oneLine(await run(["ban", ALICE, "10", "  "], env), 2)).toBe(
+      "error: the reason is empty: hub-agent ban <player> <length> <reason…>",
+    );
+    expect(oneLine(await run(["ban", ALICE, "10"], env), 2)).toContain("REASON");
+    expect(oneLine(await run(["ban", ALICE, "10", "x", "--lenght", "5"], env), 2)).toContain("unknown option --lenght");
+    const bad = await run(["ban", ALICE, "-5", "x", "--json"], env);
+    expect(bad.code).toBe(2);
+    expect(json(bad).error.code).toBe(2);
+    expect(await queued(env)).toEqual([0, 0, 0, 0]);
+  });
+});
+
+describe("<player>", () => {
+  test("nicks resolve from the online list run keeps; none, several, or a stale list are refused", async () => {
+    const env = fresh();
+    const nothing = await run(["ban", "Alice", "10", "x"], env);
+    expect(oneLine(nothing, 5)).toBe(
+      'error: "Alice" is not a player id and no list of online players exists yet: use a SteamID64, STEAM_X:Y:Z or [U:1:N], or a service user id',
+    );
+    const store = await openStore({ dir: env.HUB_STORAGE_DIR });
+    const players = [
+      { id: ALICE, name: "Alice", user_id: USERS.alice },
+      { id: "76561198000000101", name: "Alicia", user_id: null },
+    ];
+    await onlineCache(store).set({ user_type: "STEAM", players });
+
+    const hit = await run(["ban", "alice", "10", "x", "--json"], env);
+    expect(hit.code).toBe(0);
+    expect(json(hit).player).toEqual({ id: ALICE, type: "STEAM", user_id: USERS.alice, name: "Alice" });
+    expect(hit.stdout).not.toContain("Alicia");
+    expect(oneLine(await run(["ban", "ali", "10", "x"], env), 2)).toBe(
+      `error: "ali" matches 2 online players: Alice (${ALICE}), Alicia (76561198000000101); give the id instead`,
+    );
+    expect(oneLine(await run(["warn", "Zed", "x"], env), 5)).toBe(
+      'error: no online player is named "Zed": use a SteamID64, STEAM_X:Y:Z or [U:1:N], or a service user id',
+    );
+    const asNick = await run(["ban", "76561198000000101", "10", "x", "--as", "Zed"], env);
+    expect(oneLine(asNick, 5)).toStartWith('error: --as: no online player is named "Zed"');
+
+    await onlineCache(store).set({ user_type: "STEAM", players }, Date.now() - 600_000);
+    expect(oneLine(await run(["unban", "Alice"], env), 5)).toMatch(
+      /^error: "Alice" is not a player id and the list of online players is 6\d\d s old \(is `hub-agent run` running\?\)/,
+    );
+  });
+
+  test("a service user id is looked up; an unknown one is exit 5, and without the service exit 4", async () => {
+    const env = fresh();
+    const r = await run(["warns", USERS.alice, "--json"], env);
+    expect(r.code).toBe(0);
+    expect(json(r).player).toEqual({ id: ALICE, type: "STEAM", user_id: USERS.alice, name: "Alice" });
+    const unknown = await run(["ban", "00000000-0000-4000-8000-000000000000", "10", "x"], env);
+    expect(oneLine(unknown, 5)).toBe(
+      "error: the service knows no user with the id 00000000-0000-4000-8000-000000000000",
+    );
+    const down = await run(["ban", USERS.alice, "10", "x"], { ...env, HUB_API_URL: DOWN });
+    expect(oneLine(down, 4)).toStartWith("error: the service is unreachable (GET /user/");
+  });
+});
+
+describe("unban", () => {
+  test("delivered: exit 0 and the ban is lifted; a player unknown to the service is exit 5", async () => {
+    const env = fresh();
+    expect(bansOf(USERS.bob).some((b) => sb.state.banActive(b))).toBe(true);
+    const r = await run(["unban", BOB, "--as", CAROL, "--json"], env);
+    expect(r.code).toBe(0);
+    expect(json(r)).toMatchObject({
+      action: "unban",
+      status: "delivered",
+      player: { id: BOB },
+      cancelled_queued_bans: 0,
+      as: { id: CAROL },
+    });
+    expect(morphOf("PATCH", `/user/${USERS.bob}/ban`)).toBe(USERS.carol);
+    expect(bansOf(USERS.bob).some((b) => sb.state.banActive(b))).toBe(false);
+    expect(oneLine(await run(["unban", "76561198000000999"], env), 5)).toBe(
+      "error: Unban of 76561198000000999 dropped: the player is not known to VyHub.",
+    );
+    expect(oneLine(await run(["unban", BOB, "extra"], env), 2)).toContain("unban takes one player");
+  });
+
+  test("offline: cancels the still-queued ban (never sent) and queues the unban (exit 6)", async () => {
+    const env = fresh();
+    await run(["warns", CAROL], env); // caches the server record
+    const down = { ...env, HUB_API_URL: DOWN };
+    expect((await run(["ban", "76561198000000555", "1d", "x"], down)).code).toBe(6);
+    const r = await run(["unban", "76561198000000555", "--json"], down);
+    expect(r.code).toBe(6);
+    expect(json(r)).toMatchObject({ status: "queued", cancelled_queued_bans: 1 });
+    // The unban's own round removed the cancelled ban without sending it.
+    expect(await queued(env)).toEqual([0, 1, 0, 0]);
+
+    sb.control.clearRequests();
+    const retried = await run(["queue", "retry", json(r).entry_id], env);
+    // The unban's user never reached the service: nothing to unban (exit 5); the cancelled ban was never sent.
+    expect(retried.code).toBe(5);
+    expect(sb.control.requests({ method: "POST", path: "/ban/" })).toHaveLength(0);
+    expect(await queued(env)).toEqual([0, 0, 0, 0]);
+  });
+});
+
+describe("warn and warns", () => {
+  test("warn: delivered with the warning's id; the ban list is refreshed and an automatic ban reported", async () => {
+    const env = fresh();
+    const r = await run(["warn", CAROL, "mic", "spam", "--json"], env);
+    expect(r.code).toBe(0);
+    const out = json(r);
+    const warning = [...sb.state.warnings.values()].at(-1)!;
+    expect(out).toMatchObject({
+      action: "warn",
+      status: "delivered",
+      player: { id: CAROL },
+      reason: "mic spam",
+      warning_id: warning.id,
+      auto_banned: false,
+    });
+    expect(warning).toMatchObject({ user_id: USERS.carol, reason: "mic spam", serverbundle_id: sb.bundleId });
+
+    sb.state.warningPolicy = { ...sb.state.warningPolicy, autoBan: { threshold: 1, lengthMinutes: 60 } };
+    try {
+      const banned = await run(["warn", "76561198000000321", "one", "too", "many"], env);
+      expect(banned.code).toBe(0);
+      expect(banned.stdout).toBe(
+        "76561198000000321 has been warned by Console. Reason: one too many\n" +
+          "VyHub banned 76561198000000321 automatically: the warning reached its warning threshold.\n",
+      );
+    } finally {
+      sb.state.warningPolicy = { ...sb.state.warningPolicy, autoBan: null };
+    }
+  });
+
+  test("warn: refused with --as of a user without the permission (1), queued offline (6), empty reason (2)", async () => {
+    const env = fresh();
+    expect(oneLine(await run(["warn", ALICE, "x", "--as", BOB], env), 1)).toBe(
+      `error: VyHub refused the warning for ${ALICE}: POST /warning/: 403 Missing properties: warning_edit (missing_properties)`,
+    );
+    const down = await run(["warn", ALICE, "later", "--json"], { ...env, HUB_API_URL: DOWN });
+    expect(down.code).toBe(6);
+    expect(json(down)).toMatchObject({ action: "warn", status: "queued", auto_banned: null });
+    expect(oneLine(await run(["warn", ALICE], env), 2)).toContain("REASON");
+    expect(oneLine(await run(["warn", ALICE, ""], env), 2)).toBe(
+      "error: the reason is empty: hub-agent warn <player> <reason…>",
+    );
+  });
+
+  test("warns: newest first with creator and status; unreachable is exit 4", async () => {
+    const env = fresh();
+    await run(["warn", ALICE, "first", "--as", CAROL], env);
+    await run(["warn", ALICE, "second"], env);
+    const r = await run(["warns", ALICE, "--json"], env);
+    expect(r.code).toBe(0);
+    const out = json(r);
+    expect(out.total).toBeGreaterThanOrEqual(3);
+    expect(out.warnings.slice(0, 2)).toMatchObject([
+      { reason: "second", creator: null, active: true, disabled: false, serverbundle_id: sb.bundleId },
+      { reason: "first", creator: { user_id: USERS.carol, name: "Carol" }, active: true },
+    ]);
+    const text = (await run(["warns", ALICE], env)).stdout.split("\n");
+    expect(text[0]).toBe(`Warnings of ${ALICE} (${out.total}):`);
+    expect(text[1]).toMatch(/^\[active\] \d{4}-\d\d-\d\d \d\d:\d\d UTC: second \(by Console\)$/);
+    expect((await run(["warns", "76561198000000888"], env)).stdout).toBe("76561198000000888 has no warnings.\n");
+    const down = await run(["warns", ALICE], { ...env, HUB_API_URL: DOWN });
+    expect(oneLine(down, 4)).toStartWith(`error: Could not read the warnings of ${ALICE}: GET /user/${ALICE}`);
+  });
+});
+
+describe("queue", () => {
+  test("status lists every queue with what each entry is; drop removes one; unknown and ambiguous ids are refused", async () => {
+    const env = fresh();
+    await run(["warns", ALICE], env);
+    const down = { ...env, HUB_API_URL: DOWN };
+    const ban = json(await run(["ban", ALICE, "1h", "a", "--json"], down)).entry_id as string;
+    const warn = json(await run(["warn", BOB, "b", "--as", CAROL, "--json"], down)).entry_id as string;
+    const status = json(await run(["queue", "status", "--json"], env));
+    expect(status.queues.map((q: { queue: string; entries: number }) => [q.queue, q.entries])).toEqual([
+      ["ban", 1],
+      ["unban", 0],
+      ["warning", 1],
+      ["reward_executed", 0],
+    ]);
+    expect(status.queues[2].items[0]).toMatchObject({ id: warn, attempts: 1, data: { reason: "b" } });
+    expect(status.queues[2].items[0].last_attempt_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect((await run(["queue", "status"], env)).stdout).toContain(`warn ${BOB} "b" by ${CAROL}`);
+
+    expect(oneLine(await run(["queue", "drop", "nonexistent-id"], env), 5)).toBe(
+      'error: no queued entry has the id "nonexistent-id": `hub-agent queue status` lists them',
+    );
+    const common = ban.slice(0, 8); // both ids start with the same milliseconds
+    expect(oneLine(await run(["queue", "drop", common], env), 2)).toContain(`is part of 2 entries' ids`);
+
+    const dropped = await run(["queue", "drop", warn, "--json"], env);
+    expect(dropped.code).toBe(0);
+    expect(json(dropped)).toMatchObject({ action: "drop", queue: "warning", entry_id: warn, data: { reason: "b" } });
+    const human = await run(["queue", "drop", ban], env);
+    expect(human.stdout).toBe(`dropped ${ban} from the ban queue: ban ${ALICE} 1h "a" by the console\n`);
+    expect(await queued(env)).toEqual([0, 0, 0, 0]);
+    expect(oneLine(await run(["queue", "retry", ban], env), 5)).toContain("no queued entry");
+  });
+
+  test("a reward report is dropped only with --force (the reward would run again)", async () => {
+    const env = fresh();
+    const store = await openStore({ dir: env.HUB_STORAGE_DIR });
+    const reports = store.queue(EXECUTED_QUEUE, ExecutedRewardSchema);
+    const entry = await reports.add({
+      id: SEED_IDS.appliedRewards.alice_vip_command,
+      user_id: USERS.alice,
+      player_id: ALICE,
+      player: "Alice",
+      reward: "VIP command",
+      packet: "VIP",
+      issued: true,
+    });
+    const refused = await run(["queue", "drop", entry.id], env);
+    expect(oneLine(refused, 2)).toContain("without the report VyHub keeps the reward open and it would run again");
+    const retried = await run(["queue", "retry", entry.id, "--json"], env);
+    expect(retried.code).toBe(0);
+    expect(json(retried)).toMatchObject({ queue: "reward_executed", status: "delivered" });
+    expect(sb.control.requests({ method: "PATCH", path: `/packet/reward/applied/${entry.data.id}` })).toHaveLength(1);
+
+    const again = await reports.add(entry.data);
+    expect((await run(["queue", "drop", again.id, "--force"], env)).code).toBe(0);
+  });
+});
+
+// Runs last: every output above, of every command.
+test("the API key never appears in any output", () => {
+  expect(all.length).toBeGreaterThan(50);
+  for (const r of all) {
+    expect(r.stdout).not.toContain(KEY);
+    expect(r.stderr).not.toContain(KEY);
+  }
+});

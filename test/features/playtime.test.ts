@@ -1,0 +1,299 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { Agent } from "../../lib/agent.ts";
+import { AttributeDefinitionSchema } from "../../lib/api/client.ts";
+import { hoursOf, playtime } from "../../lib/features/playtime.ts";
+import { SEED_IDS } from "../../lib/sandbox/seed.ts";
+import { harness, until, type Harness } from "../agent/harness.ts";
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const ALICE = { id: SEED_IDS.steamid64.alice, name: "Alice" };
+const BOB = { id: SEED_IDS.steamid64.bob, name: "Bob" };
+const { alice, bob, carol } = SEED_IDS.users;
+const DEFINITION_ID = SEED_IDS.attributeDefinitions.playtime;
+
+let h: Harness;
+afterEach(() => h?.close());
+
+const setup = () => harness({ features: [playtime] });
+const counter = (userId: string) => h.store.counters("playtime").get(userId);
+const seed = (userId: string, seconds: number) => h.store.counters("playtime").add(userId, seconds);
+const sends = () => h.sb.control.requests({ method: "POST", path: "/user/attribute/" });
+const sentBodies = () => sends().map((r) => r.body as Record<string, unknown>);
+const logged = (text: string) => h.logger.lines.some((l) => l.msg.includes(text));
+
+async function start() {
+  await h.agent.start();
+  await h.idle();
+}
+
+/** A player joins and is initialised (their service user known): counting starts now. */
+async function join(player: { id: string; name: string }) {
+  const before = h.events.filter((e) => e === "hub_ply_initialized").length;
+  h.sim.join(player);
+  await until(() => h.events.filter((e) => e === "hub_ply_initialized").length > before, `${player.name} initialised`);
+  await h.idle();
+}
+
+/** Moves the clock and waits for every job it woke. */
+async function advance(ms: number) {
+  await h.clock.advance(ms);
+  await h.idle();
+}
+
+describe("hoursOf", () => {
+  test("rounds to 2 decimals and says how many seconds that is", () => {
+    expect(hoursOf(4000)).toEqual({ hours: 1.11, seconds: 3996 });
+    expect(hoursOf(5418)).toEqual({ hours: 1.51, seconds: 5436 });
+    expect(hoursOf(17)).toEqual({ hours: 0, seconds: 0 });
+    expect(hoursOf(3600 * 7 + 1)).toEqual({ hours: 7, seconds: 25200 });
+  });
+});
+
+describe("playtime definition", () => {
+  test("404: created with exactly the spec's fields, cached, and used for the values", async () => {
+    h = await setup();
+    h.sb.state.attributeDefinitions.delete(DEFINITION_ID);
+    await seed(alice, 7200);
+    await start();
+    const creates = h.sb.control.requests({ method: "POST", path: "/user/attribute/definition" });
+    expect(creates).toHaveLength(1);
+    expect(creates[0]!.body).toEqual({
+      name: "playtime",
+      title: "Play Time",
+      unit: "HOURS",
+      type: "ACCUMULATED",
+      accumulation_interval: "day",
+      unspecific: true,
+    });
+    const created = [...h.sb.state.attributeDefinitions.values()].find((d) => d.name === "playtime");
+    expect(created).toBeDefined();
+    expect((await h.store.cache("playtime_definition", AttributeDefinitionSchema).get())?.data.id).toBe(created!.id);
+    expect(sentBodies()).toEqual([
+      { definition_id: created!.id, user_id: alice, serverbundle_id: h.sb.bundleId, value: 2 },
+    ]);
+  });
+
+  test("an existing definition is not created again", async () => {
+    h = await setup();
+    await start();
+    expect(h.sb.control.requests({ path: "/user/attribute/definition/playtime" })).toHaveLength(1);
+    expect(h.sb.control.requests({ method: "POST", path: "/user/attribute/definition" })).toHaveLength(0);
+  });
+
+  test("service failing on the definition: the cached one is used, nothing is created", async () => {
+    h = await setup();
+    await start(); // caches the definition
+    await h.agent.stop();
+    await seed(alice, 3600);
+    h.sb.control.failNext({ path: "/user/attribute/definition/playtime" }, 1, 503);
+    h.restart();
+    await start();
+    expect(logged("using the cached one")).toBe(true);
+    expect(h.sb.control.requests({ method: "POST", path: "/user/attribute/definition" })).toHaveLength(0);
+    expect(sentBodies()).toEqual([
+      { definition_id: DEFINITION_ID, user_id: alice, serverbundle_id: h.sb.bundleId, value: 1 },
+    ]);
+    expect(await counter(alice)).toBe(0);
+  });
+
+  test("no definition and none cached: nothing is sent and the counters stay", async () => {
+    h = await setup();
+    await seed(alice, 3600);
+    h.sb.control.failNext({ path: "/user/attribute/definition/playtime" }, 1, 503);
+    await start();
+    expect(logged("none cached")).toBe(true);
+    expect(sends()).toHaveLength(0);
+    expect(await counter(alice)).toBe(3600);
+  });
+});
+
+describe("counting", () => {
+  test("online time is persisted every minute, from hub_ply_initialized to disconnect", async () => {
+    h = await setup();
+    await start();
+    await join(ALICE);
+    await advance(MIN);
+    expect(await counter(alice)).toBe(60);
+    await advance(MIN);
+    expect(await counter(alice)).toBe(120);
+    await advance(30_000);
+    h.sim.leave(ALICE.id);
+    await h.idle();
+    expect(await counter(alice)).toBe(150);
+    await advance(5 * MIN);
+    expect(await counter(alice)).toBe(150);
+    expect(sends()).toHaveLength(0); // the report is hourly
+  });
+
+  test("agent stop counts up to the moment of stopping", async () => {
+    h = await setup();
+    await start();
+    await join(ALICE);
+    await advance(90_000);
+    await h.agent.stop();
+    expect(await counter(alice)).toBe(90);
+  });
+
+  test("a player whose user is not known yet is not counted until initialised", async () => {
+    h = await setup();
+    await start();
+    h.sb.control.failNext({ method: "GET", path: `/user/${BOB.id}` }, 1, 503);
+    h.sim.join(BOB);
+    await until(() => logged("user lookup failed"), "the failed lookup");
+    await advance(MIN); // the user retry initialises Bob now
+    await until(() => h.events.includes("hub_ply_initialized"), "Bob initialised");
+    await h.idle();
+    expect(await counter(bob)).toBe(0);
+    await advance(MIN);
+    expect(await counter(bob)).toBe(60);
+  });
+});
+
+describe("reports", () => {
+  test("at start: each user's hours as a number with 2 decimals; what was sent is subtracted, the remainder stays", async () => {
+    h = await setup();
+    await seed(alice, 4000); // 1.11 h sent, 4 s stay
+    await seed(bob, 5418); // 1.505 h → 1.51 h sent, -18 s stay
+    await seed(carol, 17); // rounds to 0: not sent, stays
+    await start();
+    const bodies = sentBodies();
+    expect(bodies).toHaveLength(2);
+    expect(bodies).toContainEqual({
+      definition_id: DEFINITION_ID,
+      user_id: alice,
+      serverbundle_id: h.sb.bundleId,
+      value: 1.11,
+    });
+    expect(bodies).toContainEqual({
+      definition_id: DEFINITION_ID,
+      user_id: bob,
+      serverbundle_id: h.sb.bundleId,
+      value: 1.51,
+    });
+    expect(await counter(alice)).toBeCloseTo(4, 9);
+    expect(await counter(bob)).toBeCloseTo(-18, 9);
+    expect(await counter(carol)).toBe(17);
+    expect(h.sb.state.attributes.map((a) => [a.user_id, a.value]).sort()).toEqual([
+      [alice, "1.11"],
+      [bob, "1.51"],
+    ]);
+  });
+
+  test("every intervals.playtime: the hour played is reported", async () => {
+    h = await setup();
+    await start();
+    await join(ALICE);
+    await advance(HOUR);
+    expect(sentBodies()).toEqual([
+      { definition_id: DEFINITION_ID, user_id: alice, serverbundle_id: h.sb.bundleId, value: 1 },
+    ]);
+    expect(await counter(alice)).toBe(0);
+  });
+
+  test("5xx: nothing is subtracted; the next report sends the remainder plus what was played since", async () => {
+    h = await setup();
+    await seed(alice, 1800);
+    h.sb.control.failNext({ method: "POST", path: "/user/attribute/" }, 1, 500);
+    await start();
+    expect(sends()).toHaveLength(1);
+    expect(await counter(alice)).toBe(1800);
+    expect(logged("kept for the next report")).toBe(true);
+    await join(ALICE);
+    await advance(HOUR);
+    expect(sentBodies().at(-1)?.value).toBe(1.5);
+    expect(h.sb.state.attributes.map((a) => a.value)).toEqual(["1.5"]);
+    expect(await counter(alice)).toBe(0);
+  });
+
+  test("service down during a report: counters kept, sent once it is back", async () => {
+    h = await setup();
+    await start();
+    await join(ALICE);
+    await h.sb.control.down();
+    await advance(HOUR);
+    expect(logged("kept for the next report")).toBe(true);
+    expect(await counter(alice)).toBe(3600);
+    await h.sb.control.up();
+    await advance(HOUR);
+    expect(h.sb.state.attributes.map((a) => [a.user_id, a.value])).toEqual([[alice, "2"]]);
+    expect(await counter(alice)).toBe(0);
+  });
+
+  test("time counted while a send is in flight is kept (subtract, not reset)", async () => {
+    h = await setup();
+    await start();
+    await join(ALICE);
+    await advance(HOUR - MIN); // counter: 59 min
+    h.sb.control.latency(300, { method: "POST", path: "/user/attribute/" });
+    await h.clock.advance(MIN); // the report starts: 1 h
+    await until(() => sends().some((r) => r.status === 0), "the send in flight");
+    await h.clock.advance(MIN); // a persist while the send is in flight
+    await h.idle();
+    expect(h.sb.state.attributes.map((a) => a.value)).toEqual(["1"]);
+    expect(await counter(alice)).toBe(60);
+  });
+
+  test("the remainder survives a restart and is reported with the next hours", async () => {
+    h = await setup();
+    await start();
+    await join(ALICE);
+    await advance(HOUR);
+    await advance(10_000);
+    await h.agent.stop(); // counts the last 10 s
+    expect(await counter(alice)).toBe(10);
+    h.sim.leave(ALICE.id);
+
+    h.restart();
+    h.sb.control.failNext({ method: "POST", path: "/user/attribute/" }, 1, 502);
+    await start(); // 10 s round to 0 h: nothing to send
+    expect(await counter(alice)).toBe(10);
+    await join(ALICE);
+    await advance(HOUR);
+    expect(await counter(alice)).toBe(3610); // the first try failed (502): all kept
+    await advance(HOUR);
+    expect(h.sb.state.attributes.map((a) => a.value)).toEqual(["1", "2"]);
+    expect(await counter(alice)).toBe(10);
+  });
+
+  test("404 for an unknown user: that counter is dropped and logged, the others are sent", async () => {
+    h = await setup();
+    const stranger = "00000000-0000-4000-8000-000000000001";
+    await seed(stranger, 7200);
+    await seed(alice, 3600);
+    await start();
+    expect(await counter(stranger)).toBe(0);
+    expect(await h.store.counters("playtime").all()).toEqual({ [alice]: 0 });
+    expect(logged("playtime dropped: user unknown")).toBe(true);
+    expect(h.sb.state.attributes.map((a) => [a.user_id, a.value])).toEqual([[alice, "1"]]);
+  });
+
+  test("404 because the definition was deleted: every counter stays; the definition is created again", async () => {
+    h = await setup();
+    await start(); // caches the definition
+    await seed(alice, 3600);
+    h.sb.state.attributeDefinitions.delete(DEFINITION_ID);
+    // The fetch answers from the old state once (as if deleted right after it), so the send meets the 404.
+    h.sb.control.failNext({ path: "/user/attribute/definition/playtime" }, 1, 503);
+    await advance(HOUR);
+    expect(logged("no longer exists")).toBe(true);
+    expect(await counter(alice)).toBe(3600);
+    await advance(HOUR);
+    const created = [...h.sb.state.attributeDefinitions.values()].find((d) => d.name === "playtime");
+    expect(h.sb.state.attributes.map((a) => [a.definition_id, a.value])).toEqual([[created!.id, "1"]]);
+    expect(await counter(alice)).toBe(0);
+  });
+
+  test("run --once: one report round through runOnce, no timers", async () => {
+    h = await setup();
+    const agent = new Agent({ ...h.agent.deps, once: true });
+    h.agent = agent;
+    await seed(alice, 3600);
+    expect(await agent.start()).toBe(true);
+    await h.idle();
+    expect(sends()).toHaveLength(0);
+    await agent.runOnce();
+    expect(h.sb.state.attributes.map((a) => [a.user_id, a.value])).toEqual([[alice, "1"]]);
+    expect(await counter(alice)).toBe(0);
+  });
+});

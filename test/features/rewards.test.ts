@@ -1,0 +1,501 @@
+/** Rewards end to end: the in-memory service over loopback, the sim game, a manual clock. */
+import { afterEach, describe, expect, test } from "bun:test";
+import type { AppliedRewardMap } from "../../lib/api/client.ts";
+import { rewards } from "../../lib/features/rewards.ts";
+import type { GamePlayer } from "../../lib/game/bridge.ts";
+import { parseSimConsole, type SimGameOptions } from "../../lib/game/sim.ts";
+import { EXECUTED_QUEUE, ExecutedRewardSchema, ExecutedRewards } from "../../lib/rewards/executed.ts";
+import { SEED_IDS, type AppliedRewardRecord, type RewardRecord } from "../../lib/sandbox/index.ts";
+import { harness, until, type Harness } from "../agent/harness.ts";
+
+const MIN = 60_000;
+const ALICE = { id: SEED_IDS.steamid64.alice, name: "Alice" };
+const BOB = { id: SEED_IDS.steamid64.bob, name: "Bob" };
+const CAROL = { id: SEED_IDS.steamid64.carol, name: "Carol" };
+const USERS = SEED_IDS.users;
+const VIP = SEED_IDS.appliedRewards.alice_vip_command;
+const STARTER = SEED_IDS.appliedRewards.carol_starter_script;
+
+let h: Harness;
+afterEach(() => h?.close());
+
+async function setup(o: { env?: Record<string, string>; sim?: SimGameOptions } = {}) {
+  h = await harness({ features: [rewards], ...o });
+  await h.agent.start();
+  await h.idle();
+  return h;
+}
+
+const execs = () => h.sim.actionsOf("exec").map((a) => a.command ?? "");
+const REWARD_PATCH = { method: "PATCH", path: /^\/packet\/reward\/applied\// };
+const patches = (id?: string) =>
+  h.sb.control.requests(id ? { method: "PATCH", path: `/packet/reward/applied/${id}` } : REWARD_PATCH);
+const gets = () => h.sb.control.requests({ method: "GET", path: "/packet/reward/applied/user" });
+const queued = () => h.store.queue(EXECUTED_QUEUE, ExecutedRewardSchema).list();
+const logged = (text: string) => h.logger.lines.filter((l) => l.msg.includes(text));
+const executedOn = (id: string) => h.sb.state.appliedRewards.get(id)?.executed_on ?? [];
+
+/** A player joins and is initialised; CONNECT rewards have run and their PATCHes are done. */
+async function join(player: GamePlayer) {
+  const before = h.events.filter((e) => e === "hub_ply_initialized").length;
+  h.sim.join(player);
+  await until(() => h.events.filter((e) => e === "hub_ply_initialized").length > before, `${player.name} initialised`);
+  await h.idle();
+}
+
+async function advance(ms: number) {
+  await h.clock.advance(ms);
+  await h.idle();
+}
+
+/** An applied reward for a seeded user, in the server's bundle. */
+function give(
+  userId: string,
+  reward: Partial<RewardRecord>,
+  extra: Partial<Omit<AppliedRewardRecord, "reward">> = {},
+): AppliedRewardRecord {
+  return h.sb.state.addReward({
+    user_id: userId,
+    ...extra,
+    reward: { serverbundle_id: SEED_IDS.serverbundle, once: false, ...reward },
+  });
+}
+
+describe("fetching (endpoint 18)", () => {
+  test("every query parameter of the spec, one user_id per online user, only when someone is online", async () => {
+    await setup();
+    await advance(MIN);
+    expect(gets()).toHaveLength(0); // nobody online: the service would read no user_id as "everyone"
+    await join(ALICE);
+    await join(BOB);
+    h.sb.control.clearRequests();
+    await advance(MIN);
+    expect(gets()).toHaveLength(1);
+    const query = gets()[0]!.query;
+    const all = (k: string) => query.filter(([key]) => key === k).map(([, v]) => v);
+    expect(all("active")).toEqual(["true"]);
+    expect(all("foreign_ids")).toEqual(["true"]);
+    expect(all("status")).toEqual(["OPEN"]);
+    expect(all("serverbundle_id")).toEqual([SEED_IDS.serverbundle]);
+    expect(all("for_server_id")).toEqual([h.sb.serverId]);
+    expect(all("user_id").sort()).toEqual([USERS.alice, USERS.bob].sort());
+  });
+
+  test("at connect only that user is fetched", async () => {
+    await setup();
+    await join(ALICE);
+    h.sb.control.clearRequests();
+    await join(BOB);
+    expect(gets().map((r) => r.query.filter(([k]) => k === "user_id"))).toEqual([[["user_id", USERS.bob]]]);
+  });
+});
+
+describe("triggers (Events: reward execution triggers)", () => {
+  test("each on_event runs only on its trigger: CONNECT at init, SPAWN, DEATH, DIRECT+DISABLE on the timer, DISCONNECT", async () => {
+    await setup();
+    for (const on_event of ["CONNECT", "SPAWN", "DEATH", "DIRECT", "DISABLE", "DISCONNECT"])
+      give(USERS.bob, { on_event, data: { command: `ev ${on_event} %nick%` } });
+    const ran = () => execs().map((c) => parseSimConsole(c)[0]![1]);
+
+    await join(BOB);
+    expect(ran()).toEqual(["CONNECT"]);
+    h.sim.spawn(BOB.id);
+    await until(() => execs().length === 2, "SPAWN");
+    await h.idle();
+    expect(ran()).toEqual(["CONNECT", "SPAWN"]);
+    h.sim.death(BOB.id);
+    await until(() => execs().length === 3, "DEATH");
+    await h.idle();
+    expect(ran()).toEqual(["CONNECT", "SPAWN", "DEATH"]);
+    await advance(MIN);
+    expect(ran().slice(3).sort()).toEqual(["DIRECT", "DISABLE"]);
+    h.sim.leave(BOB.id);
+    await until(() => execs().length === 6, "DISCONNECT");
+    await h.idle();
+    expect(ran()[5]).toBe("DISCONNECT");
+    expect(execs()[5]).toBe('ev DISCONNECT "Bob"');
+    // Gone: the timer has nobody to run for.
+    await advance(MIN);
+    expect(execs()).toHaveLength(6);
+  });
+
+  test("the timer runs DIRECT for every online user, each with their own values", async () => {
+    await setup();
+    give(USERS.alice, { on_event: "DIRECT", data: { command: "hello %nick% %user_id% %steamid64%" } });
+    give(USERS.bob, { on_event: "DIRECT", data: { command: "hello %nick% %user_id% %steamid64%" } });
+    await join(ALICE);
+    await join(BOB);
+    await advance(MIN);
+    expect(execs().sort()).toEqual(
+      [
+        `hello "Alice" "${USERS.alice}" "${ALICE.id}"`,
+        `hello "Bob" "${USERS.bob}" "${BOB.id}"`,
+        // Alice's seeded VIP reward ran at her connect.
+        `ulx adduserid "${ALICE.id}" vip`,
+      ].sort(),
+    );
+  });
+
+  test("rewards of a user run in their `order`; a multi-line command runs line by line", async () => {
+    await setup();
+    give(USERS.bob, { on_event: "CONNECT", order: 2, data: { command: "second" } });
+    give(USERS.bob, { on_event: "CONNECT", order: 1, data: { command: "first a\nfirst b %nick%\n" } });
+    await join(BOB);
+    expect(execs()).toEqual(["first a", 'first b "Bob"', "second"]);
+  });
+});
+
+describe("once", () => {
+  test("the seeded VIP reward: run at connect, PATCHed with executed_on, the player told, never again", async () => {
+    await setup();
+    await join(ALICE);
+    expect(execs()).toEqual([`ulx adduserid "${ALICE.id}" vip`]);
+    await until(() => patches(VIP).length === 1, "the PATCH");
+    expect(patches(VIP)[0]?.body).toEqual({ executed_on: [h.sb.serverId] });
+    expect(executedOn(VIP)).toEqual([h.sb.serverId]);
+    expect(await queued()).toEqual([]);
+    expect(h.sim.actionsOf("message")).toEqual([
+      expect.objectContaining({ player: ALICE.id, text: "Your purchase VIP (30 days) has been delivered." }),
+    ]);
+    expect(logged(`Executed reward ${VIP} (VIP (30 days)) for Alice.`)).toHaveLength(1);
+
+    h.sim.leave(ALICE.id);
+    await h.idle();
+    await join(ALICE);
+    await advance(MIN);
+    expect(execs()).toHaveLength(1);
+  });
+
+  test("once vs not once: a repeating SPAWN reward runs every spawn, a once one on the first only", async () => {
+    await setup();
+    const once = give(USERS.bob, { on_event: "SPAWN", once: true, data: { command: "once %nick%" } });
+    give(USERS.bob, { on_event: "SPAWN", data: { command: "every %nick%" } });
+    await join(BOB);
+    for (let i = 1; i <= 3; i++) {
+      h.sim.spawn(BOB.id);
+      await until(() => execs().filter((c) => c.startsWith("every")).length === i, `spawn ${i}`);
+      await h.idle();
+      await advance(MIN); // a refresh between spawns
+    }
+    expect(execs().filter((c) => c.startsWith("once"))).toEqual(['once "Bob"']);
+    expect(patches(once.id)).toHaveLength(1);
+    // Repeating rewards are never reported and never announced.
+    expect(patches()).toHaveLength(1);
+    expect(h.sim.actionsOf("message")).toHaveLength(1);
+  });
+
+  test("two triggers at once never both run a once reward", async () => {
+    await setup();
+    give(USERS.bob, { on_event: "SPAWN", once: true, data: { command: "once" } });
+    give(USERS.bob, { on_event: "DEATH", once: true, data: { command: "other" } });
+    await join(BOB);
+    h.sb.control.latency(50, REWARD_PATCH);
+    for (let i = 0; i < 5; i++) {
+      h.sim.spawn(BOB.id);
+      h.sim.death(BOB.id);
+    }
+    await until(() => patches().length === 2 && patches().every((p) => p.status === 200), "both PATCHes");
+    await h.idle();
+    expect(execs().sort()).toEqual(["once", "other"]);
+  });
+
+  test("executed exactly once across a restart between execution and PATCH", async () => {
+    await setup();
+    h.sb.control.failNext(REWARD_PATCH, 1, 503);
+    await join(ALICE);
+    await until(() => patches(VIP).length === 1, "the failed PATCH");
+    await h.idle();
+    expect(execs()).toHaveLength(1);
+    const [entry] = await queued();
+    expect(entry).toMatchObject({ attempts: 1, data: { id: VIP, issued: true, player: "Alice" } });
+    expect(entry?.lastError).toContain("503");
+    expect(executedOn(VIP)).toEqual([]);
+
+    // A new process: Alice is still online, and the reward stays open at the service for a while longer.
+    await h.agent.stop();
+    h.sb.control.failNext(REWARD_PATCH, 1, 503);
+    const agent = h.restart();
+    await agent.start();
+    await until(() => h.events.filter((e) => e === "hub_ply_initialized").length === 2, "Alice initialised again");
+    await until(() => patches(VIP).length === 2, "the PATCH at start, refused");
+    await h.idle();
+    expect(gets().at(-1)?.query).toContainEqual(["user_id", USERS.alice]);
+    expect(execs()).toHaveLength(1);
+    await advance(MIN);
+    expect(executedOn(VIP)).toEqual([h.sb.serverId]);
+    expect(await queued()).toEqual([]);
+    expect(execs()).toHaveLength(1);
+  });
+
+  test("a crash after the queue write and before the command: reported, never run, the operator warned", async () => {
+    await setup();
+    await h.agent.stop();
+    // What a killed process leaves: the claim is durable, `issued` never became true.
+    await h.store.queue(EXECUTED_QUEUE, ExecutedRewardSchema).add({
+      id: VIP,
+      user_id: USERS.alice,
+      player_id: ALICE.id,
+      player: "Alice",
+      reward: "VIP rank (in-game)",
+      packet: "VIP (30 days)",
+      issued: false,
+    });
+    h.sb.control.failNext(REWARD_PATCH, 1, 503);
+    const agent = h.restart();
+    await agent.start();
+    await until(() => patches(VIP).length === 1, "the PATCH at start, refused");
+    await join(ALICE); // the service still lists the reward for her
+    expect(execs()).toEqual([]);
+    await advance(MIN);
+    expect(executedOn(VIP)).toEqual([h.sb.serverId]);
+    expect(execs()).toEqual([]);
+    expect(
+      logged(`reward ${VIP} (VIP rank (in-game), VIP (30 days)) for Alice may not have been delivered`),
+    ).toHaveLength(1);
+  });
+
+  test("5xx PATCH: kept with its error and retried every queue round until it succeeds", async () => {
+    await setup({ env: { HUB_INTERVALS_QUEUES: "30" } });
+    h.sb.control.failNext(REWARD_PATCH, 2, 500);
+    await join(ALICE);
+    await until(() => patches(VIP).length === 1, "first attempt");
+    await h.idle();
+    await advance(30_000); // the queue job
+    expect(patches(VIP)).toHaveLength(2);
+    expect((await queued())[0]?.attempts).toBe(2);
+    await advance(30_000); // the queue job again (and a reward round, which has nothing to send)
+    expect(patches(VIP)).toHaveLength(3);
+    expect(patches(VIP).map((p) => p.status)).toEqual([500, 500, 200]);
+    expect(await queued()).toEqual([]);
+    expect(execs()).toHaveLength(1);
+  });
+
+  test("the service away: a PATCH round stops at the first network failure; all is sent once it returns", async () => {
+    await setup();
+    const two = give(USERS.alice, { on_event: "CONNECT", once: true, data: { command: "two" } });
+    h.sb.control.failNext(REWARD_PATCH, 2, 503);
+    await join(ALICE);
+    await until(() => patches().length === 2, "both PATCHes refused");
+    await h.idle();
+    expect((await queued()).map((e) => e.attempts)).toEqual([1, 1]);
+
+    await h.sb.control.down();
+    await advance(MIN);
+    // One network failure ends the round: the second entry was not even tried.
+    expect((await queued()).map((e) => e.attempts)).toEqual([2, 1]);
+    expect((await queued())[0]?.lastError).toContain("network error");
+
+    await h.sb.control.up();
+    await advance(MIN);
+    expect(await queued()).toEqual([]);
+    expect(executedOn(VIP)).toEqual([h.sb.serverId]);
+    expect(executedOn(two.id)).toEqual([h.sb.serverId]);
+    expect(execs()).toHaveLength(2);
+  });
+
+  test("4xx PATCH: dropped and logged; not run again while the agent runs, though the service still lists it", async () => {
+    await setup();
+    h.sb.control.failNext(REWARD_PATCH, 1, 422);
+    await join(ALICE);
+    await until(() => patches(VIP).length === 1, "the refused PATCH");
+    await h.idle();
+    expect(await queued()).toEqual([]);
+    expect(logged(`VyHub refused to mark reward ${VIP}`)).toHaveLength(1);
+    h.sim.leave(ALICE.id);
+    await h.idle();
+    await join(ALICE);
+    await advance(MIN);
+    expect(gets().length).toBeGreaterThanOrEqual(3);
+    expect(execs()).toHaveLength(1);
+    expect(patches(VIP)).toHaveLength(1);
+  });
+
+  test("remembered after the PATCH until a refresh that started after it: a stale answer in flight runs nothing", async () => {
+    await setup();
+    const spawnOnce = give(USERS.alice, { on_event: "SPAWN", once: true, data: { command: "spawn-once" } });
+    await join(ALICE);
+
+    // The timer's refresh starts now; its answer (still listing the reward) arrives only after the PATCH.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let answered!: () => void;
+    const captured = new Promise<void>((r) => (answered = r));
+    const real = h.api.getAppliedRewards;
+    h.api.getAppliedRewards = async (q) => {
+      const res = await real(q);
+      answered();
+      await gate;
+      return res;
+    };
+    void h.clock.advance(MIN);
+    await captured;
+    h.api.getAppliedRewards = real;
+
+    h.sim.spawn(ALICE.id);
+    await until(() => patches(spawnOnce.id).some((p) => p.status === 200), "the PATCH");
+    await until(() => h.agent.scheduler.busy === 1, "only the held refresh left");
+    release();
+    await h.idle();
+    const stale = gets().at(-1);
+    expect(stale?.status).toBe(200);
+    h.sim.spawn(ALICE.id);
+    await h.idle();
+    expect(execs().filter((c) => c === "spawn-once")).toHaveLength(1);
+
+    // The next refresh started after the PATCH: the service no longer lists it.
+    await advance(MIN);
+    h.sim.spawn(ALICE.id);
+    await h.idle();
+    expect(execs().filter((c) => c === "spawn-once")).toHaveLength(1);
+  });
+
+  test("the executed queue's memory, step by step: only a later refresh of that user forgets a reported id", async () => {
+    await setup();
+    const q = new ExecutedRewards(h.store, h.api, h.sb.serverId, h.clock, h.logger);
+    const r = give(USERS.bob, { once: true });
+    const entry = await q.claim({
+      id: r.id,
+      user_id: USERS.bob,
+      player_id: BOB.id,
+      player: "Bob",
+      reward: "R",
+      packet: "P",
+    });
+    await q.settle(entry, true);
+    const before = q.refreshStarted();
+    await q.flush();
+    expect(executedOn(r.id)).toEqual([h.sb.serverId]);
+    expect(q.has(r.id)).toBe(true);
+    q.refreshed(before, new Set([USERS.bob]));
+    expect(q.has(r.id)).toBe(true);
+    const after = q.refreshStarted();
+    q.refreshed(after, new Set([USERS.alice]));
+    expect(q.has(r.id)).toBe(true);
+    q.refreshed(after, new Set([USERS.bob]));
+    expect(q.has(r.id)).toBe(false);
+  });
+
+  test("the game refuses the command: nothing claimed, tried again next time", async () => {
+    await setup();
+    h.sim.fail("exec", 1, "sim: rcon not connected");
+    await join(ALICE);
+    expect(execs()).toEqual([]);
+    expect(await queued()).toEqual([]);
+    expect(logged(`reward ${VIP} not executed, trying again later`)).toHaveLength(1);
+    h.sim.leave(ALICE.id);
+    await h.idle();
+    await join(ALICE);
+    expect(execs()).toHaveLength(1);
+    await until(() => executedOn(VIP).length === 1, "reported");
+  });
+
+  test("a later line refused: executed in part, counts as executed, reported", async () => {
+    await setup();
+    const r = give(USERS.bob, { on_event: "CONNECT", once: true, data: { command: "one\ntwo\nthree" } });
+    let n = 0;
+    h.sim.execReply = () => {
+      if (++n === 2) h.sim.fail("exec", 1, "sim: console gone");
+      return "";
+    };
+    await join(BOB);
+    expect(execs()).toEqual(["one", "two"]);
+    await until(() => executedOn(r.id).length === 1, "reported");
+    expect(logged(`reward ${r.id} executed only in part: line 3 of 3`)).toHaveLength(1);
+  });
+});
+
+describe("hostile values", () => {
+  test("nicks with ; quotes and line breaks stay one argument of one console command", async () => {
+    await setup();
+    const nicks = ["x; op me", "x\nop me", 'x"; op me; "', "x\r\nquit", "%user_id%"];
+    const players = nicks.map((name, i) => ({ id: `7656119800000000${i}`, name }));
+    for (const p of players) {
+      const user = h.sb.state.addUser({ identifier: p.id, username: p.name });
+      give(user.id, { on_event: "CONNECT", once: true, data: { command: "say Welcome %nick%\ngive %player_id% 100" } });
+    }
+    for (const p of players) await join(p);
+    const lines = execs();
+    expect(lines).toHaveLength(nicks.length * 2);
+    for (const [i, name] of nicks.entries()) {
+      expect(parseSimConsole(lines[2 * i]!)).toEqual([["say", "Welcome", name]]);
+      expect(parseSimConsole(lines[2 * i + 1]!)).toEqual([["give", players[i]!.id, "100"]]);
+    }
+  });
+
+  test("unknown tokens are left as written and reported once", async () => {
+    await setup();
+    give(USERS.bob, { on_event: "DIRECT", data: { command: "tp %nick% %char_name%" } });
+    await join(BOB);
+    await advance(MIN);
+    await advance(MIN);
+    expect(execs()).toEqual(['tp "Bob" %char_name%', 'tp "Bob" %char_name%']);
+    expect(logged("%char_name% is not known here")).toHaveLength(1);
+  });
+});
+
+describe("SCRIPT and other types", () => {
+  test("SCRIPT is refused by default: logged once, not claimed, not reported", async () => {
+    await setup({ sim: { scripts: true } });
+    await join(CAROL);
+    await advance(MIN);
+    await advance(MIN);
+    expect(h.sim.actionsOf("script")).toEqual([]);
+    expect(await queued()).toEqual([]);
+    expect(patches()).toEqual([]);
+    expect(logged(`reward ${STARTER} not executed: SCRIPT rewards are off`)).toHaveLength(1);
+  });
+
+  test("SCRIPT enabled but the bridge cannot run scripts: refused", async () => {
+    await setup({ env: { HUB_REWARDS_ALLOW_SCRIPT: "true" } });
+    await join(CAROL);
+    await advance(MIN);
+    expect(logged(`reward ${STARTER} not executed: this game bridge cannot run scripts`)).toHaveLength(1);
+    expect(patches()).toEqual([]);
+  });
+
+  test("SCRIPT enabled on a bridge that runs scripts: run with script-escaped values, reported", async () => {
+    await setup({ env: { HUB_REWARDS_ALLOW_SCRIPT: "true" }, sim: { scripts: true } });
+    await join({ ...CAROL, name: 'Ca"rol' });
+    await advance(MIN);
+    expect(h.sim.actionsOf("script")).toEqual([
+      expect.objectContaining({ player: CAROL.id, script: 'PLAYER:ChatPrint("Thanks for your support, "Ca\\"rol"!")' }),
+    ]);
+    await until(() => executedOn(STARTER).length === 1, "reported");
+  });
+
+  test("types a game server cannot run, and a COMMAND without a command, are skipped with one log line", async () => {
+    await setup();
+    const credits = give(USERS.bob, { on_event: "DIRECT", type: "CREDITS", once: true, data: { amount: 5 } });
+    const broken = give(USERS.bob, { on_event: "DIRECT", once: true, data: { text: "?" } });
+    // The service filters CREDITS out for a game server; a service that did not is simulated here.
+    const body = (): AppliedRewardMap => {
+      const base = h.sb.state.appliedRewards.get(broken.id)!;
+      return {
+        [BOB.id]: [{ ...model(base), id: credits.id, reward: { ...model(base).reward, type: "CREDITS" } }, model(base)],
+      };
+    };
+    await join(BOB);
+    h.sb.control.failNext({ method: "GET", path: "/packet/reward/applied/user" }, 2, 200, body());
+    await advance(MIN);
+    await advance(MIN);
+    expect(execs()).toEqual([]);
+    expect(logged(`reward ${credits.id} not executed: a game server cannot run CREDITS rewards`)).toHaveLength(1);
+    expect(logged(`reward ${broken.id} not executed: its data has no command text`)).toHaveLength(1);
+    expect(patches()).toEqual([]);
+  });
+});
+
+/** The wire form of an applied reward, as the service would send it. */
+function model(a: AppliedRewardRecord) {
+  const user = h.sb.state.users.get(a.user_id)!;
+  return {
+    id: a.id,
+    active: a.active,
+    status: a.status,
+    executed_on: a.executed_on,
+    applied_packet_id: a.applied_packet.id,
+    applied_packet: { id: a.applied_packet.id, packet: a.applied_packet.packet, purchase: null },
+    user: { id: user.id, username: user.username, type: user.type, identifier: user.identifier, avatar: null },
+    reward: { ...a.reward, serverbundle: null },
+  };
+}

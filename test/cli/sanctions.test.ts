@@ -81,6 +81,9 @@ describe("ban", () => {
     expect(human.code).toBe(0);
     expect(human.stdout).toBe(`${ALICE} has been banned permanently. Reason: cheating\n`);
     expect(bansOf(USERS.alice).at(-1)).toMatchObject({ length: null, reason: "cheating" });
+    // After `--` everything is the reason, even what looks like an option.
+    expect((await run(["ban", ALICE, "10", "--", "he", "said", "--help"], env)).code).toBe(0);
+    expect(bansOf(USERS.alice).at(-1)).toMatchObject({ length: 600, reason: "he said --help" });
     expect(await queued(env)).toEqual([0, 0, 0, 0]);
   });
 

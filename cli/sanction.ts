@@ -124,7 +124,8 @@ export interface Delivery {
 }
 
 /**
- * One delivery round of every sanction queue (exclusive across processes), then the fate of `entryId`: settled
+ * A delivery round (exclusive across processes) of the entry's player's queued sanctions, in order; other players'
+ * entries are left to `run`, so concurrent commands never take each other's. Then the fate of `entryId`: settled
  * here, still queued, or settled by another process (a running `run`) that took it first.
  */
 export async function deliver(s: Session, kind: DeliveryOutcome["kind"], entryId: string): Promise<Delivery> {
@@ -132,13 +133,15 @@ export async function deliver(s: Session, kind: DeliveryOutcome["kind"], entryId
   const log = s.ctx.logger.withTag("queue");
   const queue = sanctionQueues(s.store)[kind];
   const mine = await queue.get(entryId);
-  const key = mine && playerKey(mine.data.target);
+  if (!mine) return { result: "elsewhere" };
+  const key = playerKey(mine.data.target);
   let own: DeliveryOutcome | undefined;
   // A kept entry stops the player's later entries for the round: theirs is then the reason ours waits too.
   let blocked: string | undefined;
   const report = await deliverQueues(
     { api: s.api, store: s.store, logger: log },
     {
+      players: new Set([key]),
       onOutcome: (o) => {
         if (o.entry.id === entryId) own = o;
         else if (o.result === "kept" && playerKey(o.entry.data.target) === key) blocked = o.error;

@@ -62,6 +62,11 @@ export interface DeliverOptions {
   lockTimeoutMs?: number;
   /** Players sent to in parallel (each player still one request at a time). Default 4. */
   concurrency?: number;
+  /**
+   * Only these players' entries (by `playerKey`), all of them in order: a one-shot command delivers its own
+   * player's and leaves the rest to `run`, so concurrent commands do not take each other's entries (and answers).
+   */
+  players?: ReadonlySet<string>;
 }
 
 type Item =
@@ -193,7 +198,9 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     return res.ok ? finish(item, "delivered", undefined, res.value) : failed(item, res.error);
   };
 
-  const players = [...byPlayer.values()].map((items) => items.sort((a, b) => (a.entry.id < b.entry.id ? -1 : 1)));
+  const players = [...byPlayer.entries()]
+    .filter(([key]) => !opts.players || opts.players.has(key))
+    .map(([, items]) => items.sort((a, b) => (a.entry.id < b.entry.id ? -1 : 1)));
   let next = 0;
   const worker = async () => {
     while (next < players.length) {

@@ -81,6 +81,9 @@ describe("ban", () => {
     expect(human.code).toBe(0);
     expect(human.stdout).toBe(`${ALICE} has been banned permanently. Reason: cheating\n`);
     expect(bansOf(USERS.alice).at(-1)).toMatchObject({ length: null, reason: "cheating" });
+    // After `--` everything is the reason, even what looks like an option.
+    expect((await run(["ban", ALICE, "10", "--", "he", "said", "--help"], env)).code).toBe(0);
+    expect(bansOf(USERS.alice).at(-1)).toMatchObject({ length: 600, reason: "he said --help" });
     expect(await queued(env)).toEqual([0, 0, 0, 0]);
   });
 
@@ -125,7 +128,7 @@ describe("ban", () => {
     const status = await run(["queue", "status", "--json"], env);
     const ban = json(status).queues.find((x: { queue: string }) => x.queue === "ban");
     expect(ban.entries).toBe(2);
-    expect(ban.items[0]).toMatchObject({ id: out.entry_id, attempts: 2, data: { reason: "offline ban" } });
+    expect(ban.items[0]).toMatchObject({ id: out.entry_id, attempts: 1, data: { reason: "offline ban" } });
     expect(ban.items[0].last_error).toContain("ECONNREFUSED");
     const text = (await run(["queue", "status"], env)).stdout;
     expect(text).toContain(`ban ${ALICE} 30m "offline ban" by the console`);
@@ -135,8 +138,13 @@ describe("ban", () => {
     expect(retried.code).toBe(0);
     expect(json(retried)).toMatchObject({ action: "retry", queue: "ban", entry_id: out.entry_id, status: "delivered" });
     expect(bansOf(USERS.alice)).toHaveLength(before + 1);
-    // The round sent the other queued ban too (creating its unknown user first).
-    expect(sb.state.findUser("76561197960265730", "STEAM")).toBeDefined();
+    // A one-shot round takes only its own player's entries: another player's ban waits for `run` (or its own retry).
+    expect(await queued(env)).toEqual([1, 0, 0, 0]);
+    const other = json(await run(["queue", "status", "--json"], env)).queues[0].items[0].id;
+    expect((await run(["queue", "retry", other], env)).stdout).toBe(
+      "76561197960265730 has been banned for 2w. Reason: second\n",
+    );
+    expect(sb.state.findUser("76561197960265730", "STEAM")).toBeDefined(); // created on the way
     expect(await queued(env)).toEqual([0, 0, 0, 0]);
   });
 

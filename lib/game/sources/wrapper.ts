@@ -91,6 +91,7 @@ interface PendingReply {
   /** Lines that only close the reply (the marker) are neither part of it nor game output. */
   swallow: boolean;
   resolve: (text: string) => void;
+  reject: (e: Error) => void;
 }
 
 /** The words a wrapped console's intercept checks: `ban …`, `Warn …` (case-insensitive, first word only). */
@@ -132,6 +133,8 @@ export class Wrapper implements LineSource, Transport {
   #pending?: PendingReply;
   #stopping?: Promise<void>;
   #closed = false;
+  /** Why commands fail once the wrapper is closed. */
+  #gone?: TransportError;
   #stopRestart = new AbortController();
   #restartsInRow = 0;
   #input?: { stream: NodeJS.ReadableStream; onData: (d: Buffer | string) => void; onEnd: () => void };
@@ -146,6 +149,7 @@ export class Wrapper implements LineSource, Transport {
       );
     }
     this.#o = { stopTimeoutMs: 30_000, killTimeoutMs: 10_000, timeoutMs: 10_000, ...opts };
+    if (opts.ready) this.#o.ready = singleMatch(opts.ready);
     this.name = opts.command[0];
     this.#clock = opts.clock ?? systemClock;
     this.#log = (opts.logger ?? silentLogger).withTag("wrapper");
@@ -171,9 +175,15 @@ export class Wrapper implements LineSource, Transport {
   /** Spawns the server; rejects when it can't be started (not found, not executable). */
   async start(onLine: OnLine = () => {}): Promise<void> {
     if (this.#closed) throw new Error(`${this.name}: the wrapper was stopped`);
+    if (this.#spawning) throw new Error(`${this.name}: the wrapper was already started`);
     this.#onLine = onLine;
     this.#spawning = this.#spawn();
-    await this.#spawning;
+    try {
+      await this.#spawning;
+    } catch (e) {
+      this.#spawning = undefined;
+      throw e;
+    }
     this.#attachInput();
   }
 
@@ -188,7 +198,7 @@ export class Wrapper implements LineSource, Transport {
   /** Resolves when the server is ready (at once if it is); rejects when it stops for good first. */
   whenReady(signal?: AbortSignal): Promise<void> {
     if (this.#ready) return Promise.resolve();
-    if (this.#closed) return Promise.reject(new TransportError("closed", `${this.name}: the server is not running`));
+    if (this.#closed) return Promise.reject(this.#gone ?? new TransportError("closed", `${this.name}: stopped`));
     return new Promise((resolve, reject) => {
       const w = {
         resolve: () => done(resolve),
@@ -211,7 +221,7 @@ export class Wrapper implements LineSource, Transport {
    * with the reply's lines; otherwise with "" once written.
    */
   send(command: string, opts?: WrapperSendOptions): Promise<string> {
-    if (this.#closed) return Promise.reject(new TransportError("closed", `${this.name}: the server was stopped`));
+    if (this.#closed) return Promise.reject(this.#gone ?? new TransportError("closed", `${this.name}: stopped`));
     if (/[\0\r\n]/.test(command)) {
       // A line break would make the rest a second command.
       return Promise.reject(new TransportError("invalid", "console commands can't contain NUL or line breaks"));
@@ -233,7 +243,7 @@ export class Wrapper implements LineSource, Transport {
     this.#closed = true;
     this.#stopRestart.abort();
     this.#detachInput();
-    const closed = new TransportError("closed", `${this.name}: the server was stopped`);
+    const closed = (this.#gone ??= new TransportError("closed", `${this.name}: stopped`));
     this.#queue.abortAll(closed);
     for (const w of this.#readyWaiters) w.reject(closed);
     await this.#spawning?.catch(() => {});
@@ -387,10 +397,10 @@ export class Wrapper implements LineSource, Transport {
     }
     const restarting = !requested && !!policy && this.#restartsInRow < (policy.maxRestarts ?? 5);
     const reason = requested ? `stopped by hub-agent (${how})` : `the server ${how}`;
-    if (this.#pending) {
-      this.#pending = undefined;
-      this.#queue.abortAll(new TransportError("disconnected", `${this.name}: ${reason} while a command ran`));
-    }
+    // The command in flight may or may not have run: it fails. Queued ones wait for a restart (or fail below).
+    const pending = this.#pending;
+    this.#pending = undefined;
+    pending?.reject(new TransportError("disconnected", `${this.name}: ${reason} while a command ran`));
     if (requested) this.#log.info(reason);
     else if (restarting) this.#log.warn(reason);
     else {
@@ -403,10 +413,10 @@ export class Wrapper implements LineSource, Transport {
     if (restarting) void this.#restart();
     else if (!requested) {
       this.#closed = true;
+      this.#gone = new TransportError("closed", `${this.name}: ${reason}`);
       this.#detachInput();
-      const gone = new TransportError("closed", `${this.name}: ${reason}`);
-      this.#queue.abortAll(gone);
-      for (const w of this.#readyWaiters) w.reject(gone);
+      // Queued commands fail when their turn comes (whenReady), after the one in flight got its own error.
+      for (const w of this.#readyWaiters) w.reject(this.#gone);
       this.#state.emit("closed");
     }
   }
@@ -458,6 +468,10 @@ export class Wrapper implements LineSource, Transport {
         resolve: (text) => {
           job.signal.removeEventListener("abort", onAbort);
           resolve(text);
+        },
+        reject: (e) => {
+          job.signal.removeEventListener("abort", onAbort);
+          reject(e);
         },
       };
       if (job.signal.aborted) return onAbort();
@@ -528,7 +542,12 @@ function encodeJob(command: string, until?: RegExp): string {
 
 function decodeJob(job: string): { command: string; until?: RegExp } {
   const [command = "", source, flags] = job.split("\0");
-  return source === undefined ? { command } : { command, until: new RegExp(source, flags) };
+  return source === undefined ? { command } : { command, until: singleMatch(new RegExp(source, flags)) };
+}
+
+/** Without `g`/`y`, test() keeps no state between lines. */
+function singleMatch(re: RegExp): RegExp {
+  return re.global || re.sticky ? new RegExp(re.source, re.flags.replace(/[gy]/g, "")) : re;
 }
 
 function randomHex(bytes: number): string {

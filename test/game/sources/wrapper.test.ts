@@ -181,9 +181,11 @@ describe("Wrapper: stop, crash and restart", () => {
 
   test("without a restart policy a crash closes the wrapper and fails the command in flight", async () => {
     const w = await wrap();
-    const err = (await w.wrapper.send("crash 7").catch((e) => e)) as TransportError;
-    expect(err.code).toBe("disconnected");
-    await until(() => w.wrapper.state === "closed", "closed");
+    const [crash, queued] = await Promise.allSettled([w.wrapper.send("crash 7"), w.wrapper.send("say x")]);
+    expect(crash).toMatchObject({ status: "rejected", reason: { code: "disconnected" } });
+    expect(queued).toMatchObject({ status: "rejected", reason: { code: "closed" } });
+    expect((queued as PromiseRejectedResult).reason.message).toContain("the server exited with code 7");
+    expect(w.wrapper.state).toBe("closed");
     expect(w.events).toEqual(["ready", "down: the server exited with code 7"]);
     expect(w.exits[0]).toMatchObject({ code: 7, requested: false, restarting: false });
     expect(((await w.wrapper.send("say x").catch((e) => e)) as TransportError).code).toBe("closed");
@@ -192,8 +194,9 @@ describe("Wrapper: stop, crash and restart", () => {
   test("with a restart policy a crash restarts the server after a growing delay, counted", async () => {
     const w = await wrap([], { restart: { delayMs: 50, maxDelayMs: 1000 } });
     const firstPid = w.wrapper.pid;
-    await w.wrapper.send("crash 2").catch(() => {});
-    expect(await w.wrapper.send("say back")).toBe("[CHAT] Server: back"); // waits for the restart
+    const [crash, queued] = await Promise.allSettled([w.wrapper.send("crash 2"), w.wrapper.send("say back")]);
+    expect(crash).toMatchObject({ status: "rejected", reason: { code: "disconnected" } }); // may have run: not retried
+    expect(queued).toEqual({ status: "fulfilled", value: "[CHAT] Server: back" }); // waited for the restart
     expect(w.wrapper.pid).not.toBe(firstPid);
     await w.wrapper.send("crash 2").catch(() => {});
     await w.wrapper.whenReady();

@@ -75,9 +75,9 @@ export interface Preset {
   commandPrefix: string;
   /** Reported when the player list doesn't say; 0 when unknown. */
   maxPlayers?: number;
-  /** The console's defaults for `game.bridge = "rcon"` / `"q3rcon"`. */
-  rcon?: { dialect: "source" | "minecraft"; port: number };
-  q3rcon?: { port: number };
+  /** The console's defaults for `game.bridge = "rcon"` / `"q3rcon"`, and how to turn it on (for doctor's fixes). */
+  rcon?: { dialect: "source" | "minecraft"; port: number; enable: string };
+  q3rcon?: { port: number; enable: string };
   /** Checked in this order; the first kind with a matching pattern wins. */
   lines: Partial<Record<LineKind, RegExp[]>>;
   /** `until`: the reply's last line, for a wrapped console without `echo` (Minecraft). */

@@ -220,7 +220,8 @@ async function checkGame(raw: Record<string, unknown>, where: (path: string) => 
     resolvePreset(presetName, (getPath(raw, "game.overrides") ?? {}) as never);
   } catch (e) {
     if (!(e instanceof PresetError)) throw e;
-    problems.push(`${e.message} (${where("game.overrides")})`);
+    const key = /game\.overrides\.[\w.]+/.exec(e.message)?.[0];
+    problems.push(key ? `${e.message} (${where(key)})` : e.message);
   }
   return problems;
 }

@@ -22,7 +22,9 @@ test("every TOML example in the README's Games section loads without a problem",
     writeFileSync(password, "from-a-file\n");
     const file = join(dir, "hub-agent.toml");
     // A snippet without its [game] table (the overrides) is checked as part of an rcon bridge.
-    const head = /^\[game\]$/m.test(block) ? "" : '[game]\nbridge = "rcon"\npreset = "cs2"\n[game.rcon]\npassword = "x"\n';
+    const head = /^\[game\]$/m.test(block)
+      ? ""
+      : '[game]\nbridge = "rcon"\npreset = "cs2"\n[game.rcon]\npassword = "x"\n';
     writeFileSync(file, head + block.replace("/etc/hub-agent/rcon-password", password));
     const r = await loadConfig({ env, cwd: dir, file });
     if (!r.ok) throw new Error(`${block}\n→ ${r.problems.join("\n")}`);

@@ -6,7 +6,7 @@ import type { Logger } from "./log.ts";
 
 /** One line of `hub-agent doctor`: what was checked, the outcome, and how to fix a failure. */
 export interface Check {
-  name: "config" | "storage" | "service" | "server" | "clock";
+  name: "config" | "storage" | "service" | "server" | "clock" | "game" | "log";
   status: "ok" | "warn" | "fail" | "skipped";
   message: string;
   fix?: string;
@@ -42,6 +42,11 @@ export async function runChecks(config: Config, opts: { logger?: Logger; now?: (
   checks.push(checkReachable(res, config.api.url, ms));
   checks.push(checkServer(res, config));
   checks.push(checkClock(res, now()));
+  if (config.game.bridge !== "sim") {
+    // The game's console: reachable, password right, player list answering (or the server to start found).
+    const { checkGame } = await import("./game/doctor.ts");
+    checks.push(...(await checkGame(config)));
+  }
   return checks;
 }
 

@@ -8,7 +8,8 @@ const MARK = { ok: "✔", warn: "!", fail: "✘", skipped: "-" } as const;
 export default defineCommand({
   meta: {
     name: "doctor",
-    description: "check configuration, storage, service, key and clock, with a fix for each failure",
+    description:
+      "check configuration, storage, service, key and clock, and the game's console (rcon/q3rcon: connect, password, player list), with a fix for each failure",
   },
   args: { ...globalArgs },
   async run({ args }) {

@@ -39,7 +39,7 @@ function unwrap(s: v.GenericSchema): v.GenericSchema & { entries?: unknown } {
   return "wrapped" in s ? unwrap((s as unknown as { wrapped: v.GenericSchema }).wrapped) : s;
 }
 
-const SECRET_KEYS = new Set(["api.key"]);
+const SECRET_KEYS = new Set(["api.key", "game.rcon.password"]);
 
 export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
   const problems: string[] = [];
@@ -111,10 +111,30 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
   } else if (!hasKey && keyFileSetting === undefined) {
     problems.push(`${missing("api.key", file)}; or put it in a file and set api.key_file / ${envName("api.key_file")}`);
   }
+  if (parsed.success) problems.push(...(await checkGame(raw, where, file)));
   if (!parsed.success || problems.length) return { ok: false, problems, file, secrets };
 
   const c = parsed.output;
   const base = file ? dirname(file) : opts.cwd;
+  const { password_file: passwordFile, ...rcon } = c.game.rcon;
+  if (passwordFile) {
+    const path = resolve(base, passwordFile);
+    const where_ = `game.rcon.password_file = "${path}" (${where("game.rcon.password_file")})`;
+    try {
+      rcon.password = (await readFile(path, "utf8")).trim();
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      return {
+        ok: false,
+        problems: [`${where_} cannot be read (${code}): check the path and its permissions`],
+        file,
+        secrets,
+      };
+    }
+    if (!rcon.password)
+      return { ok: false, problems: [`${where_} is empty: put the RCON password in it`], file, secrets };
+    secrets.push(rcon.password);
+  }
   let key = c.api.key;
   if (!key && c.api.key_file) {
     const keyFile = resolve(base, c.api.key_file);
@@ -144,11 +164,66 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
     ...c,
     api: { ...c.api, key: key as string },
     storage: { dir: resolve(base, c.storage.dir) },
+    game: {
+      ...c.game,
+      rcon,
+      ...(c.game.log_file ? { log_file: resolve(base, c.game.log_file) } : {}),
+      wrapper: { ...c.game.wrapper, ...(c.game.wrapper.cwd ? { cwd: resolve(base, c.game.wrapper.cwd) } : {}) },
+    },
     // A path (not a built-in locale) is relative to this file, like every other path.
     lang: /[/\\]|\.json$/i.test(c.lang) ? resolve(base, c.lang) : c.lang,
   };
   delete (config.api as { key_file?: string }).key_file;
   return { ok: true, config, file, warnings, secrets };
+}
+
+/** The game keys that depend on each other: what a bridge needs, and the preset's overrides. */
+async function checkGame(raw: Record<string, unknown>, where: (path: string) => string, file?: string) {
+  const bridge = (getPath(raw, "game.bridge") as string | undefined)?.trim() ?? "sim";
+  if (bridge === "sim") return [];
+  const problems: string[] = [];
+  const needs = `game.bridge = "${bridge}" (${where("game.bridge")}) needs`;
+  const presetName = getPath(raw, "game.preset") as string | undefined;
+  const { PRESET_NAMES, PRESETS, PresetError, resolvePreset } = await import("../game/presets/index.ts");
+  if (presetName === undefined) {
+    problems.push(`${missing("game.preset", file)}: ${needs} to know the game (${PRESET_NAMES.join(", ")})`);
+  }
+  if (bridge === "rcon" || bridge === "q3rcon") {
+    const hasPassword = getPath(raw, "game.rcon.password") !== undefined;
+    const hasFile = getPath(raw, "game.rcon.password_file") !== undefined;
+    if (hasPassword && hasFile) {
+      problems.push(
+        `game.rcon.password and game.rcon.password_file are both set (${where("game.rcon.password")}, ${where("game.rcon.password_file")}): keep only one`,
+      );
+    } else if (!hasPassword && !hasFile) {
+      problems.push(
+        `${missing("game.rcon.password", file)}: ${needs} the server's RCON password (or put it in a file and set game.rcon.password_file)`,
+      );
+    } else if (bridge === "q3rcon" && /\s/.test(String(getPath(raw, "game.rcon.password")).trim())) {
+      problems.push(
+        "game.rcon.password = [redacted] contains spaces, which Quake 3 rcon can't send: change rconpassword",
+      );
+    }
+  }
+  if (bridge === "wrapper" && getPath(raw, "game.wrapper.command") === undefined) {
+    problems.push(`${missing("game.wrapper.command", file)}: ${needs} the server to start`);
+  }
+  if (presetName === undefined || !(PRESET_NAMES as readonly string[]).includes(presetName)) return problems;
+  const preset = PRESETS[presetName as keyof typeof PRESETS];
+  if (bridge === "rcon" && !preset.rcon) {
+    problems.push(`${needs} Source RCON, which ${presetName} doesn't speak: use game.bridge = "q3rcon" or "wrapper"`);
+  }
+  if (bridge === "q3rcon" && !preset.q3rcon) {
+    problems.push(`${needs} Quake 3 rcon, which ${presetName} doesn't speak: use game.bridge = "rcon" or "wrapper"`);
+  }
+  try {
+    resolvePreset(presetName, (getPath(raw, "game.overrides") ?? {}) as never);
+  } catch (e) {
+    if (!(e instanceof PresetError)) throw e;
+    const key = /game\.overrides\.[\w.]+/.exec(e.message)?.[0];
+    problems.push(key ? `${e.message} (${where(key)})` : e.message);
+  }
+  return problems;
 }
 
 function checkUrl(url: string, allowInsecure: unknown, where: string, path: string): string[] {
@@ -187,7 +262,8 @@ function describeIssue(
 }
 
 function missing(path: string, file?: string): string {
-  const [section, key] = path.includes(".") ? path.split(".", 2) : [undefined, path];
+  const dot = path.lastIndexOf(".");
+  const [section, key] = dot >= 0 ? [path.slice(0, dot), path.slice(dot + 1)] : [undefined, path];
   const inFile = section ? `${key} under [${section}]` : key;
   return `${path} is missing: set ${inFile} in ${file ?? DEFAULT_CONFIG_FILE}, or export ${envName(path)}${KEY_HELP[path] ? ` (${KEY_HELP[path]})` : ""}`;
 }

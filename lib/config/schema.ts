@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { COMMAND_KINDS, LINE_KINDS, PRESET_NAMES } from "../game/presets/types.ts";
 
 /**
  * The configuration schema is the one source of truth: the loader derives every HUB_* environment
@@ -27,6 +28,51 @@ const bool = (fallback: boolean) =>
   );
 
 const text = (message: string) => v.pipe(v.string(message), v.trim(), v.nonEmpty(message));
+
+const port = v.pipe(
+  v.union([v.number(), v.pipe(v.string(), v.trim(), v.nonEmpty(), v.transform(Number))]),
+  v.number("must be a port number"),
+  v.integer("must be a port number (1-65535)"),
+  v.minValue(1, "must be a port number (1-65535)"),
+  v.maxValue(65535, "must be a port number (1-65535)"),
+);
+
+const COMMAND_LINE_HELP =
+  'must be the server and its arguments as an array of strings, e.g. ["./srcds_run", "-game", "garrysmod"] (in HUB_GAME_WRAPPER_COMMAND: the same as JSON)';
+
+/** An argv array; from the environment it arrives as a JSON array. */
+const commandLine = v.pipe(
+  v.union([
+    v.array(v.unknown()),
+    v.pipe(
+      v.string(),
+      v.transform((s): unknown => {
+        try {
+          return JSON.parse(s);
+        } catch {
+          return s;
+        }
+      }),
+    ),
+  ]),
+  // One check for the whole value, so the problem names the key rather than an array index.
+  v.custom<string[]>(
+    (x) => Array.isArray(x) && x.every((a) => typeof a === "string") && (x[0] ?? "").trim() !== "",
+    COMMAND_LINE_HELP,
+  ),
+);
+
+/** Every key optional: the operator overrides only what differs from the preset. */
+function optionalKeys<K extends string>(keys: readonly K[], message: string) {
+  const entries = Object.fromEntries(keys.map((k) => [k, v.optional(v.string(message))])) as Record<
+    K,
+    v.OptionalSchema<v.StringSchema<string>, undefined>
+  >;
+  // The generic key set hides that {} is a valid input; it is (every key is optional).
+  return v.optional(v.strictObject(entries), {} as never);
+}
+
+const BRIDGES = ["sim", "rcon", "wrapper", "q3rcon"] as const;
 
 /** The spec's numbers (client-interface.md, "Limits"); adverts follow the official addons' 180 s. */
 export const SPEC_INTERVALS = {
@@ -91,9 +137,11 @@ export const ConfigSchema = v.strictObject({
   storage: v.optional(v.strictObject({ dir: v.optional(text("must be a directory path"), "./data") }), {}),
   game: v.optional(
     v.strictObject({
-      bridge: v.optional(v.picklist(["sim"], "must be one of: sim"), "sim"),
-      preset: v.optional(text("must name a game preset")),
+      bridge: v.optional(v.picklist(BRIDGES, `must be one of: ${BRIDGES.join(", ")}`), "sim"),
+      preset: v.optional(v.picklist(PRESET_NAMES, `must be one of: ${PRESET_NAMES.join(", ")}`)),
       map: v.optional(text("must be the map name to report when the game cannot tell")),
+      // Before the sub-tables, so `hub-agent init` writes each table once.
+      log_file: v.optional(text("must be a path to the game's log file")),
       /** Only for `bridge = "sim"`: a simulated game for demos and process tests. */
       sim: v.optional(
         v.strictObject({
@@ -102,15 +150,56 @@ export const ConfigSchema = v.strictObject({
         }),
         {},
       ),
+      rcon: v.optional(
+        v.strictObject({
+          host: v.optional(text("must be the game server's host name or IP address"), "127.0.0.1"),
+          port: v.optional(port),
+          password: v.optional(text("must not be empty")),
+          password_file: v.optional(text("must be a path to a file that holds the RCON password")),
+        }),
+        {},
+      ),
+      wrapper: v.optional(
+        v.strictObject({
+          command: v.optional(commandLine),
+          cwd: v.optional(text("must be a directory path")),
+          restart: bool(false),
+        }),
+        {},
+      ),
+      overrides: v.optional(
+        v.strictObject({
+          user_type: v.optional(
+            v.pipe(v.string(), v.trim(), v.regex(/^[A-Z0-9_]+$/, "must be a user type of the service, e.g. STEAM")),
+          ),
+          command_prefix: v.optional(text("must be the chat command prefix, e.g. !")),
+          multi_group: v.optional(bool(false)),
+          colours: v.optional(v.picklist(["strip", "minecraft", "quake"], "must be one of: strip, minecraft, quake")),
+          max_players: v.optional(
+            v.pipe(
+              v.union([v.number(), v.pipe(v.string(), v.trim(), v.nonEmpty(), v.transform(Number))]),
+              v.number("must be a number"),
+              v.integer("must be a whole number"),
+              v.minValue(0, "must not be negative"),
+            ),
+          ),
+          list_command: v.optional(text("must be the console command that lists the players")),
+          lines: optionalKeys(LINE_KINDS, "must be a regular expression (a string)"),
+          commands: optionalKeys(COMMAND_KINDS, "must be a command template (a string)"),
+        }),
+        {},
+      ),
     }),
     {},
   ),
   intervals: v.optional(
-    v.strictObject(
-      Object.fromEntries(Object.entries(SPEC_INTERVALS).map(([k, s]) => [k, seconds(s)])) as {
+    v.strictObject({
+      ...(Object.fromEntries(Object.entries(SPEC_INTERVALS).map(([k, s]) => [k, seconds(s)])) as {
         [K in keyof typeof SPEC_INTERVALS]: ReturnType<typeof seconds>;
-      },
-    ),
+      }),
+      /** Not the service's: how often the game's player list is polled. */
+      player_poll: seconds(10),
+    }),
     {},
   ),
   /** In-game chat command names (typed with the game's prefix, e.g. `!dashboard`), also matched at the console. */
@@ -131,10 +220,11 @@ export const ConfigSchema = v.strictObject({
 export type ConfigInput = v.InferInput<typeof ConfigSchema>;
 type Parsed = v.InferOutput<typeof ConfigSchema>;
 
-/** The validated configuration, with the API key resolved and relative paths made absolute. */
-export interface Config extends Omit<Parsed, "api"> {
+/** The validated configuration, with the API key and RCON password resolved and relative paths made absolute. */
+export interface Config extends Omit<Parsed, "api" | "game"> {
   api: Omit<Parsed["api"], "key" | "key_file"> & { key: string };
   storage: { dir: string };
+  game: Omit<Parsed["game"], "rcon"> & { rcon: Omit<Parsed["game"]["rcon"], "password_file"> };
 }
 
 /** What each key is for and how to fix it: the `init` template and error messages use these. */
@@ -147,14 +237,32 @@ export const KEY_HELP: Record<string, string> = {
   "api.timeout": "seconds to wait for one HTTP attempt",
   "api.allow_insecure": "allow an http:// API URL to a host other than this machine",
   "storage.dir": "where queues and caches live; relative to this file",
-  "game.bridge": "how hub-agent talks to the game",
-  "game.preset": "the game preset (command templates, id format)",
+  "game.bridge":
+    "how hub-agent talks to the game: sim (simulated), rcon (Source RCON), q3rcon (Quake 3 rcon), wrapper (hub-agent starts the server)",
+  "game.preset": "the game: minecraft, gmod, rust, cs2 or openarena (see the README for each game's settings)",
   "game.map": "the map to report when the game cannot tell",
   "game.sim.players": 'sim bridge only: players online at start, "<id>:<nick>,<id>:<nick>"',
   "game.sim.actions_log":
     "sim bridge only: a file every game action (exec, kick, message, …) is appended to as a JSON line",
   "rewards.allow_script":
     "run SCRIPT rewards (code from the service) when the game bridge can run scripts; off by default",
+  "game.rcon.host": "the game server's RCON host (rcon and q3rcon bridges)",
+  "game.rcon.port": "the RCON port (default: the preset's, e.g. 25575 for minecraft, 27015 for gmod)",
+  "game.rcon.password": "the RCON password (rcon.password / rcon_password / rconpassword on the server)",
+  "game.rcon.password_file": "a file holding the RCON password instead; relative to this file",
+  "game.wrapper.command":
+    'the dedicated server to start and its arguments, e.g. ["./srcds_run", "-game", "garrysmod", "-norestart"]; in the environment a JSON array',
+  "game.wrapper.cwd": "the directory to start the server in; relative to this file",
+  "game.wrapper.restart": "restart the server when it exits on its own (with backoff; gives up after 5 quick crashes)",
+  "game.log_file":
+    "a game log to follow for events (Minecraft logs/latest.log, srcds logs/L*.log, OpenArena games.log)",
+  "game.overrides.user_type": "the service's user type for this game's ids, instead of the preset's",
+  "game.overrides.command_prefix": "the chat command prefix, instead of the preset's !",
+  "game.overrides.multi_group": "whether a player can hold several in-game groups at once",
+  "game.overrides.colours": "how advert colour tags render: strip, minecraft or quake",
+  "game.overrides.max_players": "the player limit to report, when the game's player list doesn't say",
+  "game.overrides.list_command": "the console command that lists the players, instead of the preset's",
+  "intervals.player_poll": "seconds between polls of the game's player list",
   "commands.dashboard": "the chat command that answers with the server dashboard link",
   "commands.ban": "the chat/console command to ban a player",
   "commands.unban": "the chat/console command to unban a player",
@@ -170,3 +278,12 @@ export const KEY_HELP: Record<string, string> = {
   "intervals.adverts": "seconds between adverts",
   "intervals.user_retry": "seconds before retrying a failed user lookup (spec: 60)",
 };
+
+for (const kind of LINE_KINDS) {
+  KEY_HELP[`game.overrides.lines.${kind}`] =
+    `a regular expression for ${kind} lines, with named groups such as (?<id>…), (?<name>…), (?<slot>…); "" turns it off`;
+}
+for (const kind of COMMAND_KINDS) {
+  KEY_HELP[`game.overrides.commands.${kind}`] =
+    `the ${kind} command template, with placeholders such as {steam64}, {uuid}, {slot}, {name}, {text}; "" turns it off`;
+}

@@ -18,7 +18,9 @@ export function renderTemplate(values: Record<string, string> = {}): string {
   // Top-level keys (lang) must come before the first [table] in TOML.
   const paths = configKeys().sort((a, b) => Number(a.includes(".")) - Number(b.includes(".")));
   for (const path of paths) {
-    const [head, key] = path.includes(".") ? (path.split(".", 2) as [string, string]) : ["", path];
+    // The last segment is the key, the rest its table: game.rcon.host → [game.rcon] host.
+    const dot = path.lastIndexOf(".");
+    const [head, key] = dot >= 0 ? [path.slice(0, dot), path.slice(dot + 1)] : ["", path];
     if (head !== section) {
       out.push("", `[${head}]`);
       section = head;

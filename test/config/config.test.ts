@@ -37,6 +37,7 @@ describe("configuration", () => {
       rewards: 60,
       adverts: 180,
       user_retry: 60,
+      player_poll: 10,
     });
     expect(r.config.storage.dir).toBe(join(cwd, "data"));
     expect(r.config.game.bridge).toBe("sim");
@@ -165,6 +166,162 @@ describe("configuration", () => {
     const d = dir();
     writeFileSync(join(d, "bad.toml"), "[api\nurl = 1");
     expect((await problems({}, join(d, "bad.toml")))[0]).toContain("is not valid TOML");
+  });
+});
+
+describe("game bridge configuration", () => {
+  const rcon = {
+    ...good,
+    HUB_GAME_BRIDGE: "rcon",
+    HUB_GAME_PRESET: "minecraft",
+    HUB_GAME_RCON_PASSWORD: "rc-secret-1",
+  };
+
+  test("an RCON bridge from the environment; the password is a secret; polling every 10 s by default", async () => {
+    const r = await loadConfig({ env: { ...rcon, HUB_GAME_RCON_PORT: "25576" }, cwd: dir() });
+    if (!r.ok) throw new Error(r.problems.join("\n"));
+    expect(r.config.game).toMatchObject({
+      bridge: "rcon",
+      preset: "minecraft",
+      rcon: { host: "127.0.0.1", port: 25576, password: "rc-secret-1" },
+    });
+    expect(r.secrets).toContain("rc-secret-1");
+    expect(r.config.intervals.player_poll).toBe(10);
+    const fast = await loadConfig({ env: { ...rcon, HUB_INTERVALS_PLAYER_POLL: "2" }, cwd: dir() });
+    expect(fast.ok && fast.config.intervals.player_poll).toBe(2);
+    expect(fast.ok && fast.warnings).toEqual([]); // not one of the service's intervals
+    expect(envName("game.rcon.password_file")).toBe("HUB_GAME_RCON_PASSWORD_FILE");
+  });
+
+  test("what a bridge needs is named, one line each", async () => {
+    const { HUB_GAME_RCON_PASSWORD: _pw, HUB_GAME_PRESET: _p, ...bare } = rcon;
+    const p = await problems(bare);
+    expect(p).toEqual([
+      expect.stringContaining(
+        "game.preset is missing: set preset under [game] in hub-agent.toml, or export HUB_GAME_PRESET",
+      ),
+      expect.stringContaining("game.rcon.password is missing: set password under [game.rcon]"),
+    ]);
+    expect(p[0]).toContain(
+      'game.bridge = "rcon" (from HUB_GAME_BRIDGE) needs to know the game (minecraft, gmod, rust, cs2, openarena)',
+    );
+    expect(await problems({ ...rcon, HUB_GAME_PRESET: "quake" })).toEqual([
+      'game.preset = "quake" (from HUB_GAME_PRESET) must be one of: minecraft, gmod, rust, cs2, openarena (the game: minecraft, gmod, rust, cs2 or openarena (see the README for each game\'s settings))',
+    ]);
+    expect(await problems({ ...rcon, HUB_GAME_BRIDGE: "telnet" })).toEqual([
+      expect.stringContaining(
+        'game.bridge = "telnet" (from HUB_GAME_BRIDGE) must be one of: sim, rcon, wrapper, q3rcon',
+      ),
+    ]);
+    expect(await problems({ ...rcon, HUB_GAME_PRESET: "openarena" })).toEqual([
+      expect.stringContaining('needs Source RCON, which openarena doesn\'t speak: use game.bridge = "q3rcon"'),
+    ]);
+    expect(await problems({ ...rcon, HUB_GAME_BRIDGE: "q3rcon" })).toEqual([
+      expect.stringContaining("needs Quake 3 rcon, which minecraft doesn't speak"),
+    ]);
+    expect(await problems({ ...rcon, HUB_GAME_RCON_PORT: "70000" })).toEqual([
+      expect.stringContaining('game.rcon.port = "70000" (from HUB_GAME_RCON_PORT) must be a port number (1-65535)'),
+    ]);
+  });
+
+  test("a bad RCON password value or a q3rcon password with spaces is never shown", async () => {
+    const p = await problems({
+      ...rcon,
+      HUB_GAME_BRIDGE: "q3rcon",
+      HUB_GAME_PRESET: "openarena",
+      HUB_GAME_RCON_PASSWORD: "my secret",
+    });
+    expect(p).toEqual([expect.stringContaining("game.rcon.password = [redacted] contains spaces")]);
+    expect(p.join("\n")).not.toContain("my secret");
+  });
+
+  test("the password can come from a file (relative to the config file); never both", async () => {
+    const d = dir();
+    writeFileSync(join(d, "rcon.pw"), "from-file-pw\n");
+    const file = join(d, "agent.toml");
+    writeFileSync(file, `[game]\nbridge = "rcon"\npreset = "gmod"\n[game.rcon]\npassword_file = "rcon.pw"\n`);
+    const r = await loadConfig({ env: good, cwd: "/", file });
+    if (!r.ok) throw new Error(r.problems.join("\n"));
+    expect(r.config.game.rcon).toEqual({ host: "127.0.0.1", password: "from-file-pw" });
+    expect(r.secrets).toContain("from-file-pw");
+    expect((await problems({ ...good, HUB_GAME_RCON_PASSWORD: "x-pw" }, file))[0]).toContain("keep only one");
+    writeFileSync(join(d, "rcon.pw"), "");
+    expect((await problems(good, file))[0]).toContain("is empty: put the RCON password in it");
+  });
+
+  test("the wrapper's command: a TOML array, or a JSON array in the environment; paths follow the file", async () => {
+    const d = dir();
+    const file = join(d, "agent.toml");
+    writeFileSync(
+      file,
+      `[game]\nbridge = "wrapper"\npreset = "openarena"\nlog_file = "oa/games.log"\n[game.wrapper]\ncommand = ["/usr/games/openarena-server", "+set", "dedicated", "1"]\ncwd = "oa"\n`,
+    );
+    const r = await loadConfig({ env: good, cwd: "/", file });
+    if (!r.ok) throw new Error(r.problems.join("\n"));
+    expect(r.config.game.wrapper).toEqual({
+      command: ["/usr/games/openarena-server", "+set", "dedicated", "1"],
+      cwd: join(d, "oa"),
+      restart: false,
+    });
+    expect(r.config.game.log_file).toBe(join(d, "oa", "games.log"));
+    const env = { ...good, HUB_GAME_BRIDGE: "wrapper", HUB_GAME_PRESET: "minecraft" };
+    const fromEnv = await loadConfig({
+      env: { ...env, HUB_GAME_WRAPPER_COMMAND: '["java", "-jar", "server.jar", "nogui"]' },
+      cwd: d,
+    });
+    expect(fromEnv.ok && fromEnv.config.game.wrapper.command).toEqual(["java", "-jar", "server.jar", "nogui"]);
+    for (const bad of ["java -jar server.jar", "[]", '[""]', "[1, 2]"]) {
+      expect(await problems({ ...env, HUB_GAME_WRAPPER_COMMAND: bad })).toEqual([
+        expect.stringContaining(
+          "(from HUB_GAME_WRAPPER_COMMAND) must be the server and its arguments as an array of strings",
+        ),
+      ]);
+    }
+    expect(await problems(env)).toEqual([
+      expect.stringContaining(
+        "game.wrapper.command is missing: set command under [game.wrapper] in hub-agent.toml, or export HUB_GAME_WRAPPER_COMMAND",
+      ),
+    ]);
+  });
+
+  test("preset overrides are checked at load: regexes, named groups, templates, unknown keys", async () => {
+    expect(
+      await problems({
+        ...rcon,
+        HUB_GAME_OVERRIDES_LINES_CHAT: "(",
+        HUB_GAME_OVERRIDES_COMMANDS_KICK: "kick {player}",
+      }),
+    ).toEqual([expect.stringContaining("game.overrides.lines.chat is not a valid regular expression")]);
+    expect(await problems({ ...rcon, HUB_GAME_OVERRIDES_COMMANDS_KICK: "kick {player}" })).toEqual([
+      expect.stringContaining("game.overrides.commands.kick: unknown placeholder {player}"),
+    ]);
+    const d = dir();
+    const file = join(d, "agent.toml");
+    writeFileSync(file, `[game.overrides.commands]\nbann = "ban {uuid}"\n`);
+    expect(await problems(rcon, file)).toEqual([expect.stringContaining("unknown key game.overrides.commands.bann")]);
+    const ok = await loadConfig({
+      env: {
+        ...rcon,
+        HUB_GAME_OVERRIDES_COMMANDS_MESSAGE: "msg {name} {text}",
+        HUB_GAME_OVERRIDES_MULTI_GROUP: "false",
+      },
+      cwd: d,
+    });
+    expect(ok.ok && ok.config.game.overrides).toEqual({
+      commands: { message: "msg {name} {text}" },
+      lines: {},
+      multi_group: false,
+    });
+  });
+});
+
+test("the init template puts nested keys in their own tables, each once", () => {
+  const text = renderTemplate({ "game.rcon.host": "10.0.0.5", "game.overrides.commands.kick": "kick {uuid} {reason}" });
+  const tables = text.split("\n").filter((l) => l.startsWith("["));
+  expect(new Set(tables).size).toBe(tables.length);
+  expect(tables).toContain("[game.rcon]");
+  expect(parseTomlSubset(text)).toMatchObject({
+    game: { rcon: { host: "10.0.0.5" }, overrides: { commands: { kick: "kick {uuid} {reason}" } } },
   });
 });
 

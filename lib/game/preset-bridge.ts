@@ -1,0 +1,363 @@
+/**
+ * The one generic GameBridge (game-bridge.md §6.1): a transport for commands (Source RCON, Quake 3 rcon, the
+ * wrapped server's stdin), line sources for events (the wrapped server's output, a log tail), player-list polling,
+ * and a preset that knows the game. Every line goes through the preset's patterns; connects and disconnects from
+ * lines and from polling meet in one roster, which reports each once.
+ */
+import type { Clock } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import type { BridgeEvent, BridgeEventType, GameBridge, GamePlayer, GameStatus } from "./bridge.ts";
+import type { CommandKind, LineKind, PlayerList, Preset } from "./presets/types.ts";
+import { LINE_KINDS } from "./presets/types.ts";
+import { render, TemplateError, type TemplateValues } from "./presets/template.ts";
+import { type PlayerRef, Roster } from "./roster.ts";
+import { parseChatCommand } from "./sim.ts";
+import { cleanLine, type LineSource } from "./sources/lines.ts";
+import { PlayerPoll } from "./sources/poll.ts";
+import { errorMessage, type SendOptions, type Transport } from "./transports/transport.ts";
+
+/** A server process hub-agent runs (the wrapper): it knows when the game is ready or gone, and what the operator typed. */
+export interface ServerProcess {
+  on(event: "ready", fn: () => void): () => void;
+  on(event: "down", fn: (reason: string) => void): () => void;
+  on(event: "operator_input", fn: (line: string) => void): () => void;
+}
+
+export interface PresetBridgeOptions {
+  preset: Preset;
+  /** Sends commands; the wrapper's takes `until` for consoles without echo. */
+  transport: Transport & { send(command: string, opts?: SendOptions & { until?: RegExp }): Promise<string> };
+  /** Where event lines come from (the wrapper's output, a log tail); started and stopped with the bridge. */
+  sources?: LineSource[];
+  /**
+   * The wrapper, when hub-agent runs the server: ready, down and operator input come from it, and players are
+   * gone when it goes down. Without it, the bridge is ready once the player list answers and down when it stops
+   * answering or the connection drops; players are then kept until a poll after the reconnect says otherwise.
+   */
+  process?: ServerProcess;
+  /** Parse command replies as event lines: Quake 3 rcon prints events caused by a command into its reply only. */
+  parseReplies?: boolean;
+  /** Player-list polling interval (`intervals.player_poll`); 0 polls only for status() and resyncs. */
+  pollIntervalMs: number;
+  clock: Clock;
+  logger: Logger;
+  /** How long a group change the agent made itself is recognised when the game reports it back (default 30 s). */
+  echoTtlMs?: number;
+}
+
+/** Group names go into console commands bare on some games: letters, digits and `_ . + -` only. */
+const GROUP_NAME = /^[\p{L}\p{N}_.+-]{1,64}$/u;
+
+export class BridgeCommandError extends Error {
+  override name = "BridgeCommandError";
+}
+
+export class PresetBridge implements GameBridge {
+  readonly userType: string;
+  readonly caps: GameBridge["caps"];
+  readonly preset: Preset;
+  #o: PresetBridgeOptions;
+  #log: Logger;
+  #listeners = new Set<(e: BridgeEvent) => void>();
+  #roster: Roster;
+  #poll: PlayerPoll;
+  #issued = new Map<string, number>();
+  #unsubscribe: (() => void)[] = [];
+  #up = false;
+  #lost = false;
+  #lastList: PlayerList = { players: [] };
+  #started = false;
+
+  constructor(o: PresetBridgeOptions) {
+    this.#o = o;
+    this.preset = o.preset;
+    this.#log = o.logger.withTag("game");
+    this.userType = o.preset.userType;
+    this.caps = {
+      events: eventTypes(o.preset, { lines: !!o.sources?.length || !!o.parseReplies, wrapped: !!o.process }),
+      multiGroup: o.preset.multiGroup,
+      privateMessage: o.preset.commands.message !== undefined,
+      colours: o.preset.colours,
+    };
+    this.#roster = new Roster((e) => this.#emit(e));
+    this.#poll = new PlayerPoll({
+      list: () => this.#list(),
+      roster: this.#roster,
+      clock: o.clock,
+      intervalMs: o.pollIntervalMs,
+      logger: this.#log,
+      onResult: (r) => this.#pollResult(r),
+    });
+  }
+
+  // ── GameBridge ──────────────────────────────────────────────────────────────
+
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    const { transport, process: proc } = this.#o;
+    this.#unsubscribe.push(transport.on("state", (state, error) => this.#transportState(state, error)));
+    if (proc) {
+      this.#unsubscribe.push(
+        proc.on("ready", () => this.#setUp()),
+        proc.on("down", (reason) => this.#processDown(reason)),
+        proc.on("operator_input", (line) => this.#emit({ type: "operator_input", line })),
+      );
+    }
+    for (const source of this.#o.sources ?? []) await source.start((line) => this.#line(line));
+    this.#poll.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.#poll.stop();
+    for (const off of this.#unsubscribe.splice(0)) off();
+    for (const source of this.#o.sources ?? []) await source.stop();
+    await this.#o.transport.close();
+  }
+
+  on(fn: (e: BridgeEvent) => void): () => void {
+    this.#listeners.add(fn);
+    return () => this.#listeners.delete(fn);
+  }
+
+  async status(): Promise<GameStatus> {
+    const list = await this.#poll.refresh();
+    const map = list.map ?? this.#lastList.map;
+    return {
+      players: this.#roster.online(),
+      maxPlayers: this.preset.maxPlayers ?? list.maxPlayers ?? this.#lastList.maxPlayers ?? 0,
+      ...(map ? { map } : {}),
+    };
+  }
+
+  async kick(player: GamePlayer, reason: string): Promise<void> {
+    await this.#command("kick", { ...this.#values(player), reason });
+  }
+
+  async message(player: GamePlayer | null, text: string): Promise<void> {
+    const lines = text.split(/\r\n|\r|\n/).filter((l) => l.trim() !== "");
+    for (const line of lines) {
+      if (player) await this.#command("message", { ...this.#values(player), text: line });
+      else await this.#command("broadcast", { text: line });
+    }
+  }
+
+  async setGroup(player: GamePlayer, group: string, op: "add" | "remove", seconds?: number): Promise<void> {
+    if (!GROUP_NAME.test(group)) {
+      throw new BridgeCommandError(
+        `group ${JSON.stringify(group)} can't be used on the ${this.preset.name} console: use letters, digits and _ . + - only`,
+      );
+    }
+    const temp = op === "add" && seconds !== undefined && this.preset.commands.group_add_temp !== undefined;
+    const kind: CommandKind = op === "remove" ? "group_remove" : temp ? "group_add_temp" : "group_add";
+    const values: TemplateValues = { ...this.#values(player), group };
+    if (seconds !== undefined) {
+      values.seconds = Math.max(1, Math.ceil(seconds));
+      values.minutes = Math.max(1, Math.ceil(seconds / 60));
+    }
+    // Remembered before sending: the game may print the change before the command's reply arrives.
+    const now = this.#o.clock.now();
+    for (const [key, until] of this.#issued) if (until <= now) this.#issued.delete(key);
+    this.#issued.set(echoKey(player.id, group, op), now + (this.#o.echoTtlMs ?? 30_000));
+    await this.#command(kind, values);
+  }
+
+  async exec(command: string, opts?: { until?: RegExp }): Promise<string> {
+    const reply = await this.#o.transport.send(command, opts);
+    if (this.#o.parseReplies) for (const line of reply.split(/\r?\n/)) this.#line(line);
+    return reply;
+  }
+
+  escape(value: string): string {
+    return this.preset.escape(value);
+  }
+
+  // ── Lines ──────────────────────────────────────────────────────────────────
+
+  #line(raw: string): void {
+    const line = cleanLine(raw).trimEnd();
+    if (!line) return;
+    for (const kind of LINE_KINDS) {
+      for (const re of this.preset.lines[kind] ?? []) {
+        const m = re.exec(line);
+        if (!m) continue;
+        try {
+          this.#handle(kind, m.groups ?? {});
+        } catch (e) {
+          this.#log.warn(`could not handle a ${kind} line: ${errorMessage(e)}`, { line });
+        }
+        return;
+      }
+    }
+  }
+
+  #handle(kind: LineKind, g: Record<string, string | undefined>): void {
+    const roster = this.#roster;
+    const ref = this.#ref(g, "");
+    switch (kind) {
+      case "ready":
+        // A (re)started server: its list is the truth now. With a wrapper, the wrapper reports ready itself.
+        if (!this.#o.process) this.#poll.trigger();
+        return;
+      case "identity":
+        roster.identify(ref);
+        return;
+      case "connect":
+        // A join line with only a name (Minecraft without the UUID line): the list knows the id.
+        if (!roster.connect(ref) && ref.slot === undefined) this.#poll.trigger();
+        return;
+      case "disconnect":
+        roster.disconnect(ref, g.reason);
+        return;
+      case "spawn": {
+        const player = roster.find(ref);
+        if (player) this.#emit({ type: "player_spawn", player });
+        return;
+      }
+      case "death": {
+        const player = roster.find(ref);
+        const killer = roster.find(this.#ref(g, "killer_"));
+        if (player) this.#emit({ type: "player_death", player, ...(killer ? { killer } : {}) });
+        return;
+      }
+      case "chat": {
+        const player = roster.find(ref);
+        const parsed = parseChatCommand(g.text ?? "", this.preset.commandPrefix);
+        if (player && parsed) this.#emit({ type: "chat_command", player, ...parsed });
+        return;
+      }
+      case "group_add":
+      case "group_remove": {
+        const op = kind === "group_add" ? "add" : "remove";
+        const id = roster.resolveId(ref);
+        if (id === undefined || !g.group) return;
+        const key = echoKey(id, g.group, op);
+        if ((this.#issued.get(key) ?? 0) > this.#o.clock.now()) return; // our own change, reported back
+        const player = roster.get(id) ?? { id, name: ref.name ?? id };
+        this.#emit({ type: "group_change", player, group: g.group, op });
+        return;
+      }
+    }
+  }
+
+  /** The player a match names: `{prefix}id` normalised, `{prefix}name` cleaned, `{prefix}slot`. */
+  #ref(g: Record<string, string | undefined>, prefix: "" | "killer_"): PlayerRef {
+    const ref: PlayerRef = {};
+    const rawId = g[`${prefix}id`];
+    const rawName = g[`${prefix}name`];
+    const slot = g[`${prefix}slot`];
+    if (rawName !== undefined) ref.name = this.preset.cleanName(rawName);
+    if (slot !== undefined) ref.slot = slot;
+    const id =
+      rawId !== undefined
+        ? this.preset.normaliseId(rawId)
+        : this.preset.identity === "name" && rawName !== undefined
+          ? this.preset.normaliseId(rawName)
+          : undefined;
+    if (id !== undefined) ref.id = id;
+    return ref;
+  }
+
+  // ── Commands ───────────────────────────────────────────────────────────────
+
+  async #command(kind: CommandKind, values: TemplateValues): Promise<void> {
+    const template = this.preset.commands[kind];
+    if (template === undefined) {
+      throw new BridgeCommandError(
+        `the ${this.preset.name} preset has no ${kind} command: the game can't do it without a plugin; set game.overrides.commands.${kind} if yours can`,
+      );
+    }
+    let command: string;
+    try {
+      command = render(template, values, this.preset.escape);
+    } catch (e) {
+      if (e instanceof TemplateError) throw new BridgeCommandError(`${kind}: ${e.message}`);
+      throw e;
+    }
+    await this.exec(command);
+  }
+
+  #values(player: GamePlayer): TemplateValues {
+    const slot = player.slot ?? this.#roster.get(player.id)?.slot;
+    const platformId = this.preset.identity === "platform" && this.preset.normaliseId(player.id) === player.id;
+    return {
+      id: player.id,
+      name: player.name,
+      ...(slot !== undefined ? { slot, userid: slot } : {}),
+      ...(platformId ? this.preset.idValues(player.id) : {}),
+    };
+  }
+
+  // ── Polling, up and down ──────────────────────────────────────────────────
+
+  async #list(): Promise<PlayerList> {
+    const { command, until, parse } = this.preset.list;
+    const list = parse(await this.exec(command, until ? { until } : undefined));
+    this.#lastList = list;
+    return list;
+  }
+
+  #pollResult(r: { ok: true } | { ok: false; error: Error }): void {
+    if (this.#o.process) return; // the wrapper knows better whether the server is up
+    if (r.ok) this.#setUp();
+    else this.#setDown(r.error.message);
+  }
+
+  #transportState(state: string, error?: Error): void {
+    if (state === "connected") {
+      if (this.#lost) this.#poll.trigger(); // resync: who left or joined while we couldn't see
+      this.#lost = false;
+      return;
+    }
+    if (!error) return;
+    this.#lost = true;
+    if (!this.#o.process) this.#setDown(error.message);
+  }
+
+  #processDown(reason: string): void {
+    this.#setDown(reason);
+    // The server process is gone, and everyone with it.
+    for (const p of this.#roster.online()) this.#roster.disconnect({ id: p.id }, reason);
+  }
+
+  #setUp(): void {
+    if (this.#up) return;
+    this.#up = true;
+    this.#log.info(`${this.preset.title} is reachable`);
+    this.#emit({ type: "ready" });
+    if (this.#o.process) this.#poll.trigger();
+  }
+
+  #setDown(reason: string): void {
+    if (!this.#up) return;
+    this.#up = false;
+    this.#log.warn(`${this.preset.title} is not reachable: ${reason}`);
+    this.#emit({ type: "down", reason });
+  }
+
+  #emit(e: BridgeEvent): void {
+    for (const fn of this.#listeners) {
+      try {
+        fn(e);
+      } catch (err) {
+        this.#log.error("event listener threw", { event: e.type, error: errorMessage(err) });
+      }
+    }
+  }
+}
+
+function echoKey(id: string, group: string, op: "add" | "remove"): string {
+  return `${id}\n${group}\n${op}`;
+}
+
+/** What this bridge can report: joins and leaves always (polling), the rest where the preset has lines for it. */
+function eventTypes(preset: Preset, has: { lines: boolean; wrapped: boolean }): Set<BridgeEventType> {
+  const types = new Set<BridgeEventType>(["ready", "down", "player_connect", "player_disconnect"]);
+  const lines = (kind: LineKind) => has.lines && !!preset.lines[kind]?.length;
+  if (lines("spawn")) types.add("player_spawn");
+  if (lines("death")) types.add("player_death");
+  if (lines("chat")) types.add("chat_command");
+  if (lines("group_add") || lines("group_remove")) types.add("group_change");
+  if (has.wrapped) types.add("operator_input");
+  return types;
+}

@@ -1,0 +1,80 @@
+/**
+ * Counter-Strike 2 (srcds, vanilla). Events need `log on` (+ `sv_logecho 1` for the wrapper) or a log file;
+ * log lines carry `[U:1:N]` ids. `status` prints no SteamIDs, so polling only notices players leaving that a log
+ * line introduced; `status_json` (unverified) is parsed too when an operator sets it as the list command.
+ * Sees: connect, disconnect, entered the game, chat, kills. Cannot see: players already online when hub-agent
+ * starts (until they reconnect), groups and private messages (vanilla has neither: set templates for your
+ * admin plugin, e.g. CounterStrikeSharp's, in [game.overrides.commands]).
+ */
+import { quoteForSourceConsole } from "./escape.ts";
+import { hlLogLines } from "./hl-log.ts";
+import { anySteamTo64, steamValues } from "./ids.ts";
+import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
+
+/** `    2    00:12   24    0     active 786432 127.0.0.1:27005 'Alice'` (bots: `BOT` time, no address). */
+const ROW = /^\s*(\d+)\s+(?:[\d:]+|BOT)\s+\d+\s+\d+\s+\w+\s+\d+\s*(?:\S*)\s+'(.*)'\s*$/gm;
+
+export function parseCs2Status(reply: string): PlayerList {
+  const text = reply.trim();
+  if (text.startsWith("{")) return parseStatusJson(text);
+  const players: ListedPlayer[] = [];
+  for (const [, slot = "", name = ""] of text.matchAll(ROW)) if (slot !== "65535") players.push({ name, slot });
+  const max = /^players\s*:.*?\((\d+)(?:\/\d+)? max\)/m.exec(text)?.[1];
+  const map = /\[\d+: (\S+) \| main lump/.exec(text)?.[1];
+  return { players, ...(map ? { map } : {}), ...(max ? { maxPlayers: Number(max) } : {}) };
+}
+
+/** `status_json` (unverified): `{"server": {"max_players": …, "clients": [{"steamid64", "name", "userid"}]}}`. */
+function parseStatusJson(text: string): PlayerList {
+  let doc: { server?: { clients?: unknown[]; max_players?: unknown; map?: unknown } };
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return { players: [] };
+  }
+  const players: ListedPlayer[] = [];
+  for (const c of doc.server?.clients ?? []) {
+    if (!c || typeof c !== "object") continue;
+    const { steamid64, name, userid } = c as Record<string, unknown>;
+    const id = anySteamTo64(String(steamid64 ?? ""));
+    const row: ListedPlayer = { name: String(name ?? "") };
+    if (id) row.id = id;
+    if (userid !== undefined) row.slot = String(userid);
+    players.push(row);
+  }
+  const max = Number(doc.server?.max_players);
+  const map = doc.server?.map;
+  return {
+    players,
+    ...(Number.isFinite(max) && max > 0 ? { maxPlayers: max } : {}),
+    ...(typeof map === "string" && map ? { map } : {}),
+  };
+}
+
+export const cs2: Preset = {
+  name: "cs2",
+  title: "Counter-Strike 2",
+  userType: "STEAM",
+  identity: "platform",
+  normaliseId: anySteamTo64,
+  cleanName: (raw) => raw.trim(),
+  idValues: steamValues,
+  multiGroup: false,
+  colours: "strip",
+  commandPrefix: "!",
+  rcon: {
+    dialect: "source",
+    port: 27015,
+    enable:
+      'start the server with +rcon_password "<the password>" (RCON is TCP on the game port, 27015 by default; on Linux CS:GO needed -usercon)',
+  },
+  lines: hlLogLines(),
+  list: { command: "status", parse: parseCs2Status },
+  commands: {
+    kick: "kickid {userid} {reason}",
+    broadcast: "say {text}",
+    stop: "quit",
+  },
+  echo: (marker) => `echo ${marker}`,
+  escape: quoteForSourceConsole,
+};

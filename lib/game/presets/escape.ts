@@ -1,0 +1,62 @@
+/**
+ * Escaping a value (a nick, a reason, a message) so it stays one argument of one command on a game console
+ * (game-bridge.md §2.2 #12). Every console here ends a command at a line break, so line breaks and other control
+ * characters never pass; the rest depends on how the console splits commands and arguments.
+ */
+
+/**
+ * Longest value, in UTF-8 bytes, that a template receives: consoles and their packets are short (a Quake 3 rcon
+ * request is at most 1023 bytes, a Minecraft RCON command 1446), and no chat line is longer anyway.
+ */
+export const MAX_VALUE_BYTES = 400;
+
+const encoder = new TextEncoder();
+
+/**
+ * Control characters (C0, DEL, C1), line and paragraph separators become spaces; lone surrogates become U+FFFD;
+ * the result is cut to `maxBytes` of UTF-8 at a character boundary. What is left is printable text on one line.
+ */
+export function sanitize(value: string, maxBytes = MAX_VALUE_BYTES): string {
+  // oxlint-disable-next-line no-control-regex -- matching control characters is the point
+  const clean = value.toWellFormed().replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, " ");
+  if (encoder.encode(clean).length <= maxBytes) return clean;
+  let out = "";
+  let bytes = 0;
+  for (const ch of clean) {
+    bytes += encoder.encode(ch).length;
+    if (bytes > maxBytes) break;
+    out += ch;
+  }
+  return out;
+}
+
+/**
+ * Source engine (srcds: GMod, CS2) and Quake 3 (ioq3): a command ends at a line break, or at `;` outside double
+ * quotes; a double-quoted argument has no escapes and ends at the next `"`, so inside it `;`, `//` and spaces
+ * are plain text. The value is quoted and its own `"` become `'`.
+ */
+export function quoteForSourceConsole(value: string): string {
+  return `"${sanitize(value).replace(/"/g, "'")}"`;
+}
+
+/**
+ * Rust's console (Facepunch ConsoleSystem): quoted like Source, but whether `;` inside quotes and backslashes
+ * are safe there is unverified, so `;` becomes `,` and `\` becomes `/` as well.
+ */
+export function quoteForRustConsole(value: string): string {
+  return `"${sanitize(value).replace(/"/g, "'").replace(/;/g, ",").replace(/\\/g, "/")}"`;
+}
+
+/**
+ * Minecraft (Brigadier): one line is one command, with no separator, so a value is safe once it holds no line
+ * break. Values go where the command takes the rest of the line (`kick <target> <reason>`), where `@a`, `@e`, …
+ * would be expanded to entity names: a zero-width space after `@` keeps them literal.
+ */
+export function escapeForMinecraftConsole(value: string): string {
+  return sanitize(value).replace(/@(?=[aeprsn])/g, "@\u200b");
+}
+
+/** A JSON string literal of the sanitised value (Minecraft `tellraw` text components). */
+export function jsonString(value: string): string {
+  return JSON.stringify(sanitize(value));
+}

@@ -1,0 +1,58 @@
+/**
+ * Garry's Mod (srcds) with ULX (game-bridge.md §1.3, §1.5, §6.2). Events need `log on` plus `sv_logecho 1`
+ * (wrapper) or a log file; `status` gives SteamIDs for polling. Sees: connect (id once validated), disconnect
+ * with reason, entered the game (spawn), chat, kills where the gamemode logs them. Cannot see: in-game group
+ * changes (ULX keeps them in Lua; a Lua addon is the only reliable way), respawns.
+ */
+import { quoteForSourceConsole } from "./escape.ts";
+import { hlLogLines } from "./hl-log.ts";
+import { anySteamTo64, steamValues } from "./ids.ts";
+import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
+
+/** `#      2 "Alice"  STEAM_0:1:12345678  05:12  48  0 active 1.2.3.4:27005`; CS:GO has a second userid column. */
+const ROW = /^#\s*(\d+)\s+(?:\d+\s+)?"(.*)"\s+(STEAM_[0-5]:[01]:\d+|\[U:1:\d+\]|BOT)\b/gm;
+
+/** srcds `status`: map, max players and one row per player (bots have no id). */
+export function parseSrcdsStatus(reply: string): PlayerList {
+  const players: ListedPlayer[] = [];
+  for (const [, slot = "", name = "", raw = ""] of reply.matchAll(ROW)) {
+    const id = anySteamTo64(raw);
+    players.push(id ? { id, name, slot } : { name, slot });
+  }
+  const map = /^map\s*:\s*(\S+)/m.exec(reply)?.[1];
+  const max = /^players\s*:\s*\d+.*?\((\d+) max\)/m.exec(reply)?.[1];
+  return { players, ...(map ? { map } : {}), ...(max ? { maxPlayers: Number(max) } : {}) };
+}
+
+export const gmod: Preset = {
+  name: "gmod",
+  title: "Garry's Mod (ULX)",
+  userType: "STEAM",
+  identity: "platform",
+  normaliseId: anySteamTo64,
+  cleanName: (raw) => raw.trim(),
+  idValues: steamValues,
+  multiGroup: false,
+  colours: "strip",
+  commandPrefix: "!",
+  rcon: {
+    dialect: "source",
+    port: 27015,
+    enable: 'start srcds with +rcon_password "<the password>" (RCON is TCP on the game port, 27015 by default)',
+  },
+  lines: {
+    ready: [/^VAC secure mode is activated\.$/],
+    ...hlLogLines(),
+  },
+  list: { command: "status", parse: parseSrcdsStatus },
+  commands: {
+    kick: "kickid {userid} {reason}",
+    message: 'ulx psay "${steam2}" {text}',
+    broadcast: "ulx tsay {text}",
+    group_add: 'ulx adduserid "{steam2}" {group}',
+    group_remove: 'ulx removeuserid "{steam2}"',
+    stop: "quit",
+  },
+  echo: (marker) => `echo ${marker}`,
+  escape: quoteForSourceConsole,
+};

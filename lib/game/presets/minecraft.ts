@@ -1,0 +1,92 @@
+/**
+ * Minecraft Java, vanilla or Paper/Spigot, with LuckPerms for groups (game-bridge.md §1.4, §6.2).
+ * Sees: join, leave, chat, deaths (best effort: vanilla prints dozens of free-form sentences), the ready line,
+ * and UUIDs through `list uuids` (join lines carry only the name). Cannot see: spawns (no line in vanilla),
+ * in-game group changes. RCON dialect `minecraft`; keep `broadcast-rcon-to-ops=false`.
+ */
+import { escapeForMinecraftConsole } from "./escape.ts";
+import { minecraftUuid, stripMinecraftColours } from "./ids.ts";
+import type { ListedPlayer, Preset } from "./types.ts";
+
+/**
+ * The log prefix: `[12:00:00] [Server thread/INFO]: ` (vanilla, latest.log), `[12:00:00 INFO]: ` (Paper's
+ * console), `[…] [Server thread/INFO] [minecraft/MinecraftServer]: ` (Forge), after an optional `> ` prompt.
+ * Anchoring at it keeps chat text (`<Bob> Alice left the game`) from forging events.
+ */
+const P = String.raw`^(?:> ?)?\[[^\]]*\](?: \[[^\]]*\]){0,2}: `;
+/** Java names, plus Bedrock players' prefixed names (Floodgate's `.` or `*`). */
+const NAME = String.raw`[A-Za-z0-9_.*]{1,20}`;
+const DEATH = [
+  `was .+? by (?<killer_name>${NAME})(?: using .+)?`,
+  "was .+",
+  "drowned",
+  "died",
+  "blew up",
+  "burned to death",
+  "starved to death",
+  "suffocated in a wall",
+  "froze to death",
+  "fell .+",
+  "hit the ground too hard",
+  "tried to swim in lava",
+  "went up in flames",
+  "walked into .+",
+  "experienced kinetic energy",
+  "withered away",
+  "discovered the floor was lava",
+  "left the confines of this world",
+].join("|");
+
+const HEAD = /There are (\d+)(?: of a max(?: of)? |\/)(\d+) players online:(.*)$/m;
+const ENTRY = new RegExp(`(${NAME}) \\(([0-9a-fA-F-]{32,36})\\)`, "g");
+
+/** `list uuids`: `There are 2 of a max of 20 players online: Alice (069a79f4-…), Bob (853c80ef-…)`. */
+export function parseMinecraftList(reply: string): { players: ListedPlayer[]; maxPlayers?: number } {
+  const m = HEAD.exec(stripMinecraftColours(reply));
+  if (!m) return { players: [] };
+  const players: ListedPlayer[] = [];
+  for (const [, name = "", raw = ""] of (m[3] ?? "").matchAll(ENTRY)) {
+    const id = minecraftUuid(raw);
+    players.push(id ? { id, name } : { name });
+  }
+  return { players, maxPlayers: Number(m[2]) };
+}
+
+export const minecraft: Preset = {
+  name: "minecraft",
+  title: "Minecraft (vanilla/Paper + LuckPerms)",
+  userType: "MINECRAFT",
+  identity: "platform",
+  normaliseId: minecraftUuid,
+  cleanName: (raw) => stripMinecraftColours(raw).trim(),
+  idValues: (id) => ({ uuid: id }),
+  multiGroup: true,
+  colours: "minecraft",
+  commandPrefix: "!",
+  rcon: {
+    dialect: "minecraft",
+    port: 25575,
+    enable:
+      "in server.properties set enable-rcon=true, rcon.port=25575, rcon.password=<the password> and broadcast-rcon-to-ops=false, then restart the server",
+  },
+  lines: {
+    ready: [new RegExp(`${P}Done \\([\\d.,]+s\\)! For help, type`)],
+    identity: [new RegExp(`${P}UUID of player (?<name>${NAME}) is (?<id>[0-9a-fA-F-]{32,36})$`)],
+    connect: [new RegExp(`${P}(?<name>${NAME}) joined the game$`)],
+    disconnect: [new RegExp(`${P}(?<name>${NAME}) left the game$`)],
+    death: [new RegExp(`${P}(?<name>${NAME}) (?:${DEATH})$`)],
+    chat: [new RegExp(`${P}(?:\\[Not Secure\\] )?<(?<name>${NAME})> (?<text>.*)$`)],
+  },
+  // No `echo` on Minecraft's console: a wrapped list reply ends with its one line.
+  list: { command: "list uuids", parse: parseMinecraftList, until: /There are \d+(?: of a max|\/)/ },
+  commands: {
+    kick: "kick {uuid} {reason}",
+    message: 'tellraw {uuid} {"text":{text:json}}',
+    broadcast: 'tellraw @a {"text":{text:json}}',
+    group_add: "lp user {uuid} parent add {group}",
+    group_remove: "lp user {uuid} parent remove {group}",
+    group_add_temp: "lp user {uuid} parent addtemp {group} {seconds}s",
+    stop: "stop",
+  },
+  escape: escapeForMinecraftConsole,
+};

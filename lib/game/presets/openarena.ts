@@ -1,0 +1,80 @@
+/**
+ * OpenArena (ioquake3; game-bridge.md §1.8, §5.1), hub-agent's real test server. Events come from the console
+ * (ioq3 prints it on stderr: the wrapper reads both streams) or `games.log` (`g_log`), and from rcon replies:
+ * output printed while an rcon command runs goes into the reply only, so the bridge parses replies too.
+ *
+ * Identity: bots have no platform id and a human's `cl_guid` is client-chosen, so players are identified by
+ * their name (colour codes removed). That is spoofable: anyone may take a name. The user type is CENTRAL, the
+ * only one of the service's types that claims no game platform; none of them means "a name on a Quake
+ * server", so this preset is for tests and LAN games, not for a public server's bans.
+ *
+ * Sees: connect, disconnect, ClientBegin (spawn), kills, chat, the ready line (`AAS initialized.`).
+ * Cannot see: groups (none in the game). Kicks can't carry a reason (`clientkick <slot>`).
+ */
+import { quoteForSourceConsole } from "./escape.ts";
+import { stripQuakeColours } from "./ids.ts";
+import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
+
+/** games.log lines start with the match time (`  0:12 `); console lines don't. */
+const T = String.raw`^\s*(?:\d+:\d\d )?`;
+
+/**
+ * `status`, old and new ioq3 columns: `num score ping name [lastmsg] address [qport] rate`. The name is padded
+ * and may hold spaces; the address is `bot`, `loopback` or ip:port.
+ */
+const ROW =
+  /^\s*(\d+)\s+(-?\d+)\s+(\d+|CNCT|ZMBI)\s+(.+?)\s+(?:\d+\s+)?(bot|loopback|localhost|[\d.]+:\d+|\[[0-9A-Fa-f:]+\]:\d+|unknown)\s+(?:\d+\s+)?\d+\s*$/;
+
+export function quakeName(raw: string): string {
+  return stripQuakeColours(raw).trim();
+}
+
+export function parseQuakeStatus(reply: string): PlayerList {
+  const players: ListedPlayer[] = [];
+  for (const line of reply.split(/\r?\n/)) {
+    const m = ROW.exec(line);
+    if (!m) continue;
+    const [, slot = "", score, ping, raw = ""] = m;
+    const name = quakeName(raw);
+    if (name) players.push({ id: name, name, slot, extra: { Score: Number(score), Ping: ping } });
+  }
+  const map = /^map:\s*(\S+)/m.exec(reply)?.[1];
+  return { players, ...(map ? { map } : {}) };
+}
+
+export const openarena: Preset = {
+  name: "openarena",
+  title: "OpenArena (ioquake3)",
+  userType: "CENTRAL",
+  identity: "name",
+  normaliseId: (raw) => quakeName(raw) || undefined,
+  cleanName: quakeName,
+  idValues: () => ({}),
+  multiGroup: false,
+  colours: "quake",
+  commandPrefix: "!",
+  q3rcon: {
+    port: 27960,
+    enable:
+      "set rconpassword <the password> (+set rconpassword … on the command line or in server.cfg); rcon uses the game's UDP port, 27960 by default",
+  },
+  lines: {
+    ready: [/^AAS initialized\.$/],
+    identity: [new RegExp(`${T}ClientUserinfoChanged: (?<slot>\\d+) n\\\\(?<name>[^\\\\]*)\\\\`)],
+    connect: [new RegExp(`${T}ClientConnect: (?<slot>\\d+)$`)],
+    disconnect: [new RegExp(`${T}ClientDisconnect: (?<slot>\\d+)$`)],
+    spawn: [new RegExp(`${T}ClientBegin: (?<slot>\\d+)$`)],
+    death: [new RegExp(`${T}Kill: (?<killer_slot>\\d+) (?<slot>\\d+) \\d+: .* killed .* by \\w+$`)],
+    // Greedy name: a player can't make their text end the name early and speak as someone else.
+    chat: [new RegExp(`${T}say: (?<name>.+): (?<text>.*)$`)],
+  },
+  list: { command: "status", parse: parseQuakeStatus },
+  commands: {
+    kick: "clientkick {slot}",
+    message: "tell {slot} {text}",
+    broadcast: "say {text}",
+    stop: "quit",
+  },
+  echo: (marker) => `echo ${marker}`,
+  escape: quoteForSourceConsole,
+};

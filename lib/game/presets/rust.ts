@@ -1,0 +1,67 @@
+/**
+ * Rust with Oxide/uMod groups (game-bridge.md §1.2, §6.2). Modern Rust speaks WebRCON (a WebSocket whose
+ * broadcast is the event stream); hub-agent does not implement it yet. Until it does, use Source RCON
+ * (`+rcon.web 0`, legacy) and/or the wrapper or a `-logfile` for events. Sees: join and leave lines with
+ * SteamID64s, chat (`[CHAT]` lines, format unverified), the ready line; `playerlist` JSON for polling.
+ * Cannot see: spawns, deaths, in-game group changes. Vanilla Rust has no private message.
+ */
+import { quoteForRustConsole } from "./escape.ts";
+import { steamValues, steam64 } from "./ids.ts";
+import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
+
+const ADDR = String.raw`(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:]+\])`;
+
+/** `playerlist`: a JSON array of `{SteamID, DisplayName, Ping, ConnectedSeconds, …}`. */
+export function parseRustPlayerlist(reply: string): PlayerList {
+  const start = reply.indexOf("[");
+  let rows: unknown;
+  try {
+    rows = start < 0 ? [] : JSON.parse(reply.slice(start, reply.lastIndexOf("]") + 1));
+  } catch {
+    return { players: [] };
+  }
+  const players: ListedPlayer[] = [];
+  for (const r of Array.isArray(rows) ? rows : []) {
+    if (!r || typeof r !== "object") continue;
+    const { SteamID, DisplayName, Ping } = r as Record<string, unknown>;
+    const id = steam64(String(SteamID ?? ""));
+    const name = String(DisplayName ?? "");
+    players.push(id ? { id, name, ...(typeof Ping === "number" ? { extra: { Ping } } : {}) } : { name });
+  }
+  return { players };
+}
+
+export const rust: Preset = {
+  name: "rust",
+  title: "Rust (Oxide/uMod)",
+  userType: "STEAM",
+  identity: "platform",
+  normaliseId: steam64,
+  cleanName: (raw) => raw.trim(),
+  idValues: steamValues,
+  multiGroup: true,
+  colours: "strip",
+  commandPrefix: "!",
+  rcon: {
+    dialect: "source",
+    port: 28016,
+    enable:
+      'start the server with +rcon.web 0 +rcon.port 28016 +rcon.password "<the password>" (hub-agent speaks Source RCON; WebRCON is not supported yet)',
+  },
+  lines: {
+    ready: [/^Server startup complete$/],
+    connect: [new RegExp(`^${ADDR}:\\d+\\/(?<id>\\d{17})\\/(?<name>.+) joined \\[\\w+\\/\\d{17}\\]$`)],
+    disconnect: [new RegExp(`^${ADDR}:\\d+\\/(?<id>\\d{17})\\/(?<name>.+?) disconnecting: (?<reason>.*)$`)],
+    chat: [/^\[CHAT\] (?<name>.+?)\[(?<id>\d{17})\] : (?<text>.*)$/],
+  },
+  list: { command: "playerlist", parse: parseRustPlayerlist },
+  commands: {
+    kick: "kick {steam64} {reason}",
+    broadcast: "say {text}",
+    group_add: "oxide.usergroup add {steam64} {group}",
+    group_remove: "oxide.usergroup remove {steam64} {group}",
+    stop: "quit",
+  },
+  echo: (marker) => `echo ${marker}`,
+  escape: quoteForRustConsole,
+};

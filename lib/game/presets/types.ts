@@ -1,0 +1,91 @@
+import type { ColourMode } from "../../features/adverts-format.ts";
+import type { TemplateValues } from "./template.ts";
+
+export const PRESET_NAMES = ["minecraft", "gmod", "rust", "cs2", "openarena"] as const;
+export type PresetName = (typeof PRESET_NAMES)[number];
+
+/**
+ * What a console or log line can tell. Named groups the bridge reads: `id`, `name`, `slot` (the player),
+ * `killer_id`, `killer_name`, `killer_slot` (death), `text` (chat), `reason` (disconnect), `group` (group lines).
+ * - `identity`: ties a slot or name to an id without an event (Minecraft "UUID of player", srcds "validated",
+ *   Quake 3 userinfo); a connect waiting for its id completes here.
+ * - `group_add` / `group_remove`: a group change made in the game. No preset ships one: the formats we know put
+ *   player-chosen text where a chat line could forge them. Anchor your own carefully.
+ */
+export const LINE_KINDS = [
+  "ready",
+  "identity",
+  "connect",
+  "disconnect",
+  "spawn",
+  "death",
+  "chat",
+  "group_add",
+  "group_remove",
+] as const;
+export type LineKind = (typeof LINE_KINDS)[number];
+
+export const COMMAND_KINDS = [
+  "kick",
+  "message",
+  "broadcast",
+  "group_add",
+  "group_remove",
+  "group_add_temp",
+  "stop",
+] as const;
+export type CommandKind = (typeof COMMAND_KINDS)[number];
+
+/** One row of the player list; `id` is already normalised, and missing when the game doesn't print one. */
+export interface ListedPlayer {
+  id?: string;
+  name: string;
+  slot?: string;
+  extra?: Record<string, unknown>;
+}
+
+export interface PlayerList {
+  players: ListedPlayer[];
+  maxPlayers?: number;
+  map?: string;
+}
+
+/**
+ * A game: everything the composed bridge needs to know about one game's console, as data and small pure
+ * functions. Operators override the data fields in config (`[game.overrides]`); the functions stay.
+ */
+export interface Preset {
+  name: PresetName;
+  title: string;
+  /** The service's user type for this game's ids (api.md "UserType"). */
+  userType: string;
+  /** `platform`: ids come from the game (SteamID64, UUID). `name`: the game has none, the player's name is the id. */
+  identity: "platform" | "name";
+  /** A raw id as printed (any Steam form, a UUID, a name) → the service's identifier, or undefined (bots, pending). */
+  normaliseId(raw: string): string | undefined;
+  /** A name as printed → as shown (colour codes removed). */
+  cleanName(raw: string): string;
+  /** The id-derived placeholders of a player (`{steam2}`, `{uuid}`, …). */
+  idValues(id: string): TemplateValues;
+  /** Whether a player can hold several in-game groups at once (else setting one replaces the other). */
+  multiGroup: boolean;
+  /** How advert colour tags render in this game's chat. */
+  colours: ColourMode;
+  /** Chat lines starting with this are commands (`!dashboard`). */
+  commandPrefix: string;
+  /** Reported when the player list doesn't say; 0 when unknown. */
+  maxPlayers?: number;
+  /** The console's defaults for `game.bridge = "rcon"` / `"q3rcon"`, and how to turn it on (for doctor's fixes). */
+  rcon?: { dialect: "source" | "minecraft"; port: number; enable: string };
+  q3rcon?: { port: number; enable: string };
+  /** Checked in this order; the first kind with a matching pattern wins. */
+  lines: Partial<Record<LineKind, RegExp[]>>;
+  /** `until`: the reply's last line, for a wrapped console without `echo` (Minecraft). */
+  list: { command: string; parse(reply: string): PlayerList; until?: RegExp };
+  /** A console command printing `marker` on its own line, which ends a reply on the wrapped console. */
+  echo?: (marker: string) => string;
+  /** Missing commands are things the game can't do (the bridge refuses them with a clear error). */
+  commands: Partial<Record<CommandKind, string>>;
+  /** One value → one argument of one command on this console (GameBridge.escape). */
+  escape(value: string): string;
+}

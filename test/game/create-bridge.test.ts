@@ -1,0 +1,85 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { systemClock } from "../../lib/clock.ts";
+import { loadConfig } from "../../lib/config/index.ts";
+import type { GameBridge } from "../../lib/game/bridge.ts";
+import { createBridge } from "../../lib/game/index.ts";
+import { PresetBridge } from "../../lib/game/preset-bridge.ts";
+import { SimGame } from "../../lib/game/sim.ts";
+import { memoryLogger } from "../../lib/log.ts";
+import { FakeQ3Server } from "./transports/fake-q3-server.ts";
+import { FakeSourceRconServer } from "./transports/fake-source-rcon-server.ts";
+
+const base = {
+  HUB_API_URL: "https://api.example/x/v1",
+  HUB_API_KEY: "k-0123456789",
+  HUB_API_SERVER_ID: "541d1c41-1b58-40fc-8780-70c400ea5686",
+};
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+async function bridgeFor(env: Record<string, string>): Promise<GameBridge> {
+  const r = await loadConfig({ env: { ...base, ...env }, cwd: mkdtempSync(join(tmpdir(), "hub-create-")) });
+  if (!r.ok) throw new Error(r.problems.join("\n"));
+  const bridge = createBridge(r.config, { clock: systemClock, logger: memoryLogger(), input: new PassThrough() });
+  cleanups.push(() => bridge.stop());
+  return bridge;
+}
+
+describe("createBridge", () => {
+  test("sim stays the simulated game", async () => {
+    expect(await bridgeFor({})).toBeInstanceOf(SimGame);
+  });
+
+  test("rcon: the preset's dialect, the configured port and password", async () => {
+    const fake = await FakeSourceRconServer.start({
+      dialect: "minecraft",
+      handler: (c) => (c === "list uuids" ? "There are 0 of a max of 8 players online:" : ""),
+    });
+    cleanups.push(() => fake.close());
+    const bridge = await bridgeFor({
+      HUB_GAME_BRIDGE: "rcon",
+      HUB_GAME_PRESET: "minecraft",
+      HUB_GAME_RCON_PORT: String(fake.port),
+      HUB_GAME_RCON_PASSWORD: "secret",
+      HUB_GAME_OVERRIDES_COMMAND_PREFIX: "/",
+    });
+    expect(bridge).toBeInstanceOf(PresetBridge);
+    expect(bridge.userType).toBe("MINECRAFT");
+    expect((bridge as PresetBridge).preset.commandPrefix).toBe("/");
+    expect(await bridge.status()).toEqual({ players: [], maxPlayers: 8 });
+    expect(fake.commands).toEqual(["list uuids"]);
+  });
+
+  test("q3rcon: replies are parsed for events", async () => {
+    const fake = await FakeQ3Server.start({
+      handler: (c) => (c === "addbot sarge" ? "ClientUserinfoChanged: 0 n\\Sarge\\id\\\nClientConnect: 0\n" : ""),
+    });
+    cleanups.push(() => fake.close());
+    const bridge = await bridgeFor({
+      HUB_GAME_BRIDGE: "q3rcon",
+      HUB_GAME_PRESET: "openarena",
+      HUB_GAME_RCON_PORT: String(fake.port),
+      HUB_GAME_RCON_PASSWORD: "secret",
+    });
+    const seen: string[] = [];
+    bridge.on((e) => seen.push(e.type));
+    await bridge.exec("addbot sarge");
+    expect(seen).toEqual(["player_connect"]);
+  });
+
+  test("wrapper: operator input is an event this bridge reports; the server starts with the bridge", async () => {
+    const bridge = await bridgeFor({
+      HUB_GAME_BRIDGE: "wrapper",
+      HUB_GAME_PRESET: "openarena",
+      HUB_GAME_WRAPPER_COMMAND: JSON.stringify(["/nonexistent/openarena-server"]),
+    });
+    expect(bridge.caps.events.has("operator_input")).toBe(true);
+    await expect(bridge.start()).rejects.toThrow("cannot start");
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * How each target console splits a line into commands and arguments, written from the engines' own rules (not
+ * from our escaping), so tests can prove that an escaped value stays one argument of one command.
+ */
+
+/**
+ * Quake 3 / ioquake3: Cbuf_Execute ends a command at `\n` or `\r` anywhere, and at `;` outside double quotes
+ * (quote parity), ignoring `//` and `/* … *\/` comments outside quotes; Cmd_TokenizeString then splits on
+ * characters <= ' ', takes "…" as one argument (no escapes, ends at the next quote), and an unquoted word ends at
+ * whitespace or a quote.
+ */
+export function parseQuakeConsole(line: string): string[][] {
+  return splitCommands(line, { slashComments: true }).map((c) => tokenize(c, { breakChars: "" }));
+}
+
+/**
+ * Source engine (srcds): the same command splitting, and CCommand::Tokenize's break characters `{ } ( ) ' :`
+ * which are arguments of their own outside quotes.
+ */
+export function parseSourceConsole(line: string): string[][] {
+  return splitCommands(line, { slashComments: true }).map((c) => tokenize(c, { breakChars: "{}()':" }));
+}
+
+/**
+ * Rust, assumed at its worst since its parser is unverified: every `;` ends a command (even in quotes), and a
+ * backslash escapes the next character inside quotes.
+ */
+export function parseRustConsole(line: string): string[][] {
+  return line
+    .split(/[;\r\n]/)
+    .map((c) => tokenize(c, { breakChars: "", backslash: true }))
+    .filter((args) => args.length > 0);
+}
+
+/**
+ * Minecraft: one line is one command (no separator character), split at spaces; the last argument of `kick`,
+ * `say`, … takes the rest of the line.
+ */
+export function parseMinecraftConsole(line: string): string[] {
+  const commands = line.split(/\r\n|\r|\n/).filter((c) => c.trim() !== "");
+  if (commands.length !== 1) throw new Error(`minecraft: ${commands.length} commands in ${JSON.stringify(line)}`);
+  return commands[0]!.split(" ");
+}
+
+function splitCommands(line: string, o: { slashComments: boolean }): string[] {
+  const out: string[] = [];
+  let current = "";
+  let quotes = 0;
+  let slashComment = false;
+  let starComment = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    const next = line[i + 1];
+    if (c === "\n" || c === "\r") {
+      if (!starComment) {
+        out.push(current);
+        current = "";
+        quotes = 0;
+        slashComment = false;
+        continue;
+      }
+    }
+    if (slashComment) continue;
+    if (starComment) {
+      if (c === "*" && next === "/") {
+        starComment = false;
+        i++;
+      }
+      continue;
+    }
+    if (c === '"') quotes++;
+    if (quotes % 2 === 0) {
+      if (o.slashComments && c === "/" && next === "/") {
+        slashComment = true;
+        continue;
+      }
+      if (o.slashComments && c === "/" && next === "*") {
+        starComment = true;
+        i++;
+        continue;
+      }
+      if (c === ";") {
+        out.push(current);
+        current = "";
+        continue;
+      }
+    }
+    current += c;
+  }
+  out.push(current);
+  return out.filter((c) => tokenize(c, { breakChars: "" }).length > 0);
+}
+
+function tokenize(command: string, o: { breakChars: string; backslash?: boolean }): string[] {
+  const args: string[] = [];
+  let i = 0;
+  const space = (c: string) => c.charCodeAt(0) <= 32;
+  while (i < command.length) {
+    const c = command[i]!;
+    if (space(c)) {
+      i++;
+    } else if (c === '"') {
+      let arg = "";
+      i++;
+      while (i < command.length && command[i] !== '"') {
+        if (o.backslash && command[i] === "\\" && i + 1 < command.length) i++;
+        arg += command[i++];
+      }
+      i++;
+      args.push(arg);
+    } else if (o.breakChars.includes(c)) {
+      args.push(c);
+      i++;
+    } else {
+      let arg = "";
+      while (i < command.length && !space(command[i]!) && command[i] !== '"' && !o.breakChars.includes(command[i]!)) {
+        arg += command[i++];
+      }
+      args.push(arg);
+    }
+  }
+  return args;
+}

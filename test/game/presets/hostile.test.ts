@@ -1,0 +1,179 @@
+/**
+ * Hostile nicks, reasons and messages (game-bridge.md §2.2 #12): for every preset and every command that takes
+ * text, the rendered command is parsed the way the target console parses it, and must be exactly one command
+ * whose arguments are those of a benign rendering, the value's own argument holding the cleaned value.
+ */
+import { describe, expect, test } from "bun:test";
+import type { GamePlayer } from "../../../lib/game/bridge.ts";
+import { escapeForMinecraftConsole, MAX_VALUE_BYTES, sanitize } from "../../../lib/game/presets/escape.ts";
+import { PRESETS, type Preset, type PresetName } from "../../../lib/game/presets/index.ts";
+import { parseMinecraftConsole, parseQuakeConsole, parseRustConsole, parseSourceConsole } from "./consoles.ts";
+import { recordingBridge } from "./recording.ts";
+
+export const HOSTILE: readonly string[] = [
+  "a;quit",
+  "a; quit",
+  '";quit;"',
+  "a\nquit",
+  "a\rquit",
+  "a\r\nquit",
+  '"',
+  "'",
+  'a"b"c',
+  "%s%s%n%x",
+  "$(reboot)",
+  "${HOME}",
+  "\\",
+  "trailing\\",
+  '\\";quit;//',
+  "//comment",
+  "/* x */ quit",
+  "Ünïcødé 日本語 🎮",
+  "x".repeat(5000),
+  "🎮".repeat(500),
+  "",
+  "   ",
+  "\t\ttab",
+  "nul\0byte",
+  "line\u2028separator",
+  "next\u0085line",
+  "\u001b[31mred\u001b[0m",
+  "@a @e[type=creeper]",
+  "§cred§r",
+  "^1red^7",
+  "{text}",
+  '{"text":"x"}',
+  "\ud800lone surrogate",
+  "quit",
+  '" ; rcon_password x ; "',
+  'a\\"; quit; echo "',
+  "\u202equit",
+  "<color=red>x</color>",
+  "👩‍👩‍👧 family",
+  "`backtick`",
+  "vertical\u000btab",
+  "exec autoexec.cfg",
+];
+
+const BENIGN = "BENIGN";
+
+const PLAYERS: Record<PresetName, (name: string) => GamePlayer> = {
+  minecraft: (name) => ({ id: "069a79f4-44e9-4726-a5be-fca90e38aaf5", name }),
+  gmod: (name) => ({ id: "76561197960287930", name, slot: "7" }),
+  cs2: (name) => ({ id: "76561197960287930", name, slot: "7" }),
+  rust: (name) => ({ id: "76561197960287930", name }),
+  openarena: (name) => ({ id: name, name, slot: "3" }),
+};
+
+/** The argument a value becomes on each console once it went through the preset's escaping. */
+const EXPECTED: Record<PresetName, (value: string) => string> = {
+  minecraft: escapeForMinecraftConsole,
+  gmod: (v) => sanitize(v).replace(/"/g, "'"),
+  cs2: (v) => sanitize(v).replace(/"/g, "'"),
+  openarena: (v) => sanitize(v).replace(/"/g, "'"),
+  rust: (v) => sanitize(v).replace(/"/g, "'").replace(/;/g, ",").replace(/\\/g, "/"),
+};
+
+const PARSE: Record<Exclude<PresetName, "minecraft">, (line: string) => string[][]> = {
+  gmod: parseSourceConsole,
+  cs2: parseSourceConsole,
+  openarena: parseQuakeConsole,
+  rust: parseRustConsole,
+};
+
+type Action = (b: ReturnType<typeof recordingBridge>["bridge"], value: string, preset: Preset) => Promise<unknown>;
+
+/** Everything that puts a text value into a command; message texts are split at line breaks into one command each. */
+const ACTIONS: Record<string, { run: Action; needs?: keyof Preset["commands"]; lines?: boolean }> = {
+  "kick reason": { run: (b, v, p) => b.kick(PLAYERS[p.name]("Alice"), v), needs: "kick" },
+  "kick of a player with this nick": { run: (b, v, p) => b.kick(PLAYERS[p.name](v), "bye"), needs: "kick" },
+  "private message": { run: (b, v, p) => b.message(PLAYERS[p.name]("Alice"), v), needs: "message", lines: true },
+  broadcast: { run: (b, v) => b.message(null, v), needs: "broadcast", lines: true },
+  "group change of a player with this nick": {
+    run: (b, v, p) => b.setGroup(PLAYERS[p.name](v), "vip", "add"),
+    needs: "group_add",
+  },
+  "reward command with an escaped nick": { run: (b, v) => b.exec(`say ${b.escape(v)}`) },
+};
+
+/** What the console makes of the commands `action` renders for `value`. */
+async function rendered(preset: Preset, action: Action, value: string): Promise<string[]> {
+  const { bridge, transport } = recordingBridge(preset);
+  await action(bridge, value, preset);
+  return transport.commands;
+}
+
+/** Checks one hostile rendering against the benign one, the way the target console reads both. */
+function expectSameShape(preset: Preset, benign: string, hostile: string, value: string) {
+  const expected = EXPECTED[preset.name](value);
+  if (preset.name === "minecraft") {
+    const b = parseMinecraftConsole(benign);
+    const h = parseMinecraftConsole(hostile);
+    const at = b.findIndex((arg) => arg.includes(BENIGN));
+    if (at < 0) return expect(h).toEqual(b); // the value isn't part of this command (a kick names the uuid)
+    // Everything before the value is unchanged; the value takes the rest of the line (greedy or JSON).
+    expect(h.slice(0, at)).toEqual(b.slice(0, at));
+    const rest = b.slice(at).join(" ");
+    const json = rest.includes(`"${BENIGN}"`);
+    const want = json
+      ? rest.replace(`"${BENIGN}"`, () => JSON.stringify(sanitize(value)))
+      : rest.replace(BENIGN, () => expected);
+    expect(h.slice(at).join(" ")).toBe(want);
+    if (json) expect(JSON.parse(want.slice(want.indexOf("{")))).toEqual({ text: sanitize(value) });
+    return;
+  }
+  const parse = PARSE[preset.name];
+  const [b, ...moreB] = parse(benign);
+  const commands = parse(hostile);
+  expect(moreB).toEqual([]);
+  expect(commands).toHaveLength(1);
+  const h = commands[0]!;
+  expect(h).toHaveLength(b!.length);
+  b!.forEach((arg, i) => expect(h[i]).toBe(arg.includes(BENIGN) ? arg.replace(BENIGN, () => expected) : arg));
+}
+
+describe("hostile values never make a second command", () => {
+  test("the table has at least 30 cases", () => {
+    expect(HOSTILE.length).toBeGreaterThanOrEqual(30);
+  });
+
+  for (const preset of Object.values(PRESETS)) {
+    describe(preset.name, () => {
+      for (const [what, action] of Object.entries(ACTIONS)) {
+        if (action.needs && preset.commands[action.needs] === undefined) continue;
+        test(`${what}: ${HOSTILE.length} hostile values`, async () => {
+          const [benign] = await rendered(preset, action.run, BENIGN);
+          expect(benign).toBeDefined();
+          for (const value of HOSTILE) {
+            const commands = await rendered(preset, action.run, value);
+            // A message is split at its line breaks, one command per non-blank line; anything else is one command.
+            const parts = action.lines ? value.split(/\r\n|\r|\n/).filter((l) => l.trim() !== "") : [value];
+            expect(commands).toHaveLength(parts.length);
+            commands.forEach((command, i) => {
+              try {
+                expectSameShape(preset, benign!, command, parts[i]!);
+              } catch (e) {
+                throw new Error(`${JSON.stringify(value)} → ${JSON.stringify(command)}: ${(e as Error).message}`);
+              }
+            });
+          }
+        });
+      }
+
+      test("a group name that isn't a plain word is refused before anything is sent", async () => {
+        if (preset.commands.group_add === undefined) return;
+        for (const group of ["vip;quit", "a b", 'v"ip', "vip\nquit", "", "x".repeat(65)]) {
+          const { bridge, transport } = recordingBridge(preset);
+          await expect(bridge.setGroup(PLAYERS[preset.name]("Alice"), group, "add")).rejects.toThrow("can't be used");
+          expect(transport.commands).toEqual([]);
+        }
+      });
+    });
+  }
+
+  test("values are cut to a bounded length at a character boundary", () => {
+    expect(new TextEncoder().encode(sanitize("🎮".repeat(500))).length).toBeLessThanOrEqual(MAX_VALUE_BYTES);
+    expect(sanitize("🎮".repeat(500))).toBe("🎮".repeat(MAX_VALUE_BYTES / 4));
+    expect(sanitize("x".repeat(5000))).toHaveLength(MAX_VALUE_BYTES);
+  });
+});

@@ -63,7 +63,8 @@ export class PresetBridge implements GameBridge {
   #poll: PlayerPoll;
   #issued = new Map<string, number>();
   #unsubscribe: (() => void)[] = [];
-  #up = false;
+  /** "unknown" until the first answer (or failure): a game down at startup is logged once, with no `down` event. */
+  #state: "unknown" | "up" | "down" = "unknown";
   #lost = false;
   #lastList: PlayerList = { players: [] };
   #started = false;
@@ -320,18 +321,19 @@ export class PresetBridge implements GameBridge {
   }
 
   #setUp(): void {
-    if (this.#up) return;
-    this.#up = true;
+    if (this.#state === "up") return;
+    this.#state = "up";
     this.#log.info(`${this.preset.title} is reachable`);
     this.#emit({ type: "ready" });
     if (this.#o.process) this.#poll.trigger();
   }
 
   #setDown(reason: string): void {
-    if (!this.#up) return;
-    this.#up = false;
+    if (this.#state === "down") return;
+    const wasUp = this.#state === "up";
+    this.#state = "down";
     this.#log.warn(`${this.preset.title} is not reachable: ${reason}`);
-    this.#emit({ type: "down", reason });
+    if (wasUp) this.#emit({ type: "down", reason });
   }
 
   #emit(e: BridgeEvent): void {

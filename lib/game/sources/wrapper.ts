@@ -49,6 +49,11 @@ export interface WrapperOptions {
   restart?: RestartPolicy;
   /** The operator's console (hub-agent's stdin): lines are passed through to the server unless intercepted. */
   input?: NodeJS.ReadableStream;
+  /**
+   * The operator's view of the console (hub-agent's stdout; its own log goes to stderr): the server's lines are
+   * copied here, except the replies to hub-agent's own commands (the player list every poll would drown the rest).
+   */
+  output?: NodeJS.WritableStream;
   /** Lines for which this holds become `operator_input` events instead of reaching the server. */
   intercept?: (line: string) => boolean;
   clock?: Clock;
@@ -363,7 +368,8 @@ export class Wrapper implements LineSource, Transport {
       return;
     }
     if (MARKER.test(line.trimEnd())) return; // the marker of a command that timed out
-    pending?.lines.push(line);
+    if (pending) pending.lines.push(line);
+    else this.#o.output?.write(`${line}\n`);
     if (!this.#ready && this.#o.ready?.test(line)) this.#markReady();
     this.#deliver(line, stream);
   }

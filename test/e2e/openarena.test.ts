@@ -7,7 +7,14 @@
  * with the reason. HUB_OPENARENA_SERVER points at another launcher.
  *
  * The steps share one server (it takes a few seconds to load a map) and run in order; each leaves the game as
- * the next expects it. To add a step, add a `step(...)` before the final `quit`.
+ * the next expects it. To add a step, add a test before the final `quit`. Steps that wait for features of the
+ * sanctions and rewards work (not on this branch yet):
+ * - `hub-agent ban Sarge …` (the CLI, same storage dir) → the agent's bans job kicks him: `Sarge^7 was kicked` in
+ *   `w.lines`, `ClientDisconnect`, and he is gone from `w.agent.players`;
+ * - a reward for an online bot with a command `say reward for {name}` → `console: reward for Grunt` in `w.lines`
+ *   and the applied reward reported to the sandbox;
+ * - with the real ban command registered, the console step below asserts a service ban for Grunt in
+ *   `w.sb.state.bans` instead of the stand-in handler's call.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";

@@ -63,9 +63,9 @@ export class PresetBridge implements GameBridge {
   #poll: PlayerPoll;
   #issued = new Map<string, number>();
   #unsubscribe: (() => void)[] = [];
-  #up = false;
+  /** "unknown" until the first answer (or failure): a game down at startup is logged once, with no `down` event. */
+  #state: "unknown" | "up" | "down" = "unknown";
   #lost = false;
-  #lastList: PlayerList = { players: [] };
   #started = false;
 
   constructor(o: PresetBridgeOptions) {
@@ -109,10 +109,12 @@ export class PresetBridge implements GameBridge {
   }
 
   async stop(): Promise<void> {
-    await this.#poll.stop();
+    const polling = this.#poll.stop();
     for (const off of this.#unsubscribe.splice(0)) off();
-    for (const source of this.#o.sources ?? []) await source.stop();
+    // Closing the transport first fails a poll in flight at once instead of waiting for its timeout.
     await this.#o.transport.close();
+    for (const source of this.#o.sources ?? []) await source.stop();
+    await polling;
   }
 
   on(fn: (e: BridgeEvent) => void): () => void {
@@ -122,11 +124,10 @@ export class PresetBridge implements GameBridge {
 
   async status(): Promise<GameStatus> {
     const list = await this.#poll.refresh();
-    const map = list.map ?? this.#lastList.map;
     return {
       players: this.#roster.online(),
-      maxPlayers: this.preset.maxPlayers ?? list.maxPlayers ?? this.#lastList.maxPlayers ?? 0,
-      ...(map ? { map } : {}),
+      maxPlayers: this.preset.maxPlayers ?? list.maxPlayers ?? 0,
+      ...(list.map ? { map: list.map } : {}),
     };
   }
 
@@ -292,9 +293,7 @@ export class PresetBridge implements GameBridge {
 
   async #list(): Promise<PlayerList> {
     const { command, until, parse } = this.preset.list;
-    const list = parse(await this.exec(command, until ? { until } : undefined));
-    this.#lastList = list;
-    return list;
+    return parse(await this.exec(command, until ? { until } : undefined));
   }
 
   #pollResult(r: { ok: true } | { ok: false; error: Error }): void {
@@ -321,18 +320,19 @@ export class PresetBridge implements GameBridge {
   }
 
   #setUp(): void {
-    if (this.#up) return;
-    this.#up = true;
+    if (this.#state === "up") return;
+    this.#state = "up";
     this.#log.info(`${this.preset.title} is reachable`);
     this.#emit({ type: "ready" });
     if (this.#o.process) this.#poll.trigger();
   }
 
   #setDown(reason: string): void {
-    if (!this.#up) return;
-    this.#up = false;
+    if (this.#state === "down") return;
+    const wasUp = this.#state === "up";
+    this.#state = "down";
     this.#log.warn(`${this.preset.title} is not reachable: ${reason}`);
-    this.#emit({ type: "down", reason });
+    if (wasUp) this.#emit({ type: "down", reason });
   }
 
   #emit(e: BridgeEvent): void {

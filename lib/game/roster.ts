@@ -84,7 +84,8 @@ export class Roster {
       const id = this.#bySlot.get(ref.slot) ?? this.#slotInfo.get(ref.slot)?.id;
       if (id !== undefined) return id;
     }
-    return ref.name !== undefined ? this.#nameIds.get(ref.name) : undefined;
+    if (ref.name === undefined) return undefined;
+    return this.#nameIds.get(ref.name) ?? this.find({ name: ref.name })?.id;
   }
 
   /**

@@ -116,6 +116,21 @@ describe("PresetBridge over Source RCON (minecraft)", () => {
     expect(bridge.caps.events.has("operator_input")).toBe(false);
   });
 
+  test("a game that is down at startup is logged once, without a down event", async () => {
+    const { fake } = await minecraftServer();
+    await fake.close();
+    const logger = memoryLogger();
+    const transport = new SourceRcon({ host: fake.host, port: fake.port, password: "secret", timeoutMs: 200 });
+    const bridge = rconBridge(fake, { logger, transport });
+    const { kinds } = record(bridge);
+    await bridge.start();
+    await expect(bridge.status()).rejects.toThrow("ECONNREFUSED");
+    await expect(bridge.status()).rejects.toThrow();
+    const warnings = logger.lines.filter((l) => l.level === "warn" && l.msg.includes("is not reachable"));
+    expect(warnings).toHaveLength(1);
+    expect(kinds()).toEqual([]);
+  });
+
   test("a log file's join line and the poll report one connect; chat commands come from the log", async () => {
     const { fake, online } = await minecraftServer();
     const dir = mkdtempSync(join(tmpdir(), "hub-bridge-"));

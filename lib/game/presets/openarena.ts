@@ -20,7 +20,7 @@ const T = String.raw`^\s*(?:\d+:\d\d )?`;
 
 /**
  * `status`, old and new ioq3 columns: `num score ping name [lastmsg] address [qport] rate`. The name is padded
- * and may hold spaces; the address is `bot`, `loopback` or ip:port.
+ * and may hold spaces; the address is `bot`, `loopback` or ip:port. Matched after colour codes are removed.
  */
 const ROW =
   /^\s*(\d+)\s+(-?\d+)\s+(\d+|CNCT|ZMBI)\s+(.+?)\s+(?:\d+\s+)?(bot|loopback|localhost|[\d.]+:\d+|\[[0-9A-Fa-f:]+\]:\d+|unknown)\s+(?:\d+\s+)?\d+\s*$/;
@@ -32,10 +32,11 @@ export function quakeName(raw: string): string {
 export function parseQuakeStatus(reply: string): PlayerList {
   const players: ListedPlayer[] = [];
   for (const line of reply.split(/\r?\n/)) {
-    const m = ROW.exec(line);
+    // ioq3 prints `^7` after the padded name to reset its colours, right before the address.
+    const m = ROW.exec(stripQuakeColours(line));
     if (!m) continue;
     const [, slot = "", score, ping, raw = ""] = m;
-    const name = quakeName(raw);
+    const name = raw.trim();
     if (name) players.push({ id: name, name, slot, extra: { Score: Number(score), Ping: ping } });
   }
   const map = /^map:\s*(\S+)/m.exec(reply)?.[1];

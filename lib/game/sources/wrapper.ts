@@ -49,6 +49,11 @@ export interface WrapperOptions {
   restart?: RestartPolicy;
   /** The operator's console (hub-agent's stdin): lines are passed through to the server unless intercepted. */
   input?: NodeJS.ReadableStream;
+  /**
+   * The operator's view of the console (hub-agent's stdout; its own log goes to stderr): the server's lines are
+   * copied here, except the replies to hub-agent's own commands (the player list every poll would drown the rest).
+   */
+  output?: NodeJS.WritableStream;
   /** Lines for which this holds become `operator_input` events instead of reaching the server. */
   intercept?: (line: string) => boolean;
   clock?: Clock;
@@ -106,10 +111,11 @@ export function interceptWords(words: Iterable<string>): (line: string) => boole
  * - As a LineSource it delivers the server's stdout and stderr lines (ioq3 writes its console to stderr), always
  *   draining both pipes so the server never blocks on a full one.
  * - As a Transport it writes commands to the server's stdin, one at a time; with an echo command it brackets
- *   each with a marker and returns the lines in between. Those lines are also delivered as output, since a
- *   command's output may hold events (`addbot` prints ClientConnect).
+ *   each with a marker and returns the lines in between. Those lines also go to `onLine`, since a command's
+ *   output may hold events (`addbot` prints ClientConnect).
  * - It passes the operator's typed lines through, except intercepted ones (ban, warn, …), which become
- *   `operator_input` events; at EOF of hub-agent's stdin the server's stdin stays open.
+ *   `operator_input` events; at EOF of hub-agent's stdin the server's stdin stays open. The server's console
+ *   is copied to `output`, without the replies to hub-agent's own commands.
  * - stop() (called by `hub-agent run` on SIGINT/SIGTERM) sends the stop command, waits, then SIGTERM, then
  *   SIGKILL. The server runs in its own process group so a Ctrl-C in the terminal reaches hub-agent only.
  *
@@ -363,7 +369,8 @@ export class Wrapper implements LineSource, Transport {
       return;
     }
     if (MARKER.test(line.trimEnd())) return; // the marker of a command that timed out
-    pending?.lines.push(line);
+    if (pending) pending.lines.push(line);
+    else this.#o.output?.write(`${line}\n`);
     if (!this.#ready && this.#o.ready?.test(line)) this.#markReady();
     this.#deliver(line, stream);
   }

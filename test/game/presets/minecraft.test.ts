@@ -69,6 +69,17 @@ describe("minecraft preset", () => {
     ).toEqual(["player_death", "player_disconnect"]);
   });
 
+  test("a join line of a player the poll already found is the same session, without another poll", async () => {
+    const { lines, events, transport } = await lineBridge(
+      minecraft,
+      () => `There are 1 of a max of 20 players online: Bob (${BOB})`,
+    );
+    const polls = transport.commands.length;
+    lines.push("[12:00:01 INFO]: Bob joined the game", "[12:00:02 INFO]: <Bob> !dashboard");
+    expect(transport.commands.length).toBe(polls);
+    expect(playerEvents(events).map((e) => e.type)).toEqual(["player_connect", "chat_command"]);
+  });
+
   test("commands: kick by UUID, tellraw with JSON text, LuckPerms groups incl. addtemp", async () => {
     const { bridge, transport } = recordingBridge(minecraft);
     const alice = { id: ALICE, name: "Alice" };

@@ -2,9 +2,9 @@ import { describe, expect, test } from "bun:test";
 import { openarena, parseQuakeStatus } from "../../../lib/game/presets/openarena.ts";
 import { lineBridge, playerEvents, recordingBridge } from "./recording.ts";
 
-/** Measured on openarena-server 0.8.8 (game-bridge.md §5.1): console lines (stderr) and `status`. */
+/** Measured on openarena-server 0.8.8 / ioq3 1.36 (Debian): the console (stderr) when `addbot sarge 1` runs. */
 const USERINFO_SARGE =
-  "ClientUserinfoChanged: 0 n\\Sarge^7\\t\\0\\model\\sarge\\hmodel\\sarge\\c1\\4\\c2\\5\\hc\\70\\w\\0\\l\\0\\skill\\ 1.00\\tt\\0\\tl\\0\\id\\";
+  "ClientUserinfoChanged: 0 n\\Sarge\\t\\0\\model\\sarge\\hmodel\\sarge\\c1\\4\\c2\\5\\hc\\50\\w\\0\\l\\0\\skill\\ 1.00\\tt\\0\\tl\\0\\id\\";
 const USERINFO_GRUNT = "ClientUserinfoChanged: 1 n\\Grunt\\t\\0\\model\\grunt\\hmodel\\grunt\\id\\";
 
 const STATUS_OLD = `map: oa_dm1
@@ -13,11 +13,13 @@ num score ping name            lastmsg address               qport rate
   0     0    0 Sarge^7               0 bot                       0 16384
   1     3   27 Grunt^7               0 127.0.0.1:27961          123 25000
 `;
+/** Measured on ioq3 1.36+u20221123 (Debian's openarena-server): `^7` ends the name column. */
 const STATUS_NEW = `map: oa_dm1
 cl score ping name            address                                 rate 
 -- ----- ---- --------------- --------------------------------------- -----
- 0     0    0 Sarge^7         bot                                     16384
- 1    -2   CNCT Big Name^1 X  127.0.0.1:27961                         25000
+ 0     0    0 Sarge           ^7bot                                     16384
+ 1    -2 CNCT Big ^1Name X    ^7127.0.0.1:27961                         25000
+
 `;
 
 describe("openarena preset", () => {
@@ -43,7 +45,10 @@ describe("openarena preset", () => {
     lines.push(
       USERINFO_SARGE,
       "ClientConnect: 0",
+      'broadcast: print "Sarge^7 connected\\n"',
+      'broadcast: print "Sarge^7 entered the game\\n"',
       "ClientBegin: 0",
+      "console: hello there",
       "say: Sarge^7: !dashboard please",
       "say: Sarge^7: just chatting",
       "Kill: 1022 0 20: <world> killed Sarge by MOD_SUICIDE",

@@ -128,7 +128,14 @@ describe("Wrapper: commands", () => {
 describe("Wrapper: operator console", () => {
   test("typed lines reach the server; intercepted words become operator_input; EOF keeps the server", async () => {
     const input = new PassThrough();
-    const w = await wrap([], { input, intercept: interceptWords(["ban", "unban", "warn", "warns", "verwarnen"]) });
+    const output = new PassThrough();
+    let shown = "";
+    output.on("data", (d) => (shown += String(d)));
+    const w = await wrap([], {
+      input,
+      output,
+      intercept: interceptWords(["ban", "unban", "warn", "warns", "verwarnen"]),
+    });
     await w.wrapper.whenReady();
     input.write("say typed by the operator\nBAN Bob 10 griefing\n");
     input.write("  warn Bob spam\nwarnings are not intercepted\nverwarnen Eve\n");
@@ -143,6 +150,12 @@ describe("Wrapper: operator console", () => {
     input.end();
     await until(() => w.logger.lines.some((l) => l.msg.includes("operator console closed")), "EOF noticed");
     expect(await w.wrapper.send("say after EOF")).toBe("[CHAT] Server: after EOF");
+    // The operator sees the console, but not the replies to hub-agent's own commands.
+    const seen = shown.split("\n");
+    expect(seen).toContain("Server ready (type quit to stop)");
+    expect(seen).toContain("[CHAT] Server: typed by the operator");
+    expect(seen).not.toContain("[CHAT] Server: after EOF");
+    expect(seen.some((l) => l.includes("hubagent_end_"))).toBe(false);
   });
 });
 

@@ -10,7 +10,8 @@ export type ApiError =
   /** Refused, DNS, reset, or the per-attempt timeout. */
   | { kind: "Network"; endpoint: string; message: string; timeout: boolean }
   /** A 2xx whose body is not JSON, or does not match the schema at `field`. */
-  | { kind: "InvalidResponse"; endpoint: string; field: string; message: string };
+  /** `status` is the HTTP status the unreadable body came with. */
+  | { kind: "InvalidResponse"; endpoint: string; field: string; message: string; status?: number };
 
 export type ApiResult<T> = { ok: true; status: number; value: T; headers: Headers } | { ok: false; error: ApiError };
 
@@ -81,9 +82,19 @@ export function redact(text: string, secret: string): string {
 }
 
 /**
- * The service understood the request and refused it (4xx other than 429): retrying cannot help, so the
- * durable queues drop the item (api.md §1.5). Network, 5xx, 429 and invalid responses are transient.
+ * The service understood the request and refused it (4xx): retrying cannot help, so the durable queues drop the
+ * item (api.md §1.5). Not a refusal of the item: 429 (rate limit), 401 (the key was rotated or mistyped: every
+ * queued item would be dropped at once) and 408 (a timeout); network errors, 5xx and invalid responses are
+ * transient too.
  */
 export function isRejected(e: ApiError): boolean {
-  return e.kind === "NotFound" || e.kind === "ClientError";
+  return e.kind === "NotFound" || (e.kind === "ClientError" && e.status !== 401 && e.status !== 408);
+}
+
+/**
+ * A write the service took (2xx) whose answer we could not read (an empty body, a changed model, a proxy page).
+ * It was delivered: sending it again would create a second ban or warning (integrations.md, pitfall 14).
+ */
+export function isAcceptedWrite(e: ApiError): boolean {
+  return e.kind === "InvalidResponse" && e.status !== undefined && e.status >= 200 && e.status < 300;
 }

@@ -197,13 +197,20 @@ export function createTransport(opts: ApiOptions): Transport {
       body = text.trim() === "" ? null : JSON.parse(text);
     } catch {
       const what = /<html/i.test(text) ? "HTML page" : "invalid JSON";
-      return fail({ kind: "InvalidResponse", endpoint, field: "(body)", message: `${what} in a ${status} response` });
+      return fail({
+        kind: "InvalidResponse",
+        endpoint,
+        field: "(body)",
+        message: `${what} in a ${status} response`,
+        status,
+      });
     }
     const parsed = v.safeParse(schema, body);
     if (parsed.success) return ok(status, parsed.output, responseHeaders);
     const issue = parsed.issues[0];
     const field = v.getDotPath(issue) ?? "(body)";
-    return fail({ kind: "InvalidResponse", endpoint, field, message: clean(truncate(`${field}: ${issue.message}`)) });
+    const message = clean(truncate(`${field}: ${issue.message}`));
+    return fail({ kind: "InvalidResponse", endpoint, field, message, status });
   }
 
   function log(spec: RequestSpec<unknown>, status: number | "ERR", started: number, error?: string) {

@@ -4,7 +4,7 @@
  * minute. Every `intervals.playtime` and at start each user's hours go to POST /user/attribute/; only what the
  * service accepted is subtracted, so a failed send or a restart keeps the remainder.
  */
-import { AttributeDefinitionSchema, describeError, type AttributeDefinition } from "../api/client.ts";
+import { AttributeDefinitionSchema, describeError, isAcceptedWrite, type AttributeDefinition } from "../api/client.ts";
 import type { Agent } from "../agent.ts";
 
 /** The spec's "User attribute definition (playtime)" fields, exactly. */
@@ -89,7 +89,7 @@ export function playtime(agent: Agent): void {
         value: hours,
         ...(agent.bundleId ? { serverbundle_id: agent.bundleId } : {}),
       });
-      if (res.ok) {
+      if (res.ok || isAcceptedWrite(res.error)) {
         await counters.add(userId, -sentSeconds);
         sent++;
         continue;

@@ -8,7 +8,7 @@
  * that started after the PATCH, since a refresh already in flight may still list the reward as open.
  */
 import * as v from "valibot";
-import { describeError, isRejected, type ApiResult, type Api } from "../api/client.ts";
+import { describeError, isAcceptedWrite, isRejected, type ApiResult, type Api } from "../api/client.ts";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Queue, QueueEntry, Store } from "../store/index.ts";
@@ -33,7 +33,7 @@ export type PatchOutcome = "sent" | "dropped" | "retry";
 
 /** Success removes the id; a refusal (4xx other than 429) drops it; anything else is retried next round. */
 export function patchOutcome(res: ApiResult<unknown>): PatchOutcome {
-  if (res.ok) return "sent";
+  if (res.ok || isAcceptedWrite(res.error)) return "sent";
   return isRejected(res.error) ? "dropped" : "retry";
 }
 

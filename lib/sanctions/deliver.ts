@@ -13,7 +13,15 @@
  * warnings. Entries of one player go in creation order, one request in flight per player; a kept entry stops that
  * player's sends for the round so a later unban can never overtake the ban it lifts.
  */
-import { type Api, type ApiError, type Ban, type Warning, describeError, isRejected } from "../api/client.ts";
+import {
+  type Api,
+  type ApiError,
+  type Ban,
+  type Warning,
+  describeError,
+  isAcceptedWrite,
+  isRejected,
+} from "../api/client.ts";
 import type { Logger } from "../log.ts";
 import { LockTimeoutError, type QueueEntry, type Store } from "../store/index.ts";
 import {
@@ -149,8 +157,13 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     else await settle({ ...item, ...base });
     return result;
   };
-  const failed = (item: Item, error: ApiError) =>
-    finish(item, error.kind === "NotFound" ? "not_found" : isRejected(error) ? "refused" : "kept", error);
+  const failed = (item: Item, error: ApiError) => {
+    if (isAcceptedWrite(error)) {
+      log?.warn(`delivered, but the answer was unreadable: ${describeError(error)}`);
+      return finish(item, "delivered");
+    }
+    return finish(item, error.kind === "NotFound" ? "not_found" : isRejected(error) ? "refused" : "kept", error);
+  };
 
   const send = async (item: Item): Promise<DeliveryResult | undefined> => {
     // Re-read: the entry may have been dropped (`queue drop`) or its ban cancelled by an unban since the listing.

@@ -140,7 +140,7 @@ describe("ban queue (rule 10)", () => {
   test.each([
     ["5xx", () => sb.control.failNext({ method: "POST", path: "/ban/" }, 1, 503)],
     ["429", () => sb.control.rateLimit(1, 0, { method: "POST", path: "/ban/" })],
-    ["an invalid answer", () => sb.control.failNext({ method: "POST", path: "/ban/" }, 1, 200, "<html>oops</html>")],
+    ["a 401 (the key was rotated)", () => sb.control.failNext({ method: "POST", path: "/ban/" }, 1, 401)],
   ])("%s: kept with attempts and last error, delivered by the next round", async (_, inject) => {
     const entry = await ban();
     inject();

@@ -78,13 +78,27 @@ export class Agent {
    * down and no fresh cache exists. False when stopped first (or, with `once`, when there is nothing to use).
    */
   async start(): Promise<boolean> {
+    // Listen from the start: a player connecting or a console command typed while the service is still being
+    // asked is handled once the features are installed (integrations.md, pitfall 6), never dropped.
+    this.unsubscribe = this.deps.bridge.on((e) => this.receive(e));
     await this.events.emit("hub_loading_start", {});
     await this.events.emit("hub_loading_finish", {});
     const source = await this.loadServer();
     if (!source) return false;
     await this.events.emit("hub_ready", { server: this.server as Server, source });
     this.startFeatures();
+    const early = this.early ?? [];
+    this.early = undefined;
+    for (const e of early) this.receive(e);
     return true;
+  }
+
+  /** Game events before hub_ready wait here; undefined once the features are installed. */
+  private early: BridgeEvent[] | undefined = [];
+
+  private receive(e: BridgeEvent) {
+    if (this.early) this.early.push(e);
+    else void this.scheduler.run(`game ${e.type}`, () => this.onBridgeEvent(e));
   }
 
   /** Rules 1–3: the live record, else a cache at most a week old, else keep trying every minute. */
@@ -100,11 +114,14 @@ export class Agent {
       }
       const reason = describeError(res.error);
       const cached = await cache.get();
-      if (cached && clock.now() - cached.savedAt <= SERVER_CACHE_MAX_AGE_MS) {
+      const usable = cached && clock.now() - cached.savedAt <= SERVER_CACHE_MAX_AGE_MS;
+      // Once per start, also when no cache helps: an operator's hub_api_failed hook is an alert.
+      if (attempt === 1)
+        await this.events.emit("hub_api_failed", { reason, ...(usable ? { cached_at: cached.savedAt } : {}) });
+      if (usable) {
         this.server = cached.data;
         const hours = Math.round((clock.now() - cached.savedAt) / 3600_000);
         this.log.warn(`service unreachable (${reason}); using the server record cached ${hours} h ago`);
-        await this.events.emit("hub_api_failed", { reason, cached_at: cached.savedAt });
         this.refetchInBackground();
         return "cache";
       }
@@ -169,8 +186,6 @@ export class Agent {
 
   private startFeatures() {
     const { config, bridge } = this.deps;
-    this.unsubscribe = bridge.on((e) => void this.scheduler.run(`game ${e.type}`, () => this.onBridgeEvent(e)));
-    this.events.on("hub_ply_connected", ({ player }) => this.initialize(player));
     for (const install of this.deps.features ?? FEATURES) install(this);
 
     this.job("status", config.intervals.status, () => this.sendStatus(), true);
@@ -192,6 +207,7 @@ export class Agent {
       await this.dispatch(name, args, null);
     } else if (e.type === "player_disconnect") {
       this.players.delete(e.player.id);
+      this.refused.delete(e.player.id);
       this.users.forget(e.player.id);
     }
   }
@@ -204,7 +220,19 @@ export class Agent {
 
   private async connect(player: GamePlayer) {
     this.players.set(player.id, player);
+    this.refused.delete(player.id);
     await this.events.emit("hub_ply_connected", { player });
+    // A connect handler (the ban check) may have refused the player: then nothing is done for them.
+    if (this.players.get(player.id) === player && !this.refused.has(player.id)) await this.initialize(player);
+  }
+
+  /** Players kicked at connect in this session: no user lookup, groups or rewards for them. */
+  private refused = new Set<string>();
+
+  /** Kicks a player and marks them refused, so the agent does not go on to initialize them. */
+  async refuse(player: GamePlayer, reason: string): Promise<void> {
+    this.refused.add(player.id);
+    await this.deps.bridge.kick(player, reason);
   }
 
   /** Rule 6: look the user up (create on 404); on other failures the user-retry job tries again. */
@@ -235,6 +263,9 @@ export class Agent {
 
   /** Stops timers, waits for runs and event handlers in flight, and stops listening to the game. */
   async stop(): Promise<void> {
+    for (const e of this.early ?? [])
+      if (e.type === "operator_input") this.log.warn(`not handled, the agent stopped before it was ready: ${e.line}`);
+    this.early = undefined;
     await this.scheduler.stop();
     this.unsubscribe?.();
     await this.events.idle();

@@ -54,7 +54,7 @@ export function bans(agent: Agent): void {
       kicked.set(player.id, clock.now());
       try {
         log.info("kicking a banned player", { player: player.name, id: player.id, ban: verdict.ban?.id ?? "queued" });
-        await bridge.kick(player, banMessage(messages, verdict));
+        await agent.refuse(player, banMessage(messages, verdict));
       } catch (e) {
         kicked.delete(player.id);
         log.error(`kicking ${player.name} failed: ${(e as Error).message}`, { id: player.id });

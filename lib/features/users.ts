@@ -1,4 +1,4 @@
-import type { Api, User } from "../api/client.ts";
+import { describeError, isRejected, type Api, type User } from "../api/client.ts";
 import type { GamePlayer } from "../game/bridge.ts";
 import type { Logger } from "../log.ts";
 
@@ -43,6 +43,15 @@ export class Users {
       res = await this.api.createUser({ identifier: player.id, type: this.userType, username: player.name });
       if (res.ok)
         this.logger.info("registered a new user", { player: player.name, id: player.id, user_id: res.value.id });
+      else if (isRejected(res.error)) {
+        // The service will not create this user (an id it does not accept): asking again every minute cannot help.
+        this.pending.delete(player.id);
+        this.logger.error(`the service refused to register this player: ${describeError(res.error)}`, {
+          player: player.name,
+          id: player.id,
+        });
+        return undefined;
+      }
     }
     if (!res.ok) {
       this.pending.set(player.id, player);

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { ServerSchema } from "../../lib/api/client.ts";
 import { SERVER_CACHE_MAX_AGE_MS } from "../../lib/agent.ts";
 import { harness, until, type Harness } from "./harness.ts";
+import { SEED_IDS } from "../../lib/sandbox/seed.ts";
 
 const DAY = 24 * 3600_000;
 let h: Harness;
@@ -54,12 +55,19 @@ describe("startup (rules 1–4)", () => {
       await h.clock.advance(60_000);
     }
     await until(() => attempts() === 4, "four attempts");
-    expect(h.events).toEqual(["hub_loading_start", "hub_loading_finish"]);
+    // hub_api_failed once (an operator's alert hook fires), and no hub_ready.
+    expect(h.events).toEqual(["hub_loading_start", "hub_loading_finish", "hub_api_failed"]);
 
     await h.sb.control.up();
     await h.clock.advance(60_000);
     await started;
-    expect(h.events).toEqual(["hub_loading_start", "hub_loading_finish", "hub_api_ready", "hub_ready"]);
+    expect(h.events).toEqual([
+      "hub_loading_start",
+      "hub_loading_finish",
+      "hub_api_failed",
+      "hub_api_ready",
+      "hub_ready",
+    ]);
   });
 
   test("stop() while waiting for the service ends start() without hub_ready", async () => {
@@ -176,4 +184,46 @@ describe("users (rule 6)", () => {
     expect(h.agent.users.get("76561198000000003")).toBeDefined();
     expect(h.sb.control.requests({ method: "GET", path: "/user/76561198000000004" })).toHaveLength(1);
   });
+});
+
+describe("before hub_ready", () => {
+  test("a banned player joining and a console command typed while the service is being asked are handled once ready", async () => {
+    h = await harness();
+    await h.agent.start(); // caches the server record and the ban list
+    await h.agent.stop();
+    h.sb.control.clearRequests();
+    await h.sb.control.down();
+    const agent = h.restart();
+    const starting = agent.start();
+    const bob = { id: SEED_IDS.steamid64.bob, name: "Bob" };
+    h.sim.join(bob); // banned in the seed data
+    h.sim.operatorInput("dashboard");
+    await starting;
+    await until(() => h.sim.actionsOf("kick").length === 1, "Bob kicked from the cached ban list");
+    await until(() => h.logger.lines.some((l) => l.tag === "console"), "the console command answered");
+  });
+
+  test("a player the ban check refuses at connect is not initialized: no user lookup, no hub_ply_initialized", async () => {
+    h = await harness();
+    await h.agent.start();
+    await h.idle();
+    h.sb.control.clearRequests();
+    h.sim.join({ id: SEED_IDS.steamid64.bob, name: "Bob" });
+    await until(() => h.sim.actionsOf("kick").length === 1, "Bob kicked");
+    await h.idle();
+    expect(h.events.filter((e) => e === "hub_ply_initialized")).toEqual([]);
+    expect(h.sb.control.requests({ path: /^\/user\// })).toEqual([]);
+  });
+});
+
+test("users: a registration the service refuses (4xx) is not retried every minute", async () => {
+  h = await harness();
+  await h.agent.start();
+  h.sb.control.failNext({ method: "POST", path: "/user/" }, 1, 422, { detail: "invalid identifier" });
+  h.sim.join({ id: "76561198000000042", name: "Odd" });
+  await until(() => h.logger.lines.some((l) => l.msg.includes("refused to register")), "the refusal logged");
+  await h.idle();
+  await h.clock.advance(60_000);
+  await h.idle();
+  expect(h.sb.control.requests({ method: "POST", path: "/user/" })).toHaveLength(1);
 });

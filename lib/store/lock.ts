@@ -1,11 +1,13 @@
 /**
- * Cross-process exclusive lock: a lock file created with O_EXCL holding pid, time and a token.
+ * Cross-process exclusive lock: a lock file holding pid, time and a token, created complete in one step
+ * (a hard link of a written temp file, which fails when the lock exists).
  * A lock is stale when its pid is dead or its file has not been touched for STALE_MS (the holder
  * touches it while it runs, so only a hung or foreign-host holder ages out). Same-host only: pids
  * from another machine or PID namespace cannot be checked and fall back to the age rule.
  */
-import { mkdir, open, readFile, stat, unlink, utimes } from "node:fs/promises";
+import { link, mkdir, open, readFile, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import { TMP_MARK } from "./driver.ts";
 
 export const STALE_MS = 60_000;
 const HEARTBEAT_MS = 15_000;
@@ -88,13 +90,16 @@ async function acquire(path: string, timeoutMs: number): Promise<() => Promise<v
   const token = crypto.randomUUID();
   const body = JSON.stringify({ pid: process.pid, at: Date.now(), token });
   const deadline = Date.now() + timeoutMs;
+  // The lock appears with its content in one step (a private temp file hard-linked to the lock path, which fails
+  // when the lock exists): a holder killed while taking it cannot leave an empty lock that only ages out.
+  const tmp = `${path}${TMP_MARK}${process.pid}-${token}`;
   for (let attempt = 0; ; attempt++) {
     try {
-      const fh = await open(path, "wx", 0o600);
+      await writeFile(tmp, body, { mode: 0o600, flag: "wx" });
       try {
-        await fh.writeFile(body);
+        await link(tmp, path);
       } finally {
-        await fh.close();
+        await unlink(tmp).catch(() => {});
       }
       break;
     } catch (e) {

@@ -19,6 +19,7 @@ const status = defineCommand({
     const { queueStatus } = await import("../../lib/queues.ts");
     const queues = await queueStatus(store, Date.now());
     ctx.emit({ queues });
+    if (ctx.json) return;
     for (const q of queues) {
       ctx.say(
         `${q.queue.padEnd(16)} ${q.entries} entr${q.entries === 1 ? "y" : "ies"}${q.oldest_age_s === null ? "" : `, oldest ${q.oldest_age_s} s`}`,

@@ -75,7 +75,10 @@ export class ExecutedRewards {
           );
         }
       }
-    })();
+    })().catch((e: unknown) => {
+      this.loaded = undefined; // tried again by the next run: nothing runs before the queue is known
+      throw e;
+    });
     return this.loaded;
   }
 

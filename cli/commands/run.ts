@@ -20,7 +20,9 @@ export default defineCommand({
     const config = await ctx.config();
     const { createBridge } = await import("../../lib/game/index.ts");
     const { systemClock } = await import("../../lib/clock.ts");
-    const bridge = createBridge(config, { clock: systemClock, logger: ctx.logger });
+    // A wrapped server's console is copied to stdout for the operator (logs are on stderr); --json keeps stdout clean.
+    const output = ctx.json ? null : process.stdout;
+    const bridge = createBridge(config, { clock: systemClock, logger: ctx.logger, output });
     process.exitCode = await runAgent({ config, bridge, clock: systemClock, logger: ctx.logger, once: !!args.once });
   },
 });

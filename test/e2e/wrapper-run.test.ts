@@ -19,12 +19,12 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-async function run(serverFlags: string[] = []) {
+async function run(serverFlags: string[] = [], agentArgs: string[] = []) {
   const sb: Sandbox = await startSandbox();
   cleanups.push(() => sb.stop());
   const dir = mkdtempSync(join(tmpdir(), "hub-run-wrapper-"));
   const consoleLog = join(dir, "console.log");
-  const agent = spawn(process.execPath, [join(ROOT, "cli/main.ts"), "run"], {
+  const agent = spawn(process.execPath, [join(ROOT, "cli/main.ts"), "run", ...agentArgs], {
     cwd: dir,
     env: {
       ...process.env,
@@ -46,8 +46,9 @@ async function run(serverFlags: string[] = []) {
     detached: true, // its own process group, like a foreground job in a terminal
   });
   let stderr = "";
+  let stdout = "";
   agent.stderr?.on("data", (d) => (stderr += String(d)));
-  agent.stdout?.resume();
+  agent.stdout?.on("data", (d) => (stdout += String(d)));
   const exited = new Promise<number | null>((r) => agent.once("exit", (code) => r(code)));
   cleanups.push(() => {
     if (agent.exitCode === null && agent.signalCode === null) process.kill(-agent.pid!, "SIGKILL");
@@ -58,7 +59,7 @@ async function run(serverFlags: string[] = []) {
     "the agent to be ready",
     15_000,
   );
-  return { agent: agent as ChildProcess, exited, console, stderr: () => stderr };
+  return { agent: agent as ChildProcess, exited, console, stderr: () => stderr, stdout: () => stdout };
 }
 
 describe("hub-agent run, wrapping the server", () => {
@@ -71,6 +72,30 @@ describe("hub-agent run, wrapping the server", () => {
     expect(r.console()).toContain("Shutting down");
     expect(r.console()).not.toContain("got SIGINT"); // the server has its own group: only the agent got it
     expect(r.stderr()).toContain('stopping the server with "quit"');
+  }, 30_000);
+
+  test("the operator sees the server's console on stdout, without the replies to the agent's own commands", async () => {
+    const r = await run();
+    // The agent lists the players at start (`status`, which the fake server doesn't know).
+    await until(() => r.console().includes('Unknown command "status"'), "the agent's status command");
+    r.agent.stdin?.write("say hello from the operator\n");
+    await until(() => r.stdout().includes("Server: hello from the operator"), "the server's answer on stdout");
+    expect(r.stdout()).toContain("AAS initialized.");
+    expect(r.stdout()).not.toContain('Unknown command "status"');
+    expect(r.stdout()).not.toContain("hubagent_end_"); // the reply markers
+    expect(r.stdout()).not.toMatch(/\bINFO\b/); // the log stays on stderr
+    expect(r.stderr()).not.toContain("hello from the operator");
+    process.kill(r.agent.pid!, "SIGTERM");
+    expect(await r.exited).toBe(0);
+  }, 30_000);
+
+  test("--json: stdout stays for machine output (the console is not copied there)", async () => {
+    const r = await run([], ["--json"]);
+    r.agent.stdin?.write("say hello from the operator\n");
+    await until(() => r.console().includes("Server: hello from the operator"), "the typed line at the server");
+    process.kill(r.agent.pid!, "SIGTERM");
+    expect(await r.exited).toBe(0);
+    expect(r.stdout()).toBe("");
   }, 30_000);
 
   test("SIGTERM to the agent (a process manager's stop): the same clean stop, exit 0", async () => {

@@ -19,7 +19,7 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-async function run(serverFlags: string[] = [], agentArgs: string[] = []) {
+async function run(serverFlags: string[] = [], agentArgs: string[] = [], env: Record<string, string> = {}) {
   const sb: Sandbox = await startSandbox();
   cleanups.push(() => sb.stop());
   const dir = mkdtempSync(join(tmpdir(), "hub-run-wrapper-"));
@@ -41,6 +41,7 @@ async function run(serverFlags: string[] = [], agentArgs: string[] = []) {
         `--log=${consoleLog}`,
         ...serverFlags,
       ]),
+      ...env,
     },
     stdio: ["pipe", "pipe", "pipe"],
     detached: true, // its own process group, like a foreground job in a terminal
@@ -104,5 +105,32 @@ describe("hub-agent run, wrapping the server", () => {
     expect(await r.exited).toBe(0);
     expect(r.console()).toContain("Shutting down");
     expect(r.console()).not.toContain("got SIGTERM");
+  }, 30_000);
+
+  test("the server exits on its own (no restart configured): the agent stops and exits 1, naming why", async () => {
+    const r = await run();
+    r.agent.stdin?.write("crash 3\n");
+    expect(await r.exited).toBe(1);
+    expect(r.stderr()).toContain("the game server exited with code 3 (game.wrapper.restart is off)");
+    expect(r.stderr()).toContain("stopping (the server exited with code 3)");
+    expect(r.stderr()).toMatch(/\bstopped\b/); // the agent's own clean stop ran
+  }, 30_000);
+
+  test("with game.wrapper.restart a crash restarts the server and the agent stays", async () => {
+    const r = await run([], [], { HUB_GAME_WRAPPER_RESTART: "true" });
+    r.agent.stdin?.write("crash 3\n");
+    await until(() => r.console().split("AAS initialized.").length === 3, "the restarted server to be ready", 15_000);
+    expect(r.agent.exitCode).toBeNull();
+    process.kill(r.agent.pid!, "SIGTERM");
+    expect(await r.exited).toBe(0);
+  }, 30_000);
+
+  test("`quit` typed at the console stops the server (even with restarts on) and the agent exits 0", async () => {
+    const r = await run([], [], { HUB_GAME_WRAPPER_RESTART: "true" });
+    r.agent.stdin?.write("quit\n");
+    expect(await r.exited).toBe(0);
+    expect(r.console()).toContain("Shutting down");
+    expect(r.console().split("AAS initialized.")).toHaveLength(2); // not restarted
+    expect(r.stderr()).toContain("stopping (the server was stopped from its console)");
   }, 30_000);
 });

@@ -149,13 +149,30 @@ export async function deliver(s: Session, kind: DeliveryOutcome["kind"], entryId
       },
     },
   );
-  if (own) return { result: own.result, outcome: own, ...(own.error ? { error: own.error } : {}) };
+  if (own) {
+    await markChanged(s, kind);
+    return { result: own.result, outcome: own, ...(own.error ? { error: own.error } : {}) };
+  }
   const still = await queue.get(entryId);
-  if (!still) return { result: "elsewhere" };
+  if (!still) return { result: "elsewhere" }; // the process that settled it refreshed its own list
+  // Still queued: a running `run` enforces a queued ban, once it knows to look.
+  await markChanged(s, kind);
   const error = report.busy
     ? "another hub-agent process is delivering; it goes with the next round"
     : (blocked ?? still.lastError);
   return { result: "kept", ...(error ? { error } : {}) };
+}
+
+/** Tells a running `run` to refresh its ban list now (lib/sanctions/changed.ts); a failure only delays that. */
+async function markChanged(s: Session, kind: DeliveryOutcome["kind"]): Promise<void> {
+  const { markSanctionsChanged } = await import("../lib/sanctions/index.ts");
+  try {
+    await markSanctionsChanged(s.store, [kind]);
+  } catch (e) {
+    s.ctx.logger.warn(
+      `a running hub-agent will notice this ${kind} at its next ban-list refresh: ${(e as Error).message}`,
+    );
+  }
 }
 
 /** Exit codes of a delivery result: done at the service 0, queued 6, refused 1, unknown user 5. */

@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { globalArgs, createContext } from "../context.ts";
 import { CliError, EXIT } from "../exit.ts";
 import type { Config } from "../../lib/config/index.ts";
-import type { GameBridge } from "../../lib/game/bridge.ts";
+import type { GameBridge, GameEnd } from "../../lib/game/bridge.ts";
 import type { Logger } from "../../lib/log.ts";
 import type { Clock } from "../../lib/clock.ts";
 
@@ -20,7 +20,9 @@ export default defineCommand({
     const config = await ctx.config();
     const { createBridge } = await import("../../lib/game/index.ts");
     const { systemClock } = await import("../../lib/clock.ts");
-    const bridge = createBridge(config, { clock: systemClock, logger: ctx.logger });
+    // A wrapped server's console is copied to stdout for the operator (logs are on stderr); --json keeps stdout clean.
+    const output = ctx.json ? null : process.stdout;
+    const bridge = createBridge(config, { clock: systemClock, logger: ctx.logger, output });
     process.exitCode = await runAgent({ config, bridge, clock: systemClock, logger: ctx.logger, once: !!args.once });
   },
 });
@@ -66,6 +68,14 @@ export async function runAgent(opts: {
     })();
     return stopping;
   };
+  // A wrapped server gone for good ends `run` too: with a non-zero exit when it went on its own (so a process
+  // manager restarts the pair, or tells someone), cleanly when the operator typed its stop command.
+  let ended: GameEnd | undefined;
+  bridge.onEnd?.((end) => {
+    if (stopping) return; // our own stop
+    ended = end;
+    void stop(end.requested ? "the server was stopped from its console" : end.reason);
+  });
   process.once("SIGINT", () => void stop("SIGINT"));
   process.once("SIGTERM", () => void stop("SIGTERM"));
   void opts.until?.then(() => stop("time is up"));
@@ -88,5 +98,9 @@ export async function runAgent(opts: {
   if (started) logger.info("ready");
   await done;
   logger.info("stopped");
+  if (ended && !ended.requested) {
+    const why = config.game.wrapper.restart ? "it kept crashing: restarts given up" : "game.wrapper.restart is off";
+    throw new CliError(`${ended.reason.replace(/^the server/, "the game server")} (${why})`, EXIT.FAILURE);
+  }
   return EXIT.OK;
 }

@@ -2,7 +2,9 @@
  * Bans, unbans and warnings in `run` (client-interface.md rules 9–12): the ban list (fetched at hub_ready, every
  * `intervals.bans` and after every sanction; cached; the cache used while the service is unreachable), the kick at
  * connect and after every refresh, and the queue job that delivers the durable ban, unban and warning queues every
- * `intervals.queues`. The chat and console commands are in sanction-commands.ts.
+ * `intervals.queues`. Sanctions that one-shot CLI processes queued or delivered (their "sanctions_changed" marker)
+ * refresh the list at once: watched where possible, and checked every queue round. The chat and console commands
+ * are in sanction-commands.ts.
  */
 import type { Agent } from "../agent.ts";
 import type { BanList } from "../api/client.ts";
@@ -12,10 +14,12 @@ import {
   banCache,
   banCheck,
   banMessage,
+  changeTracker,
   deliverQueues,
   fetchBanList,
   outcomeMessage,
   sameIdentifier,
+  watchSanctionsChanged,
 } from "../sanctions/index.ts";
 import { sanctionCommands } from "./sanction-commands.ts";
 
@@ -25,7 +29,12 @@ export interface Sanctions {
   deliverNow(): Promise<void>;
 }
 
-export function bans(agent: Agent): void {
+export interface BansOptions {
+  /** Watch the store for sanctions changed by other processes (default true); the queue rounds check regardless. */
+  watch?: boolean;
+}
+
+export function bans(agent: Agent, opts: BansOptions = {}): void {
   const { api, store, clock, config, messages, bridge, logger } = agent.deps;
   const log = logger.withTag("bans");
   let list: BanList = {};
@@ -160,13 +169,54 @@ export function bans(agent: Agent): void {
     return enforce([player]);
   });
   agent.job("bans", config.intervals.bans, refresh, true);
+  // A CLI ban or unban while `run` runs: its marker says the list changed (an unban must stop the kicks now).
+  const tracker = changeTracker(store);
+  const changedElsewhere = async () => {
+    const m = await tracker.changed();
+    if (m) {
+      log.info("another hub-agent process changed the sanctions: refreshing the ban list", {
+        pid: m.pid,
+        kinds: m.kinds.join(","),
+      });
+    }
+    return m !== undefined;
+  };
   agent.job(
     "sanction-queues",
     config.intervals.queues,
     async () => {
-      if (await deliverCoalesced()) await refresh();
+      const changed = await changedElsewhere();
+      if ((await deliverCoalesced()) || changed) await refresh();
     },
     true,
   );
+  if (opts.watch !== false && !agent.deps.once) watchChanges(agent, changedElsewhere, refresh);
   sanctionCommands(agent, sanctions);
+}
+
+/** Reacts to the marker file at once (coalesced: events during a check ask for one more check, not a parallel one). */
+function watchChanges(agent: Agent, changed: () => Promise<boolean>, refresh: () => Promise<void>): void {
+  const { scheduler } = agent;
+  let checking = false;
+  let again = false;
+  const check = () => {
+    if (scheduler.stopped) return;
+    if (checking) {
+      again = true;
+      return;
+    }
+    checking = true;
+    void scheduler
+      .run("sanctions-changed", async () => {
+        do {
+          again = false;
+          if (await changed()) await refresh();
+        } while (again && !scheduler.stopped);
+      })
+      .finally(() => {
+        checking = false;
+      });
+  };
+  const closing = watchSanctionsChanged(agent.deps.store, check, agent.deps.logger.withTag("bans"));
+  scheduler.signal.addEventListener("abort", () => void closing.then((close) => close()), { once: true });
 }

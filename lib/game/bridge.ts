@@ -69,4 +69,15 @@ export interface GameBridge {
   exec(command: string): Promise<string>;
   /** Escapes a value (a nick, a reason) so that it stays one argument of one command on this console. */
   escape(value: string): string;
+  /**
+   * A game server hub-agent runs (the wrapper) is gone for good: it exited and no restart follows. `requested`:
+   * hub-agent stopped it (stop(), or the operator typed the stop command). Bridges without a process never call it.
+   */
+  onEnd?(fn: (end: GameEnd) => void): () => void;
+}
+
+export interface GameEnd {
+  /** "the server exited with code 3", "stopped by hub-agent (exited with code 0)", … */
+  reason: string;
+  requested: boolean;
 }

@@ -17,6 +17,11 @@ export interface BridgeDeps {
   logger: Logger;
   /** The operator's console for the wrapper (default: hub-agent's stdin). */
   input?: NodeJS.ReadableStream;
+  /**
+   * Where the wrapper copies the server's console for the operator (default: hub-agent's stdout, while its log
+   * goes to stderr); null: nowhere (`run --json` keeps stdout for machine output).
+   */
+  output?: NodeJS.WritableStream | null;
 }
 
 /** The bridge `game.bridge` names, composed from the preset `game.preset` (validated by loadConfig). */
@@ -83,6 +88,7 @@ function wrap(config: Config, preset: Preset, deps: BridgeDeps): Wrapper {
   const { wrapper } = config.game;
   const { ban, unban, warn, warns } = config.commands;
   const ready = preset.lines.ready?.[0];
+  const output = deps.output === undefined ? process.stdout : deps.output;
   return new Wrapper({
     command: required(wrapper.command, "game.wrapper.command"),
     ...(wrapper.cwd ? { cwd: wrapper.cwd } : {}),
@@ -91,11 +97,27 @@ function wrap(config: Config, preset: Preset, deps: BridgeDeps): Wrapper {
     ...(preset.echo ? { echo: preset.echo } : {}),
     ...(wrapper.restart ? { restart: {} } : {}),
     input: deps.input ?? process.stdin,
+    ...(output ? { output: surviveErrors(output, deps.logger) } : {}),
     // The operator's ban/unban/warn/warns typed at the console go to the service, not the game.
     intercept: interceptWords([ban, unban, warn, warns]),
     clock: deps.clock,
     logger: deps.logger,
   });
+}
+
+const guarded = new WeakSet<NodeJS.WritableStream>();
+
+/** A closed stdout (`hub-agent run | head`, a gone terminal) must not end the agent: the copy stops, one warning. */
+function surviveErrors(stream: NodeJS.WritableStream, logger: Logger): NodeJS.WritableStream {
+  if (guarded.has(stream)) return stream;
+  guarded.add(stream);
+  let warned = false;
+  stream.on("error", (e: Error) => {
+    if (warned) return;
+    warned = true;
+    logger.withTag("wrapper").warn(`the server's console is no longer copied to the output: ${e.message}`);
+  });
+  return stream;
 }
 
 function required<T>(value: T | undefined, key: string): T {

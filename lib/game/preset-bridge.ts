@@ -6,7 +6,7 @@
  */
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import type { BridgeEvent, BridgeEventType, GameBridge, GamePlayer, GameStatus } from "./bridge.ts";
+import type { BridgeEvent, BridgeEventType, GameBridge, GameEnd, GamePlayer, GameStatus } from "./bridge.ts";
 import type { CommandKind, LineKind, PlayerList, Preset } from "./presets/types.ts";
 import { LINE_KINDS } from "./presets/types.ts";
 import { render, TemplateError, type TemplateValues } from "./presets/template.ts";
@@ -18,9 +18,15 @@ import { errorMessage, type SendOptions, type Transport } from "./transports/tra
 
 /** A server process hub-agent runs (the wrapper): it knows when the game is ready or gone, and what the operator typed. */
 export interface ServerProcess {
-  on(event: "ready", fn: () => void): () => void;
-  on(event: "down", fn: (reason: string) => void): () => void;
-  on(event: "operator_input", fn: (line: string) => void): () => void;
+  on<K extends keyof ServerProcessEvents>(event: K, fn: (...args: ServerProcessEvents[K]) => void): () => void;
+}
+
+export interface ServerProcessEvents {
+  ready: [];
+  down: [reason: string];
+  operator_input: [line: string];
+  /** The process ended; `restarting` when another start follows. */
+  exit: [info: { reason: string; requested: boolean; restarting: boolean }];
 }
 
 export interface PresetBridgeOptions {
@@ -120,6 +126,14 @@ export class PresetBridge implements GameBridge {
   on(fn: (e: BridgeEvent) => void): () => void {
     this.#listeners.add(fn);
     return () => this.#listeners.delete(fn);
+  }
+
+  onEnd(fn: (end: GameEnd) => void): () => void {
+    const proc = this.#o.process;
+    if (!proc) return () => {};
+    return proc.on("exit", ({ reason, requested, restarting }) => {
+      if (!restarting) fn({ reason, requested });
+    });
   }
 
   async status(): Promise<GameStatus> {

@@ -10,6 +10,8 @@
  *             fate by `outcome.entry.id`; no outcome for it means it is still queued (or another process settled it).
  * - tell:     `outcomeMessage(messages, outcome)` is the creator's sentence.
  * - enforce:  `fetchBanList` (live, else cached), `isBanned(store, list, playerId, now)`, `banMessage(messages, v)`.
+ * - signal:   `markSanctionsChanged(store, kinds)` after a one-shot round; `run` watches it (`changeTracker`,
+ *             `watchSanctionsChanged`) and refreshes its ban list at once.
  * - read:     `listWarnings(api, target, bundleId)` + `formatWarnings(messages, name, warnings)` for `warns`.
  */
 export * from "./schemas.ts";
@@ -18,3 +20,4 @@ export * from "./deliver.ts";
 export * from "./banlist.ts";
 export * from "./warnings.ts";
 export * from "./report.ts";
+export * from "./changed.ts";

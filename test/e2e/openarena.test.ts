@@ -7,14 +7,10 @@
  * with the reason. HUB_OPENARENA_SERVER points at another launcher.
  *
  * The steps share one server (it takes a few seconds to load a map) and run in order; each leaves the game as
- * the next expects it. To add a step, add a test before the final `quit`. Steps that wait for features of the
- * sanctions and rewards work (not on this branch yet):
- * - `hub-agent ban Sarge …` (the CLI, same storage dir) → the agent's bans job kicks him: `Sarge^7 was kicked` in
- *   `w.lines`, `ClientDisconnect`, and he is gone from `w.agent.players`;
- * - a reward for an online bot with a command `say reward for {name}` → `console: reward for Grunt` in `w.lines`
- *   and the applied reward reported to the sandbox;
- * - with the real ban command registered, the console step below asserts a service ban for Grunt in
- *   `w.sb.state.bans` instead of the stand-in handler's call.
+ * the next expects it: two bots join; `hub-agent ban Sarge …` (the compiled CLI, same storage and config) gets
+ * Sarge kicked; a reward command runs for Grunt; the operator types `ban Grunt …` into the wrapped console; `quit`.
+ * To add a step, add a test before the final `quit`. Intervals are short (queue and reward rounds every 2 s); the
+ * ban-list refresh is an hour away, so the kick after the CLI's ban is its "sanctions changed" marker's doing.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -35,6 +31,7 @@ import { loadMessages } from "../../lib/messages.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { until } from "../agent/harness.ts";
+import { binary, hub } from "../cli/binary.ts";
 
 const SERVER = process.env.HUB_OPENARENA_SERVER ?? "/usr/games/openarena-server";
 const installed = existsSync(SERVER);
@@ -85,11 +82,15 @@ interface World {
   agent: Agent;
   /** The operator's terminal: what is written here is typed into the wrapped console. */
   console: PassThrough;
+  /** What the operator's terminal shows of the server's console (hub-agent's stdout). */
+  shown: () => string;
   lines: string[];
   events: BridgeEvent[];
   exits: ExitInfo[];
   logger: ReturnType<typeof memoryLogger>;
   home: string;
+  /** The operator's configuration (environment only), also for the CLI commands. */
+  env: Record<string, string>;
 }
 
 describe.skipIf(!installed)("OpenArena end to end (real ioquake3 server)", () => {
@@ -98,26 +99,31 @@ describe.skipIf(!installed)("OpenArena end to end (real ioquake3 server)", () =>
 
   beforeAll(async () => {
     const home = mkdtempSync(join(tmpdir(), "hub-oa-"));
+    void binary().catch(() => {}); // compiles while the map loads; the CLI step awaits it (and its error)
     const sb = await startSandbox();
     // The operator's configuration, as in the README's OpenArena example.
-    const loaded = await loadConfig({
-      env: {
-        HUB_API_URL: sb.url,
-        HUB_API_KEY: sb.key,
-        HUB_API_SERVER_ID: sb.serverId,
-        HUB_STORAGE_DIR: join(home, "data"),
-        HUB_GAME_BRIDGE: "wrapper",
-        HUB_GAME_PRESET: "openarena",
-        HUB_GAME_WRAPPER_COMMAND: JSON.stringify(serverCommand(20_000 + Math.floor(Math.random() * 30_000), home)),
-        HUB_INTERVALS_PLAYER_POLL: "3600", // the steps ask for the list when they need it
-      },
-      cwd: home,
-    });
+    const env = {
+      HUB_API_URL: sb.url,
+      HUB_API_KEY: sb.key,
+      HUB_API_SERVER_ID: sb.serverId,
+      HUB_STORAGE_DIR: join(home, "data"),
+      HUB_GAME_BRIDGE: "wrapper",
+      HUB_GAME_PRESET: "openarena",
+      HUB_GAME_WRAPPER_COMMAND: JSON.stringify(serverCommand(20_000 + Math.floor(Math.random() * 30_000), home)),
+      HUB_INTERVALS_PLAYER_POLL: "3600", // the steps ask for the list when they need it
+      HUB_INTERVALS_QUEUES: "2",
+      HUB_INTERVALS_REWARDS: "2",
+      HUB_INTERVALS_BANS: "3600",
+    };
+    const loaded = await loadConfig({ env, cwd: home });
     if (!loaded.ok) throw new Error(loaded.problems.join("\n"));
     const config = loaded.config;
     const logger = memoryLogger();
     const console = new PassThrough();
-    const opts = presetBridgeOptions(config, { clock: systemClock, logger, input: console });
+    const output = new PassThrough();
+    let shownText = "";
+    output.on("data", (d) => (shownText += String(d)));
+    const opts = presetBridgeOptions(config, { clock: systemClock, logger, input: console, output });
     const wrapper = opts.transport;
     if (!(wrapper instanceof Wrapper)) throw new Error("game.bridge = wrapper should give a Wrapper");
     const lines: string[] = [];
@@ -137,7 +143,7 @@ describe.skipIf(!installed)("OpenArena end to end (real ioquake3 server)", () =>
       messages: await loadMessages(config.lang, { logger }),
       jitter: 0,
     });
-    w = { sb, wrapper, bridge, agent, console, lines, events, exits, logger, home };
+    w = { sb, wrapper, bridge, agent, console, shown: () => shownText, lines, events, exits, logger, home, env };
     await bridge.start();
     await wrapper.whenReady();
     expect(await agent.start()).toBe(true);
@@ -168,22 +174,68 @@ describe.skipIf(!installed)("OpenArena end to end (real ioquake3 server)", () =>
       }
       await w.agent.sendStatus();
       expect(w.sb.state.servers.get(w.sb.serverId)?.users_current).toBe(2);
+      // The operator sees the server's console, but not the replies to the agent's own commands (`status`).
+      expect(w.shown()).toContain("AAS initialized.");
+      expect(w.lines).toContain("map: oa_dm1");
+      expect(w.shown()).not.toContain("map: oa_dm1");
+    },
+    SLOW,
+  );
+
+  /** The bot's service user (registered in the first step). */
+  const userOf = (name: string) => {
+    const user = w.sb.state.findUser(name, "CENTRAL");
+    if (!user) throw new Error(`${name} has no service user`);
+    return user;
+  };
+  const bansOf = (name: string) => [...w.sb.state.bans.values()].filter((b) => b.user_id === userOf(name).id);
+  /** ioq3 announces a kick to everyone; the dedicated console prints the broadcast. */
+  const kicked = (name: string) => w.lines.some((l) => l.includes(`${name}^7 was kicked`));
+
+  test("`hub-agent ban Sarge 10 griefing` (the compiled CLI, beside the running agent): delivered, and the real server kicks him", async () => {
+    await binary(); // compiled in the background since beforeAll
+    const r = await hub(["ban", "Sarge", "10", "griefing"], { env: w.env });
+    expect(r, r.stderr).toMatchObject({ code: 0 });
+    expect(r.stdout).toContain("Sarge has been banned for 10m. Reason: griefing");
+    expect(bansOf("Sarge")).toMatchObject([{ reason: "griefing", length: 600, status: "ACTIVE" }]);
+    // The agent learns of it from the CLI's marker, at once (its own list refresh is an hour away).
+    await until(() => kicked("Sarge"), "the server to kick Sarge", SLOW);
+    await until(() => !online().includes("Sarge"), "Sarge to leave the agent's players", SLOW);
+    expect(online()).toEqual(["Grunt"]);
+    expect(w.logger.lines.some((l) => l.msg.includes("another hub-agent process changed the sanctions"))).toBe(true);
+  }, 120_000); // the first CLI step may wait for the compile on a loaded machine
+
+  test(
+    "a reward command for the online bot runs on the server (`say`) and is reported as executed",
+    async () => {
+      const applied = w.sb.state.addReward({
+        user_id: userOf("Grunt").id,
+        reward: { name: "Greeting", type: "COMMAND", data: { command: "say reward for %nick%" }, on_event: "DIRECT" },
+      });
+      await until(() => w.lines.some((l) => l.includes("reward for Grunt")), "the reward's say on the server", SLOW);
+      await until(() => applied.executed_on.includes(w.sb.serverId), "the reward reported (PATCH executed_on)", SLOW);
+      const patches = w.sb.control.requests({ method: "PATCH", path: `/packet/reward/applied/${applied.id}` });
+      expect(patches).toHaveLength(1);
+      expect(w.lines.filter((l) => l.includes("reward for Grunt"))).toHaveLength(1); // once
     },
     SLOW,
   );
 
   test(
-    "an operator's `ban <bot> 10 griefing` typed into the wrapped console is intercepted and handled by the agent",
+    "the operator's `ban Grunt 10 griefing` typed into the wrapped console becomes a service ban, and Grunt is kicked",
     async () => {
-      const calls: { args: string[]; invoker: unknown }[] = [];
-      // The ban feature (another branch) registers this command; here a stand-in proves the path to the registry.
-      w.agent.command("ban", async ({ args, invoker }) => void calls.push({ args, invoker }));
+      const posts = () => w.sb.control.requests({ method: "POST", path: "/ban/" });
+      expect(posts()).toHaveLength(1); // the CLI's
       w.console.write("ban Grunt 10 griefing\n");
       w.console.write("g_speed\n"); // not intercepted: reaches the server
-      await until(() => w.lines.some((l) => l.startsWith('"g_speed" is:')), "the passed-through cvar query", SLOW);
-      await until(() => calls.length === 1, "the intercepted ban", SLOW);
-      expect(calls).toEqual([{ args: ["Grunt", "10", "griefing"], invoker: null }]);
+      await until(() => w.shown().includes('"g_speed" is:'), "the answer on the operator's terminal", SLOW);
+      await until(() => posts().length === 2, "the console's ban sent to the service", SLOW);
+      expect(posts()[1]?.query).toEqual([]); // the console acts as the server: no morph_user_id
+      expect(bansOf("Grunt")).toMatchObject([{ reason: "griefing", length: 600, status: "ACTIVE" }]);
+      await until(() => kicked("Grunt"), "the server to kick Grunt", SLOW);
+      await until(() => online().length === 0, "Grunt to leave the agent's players", SLOW);
       expect(w.lines).not.toContain("unknown command: ban"); // what ioq3 answers when the line reaches it
+      expect(w.logger.lines.some((l) => l.msg.includes("Grunt has been banned for 10m. Reason: griefing"))).toBe(true);
     },
     SLOW,
   );

@@ -197,7 +197,7 @@ describe("PresetBridge with the wrapper's process events", () => {
   function wrapped() {
     const proc = new EventEmitter();
     const process: ServerProcess = {
-      on: (event: string, fn: (arg: string) => void) => {
+      on(event, fn) {
         proc.on(event, fn);
         return () => proc.off(event, fn);
       },
@@ -234,6 +234,16 @@ describe("PresetBridge with the wrapper's process events", () => {
     expect(w.bridge.caps.events.has("operator_input")).toBe(true);
     await w.bridge.stop();
     expect(w.lines.stopped).toBe(true);
+  });
+
+  test("onEnd: only an exit that no restart follows", () => {
+    const w = wrapped();
+    const ends: unknown[] = [];
+    w.bridge.onEnd((end) => ends.push(end));
+    w.proc.emit("exit", { reason: "the server exited with code 3", requested: false, restarting: true });
+    expect(ends).toEqual([]);
+    w.proc.emit("exit", { reason: "the server exited with code 3", requested: false, restarting: false });
+    expect(ends).toEqual([{ reason: "the server exited with code 3", requested: false }]);
   });
 });
 

@@ -95,6 +95,8 @@ interface PendingReply {
   done: (line: string) => boolean;
   /** Lines that only close the reply (the marker) are neither part of it nor game output. */
   swallow: boolean;
+  /** The operator's own line: its answer is theirs to see, not a reply to hub-agent. */
+  show: boolean;
   resolve: (text: string) => void;
   reject: (e: Error) => void;
 }
@@ -113,9 +115,10 @@ export function interceptWords(words: Iterable<string>): (line: string) => boole
  * - As a Transport it writes commands to the server's stdin, one at a time; with an echo command it brackets
  *   each with a marker and returns the lines in between. Those lines also go to `onLine`, since a command's
  *   output may hold events (`addbot` prints ClientConnect).
- * - It passes the operator's typed lines through, except intercepted ones (ban, warn, …), which become
- *   `operator_input` events; at EOF of hub-agent's stdin the server's stdin stays open. The server's console
- *   is copied to `output`, without the replies to hub-agent's own commands.
+ * - It passes the operator's typed lines through, in turn with hub-agent's commands, except intercepted ones
+ *   (ban, warn, …), which become `operator_input` events, and the stop command, which stops the server as stop()
+ *   does; at EOF of hub-agent's stdin the server's stdin stays open. The server's console is copied to `output`,
+ *   without the replies to hub-agent's own commands.
  * - stop() (called by `hub-agent run` on SIGINT/SIGTERM) sends the stop command, waits, then SIGTERM, then
  *   SIGKILL. The server runs in its own process group so a Ctrl-C in the terminal reaches hub-agent only.
  *
@@ -369,7 +372,7 @@ export class Wrapper implements LineSource, Transport {
       return;
     }
     if (MARKER.test(line.trimEnd())) return; // the marker of a command that timed out
-    if (pending) pending.lines.push(line);
+    if (pending && !pending.show) pending.lines.push(line);
     else this.#o.output?.write(`${line}\n`);
     if (!this.#ready && this.#o.ready?.test(line)) this.#markReady();
     this.#deliver(line, stream);
@@ -453,7 +456,7 @@ export class Wrapper implements LineSource, Transport {
 
   async #run(job: QueuedCommand): Promise<string> {
     await this.whenReady(job.signal);
-    const { command, until } = decodeJob(job.command);
+    const { command, until, operator } = decodeJob(job.command);
     const echo = this.#o.echo;
     if (!until && !echo) {
       if (!this.#write(`${command}\n`)) throw new TransportError("disconnected", `${this.name}: the server is gone`);
@@ -464,11 +467,14 @@ export class Wrapper implements LineSource, Transport {
     return new Promise<string>((resolve, reject) => {
       const onAbort = () => {
         if (this.#pending === pending) this.#pending = undefined;
-        reject(job.signal.reason);
+        if (operator)
+          resolve(""); // written: only its marker is late (a `map` change holds the console)
+        else reject(job.signal.reason);
       };
       const pending: PendingReply = {
         lines: [],
         swallow: !until,
+        show: operator,
         done: until
           ? (line) => until.test(line)
           : (line) => line.trimEnd().endsWith(marker) && !line.includes(echoLine),
@@ -478,7 +484,9 @@ export class Wrapper implements LineSource, Transport {
         },
         reject: (e) => {
           job.signal.removeEventListener("abort", onAbort);
-          reject(e);
+          if (operator)
+            resolve(""); // written; the server went away (the operator typed `quit`)
+          else reject(e);
         },
       };
       if (job.signal.aborted) return onAbort();
@@ -528,7 +536,22 @@ export class Wrapper implements LineSource, Transport {
       this.#emit("operator_input", line.trim());
       return;
     }
-    if (!this.#write(`${line}\n`)) this.#log.warn(`the server is not running; not passed on: ${line}`);
+    const stop = this.#o.stopCommand;
+    if (stop && line.trim().toLowerCase() === stop.toLowerCase()) {
+      // The operator means it: hub-agent's own stop (no restart follows; `hub-agent run` then ends cleanly).
+      this.#log.info(`the operator typed "${stop}": stopping the server`);
+      void this.stop();
+      return;
+    }
+    if (!this.#o.echo || line.includes("\0")) {
+      if (!this.#write(`${line}\n`)) this.#log.warn(`the server is not running; not passed on: ${line}`);
+      return;
+    }
+    // In the command queue with a marker of its own: written directly, its answer could arrive after hub-agent's
+    // next command was written and be taken for that command's reply (hidden from the operator, and misread).
+    this.#queue
+      .push(encodeJob(line, undefined, true), OPERATOR_TIMEOUT_MS)
+      .catch((e: Error) => this.#log.warn(`not passed on to the server (${e.message}): ${line}`));
   }
 
   #emit<K extends keyof WrapperEvents>(event: K, ...args: WrapperEvents[K]): void {
@@ -542,14 +565,24 @@ export class Wrapper implements LineSource, Transport {
   }
 }
 
-/** The queue carries strings; a command can't hold NUL, so NUL separates it from its `until` pattern. */
-function encodeJob(command: string, until?: RegExp): string {
+/** How long a typed line may wait for the server to be ready (a map loading, a restart) before it is dropped. */
+const OPERATOR_TIMEOUT_MS = 5 * 60_000;
+
+/**
+ * The queue carries strings; a command can't hold NUL, so NUL separates it from its `until` pattern, and a leading
+ * NUL marks a line the operator typed.
+ */
+function encodeJob(command: string, until?: RegExp, operator = false): string {
+  if (operator) return `\0${command}`;
   return until ? `${command}\0${until.source}\0${until.flags}` : command;
 }
 
-function decodeJob(job: string): { command: string; until?: RegExp } {
+function decodeJob(job: string): { command: string; until?: RegExp; operator: boolean } {
+  if (job.startsWith("\0")) return { command: job.slice(1), operator: true };
   const [command = "", source, flags] = job.split("\0");
-  return source === undefined ? { command } : { command, until: singleMatch(new RegExp(source, flags)) };
+  return source === undefined
+    ? { command, operator: false }
+    : { command, until: singleMatch(new RegExp(source, flags)), operator: false };
 }
 
 /** Without `g`/`y`, test() keeps no state between lines. */

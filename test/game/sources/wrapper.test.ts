@@ -157,6 +157,33 @@ describe("Wrapper: operator console", () => {
     expect(seen).not.toContain("[CHAT] Server: after EOF");
     expect(seen.some((l) => l.includes("hubagent_end_"))).toBe(false);
   });
+
+  test("a typed line's answer is the operator's even when hub-agent sends a command right after it", async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let shown = "";
+    output.on("data", (d) => (shown += String(d)));
+    const w = await wrap([], { input, output });
+    await w.wrapper.whenReady();
+    // The console is still busy with the operator's lines when hub-agent's command comes.
+    input.write("sleep 100\nsay typed before the command\n");
+    await new Promise((r) => setImmediate(r)); // the typed lines are read first
+    expect(await w.wrapper.send("echo the command's reply")).toBe("the command's reply");
+    expect(shown.split("\n")).toContain("[CHAT] Server: typed before the command");
+    expect(shown).not.toContain("the command's reply");
+    expect(shown).not.toContain("hubagent_end_");
+  });
+
+  test("the stop command typed at the console stops the server as hub-agent's own stop does (no restart)", async () => {
+    const input = new PassThrough();
+    const w = await wrap([], { input, restart: { delayMs: 10 } });
+    await w.wrapper.whenReady();
+    input.write("quit\n");
+    await until(() => w.exits.length === 1, "the server to exit");
+    expect(w.exits[0]).toMatchObject({ code: 0, requested: true, restarting: false });
+    expect(w.wrapper.state).toBe("closed");
+    expect(w.logger.lines.some((l) => l.msg.includes('the operator typed "quit"'))).toBe(true);
+  });
 });
 
 describe("Wrapper: stop, crash and restart", () => {

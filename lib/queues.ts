@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import type { QueueEntry, Store } from "./store/index.ts";
+import { isRefusedReport } from "./rewards/executed.ts";
 
 /** The durable queues `run` drains and one-shot commands fill (client-interface.md rules 10, 11, 12, 14). */
 export const QUEUE_NAMES = ["ban", "unban", "warning", "reward_executed"] as const;
@@ -19,6 +20,8 @@ export interface QueueItem {
 export interface QueueSummary {
   queue: QueueName;
   entries: number;
+  /** Entries `run` still sends; the others wait for the operator (a reward report VyHub refused). */
+  waiting: number;
   /** Age of the oldest entry in seconds, null when empty. */
   oldest_age_s: number | null;
   items: QueueItem[];
@@ -35,6 +38,7 @@ export async function queueStatus(store: Store, now: number): Promise<QueueSumma
       return {
         queue,
         entries: entries.length,
+        waiting: entries.filter((e) => !(queue === "reward_executed" && isRefusedReport(e.data))).length,
         oldest_age_s: entries[0] ? age(entries[0].createdAt) : null,
         items: entries.map((e) => ({
           id: e.id,

@@ -160,7 +160,12 @@ async function describe(queue: QueueName, data: QueueItem["data"]): Promise<stri
   const r = v.safeParse(ExecutedRewardSchema, data);
   if (!r.success) return "";
   const e = r.output;
-  return `reward ${e.reward} (${e.packet}) executed for ${e.player}, applied reward ${e.id}${e.issued ? "" : " — issuing was interrupted"}`;
+  const note = e.refused
+    ? " — VyHub refused the report, so it never runs again: `queue retry` reports it again once the cause is fixed, `queue drop --force` lets it run again"
+    : e.issued
+      ? ""
+      : " — issuing was interrupted";
+  return `reward ${e.reward} (${e.packet}) executed for ${e.player}, applied reward ${e.id}${note}`;
 }
 
 /** A reward report: PATCH executed_on now (the same rules as `run`'s rounds). */
@@ -169,11 +174,8 @@ async function retryReward(
   s: Awaited<ReturnType<typeof import("../sanction.ts").openSession>>,
   entry: Extract<FoundEntry, { ok: true }>["entry"],
 ) {
-  const [v, { ExecutedRewardSchema, EXECUTED_QUEUE, patchOutcome }, { describeError }] = await Promise.all([
-    import("valibot"),
-    import("../../lib/rewards/executed.ts"),
-    import("../../lib/api/client.ts"),
-  ]);
+  const [v, { ExecutedRewardSchema, EXECUTED_QUEUE, patchOutcome, refusedUpdate }, { describeError }] =
+    await Promise.all([import("valibot"), import("../../lib/rewards/executed.ts"), import("../../lib/api/client.ts")]);
   const parsed = v.safeParse(ExecutedRewardSchema, entry.data);
   if (!parsed.success) throw new CliError(`${entry.id} is not a reward report this version can read`, EXIT.FAILURE);
   const reward = parsed.output;
@@ -194,9 +196,15 @@ async function retryReward(
     process.exitCode = EXIT.QUEUED;
     return;
   }
+  if (outcome === "refused") {
+    // Kept: the service still lists the reward as open, and without the entry `run` would execute it again.
+    await queue.update(entry.id, refusedUpdate({ ...entry, data: reward }, error ?? "", Date.now()));
+    throw new CliError(
+      `VyHub refused to mark reward ${reward.id} as executed (${error}); kept as refused so it does not run again`,
+      EXIT.FAILURE,
+    );
+  }
   await queue.remove(entry.id);
-  if (outcome === "dropped")
-    throw new CliError(`VyHub refused to mark reward ${reward.id} as executed (${error}); dropped`, EXIT.FAILURE);
   ctx.emit({ action: "retry", queue: EXECUTED_QUEUE, entry_id: entry.id, status: "delivered" });
   ctx.say(`reward ${reward.id} (${reward.reward} for ${reward.player}) reported as executed`);
 }

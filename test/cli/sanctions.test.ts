@@ -375,6 +375,29 @@ describe("queue", () => {
     const again = await reports.add(entry.data);
     expect((await run(["queue", "drop", again.id, "--force"], env)).code).toBe(0);
   });
+
+  test("a reward report VyHub refuses (4xx) is kept marked refused, shown as such, and not counted as waiting", async () => {
+    const env = fresh();
+    const store = await openStore({ dir: env.HUB_STORAGE_DIR });
+    const reports = store.queue(EXECUTED_QUEUE, ExecutedRewardSchema);
+    const entry = await reports.add({
+      id: SEED_IDS.appliedRewards.alice_vip_command,
+      user_id: USERS.alice,
+      player_id: ALICE,
+      player: "Alice",
+      reward: "VIP command",
+      packet: "VIP",
+      issued: true,
+    });
+    sb.control.failNext({ method: "PATCH", path: `/packet/reward/applied/${entry.data.id}` }, 1, 422);
+    const retried = await run(["queue", "retry", entry.id], env);
+    expect(oneLine(retried, 1)).toContain("kept as refused so it does not run again");
+    expect(await reports.get(entry.id)).toMatchObject({ attempts: 1, data: { refused: true } });
+    expect((await run(["queue", "status"], env)).stdout).toContain("VyHub refused the report, so it never runs again");
+    // Cron's exit code is about what waits for the service; a refused report waits for the operator.
+    expect((await run(["run", "--once"], env)).code).toBe(0);
+    expect(await reports.size()).toBe(1);
+  });
 });
 
 // Runs last: every output above, of every command.

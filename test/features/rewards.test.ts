@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import type { AppliedRewardMap } from "../../lib/api/client.ts";
 import { rewards } from "../../lib/features/rewards.ts";
+import { queueStatus } from "../../lib/queues.ts";
 import type { GamePlayer } from "../../lib/game/bridge.ts";
 import { parseSimConsole, type SimGameOptions } from "../../lib/game/sim.ts";
 import { EXECUTED_QUEUE, ExecutedRewardSchema, ExecutedRewards } from "../../lib/rewards/executed.ts";
@@ -293,13 +294,19 @@ describe("once", () => {
     expect(execs()).toHaveLength(2);
   });
 
-  test("4xx PATCH: dropped and logged; not run again while the agent runs, though the service still lists it", async () => {
+  test("4xx PATCH: kept marked refused and logged; not run again nor re-sent, though the service still lists it", async () => {
     await setup();
     h.sb.control.failNext(REWARD_PATCH, 1, 422);
     await join(ALICE);
     await until(() => patches(VIP).length === 1, "the refused PATCH");
     await h.idle();
-    expect(await queued()).toEqual([]);
+    expect(await queued()).toEqual([
+      expect.objectContaining({
+        attempts: 1,
+        lastError: expect.stringContaining("422"),
+        data: expect.objectContaining({ id: VIP, refused: true }),
+      }),
+    ]);
     expect(logged(`VyHub refused to mark reward ${VIP}`)).toHaveLength(1);
     h.sim.leave(ALICE.id);
     await h.idle();
@@ -308,6 +315,31 @@ describe("once", () => {
     expect(gets().length).toBeGreaterThanOrEqual(3);
     expect(execs()).toHaveLength(1);
     expect(patches(VIP)).toHaveLength(1);
+  });
+
+  test("4xx PATCH then a restart: the refused id is kept durably, so the reward does not run again", async () => {
+    await setup();
+    h.sb.control.failNext(REWARD_PATCH, 1, 422);
+    await join(ALICE);
+    await until(() => patches(VIP).length === 1, "the refused PATCH");
+    await h.idle();
+    expect(execs()).toHaveLength(1);
+
+    // A new process: Alice is still online and the service still lists the reward as open.
+    await h.agent.stop();
+    const agent = h.restart();
+    await agent.start();
+    await until(() => h.events.filter((e) => e === "hub_ply_initialized").length === 2, "Alice initialised again");
+    await h.idle();
+    await advance(MIN);
+    expect(gets().at(-1)?.query).toContainEqual(["user_id", USERS.alice]);
+    expect(execs()).toHaveLength(1);
+    // Not re-sent either: the refusal waits for the operator (`queue retry` or `queue drop --force`).
+    expect(patches(VIP)).toHaveLength(1);
+    const status = (await queueStatus(h.store, h.clock.now())).find((q) => q.queue === EXECUTED_QUEUE);
+    expect(status).toMatchObject({ entries: 1, waiting: 0 });
+    expect(status?.items[0]).toMatchObject({ attempts: 1, data: { id: VIP, refused: true } });
+    expect(status?.items[0]?.last_error).toContain("422");
   });
 
   test("remembered after the PATCH until a refresh that started after it: a stale answer in flight runs nothing", async () => {

@@ -24,7 +24,7 @@ const status = defineCommand({
         `${q.queue.padEnd(16)} ${q.entries} entr${q.entries === 1 ? "y" : "ies"}${q.oldest_age_s === null ? "" : `, oldest ${q.oldest_age_s} s`}`,
       );
       for (const i of q.items) {
-        const what = await describe(q.queue, i.data);
+        const what = await describe(q.queue, i.data, i.attempts);
         ctx.say(
           `  ${i.id}  ${i.age_s} s old, ${i.attempts} attempt(s)${i.last_error ? `, last error: ${i.last_error}` : ""}`,
         );
@@ -46,6 +46,11 @@ const retry = defineCommand({
     const s = await openSession(ctx);
     const { queue, entry } = found(await find(s.store, args.id), args.id);
     if (queue === "reward_executed") return retryReward(ctx, s, entry);
+    if (queue === "reward_failed")
+      throw new CliError(
+        `${entry.id} is a reward the game refused: nothing to send; \`hub-agent run\` tries it again by itself, and \`hub-agent queue drop ${entry.id}\` clears its refusals so its next trigger tries it at once`,
+        EXIT.USAGE,
+      );
     const d = await deliver(s, queue, entry.id);
     const { outcomeMessage } = await import("../../lib/sanctions/index.ts");
     const text =
@@ -78,7 +83,7 @@ const drop = defineCommand({
     const ctx = createContext(args);
     const store = await openStoreOf(ctx);
     const { queue, entry } = found(await find(store, args.id), args.id);
-    const what = await describe(queue, entry.data);
+    const what = await describe(queue, entry.data, entry.attempts);
     if (queue === "reward_executed" && !args.force)
       throw new CliError(
         `${entry.id} reports an executed reward (${what}); without the report VyHub keeps the reward open and it ` +
@@ -94,7 +99,7 @@ const drop = defineCommand({
     let removed: boolean;
     try {
       // Under the delivery lock: a sanction is either sent by a round or dropped here, never both.
-      removed = queue === "reward_executed" ? await remove() : await store.withLock(DELIVERY_LOCK, remove);
+      removed = queue.startsWith("reward_") ? await remove() : await store.withLock(DELIVERY_LOCK, remove);
     } catch (e) {
       if (!(e instanceof LockTimeoutError)) throw e;
       throw new CliError(`another hub-agent process is delivering right now; try again in a moment`, EXIT.FAILURE);
@@ -133,12 +138,13 @@ function found(f: FoundEntry, id: string): Extract<FoundEntry, { ok: true }> {
 }
 
 /** One line saying what an entry is about, for people; "" when its data is not of a known shape. */
-async function describe(queue: QueueName, data: QueueItem["data"]): Promise<string> {
-  const [v, s, { formatLength }, { ExecutedRewardSchema }] = await Promise.all([
+async function describe(queue: QueueName, data: QueueItem["data"], attempts: number): Promise<string> {
+  const [v, s, { formatLength }, { ExecutedRewardSchema }, f] = await Promise.all([
     import("valibot"),
     import("../../lib/sanctions/index.ts"),
     import("../../lib/duration.ts"),
     import("../../lib/rewards/executed.ts"),
+    import("../../lib/rewards/failures.ts"),
   ]);
   const who = (p: { name: string; identifier: string }) => (p.name ? `${p.name} (${p.identifier})` : p.identifier);
   const by = (c: { name: string } | null) => `by ${c ? c.name : "the console"}`;
@@ -156,6 +162,15 @@ async function describe(queue: QueueName, data: QueueItem["data"]): Promise<stri
   if (queue === "warning") {
     const r = v.safeParse(s.WarningEntrySchema, data);
     return r.success ? `warn ${who(r.output.target)} "${r.output.reason}" ${by(r.output.creator)}` : "";
+  }
+  if (queue === "reward_failed") {
+    const r = v.safeParse(f.FailedRewardSchema, data);
+    if (!r.success) return "";
+    const e = r.output;
+    const what = `reward ${e.reward} (${e.packet}) for ${e.player}, applied reward ${e.id}, refused by the game`;
+    return f.gaveUp({ attempts })
+      ? `${what} — given up: fix the command at VyHub (or what the game allows), then drop this entry to try again`
+      : `${what} — \`run\` tries it again after a pause`;
   }
   const r = v.safeParse(ExecutedRewardSchema, data);
   if (!r.success) return "";

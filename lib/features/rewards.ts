@@ -3,13 +3,15 @@
  *
  * The applied rewards of online players are fetched with GET /packet/reward/applied/user and kept per player;
  * one run function takes the events and a user id (null: DIRECT/DISABLE over every user) and executes the matching
- * rewards. `once` rewards go through the durable executed queue (lib/rewards/executed.ts) so none runs twice.
+ * rewards. `once` rewards go through the durable executed queue (lib/rewards/executed.ts) so none runs twice;
+ * rewards the game refuses back off and are given up (lib/rewards/failures.ts) instead of failing every round.
  */
 import type { Agent } from "../agent.ts";
 import { describeError, type AppliedReward, type RewardEvent } from "../api/client.ts";
 import type { GameBridge, GamePlayer } from "../game/bridge.ts";
 import type { Logger } from "../log.ts";
 import { ExecutedRewards } from "../rewards/executed.ts";
+import { RewardFailures } from "../rewards/failures.ts";
 import { commandLines, fillTemplate, rewardValues } from "../rewards/replace.ts";
 
 /** What the timer runs (gmod: "DIRECT always includes DISABLE"); the only events allowed without a user. */
@@ -37,6 +39,7 @@ export class Rewards {
   /** Applied rewards of online players by player id, with the number of the refresh that produced them. */
   private byPlayer = new Map<string, { refresh: number; rewards: AppliedReward[] }>();
   private executed: ExecutedRewards;
+  private failures: RewardFailures;
   /** Runs are serialised: two triggers at once must not both pass the executed check for one reward. */
   private runs: Promise<void> = Promise.resolve();
   /** Problems with one reward (bad data, refused SCRIPT) are logged once per process, not every round. */
@@ -47,6 +50,7 @@ export class Rewards {
     const { store, api, config, clock, logger } = agent.deps;
     this.log = logger.withTag("rewards");
     this.executed = new ExecutedRewards(store, api, config.api.server_id, clock, this.log);
+    this.failures = new RewardFailures(store, config.intervals.rewards * 1000, clock, this.log);
   }
 
   install(): void {
@@ -130,13 +134,16 @@ export class Rewards {
 
   private async runNow(events: readonly RewardEvent[], userId: string | null): Promise<void> {
     await this.executed.load();
+    // The timer round re-reads the refusals (an operator may have dropped one) and forgets those of vanished rewards.
+    await this.failures.load(userId === null);
+    if (userId === null) await this.failures.forgetGone(this.listed());
     let claimed = false;
     for (const [playerId, { rewards }] of this.byPlayer) {
       const player = this.agent.players.get(playerId);
       if (!player) continue;
       if (userId !== null && this.agent.users.get(playerId)?.id !== userId) continue;
       const due = rewards
-        .filter((r) => !this.executed.has(r.id) && events.includes(r.reward.on_event))
+        .filter((r) => !this.executed.has(r.id) && !this.failures.blocked(r.id) && events.includes(r.reward.on_event))
         .sort((a, b) => (a.reward.order ?? 0) - (b.reward.order ?? 0));
       for (const reward of due) {
         // Checked again: an earlier reward of this loop may share the id (a duplicate in the response).
@@ -150,6 +157,16 @@ export class Rewards {
     }
     // Reported right away (not awaited: a slow PATCH must not hold up the next run).
     if (claimed) void this.agent.scheduler.run("reward-executed", () => this.executed.flush());
+  }
+
+  /** The reward ids of the last listing of each online user. */
+  private listed(): Map<string, Set<string>> {
+    const listed = new Map<string, Set<string>>();
+    for (const [playerId, { rewards }] of this.byPlayer) {
+      const user = this.agent.users.get(playerId);
+      if (user) listed.set(user.id, new Set(rewards.map((r) => r.id)));
+    }
+    return listed;
   }
 
   /** Rule 4 (COMMAND / SCRIPT) and rule 5 (`once` → executed queue before anything is issued). */
@@ -174,6 +191,7 @@ export class Rewards {
       if (entry) await this.executed.settle(entry, issued === "yes");
     }
     if (issued === "no") return issued;
+    await this.failures.forget(reward.id);
 
     const { messages } = this.agent.deps;
     const packet = reward.applied_packet.packet.title;
@@ -202,7 +220,7 @@ export class Rewards {
       // The bridge's escaping must keep every value inside its line; a line break would start another command.
       if (lines.some((l) => /[\r\n]/.test(l)))
         return this.refuse(id, "a replaced value would have split a console command (the bridge's escaping failed)");
-      return () => this.issueLines(reward, lines);
+      return () => this.issueLines(reward, player, lines);
     }
     if (type === "SCRIPT") {
       const script = data?.script;
@@ -217,7 +235,7 @@ export class Rewards {
           await runner.runScript(text, player);
           return "yes";
         } catch (e) {
-          this.log.warn(`reward ${id} not executed, trying again later: the game refused the script: ${String(e)}`);
+          await this.gameRefused(reward, player, String(e));
           return "no";
         }
       };
@@ -229,7 +247,7 @@ export class Rewards {
    * Console lines one by one. When the first is refused nothing happened, so the reward runs again later; when a
    * later one is, the earlier ones had their effect and the reward counts as executed (never twice).
    */
-  private async issueLines(reward: AppliedReward, lines: readonly string[]): Promise<Issued> {
+  private async issueLines(reward: AppliedReward, player: GamePlayer, lines: readonly string[]): Promise<Issued> {
     const { bridge } = this.agent.deps;
     if (!lines.length) this.log.warn(`reward ${reward.id} (${reward.reward.name}) has an empty command`);
     for (const [i, line] of lines.entries()) {
@@ -237,9 +255,7 @@ export class Rewards {
         await bridge.exec(line);
       } catch (e) {
         if (i === 0) {
-          this.log.warn(`reward ${reward.id} not executed, trying again later: the game refused it: ${String(e)}`, {
-            applied_reward_id: reward.id,
-          });
+          await this.gameRefused(reward, player, String(e));
           return "no";
         }
         this.log.error(
@@ -250,6 +266,18 @@ export class Rewards {
       }
     }
     return "yes";
+  }
+
+  /** Nothing ran: counted, so the reward backs off and is given up in the end (pitfall 4). */
+  private gameRefused(reward: AppliedReward, player: GamePlayer, error: string): Promise<void> {
+    const data = {
+      id: reward.id,
+      user_id: reward.user.id,
+      player: player.name,
+      reward: reward.reward.name,
+      packet: reward.applied_packet.packet.title,
+    };
+    return this.failures.refused(data, error);
   }
 
   private fill(id: string, template: string, values: Record<string, string>, escape: (v: string) => string): string {

@@ -6,6 +6,7 @@ import { queueStatus } from "../../lib/queues.ts";
 import type { GamePlayer } from "../../lib/game/bridge.ts";
 import { parseSimConsole, type SimGameOptions } from "../../lib/game/sim.ts";
 import { EXECUTED_QUEUE, ExecutedRewardSchema, ExecutedRewards } from "../../lib/rewards/executed.ts";
+import { FAILED_QUEUE, FailedRewardSchema, GIVE_UP_AFTER } from "../../lib/rewards/failures.ts";
 import { SEED_IDS, type AppliedRewardRecord, type RewardRecord } from "../../lib/sandbox/index.ts";
 import { harness, until, type Harness } from "../agent/harness.ts";
 
@@ -33,6 +34,7 @@ const patches = (id?: string) =>
   h.sb.control.requests(id ? { method: "PATCH", path: `/packet/reward/applied/${id}` } : REWARD_PATCH);
 const gets = () => h.sb.control.requests({ method: "GET", path: "/packet/reward/applied/user" });
 const queued = () => h.store.queue(EXECUTED_QUEUE, ExecutedRewardSchema).list();
+const failed = () => h.store.queue(FAILED_QUEUE, FailedRewardSchema).list();
 const logged = (text: string) => h.logger.lines.filter((l) => l.msg.includes(text));
 const executedOn = (id: string) => h.sb.state.appliedRewards.get(id)?.executed_on ?? [];
 
@@ -407,18 +409,79 @@ describe("once", () => {
     expect(q.has(r.id)).toBe(false);
   });
 
-  test("the game refuses the command: nothing claimed, tried again next time", async () => {
+  test("the game refuses the command: nothing claimed, tried again next time (after the back-off)", async () => {
     await setup();
     h.sim.fail("exec", 1, "sim: rcon not connected");
     await join(ALICE);
     expect(execs()).toEqual([]);
     expect(await queued()).toEqual([]);
-    expect(logged(`reward ${VIP} not executed, trying again later`)).toHaveLength(1);
+    expect(logged(`reward ${VIP} (VIP rank (in-game)) for Alice not executed: the game refused it`)).toHaveLength(1);
+    expect(await failed()).toEqual([
+      expect.objectContaining({ attempts: 1, data: expect.objectContaining({ id: VIP }) }),
+    ]);
     h.sim.leave(ALICE.id);
     await h.idle();
+    await join(ALICE); // at once: still backing off
+    expect(execs()).toEqual([]);
+    h.sim.leave(ALICE.id);
+    await advance(MIN);
     await join(ALICE);
     expect(execs()).toHaveLength(1);
     await until(() => executedOn(VIP).length === 1, "reported");
+    expect(await failed()).toEqual([]);
+  });
+
+  test("a command the game keeps refusing: rounds skipped exponentially, durably, given up after 5 with one error", async () => {
+    await setup();
+    const r = give(USERS.bob, { on_event: "DIRECT", data: { command: "whitelisted? %nick%" } });
+    h.sim.fail("exec", GIVE_UP_AFTER, "sim: Unknown command");
+    await join(BOB);
+    const refusals = () => h.logger.lines.filter((l) => l.msg.includes(`reward ${r.id}`) && l.msg.includes("refused"));
+    const tries: number[] = [];
+    const round = async (minute: number) => {
+      const before = refusals().length;
+      await advance(MIN);
+      if (refusals().length > before) tries.push(minute);
+    };
+    for (let m = 1; m <= 3; m++) await round(m);
+    // A restart keeps the count and the back-off: the round at start (minute 3) tries nothing.
+    await h.agent.stop();
+    const agent = h.restart();
+    await agent.start();
+    await until(() => h.events.filter((e) => e === "hub_ply_initialized").length === 2, "Bob initialised again");
+    await h.idle();
+    expect(tries).toEqual([1, 2]);
+    for (let m = 4; m <= 40; m++) await round(m);
+    // Tried after 1, 2, 4 and 8 rounds of waiting; the fifth refusal gives up.
+    expect(tries).toEqual([1, 2, 4, 8, 16]);
+    expect(refusals().map((l) => l.level)).toEqual(["warn", "warn", "warn", "warn", "error"]);
+    expect(refusals().at(-1)?.msg).toContain(
+      "the game refused it 5 times (last: Error: sim: Unknown command); given up",
+    );
+    expect(execs()).toEqual([]);
+
+    const status = (await queueStatus(h.store, h.clock.now())).find((q) => q.queue === FAILED_QUEUE);
+    expect(status).toMatchObject({ entries: 1, waiting: 0 });
+    expect(status?.items[0]).toMatchObject({ attempts: 5, data: { id: r.id, player: "Bob" } });
+    expect(status?.items[0]?.last_error).toContain("sim: Unknown command");
+
+    // The operator fixed the cause and drops the entry: the next round runs the reward again.
+    await h.store.queue(FAILED_QUEUE, FailedRewardSchema).remove(status!.items[0]!.id);
+    await advance(MIN);
+    expect(execs()).toEqual(['whitelisted? "Bob"']);
+    expect(await failed()).toEqual([]);
+  });
+
+  test("a refused reward the service no longer lists (expired, or run elsewhere) is forgotten at the next round", async () => {
+    await setup();
+    const r = give(USERS.bob, { on_event: "DIRECT", data: { command: "refused" } });
+    h.sim.fail("exec", 1, "sim: Unknown command");
+    await join(BOB);
+    await advance(MIN);
+    expect((await failed()).map((e) => e.data.id)).toEqual([r.id]);
+    h.sb.state.appliedRewards.delete(r.id);
+    await advance(MIN);
+    expect(await failed()).toEqual([]);
   });
 
   test("a later line refused: executed in part, counts as executed, reported", async () => {

@@ -61,10 +61,15 @@ export class Rewards {
     // A run that executed `once` rewards reports them at once; this job sends what is left (failed PATCHes,
     // entries of a previous process), at start and every queue round.
     agent.job("reward-executed", intervals.queues, () => this.executed.flush(), true);
-    agent.events.on("hub_ply_initialized", async ({ player, user }) => {
+    agent.events.on("hub_ply_initialized", async ({ player, user, resumed }) => {
       // Like gmod: CONNECT rewards run from what is known even when this refresh fails.
       await this.refresh([player]);
-      await this.run(["CONNECT"], user.id);
+      // Online before this run started and already in the previous run's player list: that run handled the
+      // connect, so repeating rewards must not run again (every restart, every cron `run --once`). `once` ones
+      // still may: the executed queue keeps them single, and one bought meanwhile is delivered.
+      const seen = resumed && agent.previousOnline.has(player.id);
+      if (seen) this.log.debug(`${player.name} was online during the previous run: only once CONNECT rewards run`);
+      await this.run(["CONNECT"], user.id, seen ? { onceOnly: true } : {});
     });
     agent.onGame("player_spawn", (e) => this.runFor(e.player, "SPAWN"));
     agent.onGame("player_death", (e) => this.runFor(e.player, "DEATH"));
@@ -124,15 +129,15 @@ export class Rewards {
    * The spec's run function: executes the known rewards whose on_event is in `events`, for one user or (null)
    * for every online user. Only DIRECT and DISABLE may run without a user.
    */
-  run(events: readonly RewardEvent[], userId: string | null): Promise<void> {
+  run(events: readonly RewardEvent[], userId: string | null, opts: { onceOnly?: boolean } = {}): Promise<void> {
     if (userId === null && events.some((e) => !TIMER_EVENTS.includes(e)))
       throw new Error(`rewards: ${events.join(", ")} need a user; only DIRECT and DISABLE run for every user`);
-    const next = this.runs.then(() => this.runNow(events, userId));
+    const next = this.runs.then(() => this.runNow(events, userId, opts.onceOnly ?? false));
     this.runs = next.catch(() => {});
     return next;
   }
 
-  private async runNow(events: readonly RewardEvent[], userId: string | null): Promise<void> {
+  private async runNow(events: readonly RewardEvent[], userId: string | null, onceOnly: boolean): Promise<void> {
     await this.executed.load();
     // The timer round re-reads the refusals (an operator may have dropped one) and forgets those of vanished rewards.
     await this.failures.load(userId === null);
@@ -143,7 +148,8 @@ export class Rewards {
       if (!player) continue;
       if (userId !== null && this.agent.users.get(playerId)?.id !== userId) continue;
       const due = rewards
-        .filter((r) => !this.executed.has(r.id) && !this.failures.blocked(r.id) && events.includes(r.reward.on_event))
+        .filter((r) => events.includes(r.reward.on_event) && (r.reward.once || !onceOnly))
+        .filter((r) => !this.executed.has(r.id) && !this.failures.blocked(r.id))
         .sort((a, b) => (a.reward.order ?? 0) - (b.reward.order ?? 0));
       for (const reward of due) {
         // Checked again: an earlier reward of this loop may share the id (a duplicate in the response).

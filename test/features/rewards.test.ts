@@ -1,6 +1,8 @@
 /** Rewards end to end: the in-memory service over loopback, the sim game, a manual clock. */
 import { afterEach, describe, expect, test } from "bun:test";
 import type { AppliedRewardMap } from "../../lib/api/client.ts";
+import type { Feature } from "../../lib/features/index.ts";
+import { online } from "../../lib/features/online.ts";
 import { rewards } from "../../lib/features/rewards.ts";
 import { queueStatus } from "../../lib/queues.ts";
 import type { GamePlayer } from "../../lib/game/bridge.ts";
@@ -21,7 +23,7 @@ const STARTER = SEED_IDS.appliedRewards.carol_starter_script;
 let h: Harness;
 afterEach(() => h?.close());
 
-async function setup(o: { env?: Record<string, string>; sim?: SimGameOptions } = {}) {
+async function setup(o: { env?: Record<string, string>; sim?: SimGameOptions; features?: Feature[] } = {}) {
   h = await harness({ features: [rewards], ...o });
   await h.agent.start();
   await h.idle();
@@ -145,6 +147,45 @@ describe("triggers (Events: reward execution triggers)", () => {
     give(USERS.bob, { on_event: "CONNECT", order: 1, data: { command: "first a\nfirst b %nick%\n" } });
     await join(BOB);
     expect(execs()).toEqual(["first a", 'first b "Bob"', "second"]);
+  });
+});
+
+describe("players online before the agent started (initial players)", () => {
+  const initialised = () => h.events.filter((e) => e === "hub_ply_initialized").length;
+
+  test("a restart repeats no CONNECT reward for those the last run saw online; one who joined meanwhile gets them", async () => {
+    await setup({ features: [online, rewards] });
+    give(USERS.bob, { on_event: "CONNECT", data: { command: "welcome %nick%" } });
+    give(USERS.alice, { on_event: "CONNECT", data: { command: "welcome %nick%" } });
+    await join(BOB);
+    expect(execs()).toEqual(['welcome "Bob"']);
+
+    await h.agent.stop();
+    h.sim.join(ALICE); // while the agent is down
+    // Bought while Bob was online: a once CONNECT reward is still delivered (the executed queue keeps it single).
+    give(USERS.bob, { on_event: "CONNECT", once: true, data: { command: "once %nick%" } });
+    const agent = h.restart();
+    await agent.start();
+    await until(() => initialised() === 3, "Bob and Alice initialised");
+    await h.idle();
+    expect(execs().slice(1).sort()).toEqual(['once "Bob"', 'ulx adduserid "76561198012345671" vip', 'welcome "Alice"']);
+  });
+
+  test("run --once (cron): their users are known in the DIRECT round; the next run repeats no CONNECT reward", async () => {
+    h = await harness({ features: [online, rewards], once: true, sim: { players: [BOB] } });
+    give(USERS.bob, { on_event: "CONNECT", data: { command: "welcome %nick%" } });
+    give(USERS.bob, { on_event: "DIRECT", data: { command: "direct %nick%" } });
+    h.sb.control.latency(100, { method: "GET", path: /^\/user\// }); // a slow lookup must still be waited for
+    expect(await h.agent.start()).toBe(true);
+    await h.agent.runOnce();
+    expect(execs()).toEqual(['welcome "Bob"', 'direct "Bob"']);
+    await h.agent.stop();
+
+    const agent = h.restart();
+    expect(await agent.start()).toBe(true);
+    await agent.runOnce();
+    await agent.stop();
+    expect(execs()).toEqual(['welcome "Bob"', 'direct "Bob"', 'direct "Bob"']);
   });
 });
 

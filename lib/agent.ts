@@ -8,6 +8,7 @@ import { EventBus } from "./events.ts";
 import { Scheduler, type JobOptions } from "./scheduler.ts";
 import { Users } from "./features/users.ts";
 import { statusBody } from "./features/status.ts";
+import { onlineCache } from "./features/online.ts";
 import { FEATURES, type Feature } from "./features/index.ts";
 import type { Messages } from "./messages.ts";
 import type { BridgeEventOf, BridgeEventType } from "./game/bridge.ts";
@@ -55,6 +56,15 @@ export class Agent {
   readonly users: Users;
   /** Online players by normalised id. */
   readonly players = new Map<string, GamePlayer>();
+  /**
+   * Who was online when the previous run last wrote its player list (the online feature's store cache), read
+   * before anything overwrites it: with `resumed`, tells a feature that the previous run saw this player's connect.
+   */
+  readonly previousOnline = new Set<string>();
+  /** Online players found by the initial status rather than seen connecting (hub_ply_initialized `resumed`). */
+  private resumed = new Set<string>();
+  /** The initial players' connect and user lookup; `run --once` waits for it before its round. */
+  private initialPlayers: Promise<unknown> = Promise.resolve();
   server?: Server;
   private jobs: Job[] = [];
   private unsubscribe?: () => void;
@@ -81,6 +91,7 @@ export class Agent {
     // Listen from the start: a player connecting or a console command typed while the service is still being
     // asked is handled once the features are installed (integrations.md, pitfall 6), never dropped.
     this.unsubscribe = this.deps.bridge.on((e) => this.receive(e));
+    await this.readPreviousOnline();
     await this.events.emit("hub_loading_start", {});
     await this.events.emit("hub_loading_finish", {});
     const source = await this.loadServer();
@@ -91,6 +102,17 @@ export class Agent {
     this.early = undefined;
     for (const e of early) this.receive(e);
     return true;
+  }
+
+  private async readPreviousOnline() {
+    const { store, bridge } = this.deps;
+    try {
+      const cached = await onlineCache(store).get();
+      if (cached?.data.user_type === bridge.userType)
+        for (const p of cached.data.players) this.previousOnline.add(p.id);
+    } catch (e) {
+      this.log.warn(`the previous run's player list is unreadable: ${(e as Error).message}`);
+    }
   }
 
   /** Game events before hub_ready wait here; undefined once the features are installed. */
@@ -190,10 +212,14 @@ export class Agent {
 
     this.job("status", config.intervals.status, () => this.sendStatus(), true);
     this.job("user-retry", config.intervals.user_retry, () => this.retryUsers());
-    // Players already online when the agent starts count as connecting now.
-    void this.scheduler.run("initial-players", async () => {
+    // Players already online when the agent starts count as connecting now, marked `resumed`.
+    this.initialPlayers = this.scheduler.run("initial-players", async () => {
       const status = await bridge.status();
-      for (const p of status.players) if (!this.players.has(p.id)) await this.connect(p);
+      for (const p of status.players) {
+        if (this.players.has(p.id)) continue;
+        this.resumed.add(p.id);
+        await this.connect(p);
+      }
     });
   }
 
@@ -208,6 +234,7 @@ export class Agent {
     } else if (e.type === "player_disconnect") {
       this.players.delete(e.player.id);
       this.refused.delete(e.player.id);
+      this.resumed.delete(e.player.id);
       this.users.forget(e.player.id);
     }
   }
@@ -238,7 +265,8 @@ export class Agent {
   /** Rule 6: look the user up (create on 404); on other failures the user-retry job tries again. */
   private async initialize(player: GamePlayer) {
     const user = await this.users.ensure(player);
-    if (user && this.players.has(player.id)) await this.events.emit("hub_ply_initialized", { player, user });
+    if (user && this.players.has(player.id))
+      await this.events.emit("hub_ply_initialized", { player, user, resumed: this.resumed.has(player.id) });
   }
 
   private async retryUsers() {
@@ -256,8 +284,9 @@ export class Agent {
     else this.log.warn(`status not accepted: ${describeError(res.error)}`);
   }
 
-  /** `run --once`: one round of every periodic job, in registration order. */
+  /** `run --once`: one round of every periodic job, in registration order, once the initial players are known. */
   async runOnce(): Promise<void> {
+    await this.initialPlayers;
     for (const job of this.jobs) await this.scheduler.run(job.name, job.run);
   }
 

@@ -10,7 +10,11 @@ export interface HubEvents {
   hub_api_failed: { reason: string; cached_at?: number };
   hub_ready: { server: Server; source: "api" | "cache" };
   hub_ply_connected: { player: GamePlayer };
-  hub_ply_initialized: { player: GamePlayer; user: User };
+  /**
+   * `resumed`: the player was already online when this run started (found by the initial status, not seen
+   * connecting), so a previous run may have handled their connect already.
+   */
+  hub_ply_initialized: { player: GamePlayer; user: User; resumed: boolean };
 }
 export type HubEventName = keyof HubEvents;
 export const HUB_EVENTS: HubEventName[] = [

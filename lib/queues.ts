@@ -1,8 +1,12 @@
 import * as v from "valibot";
 import type { QueueEntry, Store } from "./store/index.ts";
+import { isRefusedReport } from "./rewards/executed.ts";
 
-/** The durable queues `run` drains and one-shot commands fill (client-interface.md rules 10, 11, 12, 14). */
-export const QUEUE_NAMES = ["ban", "unban", "warning", "reward_executed"] as const;
+/**
+ * The durable queues `run` drains and one-shot commands fill (client-interface.md rules 10, 11, 12, 14), and
+ * reward_failed: rewards the game refused, backing off or given up (lib/rewards/failures.ts); nothing to send.
+ */
+export const QUEUE_NAMES = ["ban", "unban", "warning", "reward_executed", "reward_failed"] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 export interface QueueItem {
@@ -19,12 +23,18 @@ export interface QueueItem {
 export interface QueueSummary {
   queue: QueueName;
   entries: number;
+  /** Entries `run` still sends to the service; the others wait for the operator or the game. */
+  waiting: number;
   /** Age of the oldest entry in seconds, null when empty. */
   oldest_age_s: number | null;
   items: QueueItem[];
 }
 
 const anyQueue = (store: Store, queue: QueueName) => store.queue(queue, v.unknown());
+
+/** Does `run` send this entry to the service? Not a reward report VyHub refused, nor a reward the game refused. */
+const sends = (queue: QueueName, data: unknown) =>
+  queue === "reward_failed" ? false : !(queue === "reward_executed" && isRefusedReport(data));
 
 /** What `queue status` shows: every queue, even empty ones, so an operator sees what exists. */
 export async function queueStatus(store: Store, now: number): Promise<QueueSummary[]> {
@@ -35,6 +45,7 @@ export async function queueStatus(store: Store, now: number): Promise<QueueSumma
       return {
         queue,
         entries: entries.length,
+        waiting: entries.filter((e) => sends(queue, e.data)).length,
         oldest_age_s: entries[0] ? age(entries[0].createdAt) : null,
         items: entries.map((e) => ({
           id: e.id,

@@ -25,7 +25,7 @@ const status = defineCommand({
         `${q.queue.padEnd(16)} ${q.entries} entr${q.entries === 1 ? "y" : "ies"}${q.oldest_age_s === null ? "" : `, oldest ${q.oldest_age_s} s`}`,
       );
       for (const i of q.items) {
-        const what = await describe(q.queue, i.data);
+        const what = await describe(q.queue, i.data, i.attempts);
         ctx.say(
           `  ${i.id}  ${i.age_s} s old, ${i.attempts} attempt(s)${i.last_error ? `, last error: ${i.last_error}` : ""}`,
         );
@@ -47,6 +47,11 @@ const retry = defineCommand({
     const s = await openSession(ctx);
     const { queue, entry } = found(await find(s.store, args.id), args.id);
     if (queue === "reward_executed") return retryReward(ctx, s, entry);
+    if (queue === "reward_failed")
+      throw new CliError(
+        `${entry.id} is a reward the game refused: nothing to send; \`hub-agent run\` tries it again by itself, and \`hub-agent queue drop ${entry.id}\` clears its refusals so its next trigger tries it at once`,
+        EXIT.USAGE,
+      );
     const d = await deliver(s, queue, entry.id);
     const { outcomeMessage } = await import("../../lib/sanctions/index.ts");
     const text =
@@ -79,7 +84,7 @@ const drop = defineCommand({
     const ctx = createContext(args);
     const store = await openStoreOf(ctx);
     const { queue, entry } = found(await find(store, args.id), args.id);
-    const what = await describe(queue, entry.data);
+    const what = await describe(queue, entry.data, entry.attempts);
     if (queue === "reward_executed" && !args.force)
       throw new CliError(
         `${entry.id} reports an executed reward (${what}); without the report VyHub keeps the reward open and it ` +
@@ -95,7 +100,7 @@ const drop = defineCommand({
     let removed: boolean;
     try {
       // Under the delivery lock: a sanction is either sent by a round or dropped here, never both.
-      removed = queue === "reward_executed" ? await remove() : await store.withLock(DELIVERY_LOCK, remove);
+      removed = queue.startsWith("reward_") ? await remove() : await store.withLock(DELIVERY_LOCK, remove);
     } catch (e) {
       if (!(e instanceof LockTimeoutError)) throw e;
       throw new CliError(`another hub-agent process is delivering right now; try again in a moment`, EXIT.FAILURE);
@@ -134,12 +139,13 @@ function found(f: FoundEntry, id: string): Extract<FoundEntry, { ok: true }> {
 }
 
 /** One line saying what an entry is about, for people; "" when its data is not of a known shape. */
-async function describe(queue: QueueName, data: QueueItem["data"]): Promise<string> {
-  const [v, s, { formatLength }, { ExecutedRewardSchema }] = await Promise.all([
+async function describe(queue: QueueName, data: QueueItem["data"], attempts: number): Promise<string> {
+  const [v, s, { formatLength }, { ExecutedRewardSchema }, f] = await Promise.all([
     import("valibot"),
     import("../../lib/sanctions/index.ts"),
     import("../../lib/duration.ts"),
     import("../../lib/rewards/executed.ts"),
+    import("../../lib/rewards/failures.ts"),
   ]);
   const who = (p: { name: string; identifier: string }) => (p.name ? `${p.name} (${p.identifier})` : p.identifier);
   const by = (c: { name: string } | null) => `by ${c ? c.name : "the console"}`;
@@ -158,10 +164,24 @@ async function describe(queue: QueueName, data: QueueItem["data"]): Promise<stri
     const r = v.safeParse(s.WarningEntrySchema, data);
     return r.success ? `warn ${who(r.output.target)} "${r.output.reason}" ${by(r.output.creator)}` : "";
   }
+  if (queue === "reward_failed") {
+    const r = v.safeParse(f.FailedRewardSchema, data);
+    if (!r.success) return "";
+    const e = r.output;
+    const what = `reward ${e.reward} (${e.packet}) for ${e.player}, applied reward ${e.id}, refused by the game`;
+    return f.gaveUp({ attempts })
+      ? `${what} — given up: fix the command at VyHub (or what the game allows), then drop this entry to try again`
+      : `${what} — \`run\` tries it again after a pause`;
+  }
   const r = v.safeParse(ExecutedRewardSchema, data);
   if (!r.success) return "";
   const e = r.output;
-  return `reward ${e.reward} (${e.packet}) executed for ${e.player}, applied reward ${e.id}${e.issued ? "" : " — issuing was interrupted"}`;
+  const note = e.refused
+    ? " — VyHub refused the report, so it never runs again: `queue retry` reports it again once the cause is fixed, `queue drop --force` lets it run again"
+    : e.issued
+      ? ""
+      : " — issuing was interrupted";
+  return `reward ${e.reward} (${e.packet}) executed for ${e.player}, applied reward ${e.id}${note}`;
 }
 
 /** A reward report: PATCH executed_on now (the same rules as `run`'s rounds). */
@@ -170,11 +190,8 @@ async function retryReward(
   s: Awaited<ReturnType<typeof import("../sanction.ts").openSession>>,
   entry: Extract<FoundEntry, { ok: true }>["entry"],
 ) {
-  const [v, { ExecutedRewardSchema, EXECUTED_QUEUE, patchOutcome }, { describeError }] = await Promise.all([
-    import("valibot"),
-    import("../../lib/rewards/executed.ts"),
-    import("../../lib/api/client.ts"),
-  ]);
+  const [v, { ExecutedRewardSchema, EXECUTED_QUEUE, patchOutcome, refusedUpdate }, { describeError }] =
+    await Promise.all([import("valibot"), import("../../lib/rewards/executed.ts"), import("../../lib/api/client.ts")]);
   const parsed = v.safeParse(ExecutedRewardSchema, entry.data);
   if (!parsed.success) throw new CliError(`${entry.id} is not a reward report this version can read`, EXIT.FAILURE);
   const reward = parsed.output;
@@ -195,9 +212,15 @@ async function retryReward(
     process.exitCode = EXIT.QUEUED;
     return;
   }
+  if (outcome === "refused") {
+    // Kept: the service still lists the reward as open, and without the entry `run` would execute it again.
+    await queue.update(entry.id, refusedUpdate({ ...entry, data: reward }, error ?? "", Date.now()));
+    throw new CliError(
+      `VyHub refused to mark reward ${reward.id} as executed (${error}); kept as refused so it does not run again`,
+      EXIT.FAILURE,
+    );
+  }
   await queue.remove(entry.id);
-  if (outcome === "dropped")
-    throw new CliError(`VyHub refused to mark reward ${reward.id} as executed (${error}); dropped`, EXIT.FAILURE);
   ctx.emit({ action: "retry", queue: EXECUTED_QUEUE, entry_id: entry.id, status: "delivered" });
   ctx.say(`reward ${reward.id} (${reward.reward} for ${reward.player}) reported as executed`);
 }

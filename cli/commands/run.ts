@@ -89,9 +89,9 @@ export async function runAgent(opts: {
       throw new CliError("the service is unreachable and no usable cached server record exists", EXIT.UNREACHABLE);
     // Cron reads the exit code: 6 while anything queued still waits for the service.
     const { queueStatus } = await import("../../lib/queues.ts");
-    const waiting = (await queueStatus(store, clock.now())).filter((q) => q.entries > 0);
+    const waiting = (await queueStatus(store, clock.now())).filter((q) => q.waiting > 0);
     if (!waiting.length) return EXIT.OK;
-    const list = waiting.map((q) => `${q.queue}: ${q.entries}`).join(", ");
+    const list = waiting.map((q) => `${q.queue}: ${q.waiting}`).join(", ");
     logger.warn(`not everything queued was delivered (${list}); see hub-agent queue status`);
     return EXIT.QUEUED;
   }

@@ -3,13 +3,15 @@
  *
  * The applied rewards of online players are fetched with GET /packet/reward/applied/user and kept per player;
  * one run function takes the events and a user id (null: DIRECT/DISABLE over every user) and executes the matching
- * rewards. `once` rewards go through the durable executed queue (lib/rewards/executed.ts) so none runs twice.
+ * rewards. `once` rewards go through the durable executed queue (lib/rewards/executed.ts) so none runs twice;
+ * rewards the game refuses back off and are given up (lib/rewards/failures.ts) instead of failing every round.
  */
 import type { Agent } from "../agent.ts";
 import { describeError, type AppliedReward, type RewardEvent } from "../api/client.ts";
 import type { GameBridge, GamePlayer } from "../game/bridge.ts";
 import type { Logger } from "../log.ts";
 import { ExecutedRewards } from "../rewards/executed.ts";
+import { RewardFailures } from "../rewards/failures.ts";
 import { commandLines, fillTemplate, rewardValues } from "../rewards/replace.ts";
 
 /** What the timer runs (gmod: "DIRECT always includes DISABLE"); the only events allowed without a user. */
@@ -37,6 +39,7 @@ export class Rewards {
   /** Applied rewards of online players by player id, with the number of the refresh that produced them. */
   private byPlayer = new Map<string, { refresh: number; rewards: AppliedReward[] }>();
   private executed: ExecutedRewards;
+  private failures: RewardFailures;
   /** Runs are serialised: two triggers at once must not both pass the executed check for one reward. */
   private runs: Promise<void> = Promise.resolve();
   /** Problems with one reward (bad data, refused SCRIPT) are logged once per process, not every round. */
@@ -47,6 +50,7 @@ export class Rewards {
     const { store, api, config, clock, logger } = agent.deps;
     this.log = logger.withTag("rewards");
     this.executed = new ExecutedRewards(store, api, config.api.server_id, clock, this.log);
+    this.failures = new RewardFailures(store, config.intervals.rewards * 1000, clock, this.log);
   }
 
   install(): void {
@@ -57,10 +61,15 @@ export class Rewards {
     // A run that executed `once` rewards reports them at once; this job sends what is left (failed PATCHes,
     // entries of a previous process), at start and every queue round.
     agent.job("reward-executed", intervals.queues, () => this.executed.flush(), true);
-    agent.events.on("hub_ply_initialized", async ({ player, user }) => {
+    agent.events.on("hub_ply_initialized", async ({ player, user, resumed }) => {
       // Like gmod: CONNECT rewards run from what is known even when this refresh fails.
       await this.refresh([player]);
-      await this.run(["CONNECT"], user.id);
+      // Online before this run started and already in the previous run's player list: that run handled the
+      // connect, so repeating rewards must not run again (every restart, every cron `run --once`). `once` ones
+      // still may: the executed queue keeps them single, and one bought meanwhile is delivered.
+      const seen = resumed && agent.previousOnline.has(player.id);
+      if (seen) this.log.debug(`${player.name} was online during the previous run: only once CONNECT rewards run`);
+      await this.run(["CONNECT"], user.id, seen ? { onceOnly: true } : {});
     });
     agent.onGame("player_spawn", (e) => this.runFor(e.player, "SPAWN"));
     agent.onGame("player_death", (e) => this.runFor(e.player, "DEATH"));
@@ -120,23 +129,27 @@ export class Rewards {
    * The spec's run function: executes the known rewards whose on_event is in `events`, for one user or (null)
    * for every online user. Only DIRECT and DISABLE may run without a user.
    */
-  run(events: readonly RewardEvent[], userId: string | null): Promise<void> {
+  run(events: readonly RewardEvent[], userId: string | null, opts: { onceOnly?: boolean } = {}): Promise<void> {
     if (userId === null && events.some((e) => !TIMER_EVENTS.includes(e)))
       throw new Error(`rewards: ${events.join(", ")} need a user; only DIRECT and DISABLE run for every user`);
-    const next = this.runs.then(() => this.runNow(events, userId));
+    const next = this.runs.then(() => this.runNow(events, userId, opts.onceOnly ?? false));
     this.runs = next.catch(() => {});
     return next;
   }
 
-  private async runNow(events: readonly RewardEvent[], userId: string | null): Promise<void> {
+  private async runNow(events: readonly RewardEvent[], userId: string | null, onceOnly: boolean): Promise<void> {
     await this.executed.load();
+    // The timer round re-reads the refusals (an operator may have dropped one) and forgets those of vanished rewards.
+    await this.failures.load(userId === null);
+    if (userId === null) await this.failures.forgetGone(this.listed());
     let claimed = false;
     for (const [playerId, { rewards }] of this.byPlayer) {
       const player = this.agent.players.get(playerId);
       if (!player) continue;
       if (userId !== null && this.agent.users.get(playerId)?.id !== userId) continue;
       const due = rewards
-        .filter((r) => !this.executed.has(r.id) && events.includes(r.reward.on_event))
+        .filter((r) => events.includes(r.reward.on_event) && (r.reward.once || !onceOnly))
+        .filter((r) => !this.executed.has(r.id) && !this.failures.blocked(r.id))
         .sort((a, b) => (a.reward.order ?? 0) - (b.reward.order ?? 0));
       for (const reward of due) {
         // Checked again: an earlier reward of this loop may share the id (a duplicate in the response).
@@ -150,6 +163,16 @@ export class Rewards {
     }
     // Reported right away (not awaited: a slow PATCH must not hold up the next run).
     if (claimed) void this.agent.scheduler.run("reward-executed", () => this.executed.flush());
+  }
+
+  /** The reward ids of the last listing of each online user. */
+  private listed(): Map<string, Set<string>> {
+    const listed = new Map<string, Set<string>>();
+    for (const [playerId, { rewards }] of this.byPlayer) {
+      const user = this.agent.users.get(playerId);
+      if (user) listed.set(user.id, new Set(rewards.map((r) => r.id)));
+    }
+    return listed;
   }
 
   /** Rule 4 (COMMAND / SCRIPT) and rule 5 (`once` → executed queue before anything is issued). */
@@ -174,6 +197,7 @@ export class Rewards {
       if (entry) await this.executed.settle(entry, issued === "yes");
     }
     if (issued === "no") return issued;
+    await this.failures.forget(reward.id);
 
     const { messages } = this.agent.deps;
     const packet = reward.applied_packet.packet.title;
@@ -202,7 +226,7 @@ export class Rewards {
       // The bridge's escaping must keep every value inside its line; a line break would start another command.
       if (lines.some((l) => /[\r\n]/.test(l)))
         return this.refuse(id, "a replaced value would have split a console command (the bridge's escaping failed)");
-      return () => this.issueLines(reward, lines);
+      return () => this.issueLines(reward, player, lines);
     }
     if (type === "SCRIPT") {
       const script = data?.script;
@@ -217,7 +241,7 @@ export class Rewards {
           await runner.runScript(text, player);
           return "yes";
         } catch (e) {
-          this.log.warn(`reward ${id} not executed, trying again later: the game refused the script: ${String(e)}`);
+          await this.gameRefused(reward, player, String(e));
           return "no";
         }
       };
@@ -229,7 +253,7 @@ export class Rewards {
    * Console lines one by one. When the first is refused nothing happened, so the reward runs again later; when a
    * later one is, the earlier ones had their effect and the reward counts as executed (never twice).
    */
-  private async issueLines(reward: AppliedReward, lines: readonly string[]): Promise<Issued> {
+  private async issueLines(reward: AppliedReward, player: GamePlayer, lines: readonly string[]): Promise<Issued> {
     const { bridge } = this.agent.deps;
     if (!lines.length) this.log.warn(`reward ${reward.id} (${reward.reward.name}) has an empty command`);
     for (const [i, line] of lines.entries()) {
@@ -237,9 +261,7 @@ export class Rewards {
         await bridge.exec(line);
       } catch (e) {
         if (i === 0) {
-          this.log.warn(`reward ${reward.id} not executed, trying again later: the game refused it: ${String(e)}`, {
-            applied_reward_id: reward.id,
-          });
+          await this.gameRefused(reward, player, String(e));
           return "no";
         }
         this.log.error(
@@ -250,6 +272,18 @@ export class Rewards {
       }
     }
     return "yes";
+  }
+
+  /** Nothing ran: counted, so the reward backs off and is given up in the end (pitfall 4). */
+  private gameRefused(reward: AppliedReward, player: GamePlayer, error: string): Promise<void> {
+    const data = {
+      id: reward.id,
+      user_id: reward.user.id,
+      player: player.name,
+      reward: reward.reward.name,
+      packet: reward.applied_packet.packet.title,
+    };
+    return this.failures.refused(data, error);
   }
 
   private fill(id: string, template: string, values: Record<string, string>, escape: (v: string) => string): string {

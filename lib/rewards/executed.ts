@@ -5,7 +5,10 @@
  * An id is written to the durable queue *before* its command is issued, and marked `issued` after: a crash in
  * between can lose a reward's delivery (the operator is told) but never run it twice. Ids are then reported with
  * PATCH executed_on; after a successful PATCH the id is remembered in memory until a reward refresh of that user
- * that started after the PATCH, since a refresh already in flight may still list the reward as open.
+ * that started after the PATCH, since a refresh already in flight may still list the reward as open. An id whose
+ * PATCH VyHub refuses (4xx) stays in the queue marked `refused`: the service still lists the reward as open, so
+ * forgetting the id (even at a restart) would run it again. The operator sees it in `queue status` and either
+ * reports it again (`queue retry`) or lets the reward run again (`queue drop --force`).
  */
 import * as v from "valibot";
 import { describeError, isAcceptedWrite, isRejected, type ApiResult, type Api } from "../api/client.ts";
@@ -26,16 +29,36 @@ export const ExecutedRewardSchema = v.object({
   packet: v.string(),
   /** false from the queue write until the bridge has taken the command: a crash in between leaves it false. */
   issued: v.boolean(),
+  /** VyHub refused the report (4xx): never sent again by `run`, kept so the reward never runs again. */
+  refused: v.optional(v.boolean()),
 });
 export type ExecutedReward = v.InferOutput<typeof ExecutedRewardSchema>;
 
-export type PatchOutcome = "sent" | "dropped" | "retry";
+export type PatchOutcome = "sent" | "refused" | "retry";
 
-/** Success removes the id; a refusal (4xx other than 429) drops it; anything else is retried next round. */
+/** Success removes the id; a refusal (4xx other than 429) marks it refused; anything else is retried next round. */
 export function patchOutcome(res: ApiResult<unknown>): PatchOutcome {
   if (res.ok || isAcceptedWrite(res.error)) return "sent";
-  return isRejected(res.error) ? "dropped" : "retry";
+  return isRejected(res.error) ? "refused" : "retry";
 }
+
+/** The update that keeps a refused report in the queue (`run` and `queue retry` alike). */
+export function refusedUpdate(
+  entry: QueueEntry<ExecutedReward>,
+  error: string,
+  now: number,
+): Partial<QueueEntry<ExecutedReward>> {
+  return {
+    data: { ...entry.data, refused: true },
+    attempts: entry.attempts + 1,
+    lastAttemptAt: now,
+    lastError: error,
+  };
+}
+
+/** An entry of the executed queue that `run` no longer sends (for `queue status` and `run --once`'s exit code). */
+export const isRefusedReport = (data: unknown): boolean =>
+  typeof data === "object" && data !== null && (data as { refused?: unknown }).refused === true;
 
 export class ExecutedRewards {
   private queue: Queue<ExecutedReward>;
@@ -45,8 +68,6 @@ export class ExecutedRewards {
   private issuing = new Set<string>();
   /** Reported ids, by user, with the number of refreshes started before the PATCH returned. */
   private remembered = new Map<string, { userId: string; refreshesBefore: number }>();
-  /** Ids the service refused to mark: never run again while this process lives. */
-  private refused = new Set<string>();
   private refreshesStarted = 0;
   private loaded: Promise<void> | undefined;
   private flushing: Promise<void> | undefined;
@@ -82,11 +103,9 @@ export class ExecutedRewards {
     return this.loaded;
   }
 
-  /** Rule 2 and the "never again" of the transitions: queued, reported but not yet refreshed, or refused. */
+  /** Rule 2 and the "never again" of the transitions: queued (refused ones too), or reported but not yet refreshed. */
   has(appliedRewardId: string): boolean {
-    return (
-      this.queued.has(appliedRewardId) || this.remembered.has(appliedRewardId) || this.refused.has(appliedRewardId)
-    );
+    return this.queued.has(appliedRewardId) || this.remembered.has(appliedRewardId);
   }
 
   /** Writes the id durably; only then may the command be issued. */
@@ -144,7 +163,7 @@ export class ExecutedRewards {
   private async sendAll(): Promise<void> {
     await this.load();
     for (const entry of await this.queue.list()) {
-      if (this.issuing.has(entry.id)) continue;
+      if (this.issuing.has(entry.id) || entry.data.refused) continue;
       const res = await this.api.markRewardExecuted(entry.data.id, [this.serverId]);
       const outcome = patchOutcome(res);
       const { id, user_id, reward, player } = entry.data;
@@ -162,16 +181,17 @@ export class ExecutedRewards {
         if (!res.ok && (res.error.kind === "Network" || res.error.kind === "RateLimited")) return;
         continue;
       }
-      if (outcome === "sent") {
-        this.remembered.set(id, { userId: user_id, refreshesBefore: this.refreshesStarted });
-        this.log.debug(`reward ${id} reported as executed`, { applied_reward_id: id });
-      } else {
-        this.refused.add(id);
+      if (outcome === "refused") {
+        const error = res.ok ? "" : describeError(res.error);
         this.log.error(
-          `VyHub refused to mark reward ${id} (${reward} for ${player}) as executed: ${res.ok ? "" : describeError(res.error)}. Dropped from the queue; it will not run again while hub-agent runs, but the service may still list it as open`,
+          `VyHub refused to mark reward ${id} (${reward} for ${player}) as executed: ${error}. Kept in the queue as refused, so it never runs again; once the cause is fixed, \`hub-agent queue retry ${entry.id}\` reports it again (or \`queue drop --force\` lets it run again)`,
           { applied_reward_id: id },
         );
+        await this.queue.update(entry.id, refusedUpdate(entry, error, this.clock.now()));
+        continue;
       }
+      this.remembered.set(id, { userId: user_id, refreshesBefore: this.refreshesStarted });
+      this.log.debug(`reward ${id} reported as executed`, { applied_reward_id: id });
       await this.queue.remove(entry.id);
       this.queued.delete(id);
     }

@@ -47,6 +47,8 @@ export async function harness(
     dir?: string;
     /** Only these feature modules (default: all). */
     features?: readonly Feature[];
+    /** Agents as `run --once` makes them: no timers; the test calls runOnce(). */
+    once?: boolean;
   } = {},
 ): Promise<Harness> {
   const clock = new ManualClock(Date.UTC(2026, 10, 21, 12));
@@ -81,6 +83,7 @@ export async function harness(
       messages,
       jitter: 0,
       features: opts.features,
+      once: opts.once,
     });
     for (const name of HUB_EVENTS) agent.events.on(name, () => void events.push(name));
     return agent;

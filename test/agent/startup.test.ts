@@ -186,6 +186,47 @@ describe("users (rule 6)", () => {
   });
 });
 
+describe("players online at start (initial players)", () => {
+  test("initialised with resumed: true, unlike one seen connecting or reconnecting; the previous run's list is read first", async () => {
+    const alice = { id: SEED_IDS.steamid64.alice, name: "Alice" };
+    const carol = { id: SEED_IDS.steamid64.carol, name: "Carol" };
+    h = await harness({ sim: { players: [alice] } });
+    const seen = () => {
+      const flags: [string, boolean][] = [];
+      h.agent.events.on("hub_ply_initialized", ({ player, resumed }) => void flags.push([player.name, resumed]));
+      return flags;
+    };
+    let flags = seen();
+    await h.agent.start();
+    await until(() => flags.length === 1, "Alice initialised");
+    h.sim.join(carol);
+    await until(() => flags.length === 2, "Carol initialised");
+    h.sim.leave(alice.id);
+    await h.idle();
+    h.sim.join(alice);
+    await until(() => flags.length === 3, "Alice initialised again");
+    await h.idle();
+    expect(flags).toEqual([
+      ["Alice", true],
+      ["Carol", false],
+      ["Alice", false],
+    ]);
+    expect([...h.agent.previousOnline]).toEqual([]);
+
+    // The next run: both are online from the start; the online feature's list told who the last run saw.
+    await h.agent.stop();
+    const agent = h.restart();
+    flags = seen();
+    await agent.start();
+    await until(() => flags.length === 2, "both initialised");
+    expect(flags.sort()).toEqual([
+      ["Alice", true],
+      ["Carol", true],
+    ]);
+    expect([...agent.previousOnline].sort()).toEqual([alice.id, carol.id].sort());
+  });
+});
+
 describe("before hub_ready", () => {
   test("a banned player joining and a console command typed while the service is being asked are handled once ready", async () => {
     h = await harness();

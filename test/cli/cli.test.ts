@@ -142,6 +142,7 @@ describe("the compiled binary", () => {
       ["unban", 0],
       ["warning", 0],
       ["reward_executed", 0],
+      ["reward_failed", 0],
     ]);
   });
 

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { onlineCache } from "../../lib/features/online.ts";
 import { EXECUTED_QUEUE, ExecutedRewardSchema } from "../../lib/rewards/executed.ts";
+import { FAILED_QUEUE, FailedRewardSchema, GIVE_UP_AFTER } from "../../lib/rewards/failures.ts";
 import { SEED_IDS, startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { binary, hub, type Run } from "./binary.ts";
@@ -47,7 +48,7 @@ const oneLine = (r: Run, code: number) => {
   expect(lines).toHaveLength(1);
   return lines[0] as string;
 };
-/** Entries per queue: ban, unban, warning, reward_executed. */
+/** Entries per queue: ban, unban, warning, reward_executed, reward_failed. */
 const queued = async (env: Record<string, string>): Promise<number[]> =>
   json(await run(["queue", "status", "--json"], env)).queues.map((q: { entries: number }) => q.entries);
 const bansOf = (userId: string) => [...sb.state.bans.values()].filter((b) => b.user_id === userId);
@@ -84,7 +85,7 @@ describe("ban", () => {
     // After `--` everything is the reason, even what looks like an option.
     expect((await run(["ban", ALICE, "10", "--", "he", "said", "--help"], env)).code).toBe(0);
     expect(bansOf(USERS.alice).at(-1)).toMatchObject({ length: 600, reason: "he said --help" });
-    expect(await queued(env)).toEqual([0, 0, 0, 0]);
+    expect(await queued(env)).toEqual([0, 0, 0, 0, 0]);
   });
 
   test("--as sends morph_user_id: the service checks that user's permissions (refused: exit 1)", async () => {
@@ -103,7 +104,7 @@ describe("ban", () => {
     expect(asJson.code).toBe(1);
     expect(json(asJson).error).toMatchObject({ code: 1, message: expect.stringContaining("403") });
     // A refused ban is not kept for retries.
-    expect(await queued(env)).toEqual([0, 0, 0, 0]);
+    expect(await queued(env)).toEqual([0, 0, 0, 0, 0]);
   });
 
   test("service unreachable: queued (exit 6), listed by queue status, delivered by queue retry", async () => {
@@ -139,13 +140,13 @@ describe("ban", () => {
     expect(json(retried)).toMatchObject({ action: "retry", queue: "ban", entry_id: out.entry_id, status: "delivered" });
     expect(bansOf(USERS.alice)).toHaveLength(before + 1);
     // A one-shot round takes only its own player's entries: another player's ban waits for `run` (or its own retry).
-    expect(await queued(env)).toEqual([1, 0, 0, 0]);
+    expect(await queued(env)).toEqual([1, 0, 0, 0, 0]);
     const other = json(await run(["queue", "status", "--json"], env)).queues[0].items[0].id;
     expect((await run(["queue", "retry", other], env)).stdout).toBe(
       "76561197960265730 has been banned for 2w. Reason: second\n",
     );
     expect(sb.state.findUser("76561197960265730", "STEAM")).toBeDefined(); // created on the way
-    expect(await queued(env)).toEqual([0, 0, 0, 0]);
+    expect(await queued(env)).toEqual([0, 0, 0, 0, 0]);
   });
 
   test("bad input is refused with one line and exit 2, before anything is queued", async () => {
@@ -162,7 +163,7 @@ describe("ban", () => {
     const bad = await run(["ban", ALICE, "-5", "x", "--json"], env);
     expect(bad.code).toBe(2);
     expect(json(bad).error.code).toBe(2);
-    expect(await queued(env)).toEqual([0, 0, 0, 0]);
+    expect(await queued(env)).toEqual([0, 0, 0, 0, 0]);
   });
 });
 
@@ -243,14 +244,14 @@ describe("unban", () => {
     expect(r.code).toBe(6);
     expect(json(r)).toMatchObject({ status: "queued", cancelled_queued_bans: 1 });
     // The unban's own round removed the cancelled ban without sending it.
-    expect(await queued(env)).toEqual([0, 1, 0, 0]);
+    expect(await queued(env)).toEqual([0, 1, 0, 0, 0]);
 
     sb.control.clearRequests();
     const retried = await run(["queue", "retry", json(r).entry_id], env);
     // The unban's user never reached the service: nothing to unban (exit 5); the cancelled ban was never sent.
     expect(retried.code).toBe(5);
     expect(sb.control.requests({ method: "POST", path: "/ban/" })).toHaveLength(0);
-    expect(await queued(env)).toEqual([0, 0, 0, 0]);
+    expect(await queued(env)).toEqual([0, 0, 0, 0, 0]);
   });
 });
 
@@ -332,6 +333,7 @@ describe("queue", () => {
       ["unban", 0],
       ["warning", 1],
       ["reward_executed", 0],
+      ["reward_failed", 0],
     ]);
     expect(status.queues[2].items[0]).toMatchObject({ id: warn, attempts: 1, data: { reason: "b" } });
     expect(status.queues[2].items[0].last_attempt_at).toMatch(/^\d{4}-\d\d-\d\dT/);
@@ -348,7 +350,7 @@ describe("queue", () => {
     expect(json(dropped)).toMatchObject({ action: "drop", queue: "warning", entry_id: warn, data: { reason: "b" } });
     const human = await run(["queue", "drop", ban], env);
     expect(human.stdout).toBe(`dropped ${ban} from the ban queue: ban ${ALICE} 1h "a" by the console\n`);
-    expect(await queued(env)).toEqual([0, 0, 0, 0]);
+    expect(await queued(env)).toEqual([0, 0, 0, 0, 0]);
     expect(oneLine(await run(["queue", "retry", ban], env), 5)).toContain("no queued entry");
   });
 
@@ -374,6 +376,59 @@ describe("queue", () => {
 
     const again = await reports.add(entry.data);
     expect((await run(["queue", "drop", again.id, "--force"], env)).code).toBe(0);
+  });
+
+  test("a reward report VyHub refuses (4xx) is kept marked refused, shown as such, and not counted as waiting", async () => {
+    const env = fresh();
+    const store = await openStore({ dir: env.HUB_STORAGE_DIR });
+    const reports = store.queue(EXECUTED_QUEUE, ExecutedRewardSchema);
+    const entry = await reports.add({
+      id: SEED_IDS.appliedRewards.alice_vip_command,
+      user_id: USERS.alice,
+      player_id: ALICE,
+      player: "Alice",
+      reward: "VIP command",
+      packet: "VIP",
+      issued: true,
+    });
+    sb.control.failNext({ method: "PATCH", path: `/packet/reward/applied/${entry.data.id}` }, 1, 422);
+    const retried = await run(["queue", "retry", entry.id], env);
+    expect(oneLine(retried, 1)).toContain("kept as refused so it does not run again");
+    expect(await reports.get(entry.id)).toMatchObject({ attempts: 1, data: { refused: true } });
+    expect((await run(["queue", "status"], env)).stdout).toContain("VyHub refused the report, so it never runs again");
+    // Cron's exit code is about what waits for the service; a refused report waits for the operator.
+    expect((await run(["run", "--once"], env)).code).toBe(0);
+    expect(await reports.size()).toBe(1);
+  });
+
+  test("a reward the game refused: shown with its refusals, not retried by hand, dropped without --force", async () => {
+    const env = fresh();
+    const store = await openStore({ dir: env.HUB_STORAGE_DIR });
+    const failures = store.queue(FAILED_QUEUE, FailedRewardSchema);
+    const data = {
+      id: SEED_IDS.appliedRewards.alice_vip_command,
+      user_id: USERS.alice,
+      player: "Alice",
+      reward: "VIP command",
+      packet: "VIP",
+    };
+    const entry = (await failures.update((await failures.add(data)).id, {
+      attempts: GIVE_UP_AFTER,
+      lastError: "Error: Unknown command",
+    }))!;
+    const status = await run(["queue", "status"], env);
+    expect(status.stdout).toMatch(
+      new RegExp(`${entry.id}  \\d+ s old, 5 attempt\\(s\\), last error: Error: Unknown command`),
+    );
+    expect(status.stdout).toContain("refused by the game — given up: fix the command at VyHub");
+    // Nothing waits for the service: cron's run --once is not told otherwise.
+    expect((await run(["run", "--once"], env)).code).toBe(0);
+    expect(oneLine(await run(["queue", "retry", entry.id], env), 2)).toContain(
+      "is a reward the game refused: nothing to send",
+    );
+    const dropped = await run(["queue", "drop", entry.id], env);
+    expect(dropped.code).toBe(0);
+    expect(await queued(env)).toEqual([0, 0, 0, 0, 0]);
   });
 });
 

@@ -148,6 +148,9 @@ describe("kill -9 during reward rounds", () => {
       // One last run that is left alone until everything is reported, then stopped cleanly.
       sb.control.reset();
       const last = startRun(sb, dir, KILLS);
+      // Ready first: the killed runs may have reported everything already, and a SIGTERM before `run` listens for
+      // it would kill the process instead of stopping it.
+      await waitFor(() => lines(last.log).some((l) => l.msg === "ready"), "ready", last);
       const reported = () => once.every((id) => sb.state.appliedRewards.get(id)?.executed_on.includes(sb.serverId));
       await waitFor(reported, "every once reward reported", last, 30_000).catch((e: Error) => {
         const problems = lines(last.log).filter((l) => l.level === "warn" || l.level === "error");

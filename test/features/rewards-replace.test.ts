@@ -82,14 +82,14 @@ test("commandLines: one console line per template line, blanks dropped", () => {
   expect(commandLines("  \n")).toEqual([]);
 });
 
-test("patchOutcome: 2xx sent, 4xx dropped, 429/5xx/network retried", () => {
+test("patchOutcome: 2xx sent, 4xx refused, 429/5xx/network retried", () => {
   const fail = (error: object) => ({
     ok: false as const,
     error: { endpoint: "PATCH", message: "x", ...error } as never,
   });
   expect(patchOutcome({ ok: true, status: 200, value: {}, headers: new Headers() })).toBe("sent");
-  expect(patchOutcome(fail({ kind: "NotFound", status: 404 }))).toBe("dropped");
-  expect(patchOutcome(fail({ kind: "ClientError", status: 422 }))).toBe("dropped");
+  expect(patchOutcome(fail({ kind: "NotFound", status: 404 }))).toBe("refused");
+  expect(patchOutcome(fail({ kind: "ClientError", status: 422 }))).toBe("refused");
   expect(patchOutcome(fail({ kind: "RateLimited", status: 429, retryAfterMs: 1000 }))).toBe("retry");
   expect(patchOutcome(fail({ kind: "ServerError", status: 503 }))).toBe("retry");
   expect(patchOutcome(fail({ kind: "Network", timeout: true }))).toBe("retry");

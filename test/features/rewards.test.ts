@@ -1,10 +1,14 @@
 /** Rewards end to end: the in-memory service over loopback, the sim game, a manual clock. */
 import { afterEach, describe, expect, test } from "bun:test";
 import type { AppliedRewardMap } from "../../lib/api/client.ts";
+import type { Feature } from "../../lib/features/index.ts";
+import { online } from "../../lib/features/online.ts";
 import { rewards } from "../../lib/features/rewards.ts";
+import { queueStatus } from "../../lib/queues.ts";
 import type { GamePlayer } from "../../lib/game/bridge.ts";
 import { parseSimConsole, type SimGameOptions } from "../../lib/game/sim.ts";
 import { EXECUTED_QUEUE, ExecutedRewardSchema, ExecutedRewards } from "../../lib/rewards/executed.ts";
+import { FAILED_QUEUE, FailedRewardSchema, GIVE_UP_AFTER } from "../../lib/rewards/failures.ts";
 import { SEED_IDS, type AppliedRewardRecord, type RewardRecord } from "../../lib/sandbox/index.ts";
 import { harness, until, type Harness } from "../agent/harness.ts";
 
@@ -19,7 +23,7 @@ const STARTER = SEED_IDS.appliedRewards.carol_starter_script;
 let h: Harness;
 afterEach(() => h?.close());
 
-async function setup(o: { env?: Record<string, string>; sim?: SimGameOptions } = {}) {
+async function setup(o: { env?: Record<string, string>; sim?: SimGameOptions; features?: Feature[] } = {}) {
   h = await harness({ features: [rewards], ...o });
   await h.agent.start();
   await h.idle();
@@ -32,6 +36,7 @@ const patches = (id?: string) =>
   h.sb.control.requests(id ? { method: "PATCH", path: `/packet/reward/applied/${id}` } : REWARD_PATCH);
 const gets = () => h.sb.control.requests({ method: "GET", path: "/packet/reward/applied/user" });
 const queued = () => h.store.queue(EXECUTED_QUEUE, ExecutedRewardSchema).list();
+const failed = () => h.store.queue(FAILED_QUEUE, FailedRewardSchema).list();
 const logged = (text: string) => h.logger.lines.filter((l) => l.msg.includes(text));
 const executedOn = (id: string) => h.sb.state.appliedRewards.get(id)?.executed_on ?? [];
 
@@ -142,6 +147,45 @@ describe("triggers (Events: reward execution triggers)", () => {
     give(USERS.bob, { on_event: "CONNECT", order: 1, data: { command: "first a\nfirst b %nick%\n" } });
     await join(BOB);
     expect(execs()).toEqual(["first a", 'first b "Bob"', "second"]);
+  });
+});
+
+describe("players online before the agent started (initial players)", () => {
+  const initialised = () => h.events.filter((e) => e === "hub_ply_initialized").length;
+
+  test("a restart repeats no CONNECT reward for those the last run saw online; one who joined meanwhile gets them", async () => {
+    await setup({ features: [online, rewards] });
+    give(USERS.bob, { on_event: "CONNECT", data: { command: "welcome %nick%" } });
+    give(USERS.alice, { on_event: "CONNECT", data: { command: "welcome %nick%" } });
+    await join(BOB);
+    expect(execs()).toEqual(['welcome "Bob"']);
+
+    await h.agent.stop();
+    h.sim.join(ALICE); // while the agent is down
+    // Bought while Bob was online: a once CONNECT reward is still delivered (the executed queue keeps it single).
+    give(USERS.bob, { on_event: "CONNECT", once: true, data: { command: "once %nick%" } });
+    const agent = h.restart();
+    await agent.start();
+    await until(() => initialised() === 3, "Bob and Alice initialised");
+    await h.idle();
+    expect(execs().slice(1).sort()).toEqual(['once "Bob"', 'ulx adduserid "76561198012345671" vip', 'welcome "Alice"']);
+  });
+
+  test("run --once (cron): their users are known in the DIRECT round; the next run repeats no CONNECT reward", async () => {
+    h = await harness({ features: [online, rewards], once: true, sim: { players: [BOB] } });
+    give(USERS.bob, { on_event: "CONNECT", data: { command: "welcome %nick%" } });
+    give(USERS.bob, { on_event: "DIRECT", data: { command: "direct %nick%" } });
+    h.sb.control.latency(100, { method: "GET", path: /^\/user\// }); // a slow lookup must still be waited for
+    expect(await h.agent.start()).toBe(true);
+    await h.agent.runOnce();
+    expect(execs()).toEqual(['welcome "Bob"', 'direct "Bob"']);
+    await h.agent.stop();
+
+    const agent = h.restart();
+    expect(await agent.start()).toBe(true);
+    await agent.runOnce();
+    await agent.stop();
+    expect(execs()).toEqual(['welcome "Bob"', 'direct "Bob"', 'direct "Bob"']);
   });
 });
 
@@ -293,13 +337,19 @@ describe("once", () => {
     expect(execs()).toHaveLength(2);
   });
 
-  test("4xx PATCH: dropped and logged; not run again while the agent runs, though the service still lists it", async () => {
+  test("4xx PATCH: kept marked refused and logged; not run again nor re-sent, though the service still lists it", async () => {
     await setup();
     h.sb.control.failNext(REWARD_PATCH, 1, 422);
     await join(ALICE);
     await until(() => patches(VIP).length === 1, "the refused PATCH");
     await h.idle();
-    expect(await queued()).toEqual([]);
+    expect(await queued()).toEqual([
+      expect.objectContaining({
+        attempts: 1,
+        lastError: expect.stringContaining("422"),
+        data: expect.objectContaining({ id: VIP, refused: true }),
+      }),
+    ]);
     expect(logged(`VyHub refused to mark reward ${VIP}`)).toHaveLength(1);
     h.sim.leave(ALICE.id);
     await h.idle();
@@ -308,6 +358,31 @@ describe("once", () => {
     expect(gets().length).toBeGreaterThanOrEqual(3);
     expect(execs()).toHaveLength(1);
     expect(patches(VIP)).toHaveLength(1);
+  });
+
+  test("4xx PATCH then a restart: the refused id is kept durably, so the reward does not run again", async () => {
+    await setup();
+    h.sb.control.failNext(REWARD_PATCH, 1, 422);
+    await join(ALICE);
+    await until(() => patches(VIP).length === 1, "the refused PATCH");
+    await h.idle();
+    expect(execs()).toHaveLength(1);
+
+    // A new process: Alice is still online and the service still lists the reward as open.
+    await h.agent.stop();
+    const agent = h.restart();
+    await agent.start();
+    await until(() => h.events.filter((e) => e === "hub_ply_initialized").length === 2, "Alice initialised again");
+    await h.idle();
+    await advance(MIN);
+    expect(gets().at(-1)?.query).toContainEqual(["user_id", USERS.alice]);
+    expect(execs()).toHaveLength(1);
+    // Not re-sent either: the refusal waits for the operator (`queue retry` or `queue drop --force`).
+    expect(patches(VIP)).toHaveLength(1);
+    const status = (await queueStatus(h.store, h.clock.now())).find((q) => q.queue === EXECUTED_QUEUE);
+    expect(status).toMatchObject({ entries: 1, waiting: 0 });
+    expect(status?.items[0]).toMatchObject({ attempts: 1, data: { id: VIP, refused: true } });
+    expect(status?.items[0]?.last_error).toContain("422");
   });
 
   test("remembered after the PATCH until a refresh that started after it: a stale answer in flight runs nothing", async () => {
@@ -375,18 +450,79 @@ describe("once", () => {
     expect(q.has(r.id)).toBe(false);
   });
 
-  test("the game refuses the command: nothing claimed, tried again next time", async () => {
+  test("the game refuses the command: nothing claimed, tried again next time (after the back-off)", async () => {
     await setup();
     h.sim.fail("exec", 1, "sim: rcon not connected");
     await join(ALICE);
     expect(execs()).toEqual([]);
     expect(await queued()).toEqual([]);
-    expect(logged(`reward ${VIP} not executed, trying again later`)).toHaveLength(1);
+    expect(logged(`reward ${VIP} (VIP rank (in-game)) for Alice not executed: the game refused it`)).toHaveLength(1);
+    expect(await failed()).toEqual([
+      expect.objectContaining({ attempts: 1, data: expect.objectContaining({ id: VIP }) }),
+    ]);
     h.sim.leave(ALICE.id);
     await h.idle();
+    await join(ALICE); // at once: still backing off
+    expect(execs()).toEqual([]);
+    h.sim.leave(ALICE.id);
+    await advance(MIN);
     await join(ALICE);
     expect(execs()).toHaveLength(1);
     await until(() => executedOn(VIP).length === 1, "reported");
+    expect(await failed()).toEqual([]);
+  });
+
+  test("a command the game keeps refusing: rounds skipped exponentially, durably, given up after 5 with one error", async () => {
+    await setup();
+    const r = give(USERS.bob, { on_event: "DIRECT", data: { command: "whitelisted? %nick%" } });
+    h.sim.fail("exec", GIVE_UP_AFTER, "sim: Unknown command");
+    await join(BOB);
+    const refusals = () => h.logger.lines.filter((l) => l.msg.includes(`reward ${r.id}`) && l.msg.includes("refused"));
+    const tries: number[] = [];
+    const round = async (minute: number) => {
+      const before = refusals().length;
+      await advance(MIN);
+      if (refusals().length > before) tries.push(minute);
+    };
+    for (let m = 1; m <= 3; m++) await round(m);
+    // A restart keeps the count and the back-off: the round at start (minute 3) tries nothing.
+    await h.agent.stop();
+    const agent = h.restart();
+    await agent.start();
+    await until(() => h.events.filter((e) => e === "hub_ply_initialized").length === 2, "Bob initialised again");
+    await h.idle();
+    expect(tries).toEqual([1, 2]);
+    for (let m = 4; m <= 40; m++) await round(m);
+    // Tried after 1, 2, 4 and 8 rounds of waiting; the fifth refusal gives up.
+    expect(tries).toEqual([1, 2, 4, 8, 16]);
+    expect(refusals().map((l) => l.level)).toEqual(["warn", "warn", "warn", "warn", "error"]);
+    expect(refusals().at(-1)?.msg).toContain(
+      "the game refused it 5 times (last: Error: sim: Unknown command); given up",
+    );
+    expect(execs()).toEqual([]);
+
+    const status = (await queueStatus(h.store, h.clock.now())).find((q) => q.queue === FAILED_QUEUE);
+    expect(status).toMatchObject({ entries: 1, waiting: 0 });
+    expect(status?.items[0]).toMatchObject({ attempts: 5, data: { id: r.id, player: "Bob" } });
+    expect(status?.items[0]?.last_error).toContain("sim: Unknown command");
+
+    // The operator fixed the cause and drops the entry: the next round runs the reward again.
+    await h.store.queue(FAILED_QUEUE, FailedRewardSchema).remove(status!.items[0]!.id);
+    await advance(MIN);
+    expect(execs()).toEqual(['whitelisted? "Bob"']);
+    expect(await failed()).toEqual([]);
+  });
+
+  test("a refused reward the service no longer lists (expired, or run elsewhere) is forgotten at the next round", async () => {
+    await setup();
+    const r = give(USERS.bob, { on_event: "DIRECT", data: { command: "refused" } });
+    h.sim.fail("exec", 1, "sim: Unknown command");
+    await join(BOB);
+    await advance(MIN);
+    expect((await failed()).map((e) => e.data.id)).toEqual([r.id]);
+    h.sb.state.appliedRewards.delete(r.id);
+    await advance(MIN);
+    expect(await failed()).toEqual([]);
   });
 
   test("a later line refused: executed in part, counts as executed, reported", async () => {

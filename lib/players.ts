@@ -5,9 +5,8 @@
  */
 import { describeError, isRejected, type Api, type ApiError, type User, type UserType } from "./api/client.ts";
 import type { Online, OnlinePlayer } from "./features/online.ts";
+import { anySteamTo64, minecraftUuid } from "./game/presets/ids.ts";
 
-/** SteamID64 of account 0 (universe public, type individual, instance 1). */
-const STEAM64_BASE = 76561197960265728n;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type PlayerArg =
@@ -44,18 +43,11 @@ export function parsePlayerArg(input: string, userType: string): PlayerArg {
 
 function platformId(text: string, userType: string): string | undefined {
   switch (userType) {
-    case "STEAM": {
-      if (/^7656119\d{10}$/.test(text)) return text;
-      const legacy = /^STEAM_[0-5]:([01]):(\d{1,10})$/i.exec(text);
-      if (legacy) return String(STEAM64_BASE + BigInt(legacy[2] as string) * 2n + BigInt(legacy[1] as string));
-      const steam3 = /^\[?U:1:(\d{1,10})\]?$/i.exec(text);
-      if (steam3) return String(STEAM64_BASE + BigInt(steam3[1] as string));
-      return undefined;
-    }
-    case "MINECRAFT": {
-      const hex = /^[0-9a-f]{32}$/i.test(text) ? text.toLowerCase() : undefined;
-      return hex && `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-    }
+    case "STEAM":
+      return anySteamTo64(text);
+    case "MINECRAFT":
+      // Undashed only: a dashed UUID is decided later (a player's UUID or a service user id).
+      return /^[0-9a-f]{32}$/i.test(text) ? minecraftUuid(text) : undefined;
     case "FIVEM":
       return /^(license:)?[0-9a-f]{40}$/i.test(text) ? text.replace(/^license:/i, "").toLowerCase() : undefined;
     case "ASA":

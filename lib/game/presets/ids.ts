@@ -7,9 +7,9 @@
 const STEAM64_BASE = 76561197960265728n;
 const MAX_ACCOUNT = 0xffffffffn;
 
-/** `STEAM_X:Y:Z` (X is the universe, 0 in old engines and 1 in newer ones) → SteamID64. */
+/** `STEAM_X:Y:Z` (X is the universe, 0 in old engines and 1 in newer ones; any case, as operators type it) → SteamID64. */
 export function steam2To64(steam2: string): string | undefined {
-  const m = /^STEAM_[0-5]:([01]):(\d{1,10})$/.exec(steam2.trim());
+  const m = /^STEAM_[0-5]:([01]):(\d{1,10})$/i.exec(steam2.trim());
   if (!m) return undefined;
   const account = BigInt(m[2]!) * 2n + BigInt(m[1]!);
   return account <= MAX_ACCOUNT ? (STEAM64_BASE + account).toString() : undefined;
@@ -17,7 +17,7 @@ export function steam2To64(steam2: string): string | undefined {
 
 /** `[U:1:N]` (also without brackets) → SteamID64. */
 export function steam3To64(steam3: string): string | undefined {
-  const m = /^\[?U:1:(\d{1,10})\]?$/.exec(steam3.trim());
+  const m = /^\[?U:1:(\d{1,10})\]?$/i.exec(steam3.trim());
   if (!m) return undefined;
   const account = BigInt(m[1]!);
   return account <= MAX_ACCOUNT ? (STEAM64_BASE + account).toString() : undefined;

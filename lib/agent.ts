@@ -1,7 +1,7 @@
 import type { Config } from "./config/index.ts";
 import { ServerSchema, describeError, type Api, type Server } from "./api/client.ts";
 import type { Store } from "./store/index.ts";
-import type { BridgeEvent, GameBridge, GamePlayer } from "./game/bridge.ts";
+import type { BridgeEvent, BridgeEventOf, BridgeEventType, GameBridge, GamePlayer } from "./game/bridge.ts";
 import type { Clock } from "./clock.ts";
 import type { Logger } from "./log.ts";
 import { EventBus } from "./events.ts";
@@ -11,7 +11,6 @@ import { statusBody } from "./features/status.ts";
 import { onlineCache } from "./features/online.ts";
 import { FEATURES, type Feature } from "./features/index.ts";
 import type { Messages } from "./messages.ts";
-import type { BridgeEventOf, BridgeEventType } from "./game/bridge.ts";
 
 /** Rule 2: a cached server record is usable offline for one week. */
 export const SERVER_CACHE_MAX_AGE_MS = 7 * 24 * 3600_000;
@@ -125,8 +124,8 @@ export class Agent {
 
   /** Rules 1–3: the live record, else a cache at most a week old, else keep trying every minute. */
   private async loadServer(): Promise<"api" | "cache" | undefined> {
-    const { api, config, clock, store } = this.deps;
-    const cache = store.cache("server", ServerSchema);
+    const { api, config, clock } = this.deps;
+    const cache = this.serverCache();
     const retryMs = config.intervals.user_retry * 1000;
     for (let attempt = 1; !this.scheduler.stopped; attempt++) {
       const res = await api.getServer(config.api.server_id);
@@ -162,9 +161,13 @@ export class Agent {
     return undefined;
   }
 
+  private serverCache() {
+    return this.deps.store.cache("server", ServerSchema);
+  }
+
   private async useLiveRecord(server: Server) {
     this.server = server;
-    await this.deps.store.cache("server", ServerSchema).set(server);
+    await this.serverCache().set(server);
     await this.events.emit("hub_api_ready", { server });
   }
 

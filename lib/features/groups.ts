@@ -38,16 +38,14 @@ export const groups: Feature = (agent) => {
   // For games that cannot tell a player's groups, what the agent applied (persisted across restarts).
   const appliedCache = store.cache("groups_applied", AppliedSchema);
   let applied: Record<string, string[]> | undefined;
-  const currentGroups = async (player: GamePlayer): Promise<string[]> => {
-    if (bridge.playerGroups) return bridge.playerGroups(player);
-    applied ??= (await appliedCache.get())?.data ?? {};
-    return applied[player.id] ?? [];
-  };
+  const appliedGroups = async () => (applied ??= (await appliedCache.get())?.data ?? {});
+  const currentGroups = async (player: GamePlayer): Promise<string[]> =>
+    bridge.playerGroups ? bridge.playerGroups(player) : ((await appliedGroups())[player.id] ?? []);
   const remember = async (player: GamePlayer, now: string[]) => {
     if (bridge.playerGroups) return;
-    applied ??= (await appliedCache.get())?.data ?? {};
-    applied[player.id] = now;
-    await appliedCache.set(applied);
+    const all = await appliedGroups();
+    all[player.id] = now;
+    await appliedCache.set(all);
   };
 
   const sync = async (player: GamePlayer, catalogueNow: Group[]) => {

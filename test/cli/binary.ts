@@ -2,6 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
+import { spawn } from "../support/procs.ts";
 
 const root = join(import.meta.dir, "..", "..");
 let built: Promise<string> | undefined;
@@ -35,7 +36,7 @@ export interface Run {
 
 /** Runs the compiled CLI with a clean environment (plus `env`), no stdin, in `cwd`. */
 export async function hub(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<Run> {
-  const p = Bun.spawn([await binary(), ...args], {
+  const p = spawn([await binary(), ...args], {
     cwd: opts.cwd ?? mkdtempSync(join(tmpdir(), "hub-cwd-")),
     env: { PATH: process.env.PATH ?? "", ...opts.env },
     stdin: "ignore",

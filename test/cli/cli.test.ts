@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { binary, hub, type Run } from "./binary.ts";
+import { spawn } from "../support/procs.ts";
 
 let sb: Sandbox;
 let env: Record<string, string>;
@@ -180,7 +181,7 @@ describe("the compiled binary", () => {
   });
 
   test("run stops cleanly on SIGTERM with exit 0", async () => {
-    const p = Bun.spawn([await binary(), "run"], {
+    const p = spawn([await binary(), "run"], {
       env: { PATH: process.env.PATH ?? "", ...env, HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-run-")) },
       stdin: "ignore",
       stdout: "pipe",

@@ -12,6 +12,7 @@ import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { sanctionQueues } from "../../lib/sanctions/index.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { binary, hub } from "./binary.ts";
+import { spawn } from "../support/procs.ts";
 
 let sb: Sandbox;
 beforeAll(async () => {
@@ -38,7 +39,7 @@ async function startRun(extra: Record<string, string> = {}): Promise<Agent> {
     ...extra,
   };
   const log = join(dir, "run.log");
-  const proc = Bun.spawn([await binary(), "run"], {
+  const proc = spawn([await binary(), "run"], {
     cwd: dir,
     env: { PATH: process.env.PATH ?? "", ...env },
     stdin: "ignore",

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { type ChildProcess, spawn } from "node:child_process";
+import { track } from "../support/procs.ts";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -46,6 +47,7 @@ async function run(serverFlags: string[] = [], agentArgs: string[] = [], env: Re
     stdio: ["pipe", "pipe", "pipe"],
     detached: true, // its own process group, like a foreground job in a terminal
   });
+  track(agent);
   let stderr = "";
   let stdout = "";
   agent.stderr?.on("data", (d) => (stderr += String(d)));

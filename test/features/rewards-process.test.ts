@@ -15,6 +15,7 @@ import { silentLogger } from "../../lib/log.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { EXECUTED_QUEUE, ExecutedRewardSchema } from "../../lib/rewards/executed.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import { spawn } from "../support/procs.ts";
 
 const MAIN = join(import.meta.dir, "..", "..", "cli", "main.ts");
 const REWARD_PATCH = { method: "PATCH", path: /^\/packet\/reward\/applied\// };
@@ -33,7 +34,7 @@ interface Run {
 
 function startRun(sb: Sandbox, dir: string, i: number): Run {
   const log = join(dir, `run-${i}.log`);
-  const proc = Bun.spawn([process.execPath, MAIN, "run", "--log-format", "json"], {
+  const proc = spawn([process.execPath, MAIN, "run", "--log-format", "json"], {
     cwd: dir,
     env: {
       PATH: process.env.PATH ?? "",

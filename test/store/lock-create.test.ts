@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { spawn } from "../support/procs.ts";
 
 const STORE = join(import.meta.dir, "..", "..", "lib", "store", "index.ts");
 
@@ -14,7 +15,7 @@ test("a lock file is never seen empty while another process takes it over and ov
     const store = await openStore({ dir: ${JSON.stringify(dir)}, fsync: false });
     for (let i = 0; i < 1500; i++) await store.withLock("job", async () => {});
   `;
-  const child = Bun.spawn([process.execPath, "-e", script], { stdout: "ignore", stderr: "pipe" });
+  const child = spawn([process.execPath, "-e", script], { stdout: "ignore", stderr: "pipe" });
   const path = join(dir, "locks", "job.lock");
   let seen = 0;
   let empty = 0;

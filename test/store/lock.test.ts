@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LockTimeoutError, openStore } from "../../lib/store/index.ts";
+import { spawn } from "../support/procs.ts";
 
 let dir: string;
 beforeEach(async () => {
@@ -19,7 +20,7 @@ const holder = (pid: number) => JSON.stringify({ pid, at: Date.now(), token: "so
 
 /** A pid that certainly belongs to no live process: a child that has already exited. */
 async function deadPid(): Promise<number> {
-  const child = Bun.spawn([process.execPath, "-e", ""], { stdout: "ignore" });
+  const child = spawn([process.execPath, "-e", ""], { stdout: "ignore" });
   await child.exited;
   return child.pid;
 }
@@ -50,7 +51,7 @@ test("an empty lock file (holder died while creating it) is broken once it is ol
 });
 
 test("a fresh lock held by a live process is respected until the timeout, and left in place", async () => {
-  const sleeper = Bun.spawn([process.execPath, "-e", "setTimeout(() => {}, 30000)"], { stdout: "ignore" });
+  const sleeper = spawn([process.execPath, "-e", "setTimeout(() => {}, 30000)"], { stdout: "ignore" });
   try {
     const store = await openStore({ dir, fsync: false });
     await writeFile(lockFile("job"), holder(sleeper.pid));

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { memoryLogger } from "../../lib/log.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { Big, Num, Payload } from "./fixtures/schemas.ts";
+import { spawn } from "../support/procs.ts";
 
 const WRITER = join(import.meta.dir, "fixtures", "writer.ts");
 let root: string;
@@ -17,7 +18,7 @@ afterAll(async () => {
 });
 
 function spawnWriter(...args: string[]) {
-  return Bun.spawn([process.execPath, WRITER, ...args], { stdout: "pipe", stderr: "pipe" });
+  return spawn([process.execPath, WRITER, ...args], { stdout: "pipe", stderr: "pipe" });
 }
 
 /** Resolves once the child printed `word`; rejects with its stderr if it exits first. */

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { spawn } from "node:child_process";
+import { track } from "../../support/procs.ts";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -278,6 +279,7 @@ describe("Wrapper: signals", () => {
       stdio: ["ignore", "pipe", "inherit"],
       detached: true,
     });
+    track(child);
     const out: Record<string, unknown>[] = [];
     let buf = "";
     child.stdout.on("data", (d) => {

@@ -18,10 +18,9 @@ interface Tracked {
 const tracked = new Set<Tracked>();
 
 /** Registers a process started some other way (node:child_process, Bun.spawn) for the same clean-up. */
-export function track<P extends { pid?: number | undefined; exitCode: number | null }>(
-  proc: P,
-  scope: Scope = "test",
-): P {
+export function track<
+  P extends { pid?: number | undefined; exitCode: number | null; signalCode?: string | number | null },
+>(proc: P, scope: Scope = "test"): P {
   // No pid: the spawn failed, nothing runs.
   if (proc.pid !== undefined)
     tracked.add({ pid: proc.pid, scope, exited: () => proc.exitCode !== null || (proc.signalCode ?? null) !== null });

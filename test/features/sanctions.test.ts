@@ -28,6 +28,7 @@ import {
   sanctionQueues,
 } from "../../lib/sanctions/index.ts";
 import { openStore, type Store } from "../../lib/store/index.ts";
+import { until } from "../support/until.ts";
 
 const DAVE: PlayerRef = { identifier: "76561198000000004", type: "STEAM", user_id: null, name: "Dave" };
 const ERIN: PlayerRef = { identifier: "76561198000000005", type: "STEAM", user_id: null, name: "Erin" };
@@ -369,13 +370,13 @@ describe("concurrency", () => {
   test("a round held by another process longer than lockTimeoutMs: busy, nothing sent", async () => {
     await ban();
     const other = await openStore({ dir });
-    let release!: () => void;
+    let release: (() => void) | undefined;
     const held = other.withLock("sanctions", () => new Promise<void>((r) => (release = r)));
-    await Bun.sleep(20);
+    await until(() => release !== undefined, "the other store to hold the lock");
     const r = await deliverQueues({ api, store }, { lockTimeoutMs: 50 });
     expect(r).toEqual({ busy: true, outcomes: [] });
     expect(banPosts()).toHaveLength(0);
-    release();
+    release?.();
     await held;
     expect(results(await deliver())).toEqual([["ban", "delivered"]]);
   });

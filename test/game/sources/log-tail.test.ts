@@ -12,8 +12,9 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LogTail } from "../../../lib/game/sources/log-tail.ts";
+import { type Clock, systemClock } from "../../../lib/clock.ts";
 import { memoryLogger } from "../../../lib/log.ts";
-import { until } from "../../agent/harness.ts";
+import { until } from "../../support/until.ts";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -25,7 +26,21 @@ async function tail(content?: string, opts: { fromStart?: boolean } = {}) {
   const path = join(dir, "games.log");
   if (content !== undefined) writeFileSync(path, content);
   const logger = memoryLogger();
-  const t = new LogTail({ path, pollMs: 10, logger, ...opts });
+  // Counts finished polls (each is followed by one sleep) and sleeps pending, so tests await polls, not time.
+  const polls = { done: 0, pending: 0 };
+  const clock: Clock = {
+    now: systemClock.now,
+    sleep: async (ms, signal) => {
+      polls.done++;
+      polls.pending++;
+      try {
+        await systemClock.sleep(ms, signal);
+      } finally {
+        polls.pending--;
+      }
+    },
+  };
+  const t = new LogTail({ path, pollMs: 10, logger, clock, ...opts });
   const lines: string[] = [];
   await t.start((line, stream) => {
     expect(stream).toBe("log");
@@ -41,7 +56,12 @@ async function tail(content?: string, opts: { fromStart?: boolean } = {}) {
     await until(() => lines.includes(mark), `"${mark}" to be read`);
   };
   const read = () => lines.filter((l) => !l.startsWith("sync "));
-  return { t, path, lines, read, sync, logger, infos: () => logger.lines.map((l) => l.msg) };
+  /** Waits until `n` more polls have finished. */
+  const polled = async (n: number) => {
+    const target = polls.done + n;
+    await until(() => polls.done >= target, `${n} polls`);
+  };
+  return { t, path, lines, read, sync, polled, polls, logger, infos: () => logger.lines.map((l) => l.msg) };
 }
 
 describe("LogTail", () => {
@@ -61,7 +81,7 @@ describe("LogTail", () => {
   test("a line appended in pieces is delivered once complete", async () => {
     const x = await tail("");
     appendFileSync(x.path, "say: Sarge: ");
-    await Bun.sleep(50); // several polls see the unfinished line
+    await x.polled(3); // several polls see the unfinished line
     expect(x.lines).toEqual([]);
     appendFileSync(x.path, "hi there\r\n");
     await x.sync();
@@ -146,9 +166,12 @@ describe("LogTail", () => {
   test("stop() ends the polling", async () => {
     const x = await tail("");
     await x.sync();
+    const before = x.polls.done;
     await x.t.stop();
+    // Nothing is left that could poll again: no sleep pending, and the loop has ended (stop awaited it).
+    expect(x.polls.pending).toBe(0);
     appendFileSync(x.path, "after stop\n");
-    await Bun.sleep(60);
+    expect(x.polls.done).toBe(before);
     expect(x.lines).toEqual(["sync 1"]);
   });
 });

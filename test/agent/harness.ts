@@ -12,14 +12,11 @@ import { loadMessages } from "../../lib/messages.ts";
 import type { Feature } from "../../lib/features/index.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { openStore, type Store } from "../../lib/store/index.ts";
+import { until as pollUntil } from "../support/until.ts";
 
 /** Polls (in real time) until `cond` holds: the agent's HTTP calls are real I/O, not microtasks. */
-export async function until(cond: () => boolean, what = "condition", timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
+export function until(cond: () => boolean, what = "condition", timeoutMs = 10_000): Promise<void> {
+  return pollUntil(cond, what, { timeoutMs, everyMs: 5 });
 }
 
 export interface Harness {

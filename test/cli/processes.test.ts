@@ -13,6 +13,7 @@ import { sanctionQueues } from "../../lib/sanctions/index.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { binary, hub } from "./binary.ts";
 import { spawn } from "../support/procs.ts";
+import { until as pollUntil } from "../support/until.ts";
 
 let sb: Sandbox;
 beforeAll(async () => {
@@ -54,14 +55,14 @@ async function stop(agent: Agent): Promise<void> {
   expect(await agent.proc.exited).toBe(0);
 }
 
-async function until(cond: () => boolean | Promise<boolean>, what: string, agent: Agent, timeoutMs = 20_000) {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    const log = existsSync(agent.log) ? readFileSync(agent.log, "utf8") : "";
-    if (agent.proc.exitCode !== null) throw new Error(`run exited before ${what}:\n${log}`);
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; run's log:\n${log}`);
-    await Bun.sleep(20);
-  }
+function until(cond: () => boolean | Promise<boolean>, what: string, agent: Agent, timeoutMs = 20_000) {
+  const log = () => (existsSync(agent.log) ? readFileSync(agent.log, "utf8") : "");
+  return pollUntil(cond, what, {
+    timeoutMs,
+    everyMs: 20,
+    abort: () => (agent.proc.exitCode !== null ? `run exited with ${agent.proc.exitCode}` : undefined),
+    diagnostics: () => `run's log:\n${log()}`,
+  });
 }
 
 describe("one-shot commands next to a running agent", () => {

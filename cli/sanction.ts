@@ -6,7 +6,7 @@
 import type { Api } from "../lib/api/client.ts";
 import type { Config } from "../lib/config/index.ts";
 import type { Messages } from "../lib/messages.ts";
-import type { PlayerErrorKind, ResolvedPlayer } from "../lib/players.ts";
+import type { PlayerErrorKind } from "../lib/players.ts";
 import type { Creator, DeliveryOutcome, PlayerRef } from "../lib/sanctions/index.ts";
 import type { Store } from "../lib/store/index.ts";
 import type { Context } from "./context.ts";
@@ -50,6 +50,7 @@ export async function openSession(ctx: Context): Promise<Session> {
 }
 
 const PLAYER_EXIT: Record<PlayerErrorKind, ExitCode> = {
+  invalid: EXIT.USAGE,
   unknown: EXIT.NOT_FOUND,
   stale: EXIT.NOT_FOUND,
   ambiguous: EXIT.USAGE,
@@ -58,15 +59,15 @@ const PLAYER_EXIT: Record<PlayerErrorKind, ExitCode> = {
 };
 
 /**
- * `<player>` (or `--as`) as the sanction queues need it. Nicks come from the "online" list `run` keeps; it counts
- * as stale after two status rounds without an update.
+ * `<player>` (or `--as`) as the sanction queues need it (lib/players.ts resolveTarget). Nicks come from the "online"
+ * list `run` keeps; it counts as stale after two status rounds without an update. A service user id the service
+ * cannot be asked about now is queued as given and resolved at delivery.
  */
 export async function resolveRef(s: Session, input: string, what = "player"): Promise<PlayerRef> {
-  const { resolvePlayer, PlayerError } = await import("../lib/players.ts");
+  const { resolveTarget, PlayerError } = await import("../lib/players.ts");
   const { onlineCache } = await import("../lib/features/online.ts");
-  let found: ResolvedPlayer;
   try {
-    found = await resolvePlayer(input, {
+    return await resolveTarget(input, {
       userType: s.userType,
       online: () => onlineCache(s.store).get(),
       maxAgeMs: 2 * s.config.intervals.status * 1000 + 5_000,
@@ -77,20 +78,20 @@ export async function resolveRef(s: Session, input: string, what = "player"): Pr
     if (!(e instanceof PlayerError)) throw e;
     throw new CliError(what === "player" ? e.message : `${what}: ${e.message}`, PLAYER_EXIT[e.kind]);
   }
-  if (!found.id)
-    throw new CliError(
-      `${what === "player" ? "" : `${what}: `}the service user ${found.userId} has no ${s.userType} account to act on`,
-      EXIT.NOT_FOUND,
-    );
-  return { identifier: found.id, type: s.userType, user_id: found.userId, name: found.name ?? "" };
 }
 
 /** `--as <player>`: the user whose permissions the service checks (morph_user_id); absent = the console. */
 export async function resolveCreator(s: Session, as: string | undefined): Promise<Creator | null> {
   if (as === undefined) return null;
   const ref = await resolveRef(s, as, "--as");
+  const { playerLabel } = await import("../lib/sanctions/index.ts");
   // A creator always has a name in messages; a bare id is better than "Console".
-  return { name: ref.name || ref.identifier, user_id: ref.user_id, identifier: ref.identifier, type: ref.type };
+  return {
+    name: playerLabel(ref),
+    user_id: ref.user_id,
+    identifier: ref.identifier,
+    type: ref.type,
+  };
 }
 
 /** The serverbundle sanctions are issued in: from the server record `run` caches, else asked from the service. */

@@ -1,19 +1,24 @@
 /**
  * `<player>` as an operator types it: a platform id in any of its usual spellings (normalised to the form the
- * service keys users by), a service user id, or the nick of an online player (from the "online" cache that
- * `run` keeps, see features/online.ts).
+ * service keys users by), a service user id (`user:<uuid>`, or a bare dashed UUID where no game id has that form),
+ * or the nick of an online player (from the "online" cache that `run` keeps, see features/online.ts).
  */
 import { describeError, isRejected, type Api, type ApiError, type User, type UserType } from "./api/client.ts";
 import type { Online, OnlinePlayer } from "./features/online.ts";
 import { anySteamTo64, minecraftUuid } from "./game/presets/ids.ts";
+import type { PlayerRef } from "./sanctions/schemas.ts";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Names a service user id explicitly; needed on Minecraft, where a bare dashed UUID is a player's UUID. */
+const USER_PREFIX = "user:";
 
 export type PlayerArg =
   /** A platform id of the bridge's user type, normalised. */
   | { kind: "id"; id: string }
-  /** A dashed UUID: a service user id; on Minecraft it may also be a player's UUID. */
-  | { kind: "uuid"; uuid: string }
+  /** A service user id: `user:<uuid>`, or a bare dashed UUID where it cannot be a game id (everywhere but Minecraft). */
+  | { kind: "user"; userId: string }
+  /** `user:` followed by something that is not a UUID. */
+  | { kind: "invalid"; text: string }
   | { kind: "nick"; nick: string };
 
 /** The spellings a user type's ids are accepted in, for error messages. */
@@ -35,9 +40,13 @@ export function idForms(userType: string): string {
 /** Parses without I/O. The id forms depend on the game's user type; anything else is a nick. */
 export function parsePlayerArg(input: string, userType: string): PlayerArg {
   const text = input.trim();
+  if (text.toLowerCase().startsWith(USER_PREFIX)) {
+    const userId = text.slice(USER_PREFIX.length).trim();
+    return UUID_RE.test(userId) ? { kind: "user", userId: userId.toLowerCase() } : { kind: "invalid", text };
+  }
   const id = platformId(text, userType);
   if (id) return { kind: "id", id };
-  if (UUID_RE.test(text)) return { kind: "uuid", uuid: text.toLowerCase() };
+  if (UUID_RE.test(text)) return { kind: "user", userId: text.toLowerCase() };
   return { kind: "nick", nick: text };
 }
 
@@ -46,8 +55,8 @@ function platformId(text: string, userType: string): string | undefined {
     case "STEAM":
       return anySteamTo64(text);
     case "MINECRAFT":
-      // Undashed only: a dashed UUID is decided later (a player's UUID or a service user id).
-      return /^[0-9a-f]{32}$/i.test(text) ? minecraftUuid(text) : undefined;
+      // Dashed or not, a UUID here is a player's: so a ban of an offline player queues without the service.
+      return /^[0-9a-f]{32}$/i.test(text) || UUID_RE.test(text) ? minecraftUuid(text) : undefined;
     case "FIVEM":
       return /^(license:)?[0-9a-f]{40}$/i.test(text) ? text.replace(/^license:/i, "").toLowerCase() : undefined;
     case "ASA":
@@ -57,7 +66,7 @@ function platformId(text: string, userType: string): string | undefined {
   }
 }
 
-export type PlayerErrorKind = "unknown" | "ambiguous" | "stale" | "unreachable" | "refused";
+export type PlayerErrorKind = "invalid" | "unknown" | "ambiguous" | "stale" | "unreachable" | "refused";
 
 /** Why `<player>` names nobody (or not one player); the message is one line for the operator. */
 export class PlayerError extends Error {
@@ -71,7 +80,10 @@ export class PlayerError extends Error {
 }
 
 export interface ResolvedPlayer {
-  /** The platform id; null when only a service user id is known (its user has no id of this game's type). */
+  /**
+   * The platform id; null for a service user id the service could not be asked about (unreachable): it is taken as
+   * given, and the sanction queues resolve it at delivery (where a 404 drops the entry).
+   */
   id: string | null;
   /** The service user id, when known (or looked up: see `user`). */
   userId: string | null;
@@ -84,7 +96,7 @@ export interface ResolveOptions {
   online: () => Promise<{ savedAt: number; data: Online } | undefined>;
   maxAgeMs: number;
   now: number;
-  /** Needed for service user ids and `user` lookups; without it only ids and nicks resolve. */
+  /** Needed to look up service user ids and for `user` lookups; without it a service user id is taken as given. */
   api?: Api;
   /** "lookup": also find the service user; "ensure": create them when the service knows no such player. */
   user?: "none" | "lookup" | "ensure";
@@ -95,9 +107,14 @@ export async function resolvePlayer(input: string, o: ResolveOptions): Promise<R
   if (!input.trim()) throw new PlayerError("unknown", `no player given: use ${idForms(o.userType)}, or a nick`);
   const arg = parsePlayerArg(input, o.userType);
   let found: ResolvedPlayer;
+  if (arg.kind === "invalid")
+    throw new PlayerError(
+      "invalid",
+      `"${arg.text}" is not a service user id: write ${USER_PREFIX}<the user's UUID>, e.g. ${USER_PREFIX}6d608cd3-155d-4344-b9e8-7c0280165d73`,
+    );
   if (arg.kind === "id") found = await byId(arg.id, o);
   else if (arg.kind === "nick") found = await byNick(arg.nick, o);
-  else found = await byUuid(arg.uuid, o);
+  else found = await byUser(arg.userId, o);
   const mode = o.user ?? "none";
   if (mode === "none" || found.userId || !found.id) return found;
   const user = await lookupUser(found.id, found.name, { ...o, create: mode === "ensure" });
@@ -144,26 +161,26 @@ export function matchNick(nick: string, players: readonly OnlinePlayer[]): Onlin
   return exact.length ? exact : players.filter((p) => p.name.toLowerCase().includes(want));
 }
 
-async function byUuid(uuid: string, o: ResolveOptions): Promise<ResolvedPlayer> {
-  if (!o.api) throw new PlayerError("unreachable", `cannot look up the service user ${uuid} without the service`);
-  // On Minecraft a dashed UUID is first of all a player's UUID.
-  if (o.userType === "MINECRAFT") {
-    const res = await o.api.getUser(uuid, o.userType);
-    if (res.ok) return fromUser(res.value, o.userType);
-    if (res.error.kind !== "NotFound") throw apiFailure(res.error, uuid);
-  }
-  const res = await o.api.getUser(uuid, undefined);
-  if (res.ok && res.value.id === uuid) return fromUser(res.value, o.userType);
-  if (res.ok || res.error.kind === "NotFound") {
-    if (o.userType === "MINECRAFT") return { id: uuid, userId: null, name: null }; // a player new to the service
-    throw new PlayerError("unknown", `the service knows no user with the id ${uuid}`);
-  }
-  throw apiFailure(res.error, uuid);
+/**
+ * A service user id: the online list knows the player (no request), else the service is asked for the user's
+ * account of this game. When it cannot be asked (unreachable, or no client), the id is taken as given.
+ */
+async function byUser(userId: string, o: ResolveOptions): Promise<ResolvedPlayer> {
+  const listed = (await onlineList(o))?.data.players.find((p) => p.user_id === userId);
+  if (listed) return { id: listed.id, userId, name: listed.name };
+  if (!o.api) return { id: null, userId, name: null };
+  const res = await o.api.getUser(userId, undefined);
+  if (res.ok && res.value.id === userId) return fromUser(res.value, o.userType);
+  if (res.ok || res.error.kind === "NotFound")
+    throw new PlayerError("unknown", `the service knows no user with the id ${userId}`);
+  if (isRejected(res.error)) throw apiFailure(res.error, userId);
+  return { id: null, userId, name: null };
 }
 
 function fromUser(user: User, userType: string): ResolvedPlayer {
   const own = user.type === userType ? user : user.linked_users?.find((u) => u.type === userType);
-  return { id: own?.identifier ?? null, userId: user.id, name: user.username ?? null };
+  if (!own) throw new PlayerError("unknown", `the service user ${user.id} has no ${userType} account to act on`);
+  return { id: own.identifier, userId: user.id, name: user.username ?? null };
 }
 
 async function lookupUser(id: string, name: string | null, o: ResolveOptions & { create: boolean }): Promise<User> {
@@ -183,4 +200,16 @@ function apiFailure(e: ApiError, who: string): PlayerError {
   return isRejected(e)
     ? new PlayerError("refused", `the service refused the lookup of ${who}: ${describeError(e)}`)
     : new PlayerError("unreachable", `the service is unreachable (${describeError(e)}); ${who} could not be looked up`);
+}
+
+/**
+ * `<player>` as a sanction's target or issuer, for `run`'s commands and the CLI alike: a player of the online list
+ * named by their exact id (whatever form the game prints), else resolvePlayer. A service user id the service could
+ * not be asked about comes back as given (identifier null): the queues resolve it at delivery.
+ */
+export async function resolveTarget(input: string, o: ResolveOptions): Promise<PlayerRef> {
+  const text = input.trim().toLowerCase();
+  const here = (await onlineList(o))?.data.players.find((p) => p.id.toLowerCase() === text);
+  const found = here ? { id: here.id, userId: here.user_id, name: here.name } : await resolvePlayer(input, o);
+  return { identifier: found.id, type: o.userType, user_id: found.userId, name: found.name ?? "" };
 }

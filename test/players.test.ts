@@ -16,12 +16,16 @@ describe("parsePlayerArg", () => {
     ["STEAM", "[U:1:52079943]", { kind: "id", id: ALICE }],
     ["STEAM", "U:1:52079943", { kind: "id", id: ALICE }],
     ["STEAM", ` ${ALICE} `, { kind: "id", id: ALICE }],
-    ["STEAM", SEED_IDS.users.bob.toUpperCase(), { kind: "uuid", uuid: SEED_IDS.users.bob }],
+    ["STEAM", SEED_IDS.users.bob.toUpperCase(), { kind: "user", userId: SEED_IDS.users.bob }],
+    ["STEAM", `user:${SEED_IDS.users.bob}`, { kind: "user", userId: SEED_IDS.users.bob }],
+    ["STEAM", "user:bob", { kind: "invalid", text: "user:bob" }],
     ["STEAM", "Alice", { kind: "nick", nick: "Alice" }],
     ["STEAM", "12345", { kind: "nick", nick: "12345" }],
     ["STEAM", "STEAM_0:2:1", { kind: "nick", nick: "STEAM_0:2:1" }],
     ["MINECRAFT", MC.replaceAll("-", "").toUpperCase(), { kind: "id", id: MC }],
-    ["MINECRAFT", MC, { kind: "uuid", uuid: MC }],
+    ["MINECRAFT", MC, { kind: "id", id: MC }],
+    ["MINECRAFT", MC.toUpperCase(), { kind: "id", id: MC }],
+    ["MINECRAFT", `USER:${MC}`, { kind: "user", userId: MC }],
     ["MINECRAFT", ALICE, { kind: "nick", nick: ALICE }],
     ["FIVEM", `license:${"ab".repeat(20)}`, { kind: "id", id: "ab".repeat(20) }],
     ["FIVEM", "AB".repeat(20), { kind: "id", id: "ab".repeat(20) }],
@@ -96,25 +100,49 @@ describe("resolvePlayer", () => {
     expect(created.userId).toBe(sb.state.findUser(newcomer, "STEAM")!.id);
   });
 
-  test("a service user id is looked up for its platform id; unknown ids and a missing service are told apart", async () => {
+  test("a service user id is looked up for its platform id; unknown ids are refused; without the service it is taken as given", async () => {
     expect(await resolvePlayer(SEED_IDS.users.bob, opts())).toEqual({
       id: SEED_IDS.steamid64.bob,
       userId: SEED_IDS.users.bob,
       name: "Bob",
     });
+    expect(await resolvePlayer(`user:${SEED_IDS.users.bob}`, opts())).toEqual(
+      await resolvePlayer(SEED_IDS.users.bob, opts()),
+    );
     const unknown = await failure("00000000-0000-4000-8000-000000000000", opts());
     expect([unknown.kind, unknown.message]).toEqual([
       "unknown",
       "the service knows no user with the id 00000000-0000-4000-8000-000000000000",
     ]);
+    const bad = await failure("user:bob", opts());
+    expect([bad.kind, bad.message]).toEqual([
+      "invalid",
+      '"user:bob" is not a service user id: write user:<the user\'s UUID>, e.g. user:6d608cd3-155d-4344-b9e8-7c0280165d73',
+    ]);
     const down = createApi({ url: "http://127.0.0.1:1/sandbox/v1", key: "k", retries: 0, timeoutMs: 1000 });
-    expect((await failure(SEED_IDS.users.bob, opts({ api: down }))).kind).toBe("unreachable");
+    // Queued as given: the service resolves it at delivery.
+    expect(await resolvePlayer(SEED_IDS.users.bob, opts({ api: down }))).toEqual({
+      id: null,
+      userId: SEED_IDS.users.bob,
+      name: null,
+    });
+    // The online list names the player without asking the service.
+    online = {
+      user_type: "STEAM",
+      players: [{ id: SEED_IDS.steamid64.bob, name: "Bob", user_id: SEED_IDS.users.bob }],
+    };
+    expect(await resolvePlayer(`user:${SEED_IDS.users.bob}`, opts({ api: down }))).toEqual({
+      id: SEED_IDS.steamid64.bob,
+      userId: SEED_IDS.users.bob,
+      name: "Bob",
+    });
+    online = undefined;
     expect((await failure(ALICE, opts({ api: down, user: "lookup" }))).kind).toBe("unreachable");
   });
 
-  test("on Minecraft a dashed UUID is a player first; unknown to the service it is still a player id", async () => {
+  test("on Minecraft a dashed UUID is a player's, with or without the service; user:<uuid> names a service user", async () => {
     const steve = sb.state.addUser({ type: "MINECRAFT", identifier: MC, username: "Steve" });
-    expect(await resolvePlayer(MC, opts({ userType: "MINECRAFT" }))).toEqual({
+    expect(await resolvePlayer(MC, opts({ userType: "MINECRAFT", user: "lookup" }))).toEqual({
       id: MC,
       userId: steve.id,
       name: "Steve",
@@ -125,10 +153,23 @@ describe("resolvePlayer", () => {
       userId: null,
       name: null,
     });
-    // A service user id on a Minecraft server: not a Minecraft player, so the user itself.
-    expect((await resolvePlayer(SEED_IDS.users.alice, opts({ userType: "MINECRAFT" }))).userId).toBe(
-      SEED_IDS.users.alice,
-    );
+    // A bare service user id on Minecraft is taken for a player's UUID, without asking anyone.
+    expect(await resolvePlayer(SEED_IDS.users.alice, opts({ userType: "MINECRAFT", api: undefined }))).toEqual({
+      id: SEED_IDS.users.alice,
+      userId: null,
+      name: null,
+    });
+    expect(await resolvePlayer(`user:${steve.id}`, opts({ userType: "MINECRAFT" }))).toEqual({
+      id: MC,
+      userId: steve.id,
+      name: "Steve",
+    });
+    // A service user with no Minecraft account has nothing to act on here.
+    const none = await failure(`user:${SEED_IDS.users.alice}`, opts({ userType: "MINECRAFT" }));
+    expect([none.kind, none.message]).toEqual([
+      "unknown",
+      `the service user ${SEED_IDS.users.alice} has no MINECRAFT account to act on`,
+    ]);
   });
 
   test("a nick resolves from a fresh online list; a missing or stale list, no match and two matches are refused", async () => {

@@ -43,11 +43,11 @@ export default defineCommand({
     const target = await resolveRef(s, args.player);
     const creator = await resolveCreator(s, args.as);
     const serverbundleId = await bundleId(s);
-    const { queueBan, outcomeMessage } = await import("../../lib/sanctions/index.ts");
+    const { queueBan, outcomeMessage, playerLabel } = await import("../../lib/sanctions/index.ts");
     const entry = await queueBan(s.store, { target, length: length.seconds, reason, creator, serverbundleId });
     const d = await deliver(s, "ban", entry.id);
 
-    const who = target.name || target.identifier;
+    const who = playerLabel(target);
     const text =
       (d.outcome && outcomeMessage(s.messages, d.outcome)) ??
       (d.result === "elsewhere"

@@ -147,18 +147,25 @@ async function describe(queue: QueueName, data: QueueItem["data"], attempts: num
     import("../../lib/rewards/executed.ts"),
     import("../../lib/rewards/failures.ts"),
   ]);
-  const who = (p: { name: string; identifier: string }) => (p.name ? `${p.name} (${p.identifier})` : p.identifier);
+  const who = (p: { name: string; identifier: string | null; user_id: string | null }) =>
+    p.identifier === null
+      ? `VyHub user ${p.user_id} (game id resolved at delivery)`
+      : p.name
+        ? `${p.name} (${p.identifier})`
+        : p.identifier;
+  const onAccept = (e: { enforce?: string }) =>
+    e.enforce === "on_accept" ? " — takes effect once VyHub accepts it (the issuer's permission is checked there)" : "";
   const by = (c: { name: string } | null) => `by ${c ? c.name : "the console"}`;
   if (queue === "ban") {
     const r = v.safeParse(s.BanEntrySchema, data);
     if (!r.success) return "";
     const b = r.output;
     const cancelled = b.status === "UNBANNED" ? " — lifted by an unban, will not be sent" : "";
-    return `ban ${who(b.target)} ${formatLength(b.length)} "${b.reason}" ${by(b.creator)}${cancelled}`;
+    return `ban ${who(b.target)} ${formatLength(b.length)} "${b.reason}" ${by(b.creator)}${cancelled || onAccept(b)}`;
   }
   if (queue === "unban") {
     const r = v.safeParse(s.UnbanEntrySchema, data);
-    return r.success ? `unban ${who(r.output.target)} ${by(r.output.processor)}` : "";
+    return r.success ? `unban ${who(r.output.target)} ${by(r.output.processor)}${onAccept(r.output)}` : "";
   }
   if (queue === "warning") {
     const r = v.safeParse(s.WarningEntrySchema, data);

@@ -33,11 +33,11 @@ export default defineCommand({
     const target = await resolveRef(s, args.player);
     const processor = await resolveCreator(s, args.as);
     const serverbundleId = await bundleId(s);
-    const { queueUnban, outcomeMessage } = await import("../../lib/sanctions/index.ts");
+    const { queueUnban, outcomeMessage, playerLabel } = await import("../../lib/sanctions/index.ts");
     const { entry, cancelled } = await queueUnban(s.store, { target, processor, serverbundleId });
     const d = await deliver(s, "unban", entry.id);
 
-    const who = target.name || target.identifier;
+    const who = playerLabel(target);
     const text =
       (d.outcome && outcomeMessage(s.messages, d.outcome)) ??
       (d.result === "elsewhere"

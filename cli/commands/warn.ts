@@ -38,7 +38,7 @@ export default defineCommand({
     const entry = await sanctions.queueWarning(s.store, { target, reason, creator, serverbundleId });
     const d = await deliver(s, "warning", entry.id);
 
-    const who = target.name || target.identifier;
+    const who = sanctions.playerLabel(target);
     const text =
       (d.outcome && sanctions.outcomeMessage(s.messages, d.outcome)) ??
       (d.result === "elsewhere"

@@ -16,12 +16,10 @@ export default defineCommand({
     const s = await openSession(ctx);
     const target = await resolveRef(s, args.player);
     const serverbundleId = await bundleId(s);
-    const [{ listWarnings, formatWarnings, warningActive }, { describeError, isRejected }] = await Promise.all([
-      import("../../lib/sanctions/index.ts"),
-      import("../../lib/api/client.ts"),
-    ]);
+    const [{ listWarnings, formatWarnings, playerLabel, warningActive }, { describeError, isRejected }] =
+      await Promise.all([import("../../lib/sanctions/index.ts"), import("../../lib/api/client.ts")]);
     const res = await listWarnings(s.api, target, serverbundleId);
-    const who = target.name || target.identifier;
+    const who = playerLabel(target);
     if (!res.ok)
       throw new CliError(
         s.messages.t("warns.failed", { player: who, error: describeError(res.error) }),

@@ -102,6 +102,24 @@ const commandName = v.pipe(
   v.regex(/^[a-z0-9_-]{1,32}$/, "must be one word of letters, digits, - or _ (without the chat prefix)"),
 );
 
+const GROUP_NAMES_HELP =
+  'must be a list of in-game group names, e.g. ["admin", "superadmin"] (in the environment: admin,superadmin)';
+
+/** In-game group names: a TOML array of strings, or comma-separated in one string (environment). */
+const groupNames = v.pipe(
+  v.union(
+    [
+      v.array(v.string()),
+      v.pipe(
+        v.string(),
+        v.transform((s) => s.split(",")),
+      ),
+    ],
+    GROUP_NAMES_HELP,
+  ),
+  v.transform((items) => items.map((s) => s.trim()).filter(Boolean)),
+);
+
 const SIM_PLAYERS_HELP =
   'must be a list of "<id>:<nick>" entries, e.g. "76561198012345671:Alice,76561198087654322:Bob"';
 
@@ -204,11 +222,13 @@ export const ConfigSchema = v.strictObject({
   ),
   /** In-game chat command names (typed with the game's prefix, e.g. `!dashboard`), also matched at the console. */
   commands: v.optional(
-    v.strictObject(
-      Object.fromEntries(Object.entries(COMMAND_NAMES).map(([k, name]) => [k, v.optional(commandName, name)])) as {
+    v.strictObject({
+      ...(Object.fromEntries(Object.entries(COMMAND_NAMES).map(([k, name]) => [k, v.optional(commandName, name)])) as {
         [K in keyof typeof COMMAND_NAMES]: v.OptionalSchema<typeof commandName, string>;
-      },
-    ),
+      }),
+      /** In-game groups whose members' chat bans and unbans take effect locally before the service has answered. */
+      trusted_groups: v.optional(groupNames, []),
+    }),
     {},
   ),
   rewards: v.optional(v.strictObject({ allow_script: bool(false) }), {}),
@@ -268,6 +288,8 @@ export const KEY_HELP: Record<string, string> = {
   "commands.unban": "the chat/console command to unban a player",
   "commands.warn": "the chat/console command to warn a player",
   "commands.warns": "the chat/console command to list a player's warnings",
+  "commands.trusted_groups":
+    "in-game groups (as the game names them) whose chat bans and unbans apply here at once, before VyHub has checked the player's permission; everyone else's take effect once VyHub accepts them",
   lang: "a locale of lang/ (en, de) or a path to your own JSON file",
   "intervals.status": "seconds between status updates (spec: 60)",
   "intervals.groups": "seconds between group syncs of online players (spec: 300)",

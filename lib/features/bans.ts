@@ -18,6 +18,7 @@ import {
   deliverQueues,
   fetchBanList,
   outcomeMessage,
+  playerLabel,
   sameIdentifier,
   watchSanctionsChanged,
 } from "../sanctions/index.ts";
@@ -101,7 +102,7 @@ export function bans(agent: Agent, opts: BansOptions = {}): void {
   const report = async (o: DeliveryOutcome) => {
     const target = o.entry.data.target;
     if (o.result === "kept") {
-      log.warn(`${o.kind} of ${target.name || target.identifier} stays queued: ${o.error}`, {
+      log.warn(`${o.kind} of ${playerLabel(target)} stays queued: ${o.error}`, {
         entry: o.entry.id,
         attempts: o.entry.attempts + 1,
       });
@@ -114,7 +115,7 @@ export function bans(agent: Agent, opts: BansOptions = {}): void {
     if (o.result === "delivered" && o.kind === "unban")
       list = Object.fromEntries(Object.entries(list).filter(([id]) => !sameIdentifier(id, target.identifier)));
     if (o.result === "delivered" && o.kind === "warning") {
-      const warned = agent.players.get(target.identifier);
+      const warned = target.identifier === null ? undefined : agent.players.get(target.identifier);
       const creator = o.entry.data.creator?.name || messages.t("ban.console");
       if (warned) await bridge.message(warned, messages.t("warn.received", { creator, reason: o.entry.data.reason }));
     }

@@ -4,7 +4,8 @@
 import * as v from "valibot";
 import { describeError, type Group } from "../api/client.ts";
 import type { Agent } from "../agent.ts";
-import type { GamePlayer } from "../game/bridge.ts";
+import type { GameBridge, GamePlayer } from "../game/bridge.ts";
+import type { Store } from "../store/index.ts";
 import type { Clock } from "../clock.ts";
 import type { Feature } from "./index.ts";
 import { groupByIngameName, groupDiff, ingameGroups, knownGroupNames } from "./groups-diff.ts";
@@ -15,6 +16,21 @@ export const ECHO_TTL_MS = 30_000;
 const SPREAD_SHARE = 0.9;
 
 const AppliedSchema = v.record(v.string(), v.array(v.string()));
+
+/** What group sync applied, by player id, for games that cannot tell a player's groups. */
+export const appliedGroupsCache = (store: Store) => store.cache("groups_applied", AppliedSchema);
+
+/**
+ * A player's in-game groups as far as the agent knows: the game's own answer where the bridge can tell, else what
+ * group sync applied (`applied`: the remembered groups by player id).
+ */
+export async function knownGroups(
+  bridge: GameBridge,
+  player: GamePlayer,
+  applied: () => Promise<Record<string, string[]>>,
+): Promise<string[]> {
+  return bridge.playerGroups ? bridge.playerGroups(player) : ((await applied())[player.id] ?? []);
+}
 
 export const groups: Feature = (agent) => {
   const { api, bridge, clock, config, logger, messages, store } = agent.deps;
@@ -36,11 +52,10 @@ export const groups: Feature = (agent) => {
   };
 
   // For games that cannot tell a player's groups, what the agent applied (persisted across restarts).
-  const appliedCache = store.cache("groups_applied", AppliedSchema);
+  const appliedCache = appliedGroupsCache(store);
   let applied: Record<string, string[]> | undefined;
   const appliedGroups = async () => (applied ??= (await appliedCache.get())?.data ?? {});
-  const currentGroups = async (player: GamePlayer): Promise<string[]> =>
-    bridge.playerGroups ? bridge.playerGroups(player) : ((await appliedGroups())[player.id] ?? []);
+  const currentGroups = (player: GamePlayer) => knownGroups(bridge, player, appliedGroups);
   const remember = async (player: GamePlayer, now: string[]) => {
     if (bridge.playerGroups) return;
     const all = await appliedGroups();

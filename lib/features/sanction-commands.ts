@@ -4,29 +4,38 @@
  * their service user as `morph_user_id`, so the service checks their permissions; the console (invoker null) acts as
  * the server. Every ban, unban and warning is written to its durable queue before anything else; then one delivery
  * round runs and the ban list is refreshed (a warning may auto-ban). Answers go to the invoker.
+ *
+ * Only the service knows a player's permissions, so a player's ban or unban takes effect here once the service
+ * accepted it ("on_accept"): until then nobody is kicked, nobody let in, and another's queued ban is not cancelled,
+ * also while the service is down. The console, and players in a group of `commands.trusted_groups`, are enforced at
+ * once ("now").
  */
 import type { Agent, CommandCall } from "../agent.ts";
 import { describeError } from "../api/client.ts";
 import { parseLength } from "../duration.ts";
 import type { GamePlayer } from "../game/bridge.ts";
-import { PlayerError, matchNick, resolvePlayer } from "../players.ts";
+import { PlayerError, matchNick, resolveTarget } from "../players.ts";
 import {
   type Creator,
+  type Enforce,
   type PlayerRef,
   formatWarnings,
   lengthText,
   listWarnings,
+  playerLabel,
   queueBan,
   queueUnban,
   queueWarning,
   sameIdentifier,
 } from "../sanctions/index.ts";
 import type { Sanctions } from "./bans.ts";
+import { appliedGroupsCache, knownGroups } from "./groups.ts";
 
 export function sanctionCommands(agent: Agent, sanctions: Sanctions): void {
   const { api, store, clock, config, messages, bridge, logger } = agent.deps;
   const log = logger.withTag("commands");
   const names = config.commands;
+  const trusted = new Set(config.commands.trusted_groups);
   const t: typeof messages.t = (key, vars) => messages.t(key, vars);
 
   const online = () =>
@@ -35,25 +44,14 @@ export function sanctionCommands(agent: Agent, sanctions: Sanctions): void {
   /** `<player>`: an online player's id or nick, a platform id, or a service user id. Undefined after answering why. */
   const target = async (call: CommandCall, query: string): Promise<PlayerRef | undefined> => {
     const players = online();
-    const here = players.find((p) => sameIdentifier(p.id, query));
-    if (here) return { identifier: here.id, type: bridge.userType, user_id: here.user_id, name: here.name };
     try {
-      const found = await resolvePlayer(query, {
+      return await resolveTarget(query, {
         userType: bridge.userType,
         online: async () => ({ savedAt: clock.now(), data: { user_type: bridge.userType, players } }),
         maxAgeMs: Number.POSITIVE_INFINITY,
         now: clock.now(),
         api,
       });
-      if (!found.id) throw new PlayerError("unknown", `no ${bridge.userType} id`);
-      const id = found.id;
-      const player = players.find((p) => sameIdentifier(p.id, id));
-      return {
-        identifier: player?.id ?? id,
-        type: bridge.userType,
-        user_id: found.userId ?? player?.user_id ?? null,
-        name: player?.name ?? found.name ?? id,
-      };
     } catch (e) {
       if (!(e instanceof PlayerError)) throw e;
       if (e.kind === "ambiguous") {
@@ -74,6 +72,27 @@ export function sanctionCommands(agent: Agent, sanctions: Sanctions): void {
       type: bridge.userType,
     };
 
+  /**
+   * When the invoker's ban or unban counts here: the console at once; a player at once only in a trusted in-game
+   * group as far as the agent knows (the game's answer, else what group sync applied); otherwise, or when their
+   * groups cannot be read, once the service accepted it.
+   */
+  const enforcement = async (invoker: GamePlayer | null): Promise<Enforce> => {
+    if (!invoker) return "now";
+    if (!trusted.size) return "on_accept";
+    try {
+      const groups = await knownGroups(
+        bridge,
+        invoker,
+        async () => (await appliedGroupsCache(store).get())?.data ?? {},
+      );
+      return groups.some((g) => trusted.has(g)) ? "now" : "on_accept";
+    } catch (e) {
+      log.warn(`the in-game groups of ${invoker.name} are unknown (${(e as Error).message}); not trusted`);
+      return "on_accept";
+    }
+  };
+
   /** After a sanction is queued: deliver it (and anything else queued), refresh bans, kick. Tracked, not awaited. */
   const deliver = () => void agent.scheduler.run("sanctions", () => sanctions.deliverNow());
 
@@ -88,13 +107,22 @@ export function sanctionCommands(agent: Agent, sanctions: Sanctions): void {
     if (!reason) return call.reply(t("command.reason_required"));
     const who = await target(call, query);
     if (!who) return;
+    const enforce = await enforcement(call.invoker);
     const entry = await queueBan(
       store,
-      { target: who, length: length.seconds, reason, creator: creatorOf(call.invoker), serverbundleId: agent.bundleId },
+      {
+        target: who,
+        length: length.seconds,
+        reason,
+        creator: creatorOf(call.invoker),
+        serverbundleId: agent.bundleId,
+        enforce,
+      },
       clock.now(),
     );
-    log.info("ban queued", { entry: entry.id, player: who.identifier, by: call.invoker?.name ?? "console" });
-    await call.reply(t("ban.queued", { player: who.name, length: lengthText(messages, length.seconds), reason }));
+    log.info("ban queued", { entry: entry.id, player: playerLabel(who), by: call.invoker?.name ?? "console", enforce });
+    const vars = { player: playerLabel(who), length: lengthText(messages, length.seconds), reason };
+    await call.reply(t(enforce === "now" ? "ban.queued" : "ban.queued_on_accept", vars));
     deliver();
   });
 
@@ -103,13 +131,14 @@ export function sanctionCommands(agent: Agent, sanctions: Sanctions): void {
     if (!query) return usage(call, `${names.unban} <player>`);
     const who = await target(call, query);
     if (!who) return;
+    const enforce = await enforcement(call.invoker);
     const { entry, cancelled } = await queueUnban(
       store,
-      { target: who, processor: creatorOf(call.invoker), serverbundleId: agent.bundleId },
+      { target: who, processor: creatorOf(call.invoker), serverbundleId: agent.bundleId, enforce },
       clock.now(),
     );
-    log.info("unban queued", { entry: entry.id, player: who.identifier, cancelled_queued_bans: cancelled });
-    await call.reply(t("unban.queued", { player: who.name }));
+    log.info("unban queued", { entry: entry.id, player: playerLabel(who), cancelled_queued_bans: cancelled, enforce });
+    await call.reply(t(enforce === "now" ? "unban.queued" : "unban.queued_on_accept", { player: playerLabel(who) }));
     deliver();
   });
 
@@ -125,8 +154,8 @@ export function sanctionCommands(agent: Agent, sanctions: Sanctions): void {
       { target: who, reason, creator: creatorOf(call.invoker), serverbundleId: agent.bundleId },
       clock.now(),
     );
-    log.info("warning queued", { entry: entry.id, player: who.identifier, by: call.invoker?.name ?? "console" });
-    await call.reply(t("warn.queued", { player: who.name, reason }));
+    log.info("warning queued", { entry: entry.id, player: playerLabel(who), by: call.invoker?.name ?? "console" });
+    await call.reply(t("warn.queued", { player: playerLabel(who), reason }));
     deliver();
   });
 
@@ -137,8 +166,8 @@ export function sanctionCommands(agent: Agent, sanctions: Sanctions): void {
     if (!who) return;
     if (!(await mayShowWarnings(agent, call.invoker, who))) return call.reply(t("command.no_permission"));
     const res = await listWarnings(api, who, agent.bundleId);
-    if (!res.ok) return call.reply(t("warns.failed", { player: who.name, error: describeError(res.error) }));
-    for (const line of formatWarnings(messages, who.name, res.warnings, res.total)) await call.reply(line);
+    if (!res.ok) return call.reply(t("warns.failed", { player: playerLabel(who), error: describeError(res.error) }));
+    for (const line of formatWarnings(messages, playerLabel(who), res.warnings, res.total)) await call.reply(line);
   });
 }
 

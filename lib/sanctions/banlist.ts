@@ -5,7 +5,7 @@
 import { type Api, type BanList, BanListSchema, type BanReduced, describeError } from "../api/client.ts";
 import type { Messages } from "../messages.ts";
 import type { QueueEntry, Store } from "../store/index.ts";
-import { type BanEntry, sameIdentifier, sanctionQueues } from "./schemas.ts";
+import { type BanEntry, type Enforce, enforcedNow, sameIdentifier, sanctionQueues } from "./schemas.ts";
 
 /** The store cache of the last ban list fetched (no age limit: bans are better stale than absent). */
 export function banCache(store: Store) {
@@ -49,7 +49,9 @@ export function banHolds(ban: BanReduced, now: number): boolean {
 /**
  * Whether the player with this game id is banned: a queued ban (ACTIVE, not yet delivered) counts; a queued unban
  * wins over every ban issued before it (queueUnban has marked the queued ones UNBANNED, so any ACTIVE queued ban is
- * newer than the unban); otherwise the (cached) list decides. The queues are read from the store, so bans written
+ * newer than the unban); otherwise the (cached) list decides. Only queued entries enforced now count: a ban or
+ * unban from a player whose permission only the service can check takes effect when the service accepts it (the
+ * delivered ban joins the list; the delivered unban clears it). The queues are read from the store, so bans written
  * by one-shot CLI processes apply at once.
  */
 export async function isBanned(store: Store, list: BanList, playerId: string, now: number): Promise<BanVerdict> {
@@ -66,8 +68,8 @@ export async function banCheck(store: Store, list: BanList, now: number): Promis
     byId.set(key, [...(byId.get(key) ?? []), ...listed]);
   }
   return (playerId) => {
-    const mine = (e: { data: { target: { identifier: string } } }) =>
-      sameIdentifier(e.data.target.identifier, playerId);
+    const mine = (e: { data: { target: { identifier: string | null }; enforce?: Enforce } }) =>
+      enforcedNow(e.data) && sameIdentifier(e.data.target.identifier, playerId);
     const queued = bans.filter((e) => mine(e) && e.data.status === "ACTIVE" && queuedHolds(e.data, now)).at(-1);
     if (queued) return { banned: true, queued };
     if (unbans.some(mine)) return { banned: false };

@@ -120,8 +120,11 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     }
     return hit;
   };
+  // Without a user id the target has its game id (PlayerRefSchema).
   const userOf = (p: PlayerRef, create: boolean): Promise<UserLookup> =>
-    p.user_id ? Promise.resolve({ ok: true, id: p.user_id }) : lookup(p, create);
+    p.user_id
+      ? Promise.resolve({ ok: true, id: p.user_id })
+      : lookup({ ...p, identifier: p.identifier as string }, create);
   /** morph_user_id of a creator: undefined for the console. */
   const morphOf = async (c: Creator | null): Promise<UserLookup | undefined> => {
     if (!c) return undefined;

@@ -6,10 +6,12 @@ import type { Store, QueueEntry } from "../store/index.ts";
 import {
   type BanEntry,
   type Creator,
+  type Enforce,
   type PlayerRef,
   type UnbanEntry,
   type WarningEntry,
-  playerKey,
+  sameIssuer,
+  samePlayer,
   sanctionQueues,
 } from "./schemas.ts";
 
@@ -21,6 +23,8 @@ export interface NewBan {
   /** null = the console operator (no morph_user_id). */
   creator: Creator | null;
   serverbundleId: string;
+  /** Local enforcement before delivery (see Enforce); default "now", the console's and the CLI's. */
+  enforce?: Enforce;
 }
 
 export interface NewUnban {
@@ -28,6 +32,8 @@ export interface NewUnban {
   /** null = the console operator. */
   processor: Creator | null;
   serverbundleId: string;
+  /** "now" also cancels every queued ban of the player; "on_accept" only the processor's own. Default "now". */
+  enforce?: Enforce;
 }
 
 export interface NewWarning {
@@ -39,7 +45,10 @@ export interface NewWarning {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** Writes a ban to the "ban" queue (status ACTIVE). From then on isBanned counts it, before it is delivered. */
+/**
+ * Writes a ban to the "ban" queue (status ACTIVE). From then on isBanned counts it before it is delivered, if it is
+ * enforced now.
+ */
 export async function queueBan(store: Store, ban: NewBan, now = Date.now()): Promise<QueueEntry<BanEntry>> {
   const reason = ban.reason.trim();
   if (!reason) throw new Error("a ban needs a reason");
@@ -51,12 +60,19 @@ export async function queueBan(store: Store, ban: NewBan, now = Date.now()): Pro
     created_on: iso(now),
     status: "ACTIVE",
     serverbundle_id: ban.serverbundleId,
+    enforce: ban.enforce ?? "now",
   });
 }
 
 /**
- * Rule 11: marks every queued ban of the player UNBANNED (such entries are never sent) and writes an unban entry
- * with the processor. Returns the unban entry and how many queued bans it cancelled.
+ * Rule 11: marks queued bans of the player UNBANNED (such entries are never sent) and writes an unban entry with the
+ * processor. Returns the unban entry and how many queued bans it cancelled.
+ *
+ * Which bans it cancels depends on who asks. An unban enforced now (console, CLI, trusted group) cancels every queued
+ * ban of the player: it has the rights. One whose permission only the service can check ("on_accept") cancels only
+ * the processor's own queued bans (withdrawing a request not yet sent gives them nothing they did not hold); another
+ * issuer's ban stays queued, goes first (delivery keeps each player's creation order), and the unban lifts it only if
+ * the service accepts the unban.
  */
 export async function queueUnban(
   store: Store,
@@ -64,10 +80,11 @@ export async function queueUnban(
   now = Date.now(),
 ): Promise<{ entry: QueueEntry<UnbanEntry>; cancelled: number }> {
   const queues = sanctionQueues(store);
-  const key = playerKey(unban.target);
+  const enforce = unban.enforce ?? "now";
+  const mayCancel = (ban: BanEntry) => enforce === "now" || sameIssuer(ban.creator, unban.processor);
   let cancelled = 0;
   for (const e of await queues.ban.list()) {
-    if (e.data.status !== "ACTIVE" || playerKey(e.data.target) !== key) continue;
+    if (e.data.status !== "ACTIVE" || !samePlayer(e.data.target, unban.target) || !mayCancel(e.data)) continue;
     // update re-reads under the queue's lock, so a concurrent attempts/lastError write is not lost.
     if (await queues.ban.update(e.id, { data: { ...e.data, status: "UNBANNED" } })) cancelled++;
   }
@@ -76,6 +93,7 @@ export async function queueUnban(
     processor: unban.processor,
     created_on: iso(now),
     serverbundle_id: unban.serverbundleId,
+    enforce,
   });
   return { entry, cancelled };
 }

@@ -2,6 +2,7 @@
 import { formatLength } from "../duration.ts";
 import type { Messages } from "../messages.ts";
 import type { DeliveryOutcome } from "./deliver.ts";
+import { playerLabel } from "./schemas.ts";
 
 /** "permanently" / "for 1d 12h", for ban.queued and ban.delivered. */
 export function lengthText(messages: Messages, seconds: number | null): string {
@@ -10,7 +11,7 @@ export function lengthText(messages: Messages, seconds: number | null): string {
 
 /** The creator's message for a settled entry; undefined for `kept` (it is retried; queue status shows why). */
 export function outcomeMessage(messages: Messages, o: DeliveryOutcome): string | undefined {
-  const player = o.entry.data.target.name || o.entry.data.target.identifier;
+  const player = playerLabel(o.entry.data.target);
   const error = o.error ?? "";
   if (o.result === "kept") return undefined;
   if (o.kind === "ban") {

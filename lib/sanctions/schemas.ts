@@ -10,17 +10,24 @@ import type { Store } from "../store/index.ts";
 
 const text = v.pipe(v.string(), v.nonEmpty());
 
-/** A player as the sanction is about: the game's id and the service's user type, plus what is known of them. */
-export const PlayerRefSchema = v.object({
-  /** The player's unique id at the authentication source (SteamID64, Minecraft UUID, …); the ban list's key. */
-  identifier: text,
-  /** The service's user type (STEAM, MINECRAFT, …). */
-  type: text,
-  /** The service user id when already known; otherwise looked up (and created) at delivery. */
-  user_id: v.nullable(text),
-  /** Nick, for messages. */
-  name: v.string(),
-});
+/**
+ * A player as the sanction is about: the game's id and the service's user type, plus what is known of them. Either
+ * `identifier` or `user_id` is known: a service user id named while the service did not answer is queued as given
+ * (identifier null) and resolved by the service at delivery.
+ */
+export const PlayerRefSchema = v.pipe(
+  v.object({
+    /** The player's unique id at the authentication source (SteamID64, Minecraft UUID, …); the ban list's key. */
+    identifier: v.nullable(text),
+    /** The service's user type (STEAM, MINECRAFT, …). */
+    type: text,
+    /** The service user id when already known; otherwise looked up (and created) at delivery. */
+    user_id: v.nullable(text),
+    /** Nick, for messages. */
+    name: v.string(),
+  }),
+  v.check((p) => p.identifier !== null || p.user_id !== null, "a player needs identifier or user_id"),
+);
 export type PlayerRef = v.InferOutput<typeof PlayerRefSchema>;
 
 /**
@@ -42,6 +49,20 @@ export const CreatorSchema = v.pipe(
 );
 export type Creator = v.InferOutput<typeof CreatorSchema>;
 
+/**
+ * When a queued ban or unban counts for local enforcement (the kick at connect) before the service has answered:
+ * - now:       at once: the console, the CLI, and players in a trusted in-game group (config commands.trusted_groups).
+ * - on_accept: only once the service accepted it: any other player, whose permission only the service can check.
+ * Decided when the entry is written; an entry without it (written by an older version) counts as "now".
+ */
+export const ENFORCE_MODES = ["now", "on_accept"] as const;
+export type Enforce = (typeof ENFORCE_MODES)[number];
+
+/** Whether a queued ban or unban counts for local enforcement before delivery. */
+export function enforcedNow(entry: { enforce?: Enforce | undefined }): boolean {
+  return (entry.enforce ?? "now") === "now";
+}
+
 export const QUEUED_BAN_STATUSES = ["ACTIVE", "UNBANNED"] as const;
 export type QueuedBanStatus = (typeof QUEUED_BAN_STATUSES)[number];
 
@@ -57,6 +78,7 @@ export const BanEntrySchema = v.object({
   /** UNBANNED once an unban of the player was issued while this entry was still queued: never sent. */
   status: v.picklist(QUEUED_BAN_STATUSES),
   serverbundle_id: text,
+  enforce: v.optional(v.picklist(ENFORCE_MODES)),
 });
 export type BanEntry = v.InferOutput<typeof BanEntrySchema>;
 
@@ -67,6 +89,7 @@ export const UnbanEntrySchema = v.object({
   processor: v.nullable(CreatorSchema),
   created_on: TimestampSchema,
   serverbundle_id: text,
+  enforce: v.optional(v.picklist(ENFORCE_MODES)),
 });
 export type UnbanEntry = v.InferOutput<typeof UnbanEntrySchema>;
 
@@ -93,12 +116,32 @@ export type SanctionQueues = ReturnType<typeof sanctionQueues>;
 /** The lock that makes a delivery round exclusive across `run` and every one-shot CLI process. */
 export const DELIVERY_LOCK = "sanctions";
 
-/** Game ids compare case-insensitively (Minecraft UUIDs arrive in either case). */
-export function sameIdentifier(a: string, b: string): boolean {
-  return a.toLowerCase() === b.toLowerCase();
+/** Game ids compare case-insensitively (Minecraft UUIDs arrive in either case); an unknown id matches nothing. */
+export function sameIdentifier(a: string | null, b: string | null): boolean {
+  return a !== null && b !== null && a.toLowerCase() === b.toLowerCase();
 }
 
-/** A player's key for "one send in flight per player" and for matching queue entries to a player. */
-export function playerKey(p: { identifier: string; type: string }): string {
-  return `${p.type}:${p.identifier.toLowerCase()}`;
+/**
+ * A player's key for "one send in flight per player" and for matching queue entries to a player: the game id, or
+ * for a target known only by its service user id, that id.
+ */
+export function playerKey(p: { identifier: string | null; type: string; user_id?: string | null }): string {
+  return p.identifier !== null ? `${p.type}:${p.identifier.toLowerCase()}` : `user:${p.user_id ?? ""}`;
+}
+
+/** The same player: the same game id, or the same service user id. */
+export function samePlayer(a: PlayerRef, b: PlayerRef): boolean {
+  return playerKey(a) === playerKey(b) || (a.user_id !== null && a.user_id === b.user_id);
+}
+
+/** The same issuer (a player or `--as` user); the console (null) is never "the same" as anyone. */
+export function sameIssuer(a: Creator | null, b: Creator | null): boolean {
+  if (!a || !b) return false;
+  if (a.user_id !== null && a.user_id === b.user_id) return true;
+  return a.type === b.type && sameIdentifier(a.identifier, b.identifier);
+}
+
+/** How a player is named in messages: nick, else game id, else service user id. */
+export function playerLabel(p: PlayerRef): string {
+  return p.name || p.identifier || `VyHub user ${p.user_id ?? "?"}`;
 }

@@ -18,7 +18,8 @@ export async function listWarnings(
 ): Promise<{ ok: true; warnings: Warning[]; total: number } | { ok: false; error: ApiError }> {
   let userId = target.user_id;
   if (!userId) {
-    const user = await api.getUser(target.identifier, target.type);
+    // Without a user id the target has its game id (PlayerRefSchema).
+    const user = await api.getUser(target.identifier as string, target.type);
     if (!user.ok) return user.error.kind === "NotFound" ? { ok: true, warnings: [], total: 0 } : user;
     userId = user.value.id;
   }

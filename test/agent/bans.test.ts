@@ -135,6 +135,7 @@ describe("ban queue in run (rule 10)", () => {
         created_on: new Date(h.clock.now()).toISOString(),
         status: "ACTIVE",
         serverbundle_id: h.sb.bundleId,
+        enforce: "now",
       },
     ]);
     expect(logged("Ban of Dave (for 30m) is queued and will be sent to VyHub. Reason: cheating")).toBe(true);
@@ -165,7 +166,7 @@ describe("ban queue in run (rule 10)", () => {
     expect(banPosts()).toHaveLength(1);
     expect(banPosts()[0]!.query).toEqual([["morph_user_id", SEED_IDS.users.carol]]);
     expect(said(CAROL)).toEqual([
-      "Ban of Dave (for 10m) is queued and will be sent to VyHub. Reason: griefing the spawn",
+      "Ban of Dave (for 10m) is queued; it takes effect once VyHub accepts it. Reason: griefing the spawn",
       "Dave has been banned for 10m. Reason: griefing the spawn",
     ]);
     const ban = [...h.sb.state.bans.values()].find((b) => b.user_id === userId(DAVE.id))!;
@@ -247,10 +248,11 @@ describe("unban (rule 11)", () => {
     expect(logged(`The queued ban of ${BOB.id} was lifted before it reached VyHub; it will not be sent.`)).toBe(true);
     expect(unban.map((e) => e.data)).toEqual([
       {
-        target: { identifier: BOB.id, type: "STEAM", user_id: null, name: BOB.id },
+        target: { identifier: BOB.id, type: "STEAM", user_id: null, name: "" },
         processor: null,
         created_on: new Date(h.clock.now()).toISOString(),
         serverbundle_id: h.sb.bundleId,
+        enforce: "now",
       },
     ]);
     // The queued unban wins over the cached service ban too.
@@ -283,7 +285,7 @@ describe("unban (rule 11)", () => {
       ["morph_user_id", SEED_IDS.users.carol],
     ]);
     expect(said(CAROL)).toEqual([
-      `Unban of ${BOB.id} is queued and will be sent to VyHub.`,
+      `Unban of ${BOB.id} is queued; it takes effect once VyHub accepts it.`,
       `${BOB.id} has been unbanned.`,
     ]);
   });

@@ -30,8 +30,10 @@ import {
 import { openStore, type Store } from "../../lib/store/index.ts";
 import { until } from "../support/until.ts";
 
-const DAVE: PlayerRef = { identifier: "76561198000000004", type: "STEAM", user_id: null, name: "Dave" };
-const ERIN: PlayerRef = { identifier: "76561198000000005", type: "STEAM", user_id: null, name: "Erin" };
+/** A target known by its game id. */
+type GameRef = PlayerRef & { identifier: string };
+const DAVE: GameRef = { identifier: "76561198000000004", type: "STEAM", user_id: null, name: "Dave" };
+const ERIN: GameRef = { identifier: "76561198000000005", type: "STEAM", user_id: null, name: "Erin" };
 const CAROL: Creator = { name: "Carol", user_id: SEED_IDS.users.carol, identifier: null, type: null };
 /** Alice holds no ban or warning permission in the bundle. */
 const ALICE: Creator = { name: "Alice", user_id: null, identifier: SEED_IDS.steamid64.alice, type: "STEAM" };
@@ -48,7 +50,7 @@ beforeEach(async () => {
 });
 afterEach(() => sb.stop());
 
-const ban = (target = DAVE, creator: Creator | null = null, length: number | null = 600) =>
+const ban = (target: PlayerRef = DAVE, creator: Creator | null = null, length: number | null = 600) =>
   queueBan(store, { target, length, reason: "cheating", creator, serverbundleId: sb.bundleId });
 const deliver = async (s = store) => {
   const outcomes: DeliveryOutcome[] = [];
@@ -63,8 +65,8 @@ const size = async () => {
   const q = sanctionQueues(store);
   return { ban: await q.ban.size(), unban: await q.unban.size(), warning: await q.warning.size() };
 };
-const userOf = (p: PlayerRef) => sb.state.findUser(p.identifier, p.type);
-const activeBans = (p: PlayerRef) =>
+const userOf = (p: GameRef) => sb.state.findUser(p.identifier, p.type);
+const activeBans = (p: GameRef) =>
   [...sb.state.bans.values()].filter((b) => b.user_id === userOf(p)?.id && sb.state.banActive(b));
 
 describe("ban queue (rule 10)", () => {

@@ -1,0 +1,244 @@
+/**
+ * Who may get a player kicked, keep one in, or cancel a queued sanction (issue #9): a player's chat ban or unban
+ * takes effect here only once the service accepted it, with the service up or down; the console and players in a
+ * trusted in-game group (commands.trusted_groups) are enforced at once. Sandbox over loopback, SimGame, ManualClock.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { bans } from "../../lib/features/bans.ts";
+import { SEED_IDS } from "../../lib/sandbox/seed.ts";
+import { isBanned, sanctionQueues } from "../../lib/sanctions/index.ts";
+import { harness, until, type Harness } from "./harness.ts";
+
+const MIN = 60_000;
+/** Alice holds no ban permission at the service; Carol is an admin there. Bob is banned there (seed). */
+const ALICE = { id: SEED_IDS.steamid64.alice, name: "Alice" };
+const BOB = { id: SEED_IDS.steamid64.bob, name: "Bob" };
+const CAROL = { id: SEED_IDS.steamid64.carol, name: "Carol" };
+const DAVE = { id: "76561198000000004", name: "Dave" };
+const ERIN = { id: "76561198000000005", name: "Erin" };
+
+let h: Harness;
+afterEach(() => h?.close());
+
+const start = async (env: Record<string, string> = {}) => {
+  h = await harness({ features: [bans], env });
+  await h.agent.start();
+  await h.idle();
+};
+const join = async (p: { id: string; name: string }) => {
+  h.sim.join(p);
+  await h.idle();
+};
+const chat = async (p: { id: string }, text: string) => {
+  h.sim.chat(p.id, text);
+  await h.idle();
+};
+const consoleLine = async (line: string) => {
+  h.sim.operatorInput(line);
+  await h.idle();
+};
+const kicks = (p: { id: string }) => h.sim.actionsOf("kick").filter((k) => k.player === p.id);
+const said = (p: { id: string }) =>
+  h.sim
+    .actionsOf("message")
+    .filter((m) => m.player === p.id)
+    .map((m) => m.text);
+const banPosts = () => h.sb.control.requests({ method: "POST", path: "/ban/" });
+const unbanPatches = () => h.sb.control.requests({ method: "PATCH", path: /^\/user\/[^/]+\/ban$/ });
+const queued = async () => {
+  const q = sanctionQueues(h.store);
+  return { ban: await q.ban.list(), unban: await q.unban.list() };
+};
+const userId = (steamid: string) => h.sb.state.findUser(steamid, "STEAM")?.id;
+const activeBansOf = (steamid: string) =>
+  [...h.sb.state.bans.values()].filter((b) => b.user_id === userId(steamid) && h.sb.state.banActive(b));
+/** The service is back: one queue round, awaited until every queued entry is settled. */
+const serviceReturns = async () => {
+  await h.sb.control.up();
+  await h.clock.advance(MIN);
+  await until(async () => {
+    const q = await queued();
+    return q.ban.length + q.unban.length === 0;
+  }, "the queues to drain");
+  await h.idle();
+};
+
+describe("a player's chat sanctions take effect only once the service accepts them", () => {
+  test("service down: an unprivileged !ban kicks nobody, an unprivileged !unban lets nobody in and cancels nothing; the console's ban holds at once and is delivered later; the service refuses the others and the issuer is told", async () => {
+    await start();
+    await join(ALICE);
+    await join(DAVE);
+    await join(ERIN);
+    await h.sb.control.down();
+
+    await consoleLine(`ban ${DAVE.id} 30m cheating`);
+    expect(kicks(DAVE)).toHaveLength(1);
+
+    await chat(ALICE, "!ban Erin 10 griefing");
+    await chat(ALICE, `!unban ${DAVE.id}`);
+    await chat(ALICE, `!unban ${BOB.id}`);
+    expect(said(ALICE)).toEqual([
+      "Ban of Erin (for 10m) is queued; it takes effect once VyHub accepts it. Reason: griefing",
+      `Unban of ${DAVE.id} is queued; it takes effect once VyHub accepts it.`,
+      `Unban of ${BOB.id} is queued; it takes effect once VyHub accepts it.`,
+    ]);
+    // Nobody kicked, and the operator's queued ban of Dave still stands.
+    expect(kicks(ERIN)).toHaveLength(0);
+    expect(h.sim.isOnline(ERIN.id)).toBe(true);
+    const { ban, unban } = await queued();
+    expect(ban.map((e) => [e.data.target.identifier, e.data.status, e.data.enforce])).toEqual([
+      [DAVE.id, "ACTIVE", "now"],
+      [ERIN.id, "ACTIVE", "on_accept"],
+    ]);
+    expect(unban.map((e) => [e.data.target.identifier, e.data.enforce])).toEqual([
+      [DAVE.id, "on_accept"],
+      [BOB.id, "on_accept"],
+    ]);
+    // Dave is still kicked on every join; Bob's cached service ban still holds.
+    await join(DAVE);
+    expect(kicks(DAVE)).toHaveLength(2);
+    await join(BOB);
+    expect(kicks(BOB)).toHaveLength(1);
+    // The same after a restart, from the queue files alone.
+    await h.agent.stop();
+    h.restart();
+    await h.agent.start();
+    await h.idle();
+    await join(DAVE);
+    expect(kicks(DAVE)).toHaveLength(3);
+    expect(h.sim.isOnline(ERIN.id)).toBe(true);
+
+    await serviceReturns();
+    // Alice's were sent as her and refused; Dave's ban as the console (no morph), before Alice's unban of him
+    // (each player's entries go in creation order).
+    const sent = h.sb.control.requests().filter((r) => banPosts().includes(r) || unbanPatches().includes(r));
+    expect(sent.map((r) => [r.method, (r.body as { reason?: string } | undefined)?.reason ?? r.path, r.query])).toEqual(
+      expect.arrayContaining([
+        ["POST", "griefing", [["morph_user_id", SEED_IDS.users.alice]]],
+        ["POST", "cheating", []],
+      ]),
+    );
+    expect(banPosts()).toHaveLength(2);
+    const daveBan = sent.findIndex((r) => (r.body as { reason?: string } | undefined)?.reason === "cheating");
+    const daveUnban = sent.findIndex((r) => r.path === `/user/${userId(DAVE.id)}/ban`);
+    expect(daveUnban).toBeGreaterThan(daveBan);
+    expect(unbanPatches().map((r) => r.query.find(([k]) => k === "morph_user_id")?.[1])).toEqual([
+      SEED_IDS.users.alice,
+      SEED_IDS.users.alice,
+    ]);
+    expect(activeBansOf(DAVE.id)).toHaveLength(1);
+    expect(activeBansOf(ERIN.id)).toHaveLength(0);
+    expect(h.sb.state.bans.get(SEED_IDS.bans.bob_active)?.status).not.toBe("UNBANNED");
+    const refusals = said(ALICE).slice(3).sort();
+    expect(refusals).toHaveLength(3);
+    expect(refusals[0]).toStartWith("VyHub refused the ban of Erin: POST /ban/: 403");
+    expect(refusals[1]).toStartWith(`VyHub refused the unban of ${DAVE.id}: PATCH /user/${userId(DAVE.id)}/ban: 403`);
+    expect(refusals[2]).toStartWith(`VyHub refused the unban of ${BOB.id}: PATCH /user/${SEED_IDS.users.bob}/ban: 403`);
+    expect(kicks(ERIN)).toHaveLength(0);
+    await join(DAVE);
+    expect(kicks(DAVE)).toHaveLength(4);
+  });
+
+  test("service up: an unprivileged !ban is refused before anyone is kicked; an admin's is enforced once accepted", async () => {
+    await start();
+    await join(ALICE);
+    await join(CAROL);
+    await join(ERIN);
+    await chat(ALICE, "!ban Erin 10 griefing");
+    expect(said(ALICE)[1]).toStartWith("VyHub refused the ban of Erin: POST /ban/: 403");
+    expect(kicks(ERIN)).toHaveLength(0);
+    await chat(CAROL, "!ban Erin 10 griefing");
+    expect(said(CAROL)[1]).toBe("Erin has been banned for 10m. Reason: griefing");
+    expect(kicks(ERIN)).toHaveLength(1);
+    expect(kicks(ERIN)[0]!.text).toContain(`Ban ID: ${activeBansOf(ERIN.id)[0]!.id}`);
+  });
+
+  test("an unprivileged player may withdraw their own queued ban; the console's unban cancels anyone's", async () => {
+    await start();
+    await join(ALICE);
+    await h.sb.control.down();
+    await chat(ALICE, `!ban ${ERIN.id} 10 oops`);
+    await chat(ALICE, `!unban ${ERIN.id}`);
+    await chat(ALICE, `!ban ${DAVE.id} 10 x`);
+    await consoleLine(`unban ${DAVE.id}`);
+    // Both queued bans were lifted, and dropped unsent by the next round (which needs no service for that).
+    const lifted = (id: string) => `The queued ban of ${id} was lifted before it reached VyHub; it will not be sent.`;
+    expect(said(ALICE)).toContain(lifted(ERIN.id));
+    expect(said(ALICE)).toContain(lifted(DAVE.id));
+    expect((await queued()).ban).toEqual([]);
+    await serviceReturns();
+    expect(banPosts()).toHaveLength(0);
+    // The unbans were still sent as asked (and dropped: VyHub knows neither player, so there is nothing to lift).
+    expect(said(ALICE)).toContain(`Unban of ${ERIN.id} dropped: the player is not known to VyHub.`);
+  });
+});
+
+describe("commands.trusted_groups", () => {
+  test("a trusted in-game group's ban is enforced at once offline and delivered later; other groups are not trusted", async () => {
+    await start({ HUB_COMMANDS_TRUSTED_GROUPS: "superadmin,admin" });
+    await join(ALICE);
+    await join(CAROL);
+    await join(DAVE);
+    await join(ERIN);
+    await h.sim.setGroup(
+      h.sim.online().find((p) => p.id === CAROL.id)!,
+      "superadmin",
+      "add",
+    );
+    await h.sim.setGroup(
+      h.sim.online().find((p) => p.id === ALICE.id)!,
+      "vip",
+      "add",
+    );
+    await h.sb.control.down();
+
+    await chat(CAROL, "!ban Dave 1h griefing");
+    expect(said(CAROL)).toEqual(["Ban of Dave (for 1h) is queued and will be sent to VyHub. Reason: griefing"]);
+    expect(kicks(DAVE)).toHaveLength(1);
+    expect(kicks(DAVE)[0]!.text).toContain("Banned by: Carol");
+    await chat(ALICE, "!ban Erin 1h griefing");
+    expect(kicks(ERIN)).toHaveLength(0);
+
+    await serviceReturns();
+    expect(banPosts()[0]!.query).toEqual([["morph_user_id", SEED_IDS.users.carol]]);
+    expect(said(CAROL)[1]).toBe("Dave has been banned for 1h. Reason: griefing");
+    expect(activeBansOf(DAVE.id)).toHaveLength(1);
+    await join(DAVE);
+    expect(kicks(DAVE)).toHaveLength(2);
+  });
+
+  test("a trusted issuer's unban lets the player in at once and cancels another's queued ban", async () => {
+    await start({ HUB_COMMANDS_TRUSTED_GROUPS: "superadmin" });
+    await join(ALICE);
+    await join(CAROL);
+    await h.sim.setGroup(
+      h.sim.online().find((p) => p.id === CAROL.id)!,
+      "superadmin",
+      "add",
+    );
+    await h.sb.control.down();
+    await chat(ALICE, `!ban ${BOB.id} 1h again`);
+    await chat(CAROL, `!unban ${BOB.id}`);
+    expect(said(ALICE)).toContain(
+      `The queued ban of ${BOB.id} was lifted before it reached VyHub; it will not be sent.`,
+    );
+    expect((await queued()).ban).toEqual([]);
+    expect(await isBanned(h.store, {}, BOB.id, h.clock.now())).toEqual({ banned: false });
+    await join(BOB);
+    expect(kicks(BOB)).toHaveLength(0);
+  });
+});
+
+test("a queue entry written before enforce existed counts at once", async () => {
+  await start();
+  await sanctionQueues(h.store).ban.add({
+    target: { identifier: DAVE.id, type: "STEAM", user_id: null, name: "Dave" },
+    length: null,
+    reason: "old",
+    creator: { name: "Alice", user_id: null, identifier: ALICE.id, type: "STEAM" },
+    created_on: new Date(h.clock.now()).toISOString(),
+    status: "ACTIVE",
+    serverbundle_id: h.sb.bundleId,
+  });
+  expect((await isBanned(h.store, {}, DAVE.id, h.clock.now())).banned).toBe(true);
+});

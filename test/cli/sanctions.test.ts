@@ -200,7 +200,7 @@ describe("<player>", () => {
     );
   });
 
-  test("a service user id is looked up; an unknown one is exit 5, and without the service exit 4", async () => {
+  test("a service user id is looked up; an unknown one is exit 5; without the service it is queued as given (exit 6)", async () => {
     const env = fresh();
     const r = await run(["warns", USERS.alice, "--json"], env);
     expect(r.code).toBe(0);
@@ -209,8 +209,59 @@ describe("<player>", () => {
     expect(oneLine(unknown, 5)).toBe(
       "error: the service knows no user with the id 00000000-0000-4000-8000-000000000000",
     );
-    const down = await run(["ban", USERS.alice, "10", "x"], { ...env, HUB_API_URL: DOWN });
-    expect(oneLine(down, 4)).toStartWith("error: the service is unreachable (GET /user/");
+    expect(oneLine(await run(["ban", "user:alice", "10", "x"], env), 2)).toBe(
+      `error: "user:alice" is not a service user id: write user:<the user's UUID>, e.g. user:6d608cd3-155d-4344-b9e8-7c0280165d73`,
+    );
+    const down = await run(["ban", USERS.alice, "10", "x", "--json"], { ...env, HUB_API_URL: DOWN });
+    expect(down.code).toBe(6);
+    expect(json(down)).toMatchObject({ status: "queued", player: { id: null, type: "STEAM", user_id: USERS.alice } });
+    // Resolved by the service at delivery: Alice's user is banned.
+    const before = bansOf(USERS.alice).length;
+    const retried = await run(["queue", "retry", json(down).entry_id], env);
+    expect(retried.code).toBe(0);
+    expect(retried.stdout).toBe(`VyHub user ${USERS.alice} has been banned for 10m. Reason: x\n`);
+    expect(bansOf(USERS.alice)).toHaveLength(before + 1);
+  });
+
+  test("offline, user:<uuid> queues as given; a user the service does not know is dropped at delivery (exit 5)", async () => {
+    const env = fresh();
+    await run(["warns", ALICE], env); // caches the server record
+    const nobody = "00000000-0000-4000-8000-00000000abcd";
+    const down = { ...env, HUB_API_URL: DOWN };
+    const q = await run(["ban", `user:${nobody}`, "10", "ghost", "--json"], down);
+    expect(q.code).toBe(6);
+    const entry = json(q).entry_id as string;
+    expect((await run(["queue", "status"], env)).stdout).toContain(
+      `ban VyHub user ${nobody} (game id resolved at delivery) 10m "ghost" by the console`,
+    );
+    sb.control.clearRequests();
+    const retried = await run(["queue", "retry", entry], env);
+    expect(oneLine(retried, 5)).toBe(`error: Ban of VyHub user ${nobody} dropped: the player is not known to VyHub.`);
+    expect(sb.control.requests({ method: "POST", path: "/ban/" }).map((r) => r.status)).toEqual([404]);
+    expect(await queued(env)).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  test("game.preset = minecraft: a dashed UUID is a Minecraft player's, queued offline (exit 6) and delivered later", async () => {
+    const mc = {
+      ...fresh(),
+      HUB_GAME_BRIDGE: "rcon",
+      HUB_GAME_PRESET: "minecraft",
+      HUB_GAME_RCON_PASSWORD: "unused-by-one-shot-commands",
+    };
+    const steve = "8667ba71-b85a-4004-af54-457a9734eed7";
+    expect((await run(["warns", steve], mc)).code).toBe(0); // caches the server record
+    const down = { ...mc, HUB_API_URL: DOWN };
+    const q = await run(["ban", steve.toUpperCase(), "1d", "griefing", "--json"], down);
+    expect(q.code).toBe(6);
+    expect(json(q)).toMatchObject({ status: "queued", player: { id: steve, type: "MINECRAFT", user_id: null } });
+    const retried = await run(["queue", "retry", json(q).entry_id, "--json"], mc);
+    expect(retried.code).toBe(0);
+    const user = sb.state.findUser(steve, "MINECRAFT");
+    expect(user).toBeDefined(); // created at delivery
+    expect(bansOf(user!.id).map((b) => b.reason)).toEqual(["griefing"]);
+    // A service user id is named explicitly there.
+    const named = await run(["warns", `user:${USERS.alice}`], mc);
+    expect(oneLine(named, 5)).toBe(`error: the service user ${USERS.alice} has no MINECRAFT account to act on`);
   });
 });
 

@@ -284,6 +284,22 @@ describe("game bridge configuration", () => {
     ]);
   });
 
+  test("commands.trusted_groups: none by default; a TOML array, or comma-separated in the environment", async () => {
+    const r = await loadConfig({ env: good, cwd: dir() });
+    expect(r.ok && r.config.commands.trusted_groups).toEqual([]);
+    const d = dir();
+    const file = join(d, "agent.toml");
+    writeFileSync(file, `[commands]\ntrusted_groups = ["admin", " superadmin "]\n`);
+    const fromFile = await loadConfig({ env: good, cwd: d, file });
+    expect(fromFile.ok && fromFile.config.commands.trusted_groups).toEqual(["admin", "superadmin"]);
+    const fromEnv = await loadConfig({ env: { ...good, HUB_COMMANDS_TRUSTED_GROUPS: "admin, mod" }, cwd: d });
+    expect(fromEnv.ok && fromEnv.config.commands.trusted_groups).toEqual(["admin", "mod"]);
+    writeFileSync(file, `[commands]\ntrusted_groups = [1]\n`);
+    expect(await problems(good, file)).toEqual([
+      expect.stringContaining('must be a list of in-game group names, e.g. ["admin", "superadmin"]'),
+    ]);
+  });
+
   test("preset overrides are checked at load: regexes, named groups, templates, unknown keys", async () => {
     expect(
       await problems({

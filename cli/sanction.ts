@@ -207,7 +207,7 @@ export const STATUS_JSON: Record<Delivery["result"], string> = {
 // ── Arguments ────────────────────────────────────────────────────────────────
 
 export const PLAYER_HELP =
-  "SteamID64 / STEAM_X:Y:Z / [U:1:N], Minecraft UUID, …, a service user id, or the nick of an online player";
+  "SteamID64 / STEAM_X:Y:Z / [U:1:N], Minecraft UUID, …, a service user id (user:<uuid>), or the nick of an online player";
 
 export const AS_ARG = {
   type: "string",

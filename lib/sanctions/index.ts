@@ -3,8 +3,8 @@
  * one-shot CLI commands.
  *
  * Typical use:
- * - issue:    `queueBan(store, {target, length, reason, creator, serverbundleId})` (or queueUnban / queueWarning):
- *             durable first; then
+ * - issue:    `queueBan(store, {target, length, reason, creator, serverbundleId, enforce})` (or queueUnban /
+ *             queueWarning): durable first; `enforce` says whether it counts here before delivery; then
  * - deliver:  `deliverQueues({api, store}, {onOutcome})`: one exclusive round over all three queues (any process);
  *             `report.busy` when another process held the round longer than `lockTimeoutMs`. Find your own entry's
  *             fate by `outcome.entry.id`; no outcome for it means it is still queued (or another process settled it).

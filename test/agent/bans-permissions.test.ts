@@ -7,7 +7,8 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { bans } from "../../lib/features/bans.ts";
 import { SEED_IDS } from "../../lib/sandbox/seed.ts";
 import { isBanned, sanctionQueues } from "../../lib/sanctions/index.ts";
-import { harness, until, type Harness } from "./harness.ts";
+import { until } from "../support/until.ts";
+import { harness, type Harness } from "./harness.ts";
 
 const MIN = 60_000;
 /** Alice holds no ban permission at the service; Carol is an admin there. Bob is banned there (seed). */

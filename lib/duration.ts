@@ -9,8 +9,15 @@ const ORDER = Object.keys(UNITS) as Unit[];
 
 export const LENGTH_FORMS = "minutes as a number (90), a duration (30m, 1d12h, 2w; units w d h m s), or 0/perm";
 
-/** Seconds, or null for permanent; or the reason the text is not a length. */
-export type ParsedLength = { ok: true; seconds: number | null } | { ok: false; error: string };
+/**
+ * The longest timed ban: 10 years (3650 days, 5,256,000 minutes). Longer is a typo or a permanent ban in disguise,
+ * and an end date centuries away is one the service may store but not serve back (it voided whole ban lists).
+ */
+export const MAX_BAN_SECONDS = 3650 * 86_400;
+export const MAX_BAN_TEXT = "10 years (3650d, 5256000 minutes)";
+
+/** Seconds, or null for permanent; or the reason the text is not a length (`tooLong`: beyond MAX_BAN_SECONDS). */
+export type ParsedLength = { ok: true; seconds: number | null } | { ok: false; error: string; tooLong?: true };
 
 export function parseLength(input: string): ParsedLength {
   const text = input.trim().toLowerCase();
@@ -18,10 +25,15 @@ export function parseLength(input: string): ParsedLength {
     ok: false,
     error: `"${input}" is not a ban length${why}: use ${LENGTH_FORMS}`,
   });
+  const tooLong = (): ParsedLength => ({
+    ok: false,
+    tooLong: true,
+    error: `"${input}" is too long for a ban: the longest is ${MAX_BAN_TEXT}; use 0/perm for a permanent ban`,
+  });
   if (text === "perm" || text === "permanent") return { ok: true, seconds: null };
   if (/^\d+$/.test(text)) {
     const minutes = Number(text);
-    if (!Number.isSafeInteger(minutes * 60)) return bad(" (too long)");
+    if (minutes * 60 > MAX_BAN_SECONDS) return tooLong();
     return { ok: true, seconds: minutes === 0 ? null : minutes * 60 };
   }
   const parts = [...text.matchAll(/(\d+)([a-z]+)/g)];
@@ -36,7 +48,7 @@ export function parseLength(input: string): ParsedLength {
     last = at;
     seconds += Number(amount) * UNITS[unit as Unit];
   }
-  if (!Number.isSafeInteger(seconds)) return bad(" (too long)");
+  if (seconds > MAX_BAN_SECONDS) return tooLong();
   if (seconds === 0) return bad(" (zero; a permanent ban is 0 or perm)");
   return { ok: true, seconds };
 }

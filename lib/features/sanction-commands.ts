@@ -103,7 +103,7 @@ export function sanctionCommands(agent: Agent, sanctions: Sanctions): void {
     const reason = words.join(" ").trim();
     if (!query || !lengthArg) return usage(call, `${names.ban} <player> <length> <reason>`);
     const length = parseLength(lengthArg);
-    if (!length.ok) return call.reply(t("ban.invalid_length", { length: lengthArg }));
+    if (!length.ok) return call.reply(t(length.tooLong ? "ban.too_long" : "ban.invalid_length", { length: lengthArg }));
     if (!reason) return call.reply(t("command.reason_required"));
     const who = await target(call, query);
     if (!who) return;

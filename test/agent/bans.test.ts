@@ -299,12 +299,14 @@ describe("command input", () => {
     await join(DAVE);
     await chat(CAROL, "!ban");
     await chat(CAROL, "!ban Dave soon griefing");
+    await chat(CAROL, "!ban Dave 99999999999 griefing");
     await chat(CAROL, "!ban Dave 10");
     await chat(CAROL, "!ban Nobody 10 x");
     await chat(CAROL, "!warn Dave");
     expect(said(CAROL)).toEqual([
       "Usage: ban <player> <length> <reason>",
       "Invalid ban length soon: use minutes (90), a duration (30m, 1d12h, 2w) or 0/perm for a permanent ban.",
+      "Ban length 99999999999 is too long: the longest ban is 10 years (3650d); use 0/perm for a permanent ban.",
       "A reason is required.",
       "No player matches Nobody.",
       "A reason is required.",

@@ -155,6 +155,10 @@ describe("ban", () => {
       'error: "5x" is not a ban length (unknown unit "x"): use minutes as a number (90), a duration (30m, 1d12h, 2w; units w d h m s), or 0/perm',
     );
     expect(oneLine(await run(["ban", ALICE, "soon", "why"], env), 2)).toContain('"soon" is not a ban length');
+    // An end date centuries away once voided the whole ban list: the longest timed ban is 10 years.
+    expect(oneLine(await run(["ban", ALICE, "99999999999", "r"], env), 2)).toBe(
+      'error: "99999999999" is too long for a ban: the longest is 10 years (3650d, 5256000 minutes); use 0/perm for a permanent ban',
+    );
     expect(oneLine(await run(["ban", ALICE, "10", "  "], env), 2)).toBe(
       "error: the reason is empty: hub-agent ban <player> <length> <reason…>",
     );

@@ -1,16 +1,35 @@
-/** Time is injected so tests can run the spec's minute- and hour-long cycles in milliseconds. */
+/**
+ * Time is injected so tests can run the spec's minute- and hour-long cycles in milliseconds. Two readings: `now()` is
+ * the wall clock (dates sent to the service, timestamps persisted across restarts), `monotonic()` only ever moves
+ * forward at the rate of real time, so waits and "how long ago" inside one process survive the wall clock being set
+ * back or forward (NTP, a VM resumed, an operator fixing the date).
+ */
 export interface Clock {
+  /** Wall-clock epoch milliseconds. */
   now(): number;
-  /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+  /** Milliseconds from an arbitrary origin; never goes back. Compare only with other monotonic() readings. */
+  monotonic(): number;
+  /** Resolves after `ms` of monotonic time, or rejects with the signal's reason when it aborts first. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/** setTimeout's limit: a longer delay (2^31 ms is 24.8 days) overflows and fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export const systemClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   sleep: (ms, signal) =>
     new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      const timer = setTimeout(done, Math.max(0, ms));
+      const end = performance.now() + Math.max(0, ms);
+      let timer: ReturnType<typeof setTimeout>;
+      // Chained timers of at most MAX_TIMER_MS until the end is reached.
+      const arm = () => {
+        const left = end - performance.now();
+        if (left <= 0) return done();
+        timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+      };
       function done() {
         signal?.removeEventListener("abort", abort);
         resolve();
@@ -20,20 +39,29 @@ export const systemClock: Clock = {
         reject(signal?.reason);
       }
       signal?.addEventListener("abort", abort, { once: true });
+      timer = setTimeout(arm, Math.min(Math.max(0, ms), MAX_TIMER_MS));
     }),
 };
 
-/** A clock that only moves when told to; pending sleeps resolve in time order as it advances. */
+/**
+ * A clock that only moves when told to; pending sleeps resolve in time order as it advances. `advance` moves both
+ * readings, `jump` only the wall clock (a clock set back or forward).
+ */
 export class ManualClock implements Clock {
   private sleepers: { at: number; resolve: () => void }[] = [];
+  /** Monotonic time. */
+  private m = 0;
   constructor(private t = Date.UTC(2026, 0, 1)) {}
   now() {
     return this.t;
   }
+  monotonic() {
+    return this.m;
+  }
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise((resolve, reject) => {
-      const sleeper = { at: this.t + Math.max(0, ms), resolve };
+      const sleeper = { at: this.m + Math.max(0, ms), resolve };
       this.sleepers.push(sleeper);
       signal?.addEventListener(
         "abort",
@@ -51,18 +79,24 @@ export class ManualClock implements Clock {
   }
   /** Moves time forward by `ms`, waking sleepers in order and letting their continuations run. */
   async advance(ms: number): Promise<void> {
-    const end = this.t + ms;
+    const end = this.m + ms;
     for (;;) {
       this.sleepers.sort((a, b) => a.at - b.at);
       const next = this.sleepers[0];
       if (!next || next.at > end) break;
       this.sleepers.shift();
-      this.t = next.at;
+      this.t += next.at - this.m;
+      this.m = next.at;
       next.resolve();
       await settle();
     }
-    this.t = end;
+    this.t += end - this.m;
+    this.m = end;
     await settle();
+  }
+  /** Sets the wall clock `ms` forward (negative: back) without any time passing; no sleeper wakes. */
+  jump(ms: number): void {
+    this.t += ms;
   }
 }
 

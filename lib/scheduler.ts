@@ -12,7 +12,8 @@ export interface JobOptions {
 /**
  * Periodic jobs on an injected clock. A job never overlaps itself (the next wait starts when a run ends),
  * each wait gets a small random jitter so many agents do not hit the service in lockstep, and stop() waits for
- * runs in flight so their writes complete.
+ * runs in flight so their writes complete. Waits are monotonic time of any length: the clock chains timers past
+ * setTimeout's 24.8-day limit instead of letting one overflow and fire at once.
  */
 export class Scheduler {
   private abort = new AbortController();
@@ -43,9 +44,9 @@ export class Scheduler {
           }
         }
         first = false;
-        const started = this.clock.now();
+        const started = this.clock.monotonic();
         if ((await this.run(name, job)) === "done") return;
-        ran = this.clock.now() - started;
+        ran = this.clock.monotonic() - started;
       }
     };
     this.loops.push(loop());

@@ -1,7 +1,7 @@
 /**
  * The transport under every endpoint: URL building, one ofetch call per attempt with its own timeout,
  * our own retries (ofetch's `timeout` + `retry` reuse an aborted signal in 1.5.1), the shared 429 gate,
- * lenient body parsing and valibot validation.
+ * a cap on the body size, lenient body parsing and valibot validation.
  */
 import { ofetch } from "ofetch";
 import * as v from "valibot";
@@ -29,6 +29,8 @@ export interface ApiOptions {
   backoffMs?: number;
   /** While the 429 gate is closed, a GET waits through it when at most this long remains (default 5 s). */
   maxGateWaitMs?: number;
+  /** Largest response body read (default DEFAULT_MAX_RESPONSE_BYTES); a longer one is an InvalidResponse. */
+  maxResponseBytes?: number;
 }
 
 export interface RequestSpec<T> {
@@ -46,6 +48,8 @@ export const DEFAULT_RETRIES = 2;
 export const DEFAULT_RETRY_AFTER_MS = 60_000;
 /** A broken or hostile Retry-After must not silence the agent for days. */
 export const MAX_RETRY_AFTER_MS = 3_600_000;
+/** 16 MiB: a ban list of some 20,000 active bans; a broken proxy's endless answer must not exhaust memory. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 /** Joins by string: strip trailing slashes from the base, then append the canonical path. */
 export function joinUrl(base: string, path: string): string {
@@ -68,18 +72,22 @@ export function buildQuery(query: Query | undefined): string {
   return s ? `?${s}` : "";
 }
 
-/** Retry-After as delay-seconds or an HTTP date; absent or unreadable → the default. */
+/**
+ * Retry-After as delay-seconds or an HTTP date; absent, unreadable, negative or a date already past → the default
+ * (a past date is a skewed clock, not permission to hammer the service). `now` is wall-clock time.
+ */
 export function parseRetryAfter(header: string | null, now: number, fallbackMs = DEFAULT_RETRY_AFTER_MS): number {
   const raw = header?.trim();
   if (!raw) return fallbackMs;
   let ms: number;
   if (/^\d+(\.\d+)?$/.test(raw)) ms = Number(raw) * 1000;
   else {
-    const at = Date.parse(raw);
-    if (Number.isNaN(at)) return fallbackMs;
+    // Date.parse reads "-5" as a year: a number that is not delay-seconds is unreadable, never a date.
+    const at = /^[+-]?[\d.]+$/.test(raw) ? NaN : Date.parse(raw);
+    if (Number.isNaN(at) || at <= now) return fallbackMs;
     ms = at - now;
   }
-  return Math.min(Math.max(0, Math.ceil(ms)), MAX_RETRY_AFTER_MS);
+  return Math.min(Math.ceil(ms), MAX_RETRY_AFTER_MS);
 }
 
 export interface Transport {
@@ -95,13 +103,15 @@ export function createTransport(opts: ApiOptions): Transport {
   const retries = Math.max(0, opts.retries ?? DEFAULT_RETRIES);
   const backoffMs = opts.backoffMs ?? 500;
   const maxGateWaitMs = opts.maxGateWaitMs ?? 5_000;
+  const maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const headers: Record<string, string> = {
     authorization: `Bearer ${opts.key}`,
     accept: "application/json",
     "user-agent": opts.userAgent ?? "hub-agent",
   };
-  /** Clock time before which no request may reach the service (set by any 429). */
-  let gateUntil = 0;
+  /** Monotonic time before which no request may reach the service (set by any 429): a wall clock set back must
+   * not stretch the wait. */
+  let gateUntil = -Infinity;
 
   const clean = (text: string) => redact(text, opts.key);
 
@@ -110,7 +120,7 @@ export function createTransport(opts: ApiOptions): Transport {
     const url = joinUrl(opts.url, spec.path) + buildQuery(spec.query);
     const maxAttempts = spec.method === "GET" ? retries + 1 : 1;
     for (let attempt = 1; ; attempt++) {
-      const wait = gateUntil - clock.now();
+      const wait = gateUntil - clock.monotonic();
       if (wait > 0) {
         if (spec.method !== "GET" || wait > maxGateWaitMs) {
           return fail({
@@ -140,12 +150,13 @@ export function createTransport(opts: ApiOptions): Transport {
     let text = "";
     let responseHeaders: Headers;
     let statusText = "";
+    let tooLarge = false;
     try {
-      const response = await ofetch.raw<string, "text">(url, {
+      const response = await ofetch.raw<ReadableStream<Uint8Array> | undefined, "stream">(url, {
         method: spec.method,
         headers: spec.body === undefined ? headers : { ...headers, "content-type": "application/json; charset=utf-8" },
         body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
-        responseType: "text",
+        responseType: "stream",
         retry: 0,
         ignoreResponseError: true,
         signal,
@@ -153,7 +164,9 @@ export function createTransport(opts: ApiOptions): Transport {
       status = response.status;
       statusText = response.statusText;
       responseHeaders = response.headers;
-      text = typeof response._data === "string" ? response._data : "";
+      const body = await readCapped(response._data ?? undefined, maxBytes, response.headers);
+      text = body.text;
+      tooLarge = body.tooLarge;
     } catch (err) {
       const timeout = signal.aborted || isTimeout(err);
       const message = timeout ? `no response within ${timeoutMs} ms` : networkMessage(err);
@@ -162,13 +175,25 @@ export function createTransport(opts: ApiOptions): Transport {
     }
     log(spec, status, started);
 
+    if (tooLarge && status >= 200 && status < 300) {
+      return {
+        result: fail({
+          kind: "InvalidResponse",
+          endpoint,
+          field: "(body)",
+          message: `response larger than the ${maxBytes}-byte cap (api.max_response_bytes); not read`,
+          status,
+        }),
+        retry: false,
+      };
+    }
     if (status >= 200 && status < 300) {
       if (!spec.schema) return { result: ok(status, undefined as T, responseHeaders), retry: false };
       return { result: validate(spec.schema, text, status, responseHeaders, endpoint), retry: false };
     }
     if (status === 429) {
       const retryAfterMs = parseRetryAfter(responseHeaders.get("retry-after"), clock.now());
-      gateUntil = Math.max(gateUntil, clock.now() + retryAfterMs);
+      gateUntil = Math.max(gateUntil, clock.monotonic() + retryAfterMs);
       const { message } = parseErrorBody(text, statusText || "Too Many Requests");
       return {
         result: fail({ kind: "RateLimited", status: 429, endpoint, message: clean(message), retryAfterMs }),
@@ -226,6 +251,48 @@ export function createTransport(opts: ApiOptions): Transport {
   }
 
   return { request };
+}
+
+/**
+ * The body as text, read as a stream and abandoned past `maxBytes` (also when Content-Length announces more), so a
+ * huge answer costs at most the cap in memory. An error body over the cap keeps its first `maxBytes` for the message.
+ */
+async function readCapped(
+  body: ReadableStream<Uint8Array> | undefined,
+  maxBytes: number,
+  headers: Headers,
+): Promise<{ text: string; tooLarge: boolean }> {
+  if (!body) return { text: "", tooLarge: false };
+  const announced = Number(headers.get("content-length"));
+  if (Number.isFinite(announced) && announced > maxBytes) {
+    await body.cancel().catch(() => {});
+    return { text: "", tooLarge: true };
+  }
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let tooLarge = false;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    const room = maxBytes - size;
+    if (value.byteLength > room) {
+      chunks.push(value.subarray(0, room));
+      size += room;
+      tooLarge = true;
+      await reader.cancel().catch(() => {});
+      break;
+    }
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.byteLength;
+  }
+  return { text: new TextDecoder().decode(all), tooLarge };
 }
 
 function ok<T>(status: number, value: T, headers: Headers): ApiResult<T> {

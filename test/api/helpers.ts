@@ -7,6 +7,9 @@ export class FastClock implements Clock {
   now() {
     return this.t;
   }
+  monotonic() {
+    return this.t;
+  }
   async sleep(ms: number) {
     this.sleeps.push(ms);
     this.t += Math.max(0, ms);

@@ -6,6 +6,23 @@ import { FastClock } from "./helpers.ts";
 
 const KEY = "sk_live_local_9f8e7d6c5b4a";
 
+/** Bytes the endless answers below have handed to the socket so far. */
+let served = 0;
+/** 100 MB of a JSON array, produced only as fast as the client reads (a pull stream). */
+const endless = () => {
+  const chunk = new TextEncoder().encode(`${"1,".repeat(32 * 1024)}`);
+  let left = 100_000_000;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (left <= 0) return controller.close();
+      const part = left >= chunk.byteLength ? chunk : chunk.subarray(0, left);
+      left -= part.byteLength;
+      served += part.byteLength;
+      controller.enqueue(part);
+    },
+  });
+};
+
 /** Echoes the Authorization header back in every body, the worst case for redaction. */
 const server = Bun.serve({
   port: 0,
@@ -28,6 +45,10 @@ const server = Bun.serve({
         return reply(200, `not json ${auth}`);
       case "/base/v1/server/date-429":
         return reply(429, "{}", { "retry-after": new Date(Date.UTC(2026, 0, 1, 0, 0, 20)).toUTCString() });
+      case "/base/v1/group/":
+        return new Response(endless(), { headers: { "content-type": "application/json" } });
+      case "/base/v1/server/announced-huge":
+        return new Response(endless(), { headers: { "content-type": "application/json", "content-length": "100000000" } });
       case "/base/v1/server/no-header-429":
         return reply(429, '{"detail":"slow down"}');
       case "/base/v1/server/accepted":
@@ -83,5 +104,38 @@ describe("against a hostile local server", () => {
     const r = await api.getServer("accepted");
     expect(r.ok && r.status).toBe(202);
     expect(r.ok && r.headers.get("x-seen-ua")).toBe("hub-agent/test");
+  });
+});
+
+describe("response size cap", () => {
+  test("a 100 MB answer is abandoned at the cap: a clear error naming endpoint and cap, the rest never read", async () => {
+    served = 0;
+    const cap = 1024 * 1024;
+    const api = createApi({ url: base, key: KEY, clock: new FastClock(), retries: 2, maxResponseBytes: cap });
+    const r = await api.getGroups();
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error).toMatchObject({ kind: "InvalidResponse", field: "(body)", status: 200 });
+    expect(describeError(r.error)).toBe(
+      "GET /group/: invalid response at (body): response larger than the 1048576-byte cap (api.max_response_bytes); not read",
+    );
+    // Not retried (the answer would be as large again), and the server stopped soon after the cap: socket buffers
+    // hold a few MB at most, nowhere near the 100 MB it would have sent.
+    expect(served).toBeGreaterThan(cap);
+    expect(served).toBeLessThan(cap + 16 * 1024 * 1024);
+  });
+
+  test("a Content-Length over the cap is refused before the body is read", async () => {
+    const api = createApi({ url: base, key: KEY, clock: new FastClock(), maxResponseBytes: 1024 });
+    const r = await api.getServer("announced-huge");
+    expect(!r.ok && r.error.kind === "InvalidResponse" && r.error.message).toBe(
+      "response larger than the 1024-byte cap (api.max_response_bytes); not read",
+    );
+  });
+
+  test("under the default cap (16 MiB) answers are read whole", async () => {
+    const api = createApi({ url: base, key: KEY, clock: new FastClock() });
+    const r = await api.getServer("accepted");
+    expect(r.ok && r.value.id).toBe("s");
   });
 });

@@ -67,7 +67,16 @@ describe("parseRetryAfter", () => {
   });
   test("HTTP date relative to the clock", () => {
     expect(parseRetryAfter("Sat, 01 Jun 2024 12:00:45 GMT", now)).toBe(45_000);
-    expect(parseRetryAfter("Sat, 01 Jun 2024 11:00:00 GMT", now)).toBe(0);
+  });
+  test("negative, past or otherwise unusable values get the default, never 0", () => {
+    // A past date is a skewed clock; taken as 0 it let the agent retry at once.
+    expect(parseRetryAfter("Sat, 01 Jun 2024 11:00:00 GMT", now)).toBe(60_000);
+    expect(parseRetryAfter("Sat, 01 Jun 2024 12:00:00 GMT", now)).toBe(60_000);
+    // Date.parse("-5") is a date in 2001: a negative delay must not be read as one.
+    expect(parseRetryAfter("-5", now)).toBe(60_000);
+    expect(parseRetryAfter("-0.5", now)).toBe(60_000);
+    expect(parseRetryAfter("+5", now)).toBe(60_000);
+    expect(parseRetryAfter("1e3", now)).toBe(60_000);
   });
   test("absent or garbage falls back, huge values are capped", () => {
     expect(parseRetryAfter(null, now)).toBe(60_000);

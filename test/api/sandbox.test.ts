@@ -1,6 +1,7 @@
 /** Every endpoint and every error class, against the in-memory service over loopback. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type ApiError, type ApiOptions, type ApiResult, createApi, describeError } from "../../lib/api/client.ts";
+import { ManualClock } from "../../lib/clock.ts";
 import { type LogLine, memoryLogger } from "../../lib/log.ts";
 import { startSandbox } from "../../lib/sandbox/index.ts";
 import { FastClock } from "./helpers.ts";
@@ -317,6 +318,24 @@ describe("transport", () => {
     expect(value(await api.getServer(sb.serverId)).id).toBe(sb.serverId);
     expect(clock.sleeps).toContain(5_000);
     expect(value(await api.getGroups()).length).toBe(3);
+  });
+
+  test("the 429 gate runs on monotonic time: a wall clock set back 2 h neither stretches nor a jump ahead shortens it", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const api = createApi({ url: sb.url, key: sb.key, clock, backoffMs: 1 });
+    sb.control.rateLimit(1, 30, { method: "POST", path: "/warning/" });
+    const warn = () => api.createWarning({ user_id: BOB, serverbundle_id: sb.bundleId, reason: "gate" });
+    expect(error(await warn())).toMatchObject({ kind: "RateLimited", retryAfterMs: 30_000 });
+
+    clock.jump(2 * 3600_000); // set ahead: Retry-After has not passed yet
+    expect(error(await warn())).toMatchObject({ kind: "RateLimited", message: "rate limit gate closed" });
+    clock.jump(-4 * 3600_000); // set back 2 h from where it started
+    await clock.advance(29_000);
+    expect(error(await warn())).toMatchObject({ kind: "RateLimited", retryAfterMs: 1_000 });
+    await clock.advance(1_000);
+    const before = count("POST", "/warning/");
+    expect(value(await warn()).reason).toBe("gate");
+    expect(count("POST", "/warning/")).toBe(before + 1);
   });
 
   test("a short 429 on a GET is waited out and retried", async () => {

@@ -202,6 +202,7 @@ describe("SourceRcon (connection management)", () => {
     // Records the backoff sleeps (the small values); timeouts use the big ones.
     const clock: Clock = {
       now: systemClock.now,
+      monotonic: systemClock.monotonic,
       sleep: (ms, signal) => (ms < 100 && backoffs.push(ms), systemClock.sleep(ms, signal)),
     };
     const { fake, rcon } = await setup({}, { clock, backoff: { initialMs: 1, maxMs: 8 } });

@@ -36,6 +36,7 @@ export async function openSession(ctx: Context): Promise<Session> {
     url: config.api.url,
     key: config.api.key,
     timeoutMs: config.api.timeout * 1000,
+    maxResponseBytes: config.api.max_response_bytes,
     // One attempt: an unanswered request is the queue's to retry, not a reason to keep the operator waiting.
     retries: 0,
     logger: logger.withTag("api"),

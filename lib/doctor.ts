@@ -33,6 +33,7 @@ export async function runChecks(config: Config, opts: { logger?: Logger; now?: (
       url: config.api.url,
       key: config.api.key,
       timeoutMs: config.api.timeout * 1000,
+      maxResponseBytes: config.api.max_response_bytes,
       retries: 0,
       logger: opts.logger,
     });

@@ -13,7 +13,12 @@ export default defineCommand({
       import("../../lib/store/index.ts"),
       import("../../lib/features/dashboard.ts"),
     ]);
-    const api = createApi({ url: config.api.url, key: config.api.key, timeoutMs: config.api.timeout * 1000 });
+    const api = createApi({
+      url: config.api.url,
+      key: config.api.key,
+      timeoutMs: config.api.timeout * 1000,
+      maxResponseBytes: config.api.max_response_bytes,
+    });
     const store = await openStore({ dir: config.storage.dir, logger: ctx.logger });
     const link = await dashboardLink({ api, config, store });
     if (!link.ok)

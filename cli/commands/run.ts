@@ -49,6 +49,7 @@ export async function runAgent(opts: {
     url: config.api.url,
     key: config.api.key,
     timeoutMs: config.api.timeout * 1000,
+    maxResponseBytes: config.api.max_response_bytes,
     clock,
     logger: logger.withTag("api"),
   });

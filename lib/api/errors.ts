@@ -15,6 +15,12 @@ export type ApiError =
 
 export type ApiResult<T> = { ok: true; status: number; value: T; headers: Headers } | { ok: false; error: ApiError };
 
+/**
+ * Default cap on a response body (api.max_response_bytes): 16 MiB holds a ban list of some 20,000 active bans; a
+ * broken proxy's endless answer must not exhaust memory. Here (no imports) so the config schema can name it.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
 /** Longest message we keep from a response body; gateways can send whole pages. */
 export const MAX_MESSAGE_LENGTH = 300;
 

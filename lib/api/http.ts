@@ -7,7 +7,14 @@ import { ofetch } from "ofetch";
 import * as v from "valibot";
 import { type Clock, systemClock } from "../clock.ts";
 import { type Logger, silentLogger } from "../log.ts";
-import { type ApiError, type ApiResult, parseErrorBody, redact, truncate } from "./errors.ts";
+import {
+  type ApiError,
+  type ApiResult,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  parseErrorBody,
+  redact,
+  truncate,
+} from "./errors.ts";
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE";
 export type QueryValue = string | number | boolean | null | undefined | readonly (string | number | boolean)[];
@@ -48,8 +55,6 @@ export const DEFAULT_RETRIES = 2;
 export const DEFAULT_RETRY_AFTER_MS = 60_000;
 /** A broken or hostile Retry-After must not silence the agent for days. */
 export const MAX_RETRY_AFTER_MS = 3_600_000;
-/** 16 MiB: a ban list of some 20,000 active bans; a broken proxy's endless answer must not exhaust memory. */
-export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 /** Joins by string: strip trailing slashes from the base, then append the canonical path. */
 export function joinUrl(base: string, path: string): string {

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import { DEFAULT_MAX_RESPONSE_BYTES } from "../api/errors.ts";
 import { COMMAND_KINDS, LINE_KINDS, PRESET_NAMES } from "../game/presets/types.ts";
 
 /**
@@ -7,13 +8,22 @@ import { COMMAND_KINDS, LINE_KINDS, PRESET_NAMES } from "../game/presets/types.t
  * reads when a value is wrong.
  */
 
-/** A number of seconds; environment variables arrive as strings, so numeric strings are accepted too. */
-const seconds = (fallback: number) =>
+/** The longest interval: a week. Longer is a typo, not a schedule (and "never" is spelled 0 where it exists). */
+export const MAX_INTERVAL_SECONDS = 7 * 86_400;
+
+/** A number; environment variables arrive as strings, so numeric strings are accepted too. */
+const numeric = (message: string) =>
+  v.pipe(v.union([v.number(), v.pipe(v.string(), v.trim(), v.nonEmpty(), v.transform(Number))]), v.number(message));
+
+/** A number of seconds up to MAX_INTERVAL_SECONDS; `off`: 0 is allowed too and means "never" (what for, in `off`). */
+const seconds = (fallback: number, off?: string) =>
   v.optional(
     v.pipe(
-      v.union([v.number(), v.pipe(v.string(), v.trim(), v.nonEmpty(), v.transform(Number))]),
-      v.number("must be a number of seconds"),
-      v.gtValue(0, "must be a positive number of seconds"),
+      numeric("must be a number of seconds"),
+      off
+        ? v.minValue(0, `must be a number of seconds, or 0 to switch ${off} off`)
+        : v.gtValue(0, "must be a positive number of seconds"),
+      v.maxValue(MAX_INTERVAL_SECONDS, `must be at most ${MAX_INTERVAL_SECONDS} seconds (7 days)`),
     ),
     fallback,
   );
@@ -151,6 +161,15 @@ export const ConfigSchema = v.strictObject({
     web_url: v.optional(text("must be the web address of your community site, e.g. https://community.example.org")),
     timeout: seconds(10),
     allow_insecure: bool(false),
+    max_response_bytes: v.optional(
+      v.pipe(
+        numeric("must be a number of bytes"),
+        v.integer("must be a whole number of bytes"),
+        v.minValue(65_536, "must be at least 65536 bytes (64 KiB)"),
+        v.maxValue(1024 ** 3, "must be at most 1073741824 bytes (1 GiB)"),
+      ),
+      DEFAULT_MAX_RESPONSE_BYTES,
+    ),
   }),
   storage: v.optional(v.strictObject({ dir: v.optional(text("must be a directory path"), "./data") }), {}),
   game: v.optional(
@@ -212,7 +231,9 @@ export const ConfigSchema = v.strictObject({
   ),
   intervals: v.optional(
     v.strictObject({
-      ...(Object.fromEntries(Object.entries(SPEC_INTERVALS).map(([k, s]) => [k, seconds(s)])) as {
+      ...(Object.fromEntries(
+        Object.entries(SPEC_INTERVALS).map(([k, s]) => [k, seconds(s, k === "adverts" ? "adverts" : undefined)]),
+      ) as {
         [K in keyof typeof SPEC_INTERVALS]: ReturnType<typeof seconds>;
       }),
       /** Not the service's: how often the game's player list is polled. */
@@ -256,6 +277,8 @@ export const KEY_HELP: Record<string, string> = {
   "api.web_url": "your community's web address, for the dashboard link (asked from the service when unset)",
   "api.timeout": "seconds to wait for one HTTP attempt",
   "api.allow_insecure": "allow an http:// API URL to a host other than this machine",
+  "api.max_response_bytes":
+    "the largest answer read from the service, in bytes (default 16 MiB); a larger one is refused, not read",
   "storage.dir": "where queues and caches live; relative to this file",
   "game.bridge":
     "how hub-agent talks to the game: sim (simulated), rcon (Source RCON), q3rcon (Quake 3 rcon), wrapper (hub-agent starts the server)",
@@ -297,7 +320,7 @@ export const KEY_HELP: Record<string, string> = {
   "intervals.queues": "seconds between ban/unban/reward queue rounds (spec: about 60)",
   "intervals.playtime": "seconds between playtime reports (spec: 3600)",
   "intervals.rewards": "seconds between DIRECT/DISABLE reward rounds (spec: 60)",
-  "intervals.adverts": "seconds between adverts",
+  "intervals.adverts": "seconds between adverts; 0 switches adverts off",
   "intervals.user_retry": "seconds before retrying a failed user lookup (spec: 60)",
 };
 

@@ -1,6 +1,6 @@
 /**
  * Adverts (rule 15): every intervals.adverts, refresh the serverbundle's enabled adverts and broadcast the next
- * one. When the service is unreachable the last list keeps rotating.
+ * one. When the service is unreachable the last list keeps rotating. intervals.adverts = 0 switches them off.
  */
 import { describeError } from "../api/client.ts";
 import type { Feature } from "./index.ts";
@@ -10,6 +10,7 @@ export const adverts: Feature = (agent) => {
   const { api, bridge, config, logger, messages } = agent.deps;
   const log = logger.withTag("adverts");
   const rotation = new AdvertRotation();
+  if (config.intervals.adverts === 0) return log.info("adverts are off (intervals.adverts = 0)");
 
   agent.job("adverts", config.intervals.adverts, async () => {
     const res = await api.getAdverts(agent.bundleId);

@@ -54,3 +54,20 @@ describe("adverts (rule 15)", () => {
     ]);
   });
 });
+
+describe("adverts switched off or far apart", () => {
+  for (const [value, what] of [
+    ["0", "off"],
+    ["604800", "at the longest interval"],
+  ] as const)
+    test(`intervals.adverts = ${value} (${what}): no advert and no storm over ten minutes`, async () => {
+      h = await harness({ features: [adverts], env: { HUB_INTERVALS_ADVERTS: value } });
+      await h.agent.start();
+      for (let i = 0; i < 10; i++) await h.clock.advance(60_000);
+      await h.idle();
+      expect(broadcasts()).toEqual([]);
+      expect(h.sb.control.requests({ method: "GET", path: "/advert/" })).toEqual([]);
+      const off = h.logger.lines.some((l) => l.msg === "adverts are off (intervals.adverts = 0)");
+      expect(off).toBe(value === "0");
+    });
+});

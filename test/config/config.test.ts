@@ -27,6 +27,7 @@ describe("configuration", () => {
       server_id: SERVER,
       timeout: 10,
       allow_insecure: false,
+      max_response_bytes: 16 * 1024 * 1024,
     });
     expect(r.config.intervals).toEqual({
       status: 60,
@@ -109,6 +110,40 @@ describe("configuration", () => {
     );
     expect(await problems({ ...good, HUB_INTERVALS_BANS: "-5" })).toEqual([
       expect.stringContaining("must be a positive number"),
+    ]);
+  });
+
+  test("intervals have an upper bound (a week): one line naming the key, the value and the limit", async () => {
+    const cwd = dir();
+    writeFileSync(join(cwd, "hub-agent.toml"), "[intervals]\nadverts = 3000000\n");
+    expect(await problems(good, undefined, cwd)).toEqual([
+      `intervals.adverts = 3000000 (in ${join(cwd, "hub-agent.toml")}) must be at most 604800 seconds (7 days) (seconds between adverts; 0 switches adverts off)`,
+    ]);
+    expect(await problems({ ...good, HUB_INTERVALS_PLAYTIME: "1e12" })).toEqual([
+      'intervals.playtime = "1e12" (from HUB_INTERVALS_PLAYTIME) must be at most 604800 seconds (7 days) (seconds between playtime reports (spec: 3600))',
+    ]);
+    const week = await loadConfig({ env: { ...good, HUB_INTERVALS_PLAYTIME: "604800" }, cwd: dir() });
+    expect(week.ok && week.config.intervals.playtime).toBe(604_800);
+  });
+
+  test("intervals.adverts = 0 switches adverts off (no warning); 0 elsewhere is refused", async () => {
+    const off = await loadConfig({ env: { ...good, HUB_INTERVALS_ADVERTS: "0" }, cwd: dir() });
+    if (!off.ok) throw new Error(off.problems.join("\n"));
+    expect(off.config.intervals.adverts).toBe(0);
+    expect(off.warnings).toEqual([]);
+    expect(await problems({ ...good, HUB_INTERVALS_ADVERTS: "-1" })).toEqual([
+      expect.stringContaining("must be a number of seconds, or 0 to switch adverts off"),
+    ]);
+    expect(await problems({ ...good, HUB_INTERVALS_STATUS: "0" })).toEqual([
+      expect.stringContaining("must be a positive number of seconds"),
+    ]);
+  });
+
+  test("api.max_response_bytes: a whole number of bytes within 64 KiB to 1 GiB", async () => {
+    const set = await loadConfig({ env: { ...good, HUB_API_MAX_RESPONSE_BYTES: "1048576" }, cwd: dir() });
+    expect(set.ok && set.config.api.max_response_bytes).toBe(1_048_576);
+    expect(await problems({ ...good, HUB_API_MAX_RESPONSE_BYTES: "100" })).toEqual([
+      expect.stringContaining('api.max_response_bytes = "100" (from HUB_API_MAX_RESPONSE_BYTES) must be at least 65536'),
     ]);
   });
 

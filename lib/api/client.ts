@@ -96,9 +96,7 @@ export interface Api {
   getFrontendUrl(): Promise<ApiResult<string>>;
 }
 
-const GroupListSchema = v.array(s.GroupSchema);
-const MembershipListSchema = v.array(s.MembershipSchema);
-const AdvertListSchema = v.array(s.AdvertSchema);
+const { GroupListSchema, MembershipListSchema, AdvertListSchema } = s;
 
 export function createApi(opts: ApiOptions): Api {
   const t = createTransport(opts);

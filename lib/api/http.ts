@@ -15,6 +15,7 @@ import {
   redact,
   truncate,
 } from "./errors.ts";
+import { collectSkipped } from "./schemas.ts";
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE";
 export type QueryValue = string | number | boolean | null | undefined | readonly (string | number | boolean)[];
@@ -119,6 +120,8 @@ export function createTransport(opts: ApiOptions): Transport {
   let gateUntil = -Infinity;
 
   const clean = (text: string) => redact(text, opts.key);
+  /** Unreadable list items already reported: the same bad ban would otherwise be logged at every refresh. */
+  const reported = new Set<string>();
 
   async function request<T>(spec: RequestSpec<T>): Promise<ApiResult<T>> {
     const endpoint = `${spec.method} ${spec.path}`;
@@ -235,7 +238,18 @@ export function createTransport(opts: ApiOptions): Transport {
         status,
       });
     }
-    const parsed = v.safeParse(schema, body);
+    const { result: parsed, skipped } = collectSkipped(() => v.safeParse(schema, body));
+    for (const item of skipped) {
+      const what = `${endpoint} ${item.at}${item.id ? ` (id ${item.id})` : ""}: ${item.problem}`;
+      if (reported.has(what)) continue;
+      if (reported.size >= 1000) reported.clear(); // bounded; at worst a line is repeated
+      reported.add(what);
+      logger.warn(`skipped an unreadable item of a list answer, the rest is used: ${clean(truncate(what))}`, {
+        endpoint,
+        at: item.at,
+        ...(item.id ? { id: item.id } : {}),
+      });
+    }
     if (parsed.success) return ok(status, parsed.output, responseHeaders);
     const issue = parsed.issues[0];
     const field = v.getDotPath(issue) ?? "(body)";

@@ -47,14 +47,85 @@ export type RewardType = v.InferOutput<typeof RewardTypeSchema>;
 export type RewardEvent = v.InferOutput<typeof RewardEventSchema>;
 export type AttributeType = v.InferOutput<typeof AttributeTypeSchema>;
 
-/** ISO-8601 with `Z` or `±hh:mm` and an optional fraction (Pydantic omits zero microseconds). */
-export const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
+/**
+ * ISO-8601 with `Z` or `±hh:mm` and an optional fraction (Pydantic omits zero microseconds). Years past 9999 come
+ * in the expanded form (`+192159-…`, six digits and a sign); Date.parse reads them.
+ */
+export const TIMESTAMP_RE = /^(?:\d{4}|[+-]\d{6})-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
 /** Timestamps stay strings (the wire form); use `Date.parse` where a number is needed. */
 export const TimestampSchema = v.pipe(v.string(), v.regex(TIMESTAMP_RE, "Expected an ISO-8601 timestamp with offset"));
 /** Durations are seconds, usually floats (`604800.0`); null means permanent / unlimited. */
 export const DurationSchema = v.nullish(v.number());
 const Id = v.string();
 const Json = v.record(v.string(), v.unknown());
+
+/** An item of a list answer that failed its schema and was left out. */
+export interface SkippedItem {
+  /** Where in the answer, e.g. `76561198012345671[0]` or `items[3]`. */
+  at: string;
+  /** The item's own id when it has one, so an operator can find it. */
+  id?: string;
+  /** The first problem, e.g. `ends_on: Invalid format`. */
+  problem: string;
+}
+
+/** Items skipped while one answer is parsed; parsing is synchronous, so one collector at a time is enough. */
+let skipped: SkippedItem[] | undefined;
+
+/** Parses with `parse` and returns what the lenient lists inside left out, for the caller to report. */
+export function collectSkipped<T>(parse: () => T): { result: T; skipped: SkippedItem[] } {
+  const outer = skipped;
+  const mine: SkippedItem[] = [];
+  skipped = mine;
+  try {
+    return { result: parse(), skipped: mine };
+  } finally {
+    skipped = outer;
+  }
+}
+
+/** The items that match `item`; one unreadable item is skipped (and collected), never voids the list. */
+function keepValid<T extends v.GenericSchema>(item: T, list: unknown[], at: (i: number) => string) {
+  const out: v.InferOutput<T>[] = [];
+  for (const [i, x] of list.entries()) {
+    const r = v.safeParse(item, x);
+    if (r.success) {
+      out.push(r.output);
+      continue;
+    }
+    const issue = r.issues[0];
+    const field = v.getDotPath(issue);
+    const id =
+      x && typeof x === "object" && typeof (x as { id?: unknown }).id === "string"
+        ? (x as { id: string }).id
+        : undefined;
+    skipped?.push({ at: at(i), ...(id ? { id } : {}), problem: `${field ? `${field}: ` : ""}${issue.message}` });
+  }
+  return out;
+}
+
+/**
+ * A list answer read item by item (see keepValid). Typed as taking the items' input, like a strict array, so it
+ * also serves caches (whose schemas read back what they wrote); at run time it takes any array.
+ */
+export function lenientArray<T extends v.GenericSchema>(item: T, name = "") {
+  return v.pipe(
+    v.array(v.unknown()),
+    v.transform((list) => keepValid(item, list, (i) => `${name}[${i}]`)),
+  ) as unknown as v.GenericSchema<v.InferInput<T>[], v.InferOutput<T>[]>;
+}
+
+/** A keyed answer of lists (foreign id → items), read item by item (see keepValid). */
+export function lenientListMap<T extends v.GenericSchema>(item: T) {
+  return v.pipe(
+    v.record(v.string(), v.array(v.unknown())),
+    v.transform((map) => {
+      const out: Record<string, v.InferOutput<T>[]> = {};
+      for (const [key, list] of Object.entries(map)) out[key] = keepValid(item, list, (i) => `${key}[${i}]`);
+      return out;
+    }),
+  ) as unknown as v.GenericSchema<Record<string, v.InferInput<T>[]>, Record<string, v.InferOutput<T>[]>>;
+}
 
 export const ServerbundleShortSchema = v.looseObject({
   id: Id,
@@ -200,7 +271,7 @@ export const BanSchema = v.looseObject({
 export type Ban = v.InferOutput<typeof BanSchema>;
 
 /** Keyed by the banned user's foreign identifier (SteamID64, Minecraft UUID, …). */
-export const BanListSchema = v.record(v.string(), v.array(BanReducedSchema));
+export const BanListSchema = lenientListMap(BanReducedSchema);
 export type BanList = v.InferOutput<typeof BanListSchema>;
 
 export const WarningSchema = v.looseObject({
@@ -224,7 +295,7 @@ export interface Page<T> {
 }
 /** Page[T]: 1-based `page`; `total` counts all items before slicing. */
 export function pageSchema<T extends v.GenericSchema>(item: T) {
-  return v.looseObject({ items: v.array(item), total: v.number(), page: v.number(), size: v.number() });
+  return v.looseObject({ items: lenientArray(item, "items"), total: v.number(), page: v.number(), size: v.number() });
 }
 export const BanPageSchema = pageSchema(BanSchema);
 export const WarningPageSchema = pageSchema(WarningSchema);
@@ -308,7 +379,7 @@ export const AppliedRewardSchema = v.looseObject({
 export type AppliedReward = v.InferOutput<typeof AppliedRewardSchema>;
 
 /** Keyed by foreign identifier (foreign_ids=true) or VyHub user id. */
-export const AppliedRewardMapSchema = v.record(v.string(), v.array(AppliedRewardSchema));
+export const AppliedRewardMapSchema = lenientListMap(AppliedRewardSchema);
 export type AppliedRewardMap = v.InferOutput<typeof AppliedRewardMapSchema>;
 
 export const AdvertSchema = v.looseObject({
@@ -323,6 +394,10 @@ export const AdvertSchema = v.looseObject({
   serverbundles: v.nullish(v.array(ServerbundleShortSchema)),
 });
 export type Advert = v.InferOutput<typeof AdvertSchema>;
+
+export const GroupListSchema = lenientArray(GroupSchema);
+export const MembershipListSchema = lenientArray(MembershipSchema);
+export const AdvertListSchema = lenientArray(AdvertSchema);
 
 /** GET /openapi.json, the connectivity probe; clients log info.title and info.version. */
 export const ApiInfoSchema = v.looseObject({

@@ -87,6 +87,51 @@ describe("ban list and enforcement (rule 9)", () => {
     expect(kicks(ALICE)[0]!.text).toContain("Reason: Web ban | Banned by: Console | Until: never");
   });
 
+  test("a ban of absurd length (end in year 192159) no longer voids the list: every ban is enforced", async () => {
+    h = await setup();
+    await start();
+    await join(ALICE);
+    await join(CAROL);
+    // What `ban X 99999999999 r` stored before lengths were bounded: the service still holds such bans.
+    const absurd = h.sb.state.addBan({ user_id: SEED_IDS.users.alice, length: 99_999_999_999 * 60, reason: "typo" });
+    h.sb.state.addBan({ user_id: SEED_IDS.users.carol, serverbundle_id: h.sb.bundleId, reason: "Web ban" });
+    const raw = await fetch(`${h.sb.url}/server/bundle/${h.sb.bundleId}/ban?active=true`, {
+      headers: { authorization: `Bearer ${h.sb.key}` },
+    }).then((r) => r.json() as Promise<Record<string, { id: string; ends_on: string | null }[]>>);
+    expect(raw[ALICE.id]?.find((b) => b.id === absurd.id)?.ends_on).toStartWith("+192159-");
+    await advance(MIN);
+    expect(kicks(CAROL)).toHaveLength(1);
+    expect(kicks(ALICE)).toHaveLength(1);
+    expect(kicks(ALICE)[0]!.text).toContain("Reason: typo");
+    expect(h.logger.lines.filter((l) => l.level === "warn")).toEqual([]);
+    expect(h.logger.lines.some((l) => l.tag === "api")).toBe(true); // the client's lines are seen here
+  });
+
+  test("one unreadable ban in the list is skipped and reported once; the others are enforced", async () => {
+    h = await setup();
+    await start();
+    await join(ALICE);
+    await join(CAROL);
+    h.sb.state.addBan({ user_id: SEED_IDS.users.alice, serverbundle_id: h.sb.bundleId, reason: "bad" });
+    h.sb.state.addBan({ user_id: SEED_IDS.users.carol, serverbundle_id: h.sb.bundleId, reason: "Web ban" });
+    const list = await fetch(`${h.sb.url}/server/bundle/${h.sb.bundleId}/ban?active=true`, {
+      headers: { authorization: `Bearer ${h.sb.key}` },
+    }).then((r) => r.json() as Promise<Record<string, Record<string, unknown>[]>>);
+    const bad = list[ALICE.id]![0]!;
+    bad.created_on = "yesterday";
+    const banPath = `/server/bundle/${h.sb.bundleId}/ban`;
+    h.sb.control.failNext({ method: "GET", path: banPath }, 2, 200, JSON.stringify(list));
+    await advance(MIN);
+    expect(kicks(CAROL)).toHaveLength(1);
+    expect(kicks(ALICE)).toHaveLength(0);
+    await advance(MIN); // a second refresh with the same bad item: not reported again
+    expect(banFetches().length).toBeGreaterThanOrEqual(3); // both bad answers were read
+    const reports = h.logger.lines.filter((l) => l.msg.startsWith("skipped an unreadable item"));
+    expect(reports.map((l) => l.msg)).toEqual([
+      `skipped an unreadable item of a list answer, the rest is used: GET ${banPath} ${ALICE.id}[0] (id ${bad.id}): created_on: Expected an ISO-8601 timestamp with offset`,
+    ]);
+  });
+
   test("connect with the service down: the cached list kicks before the service has answered", async () => {
     h = await setup();
     await start(); // caches server record and bans

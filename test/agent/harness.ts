@@ -66,7 +66,14 @@ export async function harness(
   const logger = memoryLogger();
   const store = await openStore({ dir, clock });
   const sim = new SimGame({ clock, ...opts.sim });
-  const api = createApi({ url: sb.url, key: sb.key, retries: 0, clock, timeoutMs: opts.timeoutMs ?? 2000 });
+  const api = createApi({
+    url: sb.url,
+    key: sb.key,
+    retries: 0,
+    clock,
+    timeoutMs: opts.timeoutMs ?? 2000,
+    logger: logger.withTag("api"),
+  });
   const messages = await loadMessages(config.lang, { logger });
   const events: HubEventName[] = [];
   const make = () => {

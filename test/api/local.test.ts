@@ -48,7 +48,9 @@ const server = Bun.serve({
       case "/base/v1/group/":
         return new Response(endless(), { headers: { "content-type": "application/json" } });
       case "/base/v1/server/announced-huge":
-        return new Response(endless(), { headers: { "content-type": "application/json", "content-length": "100000000" } });
+        return new Response(endless(), {
+          headers: { "content-type": "application/json", "content-length": "100000000" },
+        });
       case "/base/v1/server/no-header-429":
         return reply(429, '{"detail":"slow down"}');
       case "/base/v1/server/accepted":

@@ -9,6 +9,7 @@ import {
   BanPageSchema,
   BanSchema,
   buildQuery,
+  collectSkipped,
   describeError,
   GroupSchema,
   isRejected,
@@ -223,8 +224,26 @@ describe("schemas accept the contract examples", () => {
     >;
     const first = bans["76561198087654322"]?.[0];
     if (first) first.created_on = 12;
-    const r = v.safeParse(BanListSchema, bans);
+    const server = { ...(body("01 GET /server/{server_id}") as Record<string, unknown>), port: "x" };
+    const r = v.safeParse(ServerSchema, server);
     expect(r.success).toBe(false);
-    expect(r.issues?.[0] && v.getDotPath(r.issues[0])).toBe("76561198087654322.0.created_on");
+    expect(r.issues?.[0] && v.getDotPath(r.issues[0])).toBe("port");
+    // In a list answer the bad item is left out and collected with its place, id and problem; the rest stays.
+    const { result, skipped } = collectSkipped(() => v.safeParse(BanListSchema, bans));
+    expect(result.success && result.output["76561198087654322"]).toEqual([]);
+    expect(result.success && Object.keys(result.output)).toEqual(Object.keys(bans));
+    expect(skipped).toEqual([
+      {
+        at: "76561198087654322[0]",
+        id: first?.id as string,
+        problem: "created_on: Invalid type: Expected string but received 12",
+      },
+    ]);
+  });
+
+  test("expanded years (past 9999) are read, and Date.parse agrees", () => {
+    expect(v.is(TimestampSchema, "+192159-03-15T07:46+00:00")).toBe(true);
+    expect(Date.parse("+192159-03-15T07:46+00:00")).toBeGreaterThan(6e15);
+    expect(v.is(TimestampSchema, "192159-03-15T07:46+00:00")).toBe(false);
   });
 });

@@ -383,11 +383,24 @@ describe("transport", () => {
 
   test("a schema mismatch names the field path", async () => {
     const { api } = mk();
-    const bad = JSON.stringify([{ id: "g", name: "G", permission_level: "high", mappings: [] }]);
-    sb.control.failNext({ method: "GET", path: "/group/" }, 1, 200, bad);
-    const e = error(await api.getGroups());
-    expect(e.kind === "InvalidResponse" && e.field).toBe("0.permission_level");
-    expect(describeError(e)).toContain("0.permission_level");
+    const bad = JSON.stringify({ id: "s", name: "S", type: "GMOD", port: "high" });
+    sb.control.failNext({ method: "GET", path: `/server/${sb.serverId}` }, 1, 200, bad);
+    const e = error(await api.getServer(sb.serverId));
+    expect(e.kind === "InvalidResponse" && e.field).toBe("port");
+    expect(describeError(e)).toContain("invalid response at port:");
+  });
+
+  test("one unreadable item of a list answer is skipped and reported once; the rest is used", async () => {
+    const { api, lines } = mk();
+    const good = { id: "g2", name: "Good", permission_level: 5, mappings: [] };
+    const bad = JSON.stringify([{ id: "g1", name: "G", permission_level: "high", mappings: [] }, good]);
+    sb.control.failNext({ method: "GET", path: "/group/" }, 2, 200, bad);
+    expect(value(await api.getGroups())).toEqual([good]);
+    expect(value(await api.getGroups())).toEqual([good]);
+    const warnings = lines.filter((l) => l.level === "warn").map((l) => l.msg);
+    expect(warnings).toEqual([
+      'skipped an unreadable item of a list answer, the rest is used: GET /group/ [0] (id g1): permission_level: Invalid type: Expected number but received "high"',
+    ]);
   });
 
   test("each request logs method, path, status and ms at debug", async () => {

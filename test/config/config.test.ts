@@ -143,7 +143,9 @@ describe("configuration", () => {
     const set = await loadConfig({ env: { ...good, HUB_API_MAX_RESPONSE_BYTES: "1048576" }, cwd: dir() });
     expect(set.ok && set.config.api.max_response_bytes).toBe(1_048_576);
     expect(await problems({ ...good, HUB_API_MAX_RESPONSE_BYTES: "100" })).toEqual([
-      expect.stringContaining('api.max_response_bytes = "100" (from HUB_API_MAX_RESPONSE_BYTES) must be at least 65536'),
+      expect.stringContaining(
+        'api.max_response_bytes = "100" (from HUB_API_MAX_RESPONSE_BYTES) must be at least 65536',
+      ),
     ]);
   });
 

@@ -2,7 +2,6 @@
  * The VyHub client: one typed function per endpoint (client-interface.md endpoint table plus the
  * further endpoints of api.md §3). Every call resolves to an ApiResult and never throws.
  */
-import * as v from "valibot";
 import type { ApiResult } from "./errors.ts";
 import { createTransport, type ApiOptions, type Query, seg } from "./http.ts";
 import * as s from "./schemas.ts";

@@ -1,6 +1,7 @@
 import type { Config } from "./config/index.ts";
 import { ServerSchema, describeError, type Api, type Server } from "./api/client.ts";
 import type { Store } from "./store/index.ts";
+import { cacheAge } from "./store/cache.ts";
 import type { BridgeEvent, BridgeEventOf, BridgeEventType, GameBridge, GamePlayer } from "./game/bridge.ts";
 import type { Clock } from "./clock.ts";
 import type { Logger } from "./log.ts";
@@ -135,7 +136,7 @@ export class Agent {
       }
       const reason = describeError(res.error);
       const cached = await cache.get();
-      const usable = cached && clock.now() - cached.savedAt <= SERVER_CACHE_MAX_AGE_MS;
+      const usable = cached && cacheAge(cached.savedAt, clock.now()) <= SERVER_CACHE_MAX_AGE_MS;
       // Once per start, also when no cache helps: an operator's hub_api_failed hook is an alert.
       if (attempt === 1)
         await this.events.emit("hub_api_failed", { reason, ...(usable ? { cached_at: cached.savedAt } : {}) });
@@ -146,7 +147,11 @@ export class Agent {
         this.refetchInBackground();
         return "cache";
       }
-      const why = cached ? "the cached server record is older than a week" : "there is no cached server record yet";
+      const why = !cached
+        ? "there is no cached server record yet"
+        : cached.savedAt > clock.now()
+          ? "the cached server record is dated in the future (was the clock set back?)"
+          : "the cached server record is older than a week";
       if (this.deps.once) {
         this.log.error(`service unreachable (${reason}) and ${why}`);
         return undefined;

@@ -7,6 +7,7 @@ import { describeError, isRejected, type Api, type ApiError, type User, type Use
 import type { Online, OnlinePlayer } from "./features/online.ts";
 import { anySteamTo64, minecraftUuid } from "./game/presets/ids.ts";
 import type { PlayerRef } from "./sanctions/schemas.ts";
+import { cacheAge } from "./store/cache.ts";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Names a service user id explicitly; needed on Minecraft, where a bare dashed UUID is a player's UUID. */
@@ -138,11 +139,11 @@ async function byNick(nick: string, o: ResolveOptions): Promise<ResolvedPlayer> 
   const forms = `use ${idForms(o.userType)}, or a service user id`;
   if (!cached)
     throw new PlayerError("stale", `"${nick}" is not a player id and no list of online players exists yet: ${forms}`);
-  const age = Math.round((o.now - cached.savedAt) / 1000);
-  if (o.now - cached.savedAt > o.maxAgeMs)
+  const age = cacheAge(cached.savedAt, o.now);
+  if (age > o.maxAgeMs)
     throw new PlayerError(
       "stale",
-      `"${nick}" is not a player id and the list of online players is ${age} s old (is \`hub-agent run\` running?): ${forms}`,
+      `"${nick}" is not a player id and the list of online players is ${Number.isFinite(age) ? `${Math.round(age / 1000)} s old` : "dated in the future"} (is \`hub-agent run\` running?): ${forms}`,
     );
   const hits = matchNick(nick, cached.data.players);
   if (hits.length === 1) {

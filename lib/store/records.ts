@@ -1,7 +1,8 @@
 /**
  * Reading and writing validated JSON records, and quarantine: a record that fails JSON parse or its
  * schema is moved to `<dir>/corrupt/<key-path>.<timestamp>` for an operator to inspect, reported
- * once, and read as absent. It is never read as "empty" and never blocks the other records.
+ * once, and read as absent. It is never read as "empty" and never blocks the other records. So is a record larger
+ * than the cap: its size is checked before it is read, so one huge file cannot exhaust memory.
  */
 import { link, mkdir, readFile, rename, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -38,6 +39,12 @@ export function schemaCheck<T>(
   };
 }
 
+/**
+ * The largest record read: 64 MiB, four times the default response cap (api.max_response_bytes), so a cached ban
+ * list fits; queue entries are a few hundred bytes.
+ */
+export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
 async function decode<T>(bytes: Uint8Array, check: Check<T>): Promise<Verdict<T>> {
@@ -68,10 +75,25 @@ export interface Records {
   quarantined: QuarantineRecord[];
 }
 
-export function createRecords(storage: Storage, dir: string, logger: Logger, clock: Clock): Records {
+export function createRecords(
+  storage: Storage,
+  dir: string,
+  logger: Logger,
+  clock: Clock,
+  maxBytes = MAX_RECORD_BYTES,
+): Records {
   const quarantined: QuarantineRecord[] = [];
+  const sizeOf = (path: string) =>
+    stat(path).then(
+      (s) => s.size,
+      () => undefined,
+    );
+  const oversize = (size: number) => `${size} bytes, larger than the ${maxBytes}-byte cap for a record; not read`;
 
-  async function readBytes(key: string): Promise<Uint8Array | undefined> {
+  /** The bytes at `key`, or the reason they were not read (too large); undefined when there is no record. */
+  async function readBytes(key: string): Promise<Uint8Array | { tooLarge: string } | undefined> {
+    const size = await sizeOf(keyToPath(dir, key));
+    if (size !== undefined && size > maxBytes) return { tooLarge: oversize(size) };
     const raw: unknown = await storage.getItemRaw(key);
     if (raw == null) return undefined;
     return raw instanceof Uint8Array ? raw : new TextEncoder().encode(String(raw));
@@ -82,7 +104,7 @@ export function createRecords(storage: Storage, dir: string, logger: Logger, clo
    * valid version written after our read (it is put back unless an even newer one already took its
    * place), "gone" when the file disappeared first, "moved" otherwise.
    */
-  async function quarantine<T>(key: string, seen: Uint8Array, reason: string, check: Check<T>) {
+  async function quarantine<T>(key: string, seen: Uint8Array | undefined, reason: string, check: Check<T>) {
     const src = keyToPath(dir, key);
     const at = clock.now();
     let dest = join(dir, "corrupt", `${key.split(":").join("/")}.${at}`);
@@ -94,8 +116,10 @@ export function createRecords(storage: Storage, dir: string, logger: Logger, clo
       if (code(e) === "ENOENT") return "gone";
       throw e;
     }
-    const moved = await readFile(dest);
-    if (!sameBytes(moved, seen) && (await decode(moved, check)).ok) {
+    // A file small enough to read that differs from what we judged may be a newer, valid version.
+    const movedSize = await sizeOf(dest);
+    const moved = movedSize !== undefined && movedSize <= maxBytes ? await readFile(dest) : undefined;
+    if (moved && !(seen && sameBytes(moved, seen)) && (await decode(moved, check)).ok) {
       // link() does not overwrite, so a version written after our rename wins over this one.
       await link(dest, src).catch(async (e) => {
         if (code(e) !== "EEXIST") await rename(dest, src); // filesystems without hard links
@@ -114,9 +138,11 @@ export function createRecords(storage: Storage, dir: string, logger: Logger, clo
       for (let attempt = 0; attempt < 3; attempt++) {
         const bytes = await readBytes(key);
         if (!bytes) return undefined;
-        const result = await decode(bytes, check);
+        const result =
+          bytes instanceof Uint8Array ? await decode(bytes, check) : { ok: false as const, reason: bytes.tooLarge };
         if (result.ok) return result.value;
-        if ((await quarantine(key, bytes, result.reason, check)) !== "retry") return undefined;
+        const seen = bytes instanceof Uint8Array ? bytes : undefined;
+        if ((await quarantine(key, seen, result.reason, check)) !== "retry") return undefined;
       }
       return undefined;
     },
@@ -124,6 +150,8 @@ export function createRecords(storage: Storage, dir: string, logger: Logger, clo
       const text = JSON.stringify(record);
       const result = await check(JSON.parse(text));
       if (!result.ok) throw new Error(`store: refusing to write invalid record ${key}: ${result.reason}`);
+      const size = Buffer.byteLength(text);
+      if (size > maxBytes) throw new Error(`store: refusing to write record ${key}: ${oversize(size)}`);
       await storage.setItemRaw(key, text);
     },
     async remove(key: string) {

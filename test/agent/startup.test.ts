@@ -70,6 +70,18 @@ describe("startup (rules 1–4)", () => {
     ]);
   });
 
+  test("offline with a cache dated in the future (the clock was set back): stale, not fresh", async () => {
+    h = await harness();
+    await h.store.cache("server", ServerSchema).set((await fetchRecord(h)) as never, h.clock.now() + DAY);
+    await h.sb.control.down();
+    const started = h.agent.start();
+    await until(() => h.logger.lines.some((l) => l.msg.includes("dated in the future")), "the first failed attempt");
+    expect(h.events).toEqual(["hub_loading_start", "hub_loading_finish", "hub_api_failed"]);
+    await h.agent.stop();
+    await started;
+    expect(h.events).not.toContain("hub_ready");
+  });
+
   test("stop() while waiting for the service ends start() without hub_ready", async () => {
     h = await harness();
     await h.sb.control.down();

@@ -4,7 +4,8 @@
  * one-line errors.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync } from "node:fs";
+import { truncate } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { onlineCache } from "../../lib/features/online.ts";
@@ -147,6 +148,23 @@ describe("ban", () => {
     );
     expect(sb.state.findUser("76561197960265730", "STEAM")).toBeDefined(); // created on the way
     expect(await queued(env)).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  test("a 300 MB queue entry is quarantined with its reason, unread; queue status works", async () => {
+    const env = fresh();
+    await run(["warns", ALICE], env); // caches the server record
+    const down = { ...env, HUB_API_URL: DOWN };
+    const kept = json(await run(["ban", ALICE, "30m", "kept", "--json"], down));
+    const huge = json(await run(["ban", BOB, "30m", "huge", "--json"], down));
+    await truncate(join(env.HUB_STORAGE_DIR, "queue", "ban", huge.entry_id), 300_000_000); // sparse
+    const status = await run(["queue", "status", "--json"], down);
+    expect(status.code).toBe(0);
+    const ban = json(status).queues.find((x: { queue: string }) => x.queue === "ban");
+    expect(ban.items.map((i: { id: string }) => i.id)).toEqual([kept.entry_id]);
+    expect(status.stderr).toContain("unreadable record moved to quarantine");
+    expect(status.stderr).toContain("300000000 bytes, larger than the 67108864-byte cap for a record; not read");
+    const moved = readdirSync(join(env.HUB_STORAGE_DIR, "corrupt", "queue", "ban"));
+    expect(moved.map((f) => f.split(".")[0])).toEqual([huge.entry_id]);
   });
 
   test("bad input is refused with one line and exit 2, before anything is queued", async () => {

@@ -1,7 +1,7 @@
 /** Unit tests for the store: queues, caches, counters, quarantine, key safety, temp-file cleanup. */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { renameSync, writeFileSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { createStorage } from "unstorage";
@@ -10,6 +10,7 @@ import { ManualClock } from "../../lib/clock.ts";
 import { memoryLogger } from "../../lib/log.ts";
 import atomicFs, { keyToPath } from "../../lib/store/driver.ts";
 import { openStore } from "../../lib/store/index.ts";
+import { cacheAge } from "../../lib/store/cache.ts";
 import { createRecords, schemaCheck } from "../../lib/store/records.ts";
 
 const Ban = v.object({ player: v.string(), reason: v.string() });
@@ -250,5 +251,51 @@ describe("counters", () => {
     const c = store.counters("hits");
     await Promise.all(Array.from({ length: 100 }, () => c.add("k", 1)));
     expect(await c.get("k")).toBe(100);
+  });
+});
+
+describe("bounds", () => {
+  test("a 300 MB queue entry is quarantined by its size, unread; the rest of the queue stays readable", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const { store, log } = await open({ clock });
+    const q = store.queue("ban", Ban);
+    const [a, b] = [await q.add({ player: "a", reason: "r" }), await q.add({ player: "b", reason: "r" })];
+    const huge = entryFile("ban", b.id);
+    await truncate(huge, 300_000_000); // sparse: costs no disk
+    const rss = process.memoryUsage().rss;
+    expect(await q.list()).toEqual([a]);
+    expect(process.memoryUsage().rss - rss).toBeLessThan(100_000_000);
+    const [record, ...more] = store.quarantined();
+    expect(more).toEqual([]);
+    expect(record).toMatchObject({
+      key: `queue:ban:${b.id}`,
+      reason: "300000000 bytes, larger than the 67108864-byte cap for a record; not read",
+    });
+    expect((await stat(record!.file)).size).toBe(300_000_000);
+    expect(log.lines.filter((l) => l.level === "warn")).toHaveLength(1);
+  });
+
+  test("a record over the cap is refused on write, so it is never written only to be quarantined", async () => {
+    const records = createRecords(
+      createStorage({ driver: atomicFs({ base: dir, fsync: false }) }),
+      dir,
+      memoryLogger(),
+      new ManualClock(),
+      1024,
+    );
+    const check = schemaCheck(v.string());
+    await expect(records.write("cache:x", "y".repeat(2000), check)).rejects.toThrow(
+      "store: refusing to write record cache:x: 2002 bytes, larger than the 1024-byte cap for a record; not read",
+    );
+    await records.write("cache:x", "small", check);
+    expect(await records.read("cache:x", check)).toBe("small");
+  });
+});
+
+describe("cacheAge", () => {
+  test("a timestamp in the future is stale (age unknown), not fresh", async () => {
+    expect(cacheAge(1_000, 5_000)).toBe(4_000);
+    expect(cacheAge(5_000, 5_000)).toBe(0);
+    expect(cacheAge(5_001, 5_000)).toBe(Number.POSITIVE_INFINITY);
   });
 });

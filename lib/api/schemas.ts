@@ -464,8 +464,8 @@ export interface AttributeDefinitionAdd {
 export interface UserAttributeAdd {
   definition_id: string;
   user_id: string;
-  /** Hours. The spec's type is a number; the typedef's string ("1.25", as gmod sends) is accepted too. */
-  value: number | string;
+  /** Hours as a decimal string ("1.25"): the contract types it `string`. */
+  value: string;
   serverbundle_id?: string;
   date?: string;
 }

@@ -41,13 +41,13 @@ export const groups: Feature = (agent) => {
   // GET /group/ once per interval at most: every sync and every captured change needs the mappings.
   let catalogue: { at: number; list: Group[] } | undefined;
   const allGroups = async (): Promise<Group[] | undefined> => {
-    if (catalogue && clock.now() - catalogue.at < intervalMs) return catalogue.list;
+    if (catalogue && clock.monotonic() - catalogue.at < intervalMs) return catalogue.list;
     const res = await api.getGroups();
     if (!res.ok) {
       log.warn(`groups not fetched: ${describeError(res.error)}`);
       return catalogue?.list;
     }
-    catalogue = { at: clock.now(), list: res.value };
+    catalogue = { at: clock.monotonic(), list: res.value };
     return res.value;
   };
 
@@ -143,15 +143,11 @@ async function captureChange(
     if (res.ok) return log.info(`membership recorded: ${what}`);
     return log.warn(`membership ${what} not recorded: ${describeError(res.error)}`);
   }
-  const list = await api.getMemberships(user.id, bundle);
-  if (!list.ok) return log.warn(`membership ${what} not ended: ${describeError(list.error)}`);
-  const active = list.value.filter((m) => m.group.id === group.id && m.active);
-  if (!active.length) log.info(`no active membership to end: ${what}`);
-  for (const m of active) {
-    const res = await api.endMembership(m.id, morph);
-    if (res.ok) log.info(`membership ended: ${what}`);
-    else log.warn(`membership ${what} not ended: ${describeError(res.error)}`);
-  }
+  // One call for the player's own memberships of the group in this bundle: listing them would also return linked
+  // users' memberships, which are not this player's to end.
+  const res = await api.endMembershipByGroup(user.id, group.id, bundle, morph);
+  if (res.ok) log.info(`membership ended: ${what}`);
+  else log.warn(`membership ${what} not ended: ${describeError(res.error)}`);
 }
 
 /** Runs `fn` for each item, one at a time, starting them evenly over `windowMs` (0: back to back). */
@@ -162,11 +158,11 @@ export async function spread<T>(
   clock: Clock,
   signal: AbortSignal,
 ): Promise<void> {
-  const start = clock.now();
+  const start = clock.monotonic();
   const gap = items.length ? windowMs / items.length : 0;
   for (const [i, item] of items.entries()) {
     if (signal.aborted) return;
-    const due = start + i * gap - clock.now();
+    const due = start + i * gap - clock.monotonic();
     if (due > 0) {
       try {
         await clock.sleep(due, signal);
@@ -184,13 +180,13 @@ class Echoes {
   constructor(private clock: Clock) {}
 
   note(id: string, group: string, op: string): void {
-    this.pending.set(`${id}\0${group}\0${op}`, this.clock.now() + ECHO_TTL_MS);
+    this.pending.set(`${id}\0${group}\0${op}`, this.clock.monotonic() + ECHO_TTL_MS);
   }
 
   take(id: string, group: string, op: string): boolean {
     const key = `${id}\0${group}\0${op}`;
     const until = this.pending.get(key);
     this.pending.delete(key);
-    return until !== undefined && until >= this.clock.now();
+    return until !== undefined && until >= this.clock.monotonic();
   }
 }

@@ -34,7 +34,7 @@ export function playtime(agent: Agent): void {
   const log = logger.withTag("playtime");
   const counters = store.counters("playtime");
   const cache = store.cache("playtime_definition", AttributeDefinitionSchema);
-  /** Online players being counted: player id → their service user and the time counted up to. */
+  /** Online players being counted: player id → their service user and the time (monotonic) counted up to. */
   const sessions = new Map<string, { userId: string; since: number }>();
 
   /** Persists run one after another, so a report that persisted first reads every second counted so far. */
@@ -43,7 +43,7 @@ export function playtime(agent: Agent): void {
   /** Adds the time since the last write to the player's counter (all players when id is omitted). */
   function persist(playerId?: string): Promise<void> {
     const run = writing.then(async () => {
-      const now = clock.now();
+      const now = clock.monotonic();
       const due = playerId === undefined ? [...sessions.values()] : [sessions.get(playerId)].filter((s) => !!s);
       for (const s of due) {
         const seconds = (now - s.since) / 1000;
@@ -86,7 +86,8 @@ export function playtime(agent: Agent): void {
       const res = await api.sendAttribute({
         definition_id: def.id,
         user_id: userId,
-        value: hours,
+        // The contract types value `string`: the decimal as text, as the official addons send it.
+        value: String(hours),
         ...(agent.bundleId ? { serverbundle_id: agent.bundleId } : {}),
       });
       if (res.ok || isAcceptedWrite(res.error)) {
@@ -117,7 +118,7 @@ export function playtime(agent: Agent): void {
   }
 
   agent.events.on("hub_ply_initialized", ({ player, user }) => {
-    if (!sessions.has(player.id)) sessions.set(player.id, { userId: user.id, since: clock.now() });
+    if (!sessions.has(player.id)) sessions.set(player.id, { userId: user.id, since: clock.monotonic() });
   });
   agent.onGame("player_disconnect", async ({ player }) => {
     await persist(player.id);

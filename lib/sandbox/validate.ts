@@ -69,6 +69,7 @@ export class Input {
       case "any":
         return raw;
       case "str":
+        // Pydantic v1's `str` is not strict: a number becomes its text (Minecraft sends playtime `value` as one).
         if (typeof raw === "string") return raw;
         if (typeof raw === "number") return String(raw);
         return this.fail(loc, "str type expected", "type_error.str");

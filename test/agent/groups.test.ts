@@ -147,7 +147,7 @@ describe("in-game group changes (rule 8)", () => {
     );
   });
 
-  test("multi-group removal ends the matching active membership by id", async () => {
+  test("multi-group removal ends the group's membership in one by-group DELETE, nothing listed", async () => {
     await online();
     const m = h.sb.state.addMembership({
       user_id: SEED_IDS.users.alice,
@@ -157,8 +157,19 @@ describe("in-game group changes (rule 8)", () => {
     h.sim.groupChange(alice.id, "moderator", "remove", { byId: carol.id });
     const deletes = () => h.sb.control.requests({ method: "DELETE" });
     await until(() => deletes().length === 1, "the membership DELETE");
-    expect(deletes()[0]?.path).toBe(`/user/membership/${m.id}`);
-    expect(deletes()[0]?.query).toEqual([["morph_user_id", SEED_IDS.users.carol]]);
+    await h.idle();
+    expect(deletes()).toHaveLength(1);
+    expect(deletes()[0]?.path).toBe(`/user/${SEED_IDS.users.alice}/membership/by-group`);
+    expect(deletes()[0]?.query).toEqual([
+      ["group_id", G.moderator],
+      ["serverbundle_id", h.sb.bundleId],
+      ["morph_user_id", SEED_IDS.users.carol],
+    ]);
+    expect(deletes()[0]?.status).toBe(200);
+    // Listing memberships would also return linked users' ones, which are not the player's to end.
+    expect(h.sb.control.requests({ method: "GET", path: /\/membership$/ })).toEqual([]);
+    expect(h.sb.state.membershipActive(h.sb.state.memberships.get(m.id)!)).toBe(false);
+    expect(h.logger.lines.some((l) => l.msg === "membership ended: -Moderator for Alice by Carol")).toBe(true);
   });
 });
 

@@ -70,7 +70,7 @@ describe("playtime definition", () => {
     expect(created).toBeDefined();
     expect((await h.store.cache("playtime_definition", AttributeDefinitionSchema).get())?.data.id).toBe(created!.id);
     expect(sentBodies()).toEqual([
-      { definition_id: created!.id, user_id: alice, serverbundle_id: h.sb.bundleId, value: 2 },
+      { definition_id: created!.id, user_id: alice, serverbundle_id: h.sb.bundleId, value: "2" },
     ]);
   });
 
@@ -92,7 +92,7 @@ describe("playtime definition", () => {
     expect(logged("using the cached one")).toBe(true);
     expect(h.sb.control.requests({ method: "POST", path: "/user/attribute/definition" })).toHaveLength(0);
     expect(sentBodies()).toEqual([
-      { definition_id: DEFINITION_ID, user_id: alice, serverbundle_id: h.sb.bundleId, value: 1 },
+      { definition_id: DEFINITION_ID, user_id: alice, serverbundle_id: h.sb.bundleId, value: "1" },
     ]);
     expect(await counter(alice)).toBe(0);
   });
@@ -163,13 +163,13 @@ describe("reports", () => {
       definition_id: DEFINITION_ID,
       user_id: alice,
       serverbundle_id: h.sb.bundleId,
-      value: 1.11,
+      value: "1.11",
     });
     expect(bodies).toContainEqual({
       definition_id: DEFINITION_ID,
       user_id: bob,
       serverbundle_id: h.sb.bundleId,
-      value: 1.51,
+      value: "1.51",
     });
     expect(await counter(alice)).toBeCloseTo(4, 9);
     expect(await counter(bob)).toBeCloseTo(-18, 9);
@@ -186,7 +186,7 @@ describe("reports", () => {
     await join(ALICE);
     await advance(HOUR);
     expect(sentBodies()).toEqual([
-      { definition_id: DEFINITION_ID, user_id: alice, serverbundle_id: h.sb.bundleId, value: 1 },
+      { definition_id: DEFINITION_ID, user_id: alice, serverbundle_id: h.sb.bundleId, value: "1" },
     ]);
     expect(await counter(alice)).toBe(0);
   });
@@ -201,7 +201,7 @@ describe("reports", () => {
     expect(logged("kept for the next report")).toBe(true);
     await join(ALICE);
     await advance(HOUR);
-    expect(sentBodies().at(-1)?.value).toBe(1.5);
+    expect(sentBodies().at(-1)?.value).toBe("1.5");
     expect(h.sb.state.attributes.map((a) => a.value)).toEqual(["1.5"]);
     expect(await counter(alice)).toBe(0);
   });

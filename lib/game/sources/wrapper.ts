@@ -321,7 +321,7 @@ export class Wrapper implements LineSource, Transport {
         } else this.#log.warn(`server process error: ${errorMessage(e)}`);
       });
       child.once("spawn", () => {
-        this.#startedAt = this.#clock.now();
+        this.#startedAt = this.#clock.monotonic();
         this.#log.info(`started ${file}`, { pid: child.pid });
         this.#exited = this.#watch(child);
         process.on("exit", this.#killOnExit);
@@ -402,7 +402,7 @@ export class Wrapper implements LineSource, Transport {
     this.#ready = false;
     const requested = this.#closed;
     const policy = this.#o.restart;
-    if (!requested && policy && this.#clock.now() - this.#startedAt >= (policy.stableMs ?? 600_000)) {
+    if (!requested && policy && this.#clock.monotonic() - this.#startedAt >= (policy.stableMs ?? 600_000)) {
       this.#restartsInRow = 0;
     }
     const restarting = !requested && !!policy && this.#restartsInRow < (policy.maxRestarts ?? 5);
@@ -449,7 +449,7 @@ export class Wrapper implements LineSource, Transport {
       await this.#spawning;
     } catch (e) {
       // Counts like a crash: the next attempt waits longer, and the row ends in giving up.
-      this.#startedAt = this.#clock.now();
+      this.#startedAt = this.#clock.monotonic();
       this.#exit(`could not be started again (${errorMessage(e)})`, { code: null, signal: null });
     }
   }

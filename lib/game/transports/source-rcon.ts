@@ -158,7 +158,7 @@ export class SourceRcon implements Transport {
       if (this.#closed) throw closedError(this.target);
       if (this.#conn) return this.#conn;
       if (this.#authFailure) {
-        if (this.#o.clock.now() - this.#authFailure.at < this.#o.authRetryMs) throw this.#authFailure.error;
+        if (this.#o.clock.monotonic() - this.#authFailure.at < this.#o.authRetryMs) throw this.#authFailure.error;
         this.#authFailure = undefined;
       }
       this.#startLoop(0);
@@ -194,7 +194,7 @@ export class SourceRcon implements Transport {
           const err = e instanceof Error ? e : new Error(String(e));
           this.#lastError = err;
           if (err instanceof TransportError && err.code === "auth") {
-            this.#authFailure = { error: err, at: clock.now() };
+            this.#authFailure = { error: err, at: clock.monotonic() };
             this.#log.error(err.message, { target: this.target });
             this.#events.emit("closed", err);
             return;

@@ -30,6 +30,7 @@ async function tail(content?: string, opts: { fromStart?: boolean } = {}) {
   const polls = { done: 0, pending: 0 };
   const clock: Clock = {
     now: systemClock.now,
+    monotonic: systemClock.monotonic,
     sleep: async (ms, signal) => {
       polls.done++;
       polls.pending++;

@@ -29,8 +29,16 @@ export interface SandboxControl {
    * simulated); no body gives the service's error shape. `headers` override.
    */
   failNext(match: RequestMatch, times: number, status: number, body?: unknown, headers?: Record<string, string>): void;
-  /** Delays every matching request by ms (match omitted = all). latency(0) clears. */
-  latency(ms: number, match?: RequestMatch): void;
+  /**
+   * Delays every matching request by ms (match omitted = all). latency(0) clears. With `after`, the request is
+   * handled at once and only its answer is delayed: the service did the work, the client may give up waiting.
+   */
+  latency(ms: number, match?: RequestMatch, opts?: { after?: boolean }): void;
+  /**
+   * Calls `fn` each time a matching request has been handled (its status is set, its effect is in the state), before
+   * its answer is sent; a test can kill the client at exactly that moment. Returns a function that stops it.
+   */
+  onHandled(match: RequestMatch, fn: (entry: RequestLogEntry) => void): () => void;
   /** The next `times` matching requests get 429 with `Retry-After: seconds`. */
   rateLimit(times: number, retryAfterSeconds: number, match?: RequestMatch): void;
   /** Stops listening (connections are refused) / listens again on the same port. */
@@ -39,7 +47,7 @@ export interface SandboxControl {
   /** Every request received, oldest first. */
   requests(filter?: RequestMatch): RequestLogEntry[];
   clearRequests(): void;
-  /** Drops every pending failNext, latency and rateLimit rule. */
+  /** Drops every pending failNext, latency and rateLimit rule and every onHandled listener. */
   reset(): void;
 }
 
@@ -76,7 +84,8 @@ function failure(status: number, body: unknown, headers: Record<string, string>)
 /** The control panel; the handler calls `record` and `intercept`, the listener attaches `down`/`up`. */
 export class ControlPanel implements SandboxControl {
   private rules: Rule[] = [];
-  private delays: { ms: number; match?: RequestMatch }[] = [];
+  private delays: { ms: number; match?: RequestMatch; after: boolean }[] = [];
+  private listeners = new Set<{ match: RequestMatch; fn: (entry: RequestLogEntry) => void }>();
   private log: RequestLogEntry[] = [];
   private lifecycle = { down: async () => {}, up: async () => {} };
 
@@ -94,9 +103,15 @@ export class ControlPanel implements SandboxControl {
     this.rules.push({ match, times, respond: () => failure(status, body, headers) });
   }
 
-  latency(ms: number, match?: RequestMatch): void {
+  latency(ms: number, match?: RequestMatch, opts: { after?: boolean } = {}): void {
     if (ms <= 0) this.delays = [];
-    else this.delays.push({ ms, match });
+    else this.delays.push({ ms, match, after: opts.after ?? false });
+  }
+
+  onHandled(match: RequestMatch, fn: (entry: RequestLogEntry) => void): () => void {
+    const listener = { match, fn };
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
   }
 
   rateLimit(times: number, retryAfterSeconds: number, match: RequestMatch = {}): void {
@@ -123,6 +138,7 @@ export class ControlPanel implements SandboxControl {
   reset(): void {
     this.rules = [];
     this.delays = [];
+    this.listeners.clear();
   }
 
   record(entry: RequestLogEntry): RequestLogEntry {
@@ -132,12 +148,23 @@ export class ControlPanel implements SandboxControl {
 
   /** Waits out matching latency, then returns the injected answer for this request, if any. */
   async intercept(method: string, path: string): Promise<Response | undefined> {
-    const delay = Math.max(0, ...this.delays.filter((d) => matches(d.match, method, path)).map((d) => d.ms));
-    if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
+    await this.wait(method, path, false);
     const rule = this.rules.find((r) => r.times > 0 && matches(r.match, method, path));
     if (!rule) return undefined;
     rule.times--;
     this.rules = this.rules.filter((r) => r.times > 0);
     return rule.respond();
+  }
+
+  /** The request is handled: tells the onHandled listeners, then waits out matching `after` latency. */
+  async handled(entry: RequestLogEntry): Promise<void> {
+    for (const l of this.listeners) if (matches(l.match, entry.method, entry.path)) l.fn(entry);
+    await this.wait(entry.method, entry.path, true);
+  }
+
+  private async wait(method: string, path: string, after: boolean): Promise<void> {
+    const fitting = this.delays.filter((d) => d.after === after && matches(d.match, method, path));
+    const delay = Math.max(0, ...fitting.map((d) => d.ms));
+    if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
   }
 }

@@ -87,6 +87,7 @@ export function createSandboxHandler(
     });
     const res = (await control.intercept(method, entry.path)) ?? answer(path, method, url, body, invalid, req.headers);
     entry.status = res.status;
+    await control.handled(entry);
     return res;
   };
 

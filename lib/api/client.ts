@@ -60,6 +60,12 @@ export interface Api {
   createBan(body: s.BanAdd, opts?: MorphOptions): Promise<ApiResult<s.Ban>>;
   /** 13. PATCH /user/{id}/ban (no body). Without bundleId the service unbans everywhere. */
   unbanUser(userId: string, opts?: MorphOptions & { bundleId?: string }): Promise<ApiResult<void>>;
+  /** PATCH /ban/{id}: e.g. `{status: "UNBANNED"}` lifts this one ban and no other. */
+  patchBan(
+    banId: string,
+    body: { status?: s.BanStatus; reason?: string; length?: number | null },
+    opts?: MorphOptions,
+  ): Promise<ApiResult<s.Ban>>;
   /** 14. POST /warning/ */
   createWarning(body: s.WarningAdd, opts?: MorphOptions): Promise<ApiResult<s.Warning>>;
   /** 15. GET /user/attribute/definition/{nameOrId}: NotFound when missing. */
@@ -175,6 +181,8 @@ export function createApi(opts: ApiOptions): Api {
         query: { serverbundle_id: o?.bundleId, ...morph(o) },
         schema: null,
       }),
+    patchBan: (banId, body, o) =>
+      t.request({ method: "PATCH", path: `/ban/${seg(banId)}`, query: morph(o), body, schema: s.BanSchema }),
     createWarning: (body, o) =>
       t.request({ method: "POST", path: "/warning/", query: morph(o), body, schema: s.WarningSchema }),
     getAttributeDefinition: (nameOrId) =>

@@ -14,8 +14,18 @@ export interface QueueEntry<T> {
   attempts: number;
   lastAttemptAt?: number;
   lastError?: string;
+  /** When a write was first sent (recorded before sending, like every attempt). */
+  firstAttemptAt?: number;
+  /** A request may have reached the service (its answer was lost): look it up there before sending it again. */
+  uncertain?: boolean;
+  /** When the service was last asked whether it already has this entry, and what it said. */
+  lastLookupAt?: number;
+  lastLookup?: string;
   data: T;
 }
+
+/** The optional envelope fields: `update` drops them when patched to undefined, as they read back from the file. */
+const OPTIONAL = ["lastAttemptAt", "lastError", "firstAttemptAt", "uncertain", "lastLookupAt", "lastLookup"] as const;
 
 export interface Queue<T> {
   /** Appends an entry; its id sorts by creation time. */
@@ -72,6 +82,10 @@ export function createQueue<T>(
     attempts: count,
     lastAttemptAt: v.optional(count),
     lastError: v.optional(v.string()),
+    firstAttemptAt: v.optional(count),
+    uncertain: v.optional(v.boolean()),
+    lastLookupAt: v.optional(count),
+    lastLookup: v.optional(v.string()),
     data: schema,
   });
   const checkFor = (id: string): Check<QueueEntry<T>> =>
@@ -105,8 +119,7 @@ export function createQueue<T>(
         if (!current) return undefined;
         const next: QueueEntry<T> = { ...current, ...patch, id, createdAt: current.createdAt };
         // `{ lastError: undefined }` clears the field, as it will read back from the file.
-        if (next.lastError === undefined) delete next.lastError;
-        if (next.lastAttemptAt === undefined) delete next.lastAttemptAt;
+        for (const key of OPTIONAL) if (next[key] === undefined) delete next[key];
         await write(next);
         return next;
       });

@@ -123,6 +123,8 @@ export interface Delivery {
   result: DeliveryOutcome["result"] | "elsewhere";
   outcome?: DeliveryOutcome;
   error?: string;
+  /** kept: a request may have reached the service; it is looked up there before it is sent again. */
+  uncertain?: boolean;
 }
 
 /**
@@ -131,7 +133,8 @@ export interface Delivery {
  * here, still queued, or settled by another process (a running `run`) that took it first.
  */
 export async function deliver(s: Session, kind: DeliveryOutcome["kind"], entryId: string): Promise<Delivery> {
-  const { deliverQueues, outcomeMessage, playerKey, sanctionQueues } = await import("../lib/sanctions/index.ts");
+  const { deliverQueues, outcomeMessage, playerKey, sanctionQueues, settleTime } =
+    await import("../lib/sanctions/index.ts");
   const log = s.ctx.logger.withTag("queue");
   const queue = sanctionQueues(s.store)[kind];
   const mine = await queue.get(entryId);
@@ -141,7 +144,7 @@ export async function deliver(s: Session, kind: DeliveryOutcome["kind"], entryId
   // A kept entry stops the player's later entries for the round: theirs is then the reason ours waits too.
   let blocked: string | undefined;
   const report = await deliverQueues(
-    { api: s.api, store: s.store, logger: log },
+    { api: s.api, store: s.store, logger: log, settleMs: settleTime(s.config.api.timeout * 1000) },
     {
       players: new Set([key]),
       onOutcome: (o) => {
@@ -151,18 +154,24 @@ export async function deliver(s: Session, kind: DeliveryOutcome["kind"], entryId
       },
     },
   );
-  if (own) {
+  const still = own?.result === "kept" || !own ? await queue.get(entryId) : undefined;
+  if (own && own.result !== "kept") {
     await markChanged(s, kind);
     return { result: own.result, outcome: own, ...(own.error ? { error: own.error } : {}) };
   }
-  const still = await queue.get(entryId);
   if (!still) return { result: "elsewhere" }; // the process that settled it refreshed its own list
   // Still queued: a running `run` enforces a queued ban, once it knows to look.
   await markChanged(s, kind);
-  const error = report.busy
+  const why = report.busy
     ? "another hub-agent process is delivering; it goes with the next round"
-    : (blocked ?? still.lastError);
-  return { result: "kept", ...(error ? { error } : {}) };
+    : (own?.error ?? blocked ?? still.lastError);
+  const error = still.uncertain ? `uncertain: will be checked before it is sent again${why ? `; ${why}` : ""}` : why;
+  return {
+    result: "kept",
+    ...(own ? { outcome: own } : {}),
+    uncertain: !!still.uncertain,
+    ...(error ? { error } : {}),
+  };
 }
 
 /** Tells a running `run` to refresh its ban list now (lib/sanctions/changed.ts); a failure only delays that. */

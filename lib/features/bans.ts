@@ -16,6 +16,7 @@ import {
   banMessage,
   changeTracker,
   deliverQueues,
+  settleTime,
   fetchBanList,
   outcomeMessage,
   playerLabel,
@@ -104,7 +105,8 @@ export function bans(agent: Agent, opts: BansOptions = {}): void {
     if (o.result === "kept") {
       log.warn(`${o.kind} of ${playerLabel(target)} stays queued: ${o.error}`, {
         entry: o.entry.id,
-        attempts: o.entry.attempts + 1,
+        attempts: o.entry.attempts,
+        ...(o.uncertain ? { uncertain: true } : {}),
       });
       return;
     }
@@ -130,7 +132,11 @@ export function bans(agent: Agent, opts: BansOptions = {}): void {
   /** One round; true when the service settled something (so the ban list may have changed). */
   const deliverRound = () =>
     serial(async (): Promise<boolean> => {
-      const r = await deliverQueues({ api, store, logger: log, now: () => clock.now() }, { onOutcome: report });
+      const settleMs = settleTime(config.api.timeout * 1000);
+      const r = await deliverQueues(
+        { api, store, logger: log, now: () => clock.now(), settleMs },
+        { onOutcome: report },
+      );
       if (r.busy) log.info("another hub-agent process is delivering the sanction queues; trying again next round");
       return r.outcomes.some((o) => o.result !== "kept");
     });

@@ -3,15 +3,24 @@
  * queue job and every one-shot CLI command. The whole round holds the cross-process lock "sanctions", so any number
  * of processes can call it at once and each entry is sent by exactly one of them, once.
  *
- * Per entry (the spec's transition and error tables; api.md §1.5 for "4xx other than 404"):
+ * Per entry (the spec's transition and error tables; api.md §1.5 for "4xx other than 404):
  * - ban:     UNBANNED → removed, never sent. POST /ban/: 2xx → removed (delivered); 404 → removed (user not
- *            found); other 4xx → removed (refused, the creator is told why); anything else → kept, attempts+1.
- * - unban:   PATCH /user/<user_id>/ban: 2xx → removed; the user unknown to the service → removed (nothing to
- *            unban); other 4xx → removed (refused); anything else → kept.
+ *            found); other 4xx → removed (refused, the creator is told why); anything else → kept.
+ * - unban:   the user's active bans in the bundle are looked up first, every time (an unban may wait in the queue
+ *            while a new ban is issued on the web, and must never lift that): none issued up to the unban → delivered
+ *            (nothing left to lift); only such → PATCH /user/<user_id>/ban; older and newer ones → PATCH /ban/<id>
+ *            for each older one. Answers as for a ban; the user unknown to the service → removed (nothing to unban).
  * - warning: POST /warning/: the same as a ban.
  * A player unknown to the service is created first (GET /user/<id>?type=…, POST /user/ on 404) for bans and
  * warnings. Entries of one player go in creation order, one request in flight per player; a kept entry stops that
  * player's sends for the round so a later unban can never overtake the ban it lifts.
+ *
+ * Exactly once: every write is recorded in its entry (attempts, firstAttemptAt, `uncertain`) before it is sent. An
+ * entry whose answer was lost (timeout, network error, 5xx, or a crash with the attempt on record) stays uncertain:
+ * once `settleMs` have passed since its last attempt (a slow service may still be working on it), it is looked up at
+ * the service (lib/sanctions/reconcile.ts) and a match counts as delivered; only when none is found is it sent
+ * again. If the lookup fails, the entry waits. An answer that proves nothing was done (429, 401, 408, connection
+ * refused) clears the flag.
  */
 import {
   type Api,
@@ -22,8 +31,10 @@ import {
   isAcceptedWrite,
   isRejected,
 } from "../api/client.ts";
+import { DEFAULT_TIMEOUT_MS } from "../api/http.ts";
 import type { Logger } from "../log.ts";
 import { LockTimeoutError, type QueueEntry, type Store } from "../store/index.ts";
+import { WARNING_CLOCK_SKEW_MS, bansAround, findBan, findWarning } from "./reconcile.ts";
 import {
   type BanEntry,
   type Creator,
@@ -36,23 +47,43 @@ import {
 } from "./schemas.ts";
 
 /**
- * - delivered: the service accepted it (removed).
+ * - delivered: the service accepted it, or already had it (removed).
  * - not_found: the service does not know the user (removed; for an unban: nothing to unban).
  * - refused:   another 4xx, e.g. 403 missing permission or 422 (removed; `error` says why).
  * - cancelled: a ban lifted by an unban before it was sent (removed, never sent).
- * - kept:      network error, 5xx, 429 or an invalid answer (kept for the next round; `error` says why).
+ * - kept:      network error, 5xx, 429 or an invalid answer, an uncertain entry not yet looked up, or a lookup that
+ *              failed (kept for a later round; `error` says why, `uncertain` that it is checked before it is resent).
  */
 export type DeliveryResult = "delivered" | "not_found" | "refused" | "cancelled" | "kept";
 
+interface OutcomeBase {
+  result: DeliveryResult;
+  error?: string;
+  /** kept: a request may have reached the service; it is looked up there before it is sent again. */
+  uncertain?: boolean;
+  /** delivered: found at the service by a lookup (an earlier attempt had reached it), not sent again. */
+  found?: boolean;
+}
+
 export type DeliveryOutcome =
-  | { kind: "ban"; entry: QueueEntry<BanEntry>; result: DeliveryResult; error?: string; ban?: Ban }
-  | { kind: "unban"; entry: QueueEntry<UnbanEntry>; result: DeliveryResult; error?: string }
-  | { kind: "warning"; entry: QueueEntry<WarningEntry>; result: DeliveryResult; error?: string; warning?: Warning };
+  | ({ kind: "ban"; entry: QueueEntry<BanEntry>; ban?: Ban } & OutcomeBase)
+  | ({ kind: "unban"; entry: QueueEntry<UnbanEntry> } & OutcomeBase)
+  | ({ kind: "warning"; entry: QueueEntry<WarningEntry>; warning?: Warning } & OutcomeBase);
 
 export interface DeliveryReport {
   /** True when another process held the delivery lock for longer than `lockTimeoutMs`: nothing was sent. */
   busy: boolean;
   outcomes: DeliveryOutcome[];
+}
+
+/**
+ * How long an uncertain entry waits after its last attempt before it is looked up: 2 × the API timeout (a slow
+ * service may still be working on the request), and at least the timeout plus WARNING_CLOCK_SKEW_MS, so a warning
+ * the service made for one entry is already too old to be taken for a later entry of the same player (that entry is
+ * only sent once this one is settled).
+ */
+export function settleTime(apiTimeoutMs: number): number {
+  return Math.max(2 * apiTimeoutMs, apiTimeoutMs + WARNING_CLOCK_SKEW_MS);
 }
 
 export interface DeliverDeps {
@@ -61,6 +92,8 @@ export interface DeliverDeps {
   logger?: Logger;
   /** For attempt times (default Date.now). */
   now?: () => number;
+  /** Wait after an uncertain entry's last attempt before looking it up (default `settleTime(DEFAULT_TIMEOUT_MS)`). */
+  settleMs?: number;
 }
 
 export interface DeliverOptions {
@@ -82,7 +115,20 @@ type Item =
   | { kind: "unban"; entry: QueueEntry<UnbanEntry> }
   | { kind: "warning"; entry: QueueEntry<WarningEntry> };
 
+/** The envelope fields a round writes (never the sanction itself). */
+type Patch = Partial<Omit<QueueEntry<unknown>, "id" | "createdAt" | "data">>;
+
 type UserLookup = { ok: true; id: string } | { ok: false; error: ApiError };
+
+/**
+ * An answer that proves the write was not carried out: 429 (or our own rate-limit gate: never sent), 401, 408, or a
+ * refused connection (nothing reached the service). Timeouts, resets, 5xx and unreadable answers prove nothing.
+ */
+export function notCarriedOut(e: ApiError): boolean {
+  if (e.kind === "RateLimited") return true;
+  if (e.kind === "ClientError") return e.status === 401 || e.status === 408;
+  return e.kind === "Network" && !e.timeout && /ECONNREFUSED|ConnectionRefused/i.test(e.message);
+}
 
 /** Sends every queued ban, unban and warning once; see the module comment for the rules. */
 export async function deliverQueues(deps: DeliverDeps, opts: DeliverOptions = {}): Promise<DeliveryReport> {
@@ -97,6 +143,7 @@ export async function deliverQueues(deps: DeliverDeps, opts: DeliverOptions = {}
 async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryReport> {
   const { api, store } = deps;
   const now = deps.now ?? Date.now;
+  const settleMs = deps.settleMs ?? settleTime(DEFAULT_TIMEOUT_MS);
   const log = deps.logger;
   const queues = sanctionQueues(store);
   const [bans, unbans, warnings] = await Promise.all([queues.ban.list(), queues.unban.list(), queues.warning.list()]);
@@ -131,6 +178,8 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     if (c.user_id) return { ok: true, id: c.user_id };
     return lookup({ identifier: c.identifier as string, type: c.type as string, name: c.name }, true);
   };
+  // Service warnings a lookup matched this round: one warning answers for one entry only.
+  const claimed = new Set<string>();
 
   const outcomes: DeliveryOutcome[] = [];
   const settle = async (outcome: DeliveryOutcome) => {
@@ -141,31 +190,66 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
       log?.error(`reporting a ${outcome.kind} outcome failed: ${(e as Error).message}`);
     }
   };
+  const report = (item: Item, base: OutcomeBase, value?: Ban | Warning) => {
+    if (item.kind === "ban") return settle({ ...item, ...base, ...(value ? { ban: value as Ban } : {}) });
+    if (item.kind === "warning") return settle({ ...item, ...base, ...(value ? { warning: value as Warning } : {}) });
+    return settle({ ...item, ...base });
+  };
 
-  /** Removes on a final answer, or counts the attempt and keeps the entry. */
-  const finish = async (item: Item, result: DeliveryResult, error?: ApiError, value?: Ban | Warning) => {
-    const queue = queues[item.kind];
-    const message = error ? describeError(error) : undefined;
-    if (result === "kept") {
-      await queue.update(item.entry.id, {
-        attempts: item.entry.attempts + 1,
-        lastAttemptAt: now(),
-        lastError: message,
-      });
-    } else await queue.remove(item.entry.id);
-    const base = { result, ...(message ? { error: message } : {}) };
-    if (item.kind === "ban") await settle({ ...item, ...base, ...(value ? { ban: value as Ban } : {}) });
-    else if (item.kind === "warning")
-      await settle({ ...item, ...base, ...(value ? { warning: value as Warning } : {}) });
-    else await settle({ ...item, ...base });
+  /** Removes the entry on a final answer and reports it. */
+  const done = async (
+    item: Item,
+    result: Exclude<DeliveryResult, "kept">,
+    extra: Partial<OutcomeBase> = {},
+    value?: Ban | Warning,
+  ) => {
+    await queues[item.kind].remove(item.entry.id);
+    await report(item, { result, ...extra }, value);
     return result;
   };
-  const failed = (item: Item, error: ApiError) => {
-    if (isAcceptedWrite(error)) {
+  /** Keeps the entry with `patch` (attempts, lastError, …) and reports why. */
+  const keep = async (item: Item, patch: Patch, error: string) => {
+    const entry = (await queues[item.kind].update(item.entry.id, patch)) ?? item.entry;
+    await report({ ...item, entry } as Item, {
+      result: "kept",
+      error,
+      ...(entry.uncertain ? { uncertain: true } : {}),
+    });
+    return "kept" as const;
+  };
+  /**
+   * The answer to a request. `sent`: the write itself (its attempt is on record already); otherwise a request
+   * before it (a user lookup) failed, which counts as an attempt that sent nothing.
+   */
+  const answered = (item: Item, error: ApiError, sent: boolean) => {
+    if (sent && isAcceptedWrite(error)) {
       log?.warn(`delivered, but the answer was unreadable: ${describeError(error)}`);
-      return finish(item, "delivered");
+      return done(item, "delivered");
     }
-    return finish(item, error.kind === "NotFound" ? "not_found" : isRejected(error) ? "refused" : "kept", error);
+    const message = describeError(error);
+    if (error.kind === "NotFound") return done(item, "not_found", { error: message });
+    if (isRejected(error)) return done(item, "refused", { error: message });
+    if (sent) return keep(item, { lastError: message, uncertain: !notCarriedOut(error) }, message);
+    return keep(item, { attempts: item.entry.attempts + 1, lastAttemptAt: now(), lastError: message }, message);
+  };
+  /** A lookup at the service failed: the entry waits, not sent. */
+  const lookupFailed = (item: Item, error: ApiError) => {
+    const message = `looking it up at the service failed: ${describeError(error)}`;
+    return keep(item, { lastLookupAt: now(), lastLookup: "failed", lastError: message }, message);
+  };
+  /** Records the attempt durably before the request goes out: a crash from here on leaves the entry uncertain. */
+  const recordAttempt = async (item: Item, lookup?: string): Promise<boolean> => {
+    const t = now();
+    const patch: Patch = {
+      attempts: item.entry.attempts + 1,
+      lastAttemptAt: t,
+      firstAttemptAt: item.entry.firstAttemptAt ?? t,
+      uncertain: true,
+      ...(lookup ? { lastLookupAt: t, lastLookup: lookup } : {}),
+    };
+    const entry = await queues[item.kind].update(item.entry.id, patch);
+    if (entry) item.entry = entry as never;
+    return entry !== undefined;
   };
 
   const send = async (item: Item): Promise<DeliveryResult | undefined> => {
@@ -173,15 +257,34 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     const current = await queues[item.kind].get(item.entry.id);
     if (!current) return undefined;
     item = { ...item, entry: current } as Item;
+    if (item.kind === "ban" && item.entry.data.status === "UNBANNED") return done(item, "cancelled");
+    const entry = item.entry;
+    if (entry.uncertain && entry.lastAttemptAt !== undefined && now() < entry.lastAttemptAt + settleMs) {
+      const at = new Date(entry.lastAttemptAt + settleMs).toISOString();
+      // Not looked up yet: the first request may still be in progress at the service.
+      await report(item, {
+        result: "kept",
+        uncertain: true,
+        error: `${entry.lastError ?? "no answer"}; looked up from ${at}`,
+      });
+      return "kept";
+    }
     const morph = await morphOf(item.kind === "unban" ? item.entry.data.processor : item.entry.data.creator);
-    if (morph && !morph.ok) return failed(item, morph.error);
+    if (morph && !morph.ok) return answered(item, morph.error, false);
     const morphUserId = morph?.id;
 
     if (item.kind === "ban") {
       const ban = item.entry.data;
-      if (ban.status === "UNBANNED") return finish(item, "cancelled");
       const user = await userOf(ban.target, true);
-      if (!user.ok) return failed(item, user.error);
+      if (!user.ok) return answered(item, user.error, false);
+      let looked: string | undefined;
+      if (item.entry.uncertain) {
+        const found = await findBan(api, user.id, ban);
+        if (!found.ok) return lookupFailed(item, found.error);
+        if (found.value) return done(item, "delivered", { found: true }, found.value);
+        looked = "not found";
+      }
+      if (!(await recordAttempt(item, looked))) return undefined;
       const res = await api.createBan(
         {
           user_id: user.id,
@@ -193,25 +296,51 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
         },
         { morphUserId },
       );
-      return res.ok ? finish(item, "delivered", undefined, res.value) : failed(item, res.error);
+      return res.ok ? done(item, "delivered", {}, res.value) : answered(item, res.error, true);
     }
     if (item.kind === "unban") {
       const unban = item.entry.data;
       const user = await userOf(unban.target, false);
-      if (!user.ok) return failed(item, user.error);
-      const res = await api.unbanUser(user.id, { morphUserId, bundleId: unban.serverbundle_id });
-      return res.ok ? finish(item, "delivered") : failed(item, res.error);
+      if (!user.ok) return answered(item, user.error, false);
+      const around = await bansAround(api, user.id, unban.serverbundle_id, unban.created_on);
+      if (!around.ok) return lookupFailed(item, around.error);
+      const { older, newer } = around.value;
+      if (older.length === 0) return done(item, "delivered", item.entry.uncertain ? { found: true } : {});
+      if (!(await recordAttempt(item, `${older.length} older, ${newer.length} newer active ban(s)`))) return undefined;
+      if (newer.length === 0) {
+        const res = await api.unbanUser(user.id, { morphUserId, bundleId: unban.serverbundle_id });
+        return res.ok ? done(item, "delivered") : answered(item, res.error, true);
+      }
+      // A ban issued after the unban stays: lift the older ones one by one.
+      for (const b of older) {
+        const res = await api.patchBan(b.id, { status: "UNBANNED" }, { morphUserId });
+        if (!res.ok && !isAcceptedWrite(res.error)) return answered(item, res.error, true);
+      }
+      return done(item, "delivered");
     }
     const warning = item.entry.data;
     const user = await userOf(warning.target, true);
-    if (!user.ok) return failed(item, user.error);
+    if (!user.ok) return answered(item, user.error, false);
+    let looked: string | undefined;
+    if (item.entry.uncertain) {
+      const first = item.entry.firstAttemptAt ?? item.entry.createdAt;
+      const found = await findWarning(api, user.id, warning, first, claimed);
+      if (!found.ok) return lookupFailed(item, found.error);
+      if (found.value) {
+        claimed.add(found.value.id);
+        return done(item, "delivered", { found: true }, found.value);
+      }
+      looked = "not found";
+    }
+    if (!(await recordAttempt(item, looked))) return undefined;
     const res = await sendWarning(api, {
       userId: user.id,
       serverbundleId: warning.serverbundle_id,
       reason: warning.reason,
       morphUserId,
     });
-    return res.ok ? finish(item, "delivered", undefined, res.value) : failed(item, res.error);
+    if (res.ok) claimed.add(res.value.id);
+    return res.ok ? done(item, "delivered", {}, res.value) : answered(item, res.error, true);
   };
 
   const players = [...byPlayer.entries()]

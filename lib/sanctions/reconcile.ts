@@ -1,0 +1,131 @@
+/**
+ * Looking a write up at the service before it is sent again. A request whose answer was lost (a timeout, a network
+ * error after sending, a 5xx from a gateway that may have forwarded it, a crash after the attempt was recorded) may
+ * have been carried out; sending it blindly would ban or warn twice. These lookups say whether it was.
+ */
+import type { Api, ApiError, ApiResult, Ban, Page, Warning } from "../api/client.ts";
+import type { BanEntry, WarningEntry } from "./schemas.ts";
+
+/**
+ * The service sets a warning's created_on itself, by its own clock: a warning it made for our request may carry a
+ * time up to this much before our first attempt when our clock runs ahead (`hub-agent doctor` warns from 5 s of
+ * skew on). A same-reason warning older than that is not taken for ours.
+ */
+export const WARNING_CLOCK_SKEW_MS = 5_000;
+
+const PAGE_SIZE = 50;
+
+export type Lookup<T> = { ok: true; value: T } | { ok: false; error: ApiError };
+
+/**
+ * An ISO-8601 timestamp as epoch ms (sub-millisecond digits dropped), with the precision it was written in: the
+ * service may echo our created_on with another offset, microseconds, or whole seconds.
+ */
+export function instant(text: string): { ms: number; wholeSeconds: boolean } {
+  const m = /^(.*T\d{2}:\d{2}(?::\d{2})?)(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})?$/i.exec(text.trim());
+  if (!m) return { ms: Date.parse(text), wholeSeconds: false };
+  const [, base, fraction, zone = "Z"] = m;
+  const offset = zone.toUpperCase() === "Z" ? "Z" : zone.replace(/^([+-]\d{2})(\d{2})$/, "$1:$2");
+  const ms = Date.parse(`${base}${offset}`) + (fraction ? Number(fraction.slice(0, 3).padEnd(3, "0")) : 0);
+  return { ms, wholeSeconds: !fraction };
+}
+
+/** Two timestamps name the same instant, at the coarser of their two precisions. */
+export function sameInstant(ours: string, theirs: string): boolean {
+  const a = instant(ours);
+  const b = instant(theirs);
+  if (a.ms === b.ms) return true;
+  return (a.wholeSeconds || b.wholeSeconds) && Math.floor(a.ms / 1000) === Math.floor(b.ms / 1000);
+}
+
+/**
+ * Pages of a newest-first list until `enough` says the rest is older than what we look for (or the list ends).
+ * Returns every item read.
+ */
+async function newestFirst<T>(
+  fetchPage: (page: number) => Promise<ApiResult<Page<T>>>,
+  enough: (items: T[]) => boolean,
+): Promise<Lookup<T[]>> {
+  const all: T[] = [];
+  for (let page = 1; ; page++) {
+    const res = await fetchPage(page);
+    if (!res.ok) return res;
+    const { items, total } = res.value;
+    all.push(...items);
+    if (items.length === 0 || all.length >= total || enough(items)) return { ok: true, value: all };
+  }
+}
+
+/**
+ * The ban this entry created, if the service has it: the agent sets created_on, so it is the ban's idempotency key
+ * (with the reason and bundle to be sure). GET /ban/?user_id=&serverbundle_id= newest first, until older bans.
+ */
+export async function findBan(api: Api, userId: string, ban: BanEntry): Promise<Lookup<Ban | undefined>> {
+  const ours = instant(ban.created_on).ms;
+  const res = await newestFirst(
+    (page) => api.listBans(userId, { bundleId: ban.serverbundle_id, page, size: PAGE_SIZE }),
+    (items) => instant((items.at(-1) as Ban).created_on).ms < ours - 1000,
+  );
+  if (!res.ok) return res;
+  const hit = res.value.find(
+    (b) =>
+      sameInstant(ban.created_on, b.created_on) &&
+      (b.reason ?? "") === ban.reason &&
+      (b.serverbundle?.id ?? null) === ban.serverbundle_id,
+  );
+  return { ok: true, value: hit };
+}
+
+/**
+ * The warning this entry created, if the service has it: same user, bundle and reason, created since its first
+ * attempt (less WARNING_CLOCK_SKEW_MS), and not `claimed` by another entry already; the oldest such one.
+ */
+export async function findWarning(
+  api: Api,
+  userId: string,
+  warning: WarningEntry,
+  firstAttemptAt: number,
+  claimed: ReadonlySet<string>,
+): Promise<Lookup<Warning | undefined>> {
+  const from = firstAttemptAt - WARNING_CLOCK_SKEW_MS;
+  const res = await newestFirst(
+    (page) => api.listWarnings(userId, { bundleId: warning.serverbundle_id, page, size: PAGE_SIZE }),
+    (items) => instant((items.at(-1) as Warning).created_on).ms < from,
+  );
+  if (!res.ok) return res;
+  const hits = res.value.filter(
+    (w) =>
+      !claimed.has(w.id) &&
+      (w.reason ?? "") === warning.reason &&
+      (w.serverbundle?.id ?? null) === warning.serverbundle_id &&
+      instant(w.created_on).ms >= from,
+  );
+  hits.sort((a, b) => instant(a.created_on).ms - instant(b.created_on).ms);
+  return { ok: true, value: hits[0] };
+}
+
+/**
+ * What an unban issued at `createdOn` may lift: the user's active bans in the bundle (and global ones), split into
+ * those issued up to then and those issued after it (which it must never lift).
+ */
+export async function bansAround(
+  api: Api,
+  userId: string,
+  bundleId: string,
+  createdOn: string,
+): Promise<Lookup<{ older: Ban[]; newer: Ban[] }>> {
+  const res = await newestFirst(
+    (page) => api.listBans(userId, { bundleId, active: true, page, size: PAGE_SIZE }),
+    () => false,
+  );
+  if (!res.ok) return res;
+  const at = instant(createdOn).ms;
+  const active = res.value.filter((b) => b.active && b.status !== "UNBANNED");
+  return {
+    ok: true,
+    value: {
+      older: active.filter((b) => instant(b.created_on).ms <= at),
+      newer: active.filter((b) => instant(b.created_on).ms > at),
+    },
+  };
+}

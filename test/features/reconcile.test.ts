@@ -1,0 +1,289 @@
+/**
+ * Lost answers must not duplicate: a write whose answer was lost is uncertain, looked up at the service after the
+ * settle time, and only sent again when the service does not have it. Unbans look before every send and never lift
+ * a ban issued after them. Real HTTP to the in-memory service.
+ */
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApi, type Api } from "../../lib/api/client.ts";
+import { queueStatus } from "../../lib/queues.ts";
+import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import {
+  type DeliveryOutcome,
+  type PlayerRef,
+  deliverQueues,
+  queueBan,
+  queueUnban,
+  queueWarning,
+  sanctionQueues,
+} from "../../lib/sanctions/index.ts";
+import { WARNING_CLOCK_SKEW_MS, sameInstant } from "../../lib/sanctions/reconcile.ts";
+import { openStore, type Store } from "../../lib/store/index.ts";
+import { until } from "../support/until.ts";
+
+const DAVE: PlayerRef = { identifier: "76561198000000004", type: "STEAM", user_id: null, name: "Dave" };
+const TIMEOUT_MS = 300;
+const SETTLE_MS = 10_000;
+
+let sb: Sandbox;
+let api: Api;
+let store: Store;
+/** The agent's clock for delivery rounds (attempt times and the settle time). */
+let clock = Date.now();
+const serviceSkew = { ms: 0 };
+beforeEach(async () => {
+  sb = await startSandbox({ seed: "empty", now: () => Date.now() + serviceSkew.ms });
+  serviceSkew.ms = 0;
+  api = createApi({ url: sb.url, key: sb.key, retries: 0, timeoutMs: TIMEOUT_MS });
+  store = await openStore({ dir: mkdtempSync(join(tmpdir(), "hub-agent-reconcile-")) });
+  clock = Date.now();
+});
+afterEach(() => sb.stop());
+
+const deliver = async () => {
+  const outcomes: DeliveryOutcome[] = [];
+  await deliverQueues(
+    { api, store, now: () => clock, settleMs: SETTLE_MS },
+    { onOutcome: (o) => void outcomes.push(o) },
+  );
+  return outcomes;
+};
+const results = (outcomes: DeliveryOutcome[]) => outcomes.map((o) => [o.kind, o.result]);
+const posts = (path: string) => sb.control.requests({ method: "POST", path });
+const lookups = (path: string) => sb.control.requests({ method: "GET", path });
+const dave = () => sb.state.findUser(DAVE.identifier, "STEAM");
+const bansOfDave = () => [...sb.state.bans.values()].filter((b) => b.user_id === dave()?.id);
+const warningsOfDave = () => [...sb.state.warnings.values()].filter((w) => w.user_id === dave()?.id);
+const ban = (reason = "aimbot") =>
+  queueBan(store, { target: DAVE, length: 3600, reason, creator: null, serverbundleId: sb.bundleId }, clock);
+const warn = (reason = "spam") =>
+  queueWarning(store, { target: DAVE, reason, creator: null, serverbundleId: sb.bundleId }, clock);
+/** The service does the work and answers after the client gave up. */
+const slowAnswers = (path: string) => sb.control.latency(TIMEOUT_MS * 4, { method: "POST", path }, { after: true });
+
+describe("an uncertain ban", () => {
+  test("answer lost after the service created it: uncertain; after the settle time found, never POSTed again", async () => {
+    const entry = await ban();
+    slowAnswers("/ban/");
+    const first = await deliver();
+    expect(first.map((o) => [o.result, o.uncertain])).toEqual([["kept", true]]);
+    expect(bansOfDave()).toHaveLength(1);
+    const kept = await sanctionQueues(store).ban.get(entry.id);
+    expect(kept).toMatchObject({ attempts: 1, uncertain: true, firstAttemptAt: clock, lastAttemptAt: clock });
+    sb.control.latency(0);
+
+    // Within the settle time: no request at all, the service may still be working on it.
+    clock += SETTLE_MS - 1;
+    sb.control.clearRequests();
+    expect(results(await deliver())).toEqual([["ban", "kept"]]);
+    expect(sb.control.requests()).toHaveLength(0);
+
+    clock += 1;
+    const found = await deliver();
+    expect(found.map((o) => [o.result, o.found])).toEqual([["delivered", true]]);
+    expect(found[0]?.kind === "ban" && found[0].ban?.id).toBe(bansOfDave()[0]!.id);
+    expect(posts("/ban/")).toHaveLength(0);
+    expect(lookups("/ban/")).toHaveLength(1);
+    expect(bansOfDave()).toHaveLength(1);
+    expect(await sanctionQueues(store).ban.size()).toBe(0);
+  });
+
+  test("a 5xx (a gateway may have forwarded it) that created nothing: looked up, not found, sent once more", async () => {
+    await ban();
+    sb.control.failNext({ method: "POST", path: "/ban/" }, 1, 502);
+    expect((await deliver()).map((o) => o.uncertain)).toEqual([true]);
+    clock += SETTLE_MS;
+    expect(results(await deliver())).toEqual([["ban", "delivered"]]);
+    expect(posts("/ban/").map((r) => r.status)).toEqual([502, 200]);
+    expect(bansOfDave()).toHaveLength(1);
+  });
+
+  test("the lookup fails: the entry waits, nothing is sent; the next lookup finds it", async () => {
+    const entry = await ban();
+    slowAnswers("/ban/");
+    await deliver();
+    sb.control.latency(0);
+    clock += SETTLE_MS;
+    sb.control.failNext({ method: "GET", path: "/ban/" }, 1, 500);
+    const waited = await deliver();
+    expect(waited.map((o) => [o.result, o.uncertain])).toEqual([["kept", true]]);
+    expect(waited[0]?.error).toContain("looking it up at the service failed: GET /ban/: 500");
+    expect(await sanctionQueues(store).ban.get(entry.id)).toMatchObject({
+      attempts: 1,
+      lastLookupAt: clock,
+      lastLookup: "failed",
+    });
+    expect(results(await deliver())).toEqual([["ban", "delivered"]]);
+    expect(posts("/ban/")).toHaveLength(1);
+    expect(bansOfDave()).toHaveLength(1);
+  });
+
+  test("a crash with the attempt on record (the answer never read) counts as uncertain", async () => {
+    const entry = await ban();
+    // What a process killed after the POST left behind: the attempt recorded, the ban made, no answer.
+    await sanctionQueues(store).ban.update(entry.id, {
+      attempts: 1,
+      firstAttemptAt: clock,
+      lastAttemptAt: clock,
+      uncertain: true,
+    });
+    const user = sb.state.addUser({ identifier: DAVE.identifier, type: "STEAM", username: "Dave" });
+    // The service echoes created_on in its own format (microseconds, +00:00): the same instant still matches.
+    sb.state.addBan({
+      user_id: user.id,
+      serverbundle_id: sb.bundleId,
+      reason: "aimbot",
+      length: 3600,
+      created_on: Date.parse(entry.data.created_on),
+    });
+    clock += SETTLE_MS;
+    expect(results(await deliver())).toEqual([["ban", "delivered"]]);
+    expect(posts("/ban/")).toHaveLength(0);
+  });
+
+  test("429 and 408 prove nothing was done: not uncertain, sent again without a lookup", async () => {
+    await ban();
+    sb.control.failNext({ method: "POST", path: "/ban/" }, 1, 408);
+    expect((await deliver()).map((o) => [o.result, o.uncertain])).toEqual([["kept", undefined]]);
+    expect(results(await deliver())).toEqual([["ban", "delivered"]]);
+    expect(lookups("/ban/")).toHaveLength(0);
+  });
+
+  test("created_on compares as an instant, at the coarser precision", () => {
+    expect(sameInstant("2026-11-24T00:31:26.123Z", "2026-11-24T00:31:26.123000+00:00")).toBe(true);
+    expect(sameInstant("2026-11-24T00:31:26.123Z", "2026-11-24T01:31:26.123456+01:00")).toBe(true);
+    expect(sameInstant("2026-11-24T00:31:26.123Z", "2026-11-24T00:31:26+00:00")).toBe(true);
+    expect(sameInstant("2026-11-24T00:31:26.123Z", "2026-11-24T00:31:26.124Z")).toBe(false);
+    expect(sameInstant("2026-11-24T00:31:26.123Z", "2026-11-24T00:31:27+00:00")).toBe(false);
+  });
+});
+
+describe("an uncertain warning", () => {
+  test("matched on user, bundle and reason since the first attempt, the service's clock behind within the tolerance", async () => {
+    await warn();
+    serviceSkew.ms = -(WARNING_CLOCK_SKEW_MS - 2000);
+    slowAnswers("/warning/");
+    expect((await deliver()).map((o) => o.uncertain)).toEqual([true]);
+    sb.control.latency(0);
+    clock += SETTLE_MS;
+    const found = await deliver();
+    expect(found.map((o) => [o.result, o.found])).toEqual([["delivered", true]]);
+    expect(posts("/warning/")).toHaveLength(1);
+    expect(warningsOfDave()).toHaveLength(1);
+  });
+
+  test("an older warning with the same reason is not ours; two uncertain entries never claim one warning", async () => {
+    const user = sb.state.addUser({ identifier: DAVE.identifier, type: "STEAM", username: "Dave" });
+    sb.state.addWarning({
+      user_id: user.id,
+      serverbundle_id: sb.bundleId,
+      reason: "spam",
+      created_on: clock - WARNING_CLOCK_SKEW_MS - 5000,
+    });
+    await warn();
+    await warn();
+    // Both sent, both answers lost; the service made only the first (the second failed at a gateway).
+    slowAnswers("/warning/");
+    await deliver(); // the first is kept, which holds back the player's second for this round
+    sb.control.latency(0);
+    sb.control.failNext({ method: "POST", path: "/warning/" }, 1, 504);
+    clock += SETTLE_MS;
+    expect(results(await deliver())).toEqual([
+      ["warning", "delivered"],
+      ["warning", "kept"],
+    ]);
+    clock += SETTLE_MS;
+    expect(results(await deliver())).toEqual([["warning", "delivered"]]);
+    expect(posts("/warning/").map((r) => r.status)).toEqual([200, 504, 200]);
+    expect(warningsOfDave()).toHaveLength(3); // the old one and exactly one per entry
+  });
+});
+
+describe("unban: looked up before every send", () => {
+  const setup = () => {
+    const user = sb.state.addUser({ identifier: DAVE.identifier, type: "STEAM", username: "Dave" });
+    const old = sb.state.addBan({
+      user_id: user.id,
+      serverbundle_id: sb.bundleId,
+      reason: "old",
+      created_on: clock - 60_000,
+    });
+    return { user, old };
+  };
+  const unban = () => queueUnban(store, { target: DAVE, processor: null, serverbundleId: sb.bundleId }, clock);
+  const patches = () => sb.control.requests({ method: "PATCH" });
+
+  test("a ban issued on the web while the unban waited is not lifted: only the older ones, one by one", async () => {
+    const { user, old } = setup();
+    await unban();
+    const newer = sb.state.addBan({
+      user_id: user.id,
+      serverbundle_id: sb.bundleId,
+      reason: "new",
+      created_on: clock + 1000,
+    });
+    expect(results(await deliver())).toEqual([["unban", "delivered"]]);
+    expect(patches().map((r) => [r.path, r.body])).toEqual([[`/ban/${old.id}`, { status: "UNBANNED" }]]);
+    expect([old.status, newer.status]).toEqual(["UNBANNED", "ACTIVE"]);
+  });
+
+  test("only older bans: one PATCH /user/<id>/ban; nothing left to lift (the answer was lost): delivered, no PATCH", async () => {
+    const { user, old } = setup();
+    await unban();
+    sb.control.latency(TIMEOUT_MS * 4, { method: "PATCH" }, { after: true });
+    expect((await deliver()).map((o) => [o.result, o.uncertain])).toEqual([["kept", true]]);
+    expect(old.status).toBe("UNBANNED");
+    sb.control.latency(0);
+    const newer = sb.state.addBan({
+      user_id: user.id,
+      serverbundle_id: sb.bundleId,
+      reason: "new",
+      created_on: clock + 1000,
+    });
+    clock += SETTLE_MS;
+    expect((await deliver()).map((o) => [o.result, o.found])).toEqual([["delivered", true]]);
+    expect(patches().map((r) => r.path)).toEqual([`/user/${user.id}/ban`]);
+    expect(newer.status).toBe("ACTIVE");
+  });
+
+  test("the lookup fails: the unban waits, nothing is lifted", async () => {
+    const { old } = setup();
+    await unban();
+    sb.control.failNext({ method: "GET", path: "/ban/" }, 1, 503);
+    expect(results(await deliver())).toEqual([["unban", "kept"]]);
+    expect(patches()).toHaveLength(0);
+    expect(old.status).toBe("ACTIVE");
+  });
+});
+
+test("queue status shows an uncertain entry, its attempts and its last lookup", async () => {
+  await ban();
+  slowAnswers("/ban/");
+  await deliver();
+  sb.control.latency(0);
+  sb.control.failNext({ method: "GET", path: "/ban/" }, 1, 500);
+  clock += SETTLE_MS;
+  await deliver();
+  const [bans] = await queueStatus(store, clock);
+  expect(bans?.items[0]).toMatchObject({
+    attempts: 1,
+    uncertain: true,
+    first_attempt_at: new Date(clock - SETTLE_MS).toISOString(),
+    last_lookup: { at: new Date(clock).toISOString(), result: "failed" },
+  });
+});
+
+test("onHandled fires once the service has done the work, before the delayed answer", async () => {
+  await ban();
+  const seen: number[] = [];
+  const stop = sb.control.onHandled({ method: "POST", path: "/ban/" }, (e) => seen.push(e.status));
+  slowAnswers("/ban/");
+  const round = deliver();
+  await until(() => seen.length === 1, "the POST handled");
+  expect(bansOfDave()).toHaveLength(1);
+  expect(seen).toEqual([200]);
+  await round;
+  stop();
+});

@@ -16,6 +16,12 @@ export interface QueueItem {
   last_error: string | null;
   /** When the last send was tried (ISO), null before the first. */
   last_attempt_at: string | null;
+  /** When the first send was tried (ISO), null before it (sanction entries only). */
+  first_attempt_at: string | null;
+  /** A request may have reached the service without its answer: looked up there before it is sent again. */
+  uncertain: boolean;
+  /** The last such lookup: when (ISO) and what it found ("not found", "failed", …); null before the first. */
+  last_lookup: { at: string; result: string } | null;
   /** The entry itself (the queue's own format: who, what, by whom). */
   data: unknown;
 }
@@ -36,6 +42,8 @@ const anyQueue = (store: Store, queue: QueueName) => store.queue(queue, v.unknow
 const sends = (queue: QueueName, data: unknown) =>
   queue === "reward_failed" ? false : !(queue === "reward_executed" && isRefusedReport(data));
 
+const isoOrNull = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+
 /** What `queue status` shows: every queue, even empty ones, so an operator sees what exists. */
 export async function queueStatus(store: Store, now: number): Promise<QueueSummary[]> {
   return Promise.all(
@@ -52,7 +60,13 @@ export async function queueStatus(store: Store, now: number): Promise<QueueSumma
           age_s: age(e.createdAt),
           attempts: e.attempts,
           last_error: e.lastError ?? null,
-          last_attempt_at: e.lastAttemptAt === undefined ? null : new Date(e.lastAttemptAt).toISOString(),
+          last_attempt_at: isoOrNull(e.lastAttemptAt),
+          first_attempt_at: isoOrNull(e.firstAttemptAt),
+          uncertain: e.uncertain === true,
+          last_lookup:
+            e.lastLookupAt === undefined
+              ? null
+              : { at: isoOrNull(e.lastLookupAt) as string, result: e.lastLookup ?? "" },
           data: e.data,
         })),
       };

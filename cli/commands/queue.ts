@@ -29,6 +29,11 @@ const status = defineCommand({
         ctx.say(
           `  ${i.id}  ${i.age_s} s old, ${i.attempts} attempt(s)${i.last_error ? `, last error: ${i.last_error}` : ""}`,
         );
+        if (i.uncertain)
+          ctx.say(
+            `    uncertain: a request may have reached the service; looked up there before it is sent again` +
+              (i.last_lookup ? ` (last lookup ${i.last_lookup.at}: ${i.last_lookup.result})` : " (not looked up yet)"),
+          );
         if (what) ctx.say(`    ${what}`);
       }
     }
@@ -38,7 +43,8 @@ const status = defineCommand({
 const retry = defineCommand({
   meta: {
     name: "retry",
-    description: "send one queued entry now (with the rest of its round); exit 0 delivered, 6 still queued",
+    description:
+      "send one queued entry now (with the rest of its round; an uncertain one is looked up at the service first); exit 0 delivered, 6 still queued",
   },
   args: { ...globalArgs, id: ID_ARG },
   async run({ args }) {
@@ -52,6 +58,15 @@ const retry = defineCommand({
         `${entry.id} is a reward the game refused: nothing to send; \`hub-agent run\` tries it again by itself, and \`hub-agent queue drop ${entry.id}\` clears its refusals so its next trigger tries it at once`,
         EXIT.USAGE,
       );
+    if (entry.uncertain && entry.lastAttemptAt !== undefined) {
+      // The service may still be working on the lost request: looking it up sooner could miss it and send it twice.
+      const { settleTime } = await import("../../lib/sanctions/index.ts");
+      const wait = entry.lastAttemptAt + settleTime(s.config.api.timeout * 1000) - Date.now();
+      if (wait > 0) {
+        ctx.logger.info(`${entry.id} is uncertain: looking it up at the service in ${Math.ceil(wait / 1000)} s`);
+        await Bun.sleep(wait);
+      }
+    }
     const d = await deliver(s, queue, entry.id);
     const { outcomeMessage } = await import("../../lib/sanctions/index.ts");
     const text =

@@ -1,0 +1,35 @@
+/**
+ * The crash scenarios of test/reliability/sanctions.test.ts with more iterations: the compiled binary SIGKILLed
+ * after the service handled its ban, warning or unban (and `run` after a queued ban), then one delivery round, then
+ * the count at the service. Prints a table and the summary line.
+ * Run: npm run bench:reliability [-- --kills N] [-- --lanes L]
+ */
+import { startSandbox } from "../lib/sandbox/index.ts";
+import { binary } from "../test/cli/binary.ts";
+import { killTracked } from "../test/support/procs.ts";
+import { killScenarios, summary } from "../test/reliability/scenarios.ts";
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) || fallback : fallback;
+};
+const kills = arg("kills", 200);
+const lanes = arg("lanes", 4);
+
+const sb = await startSandbox();
+try {
+  const started = performance.now();
+  const figures = await killScenarios({ sb, bin: await binary(), lanes }, kills);
+  const s = ((performance.now() - started) / 1000).toFixed(0);
+  console.log(`${kills} kills per scenario, ${lanes} lanes, ${s} s`);
+  console.log("scenario  kills  missed  duplicates  lost");
+  for (const f of figures)
+    console.log(
+      `${f.kind.padEnd(8)}  ${String(f.kills).padStart(5)}  ${String(f.missed).padStart(6)}  ${String(f.duplicates).padStart(10)}  ${String(f.lost).padStart(4)}`,
+    );
+  console.log(summary(figures));
+  if (figures.some((f) => f.duplicates || f.lost || f.missed)) process.exitCode = 1;
+} finally {
+  await sb.stop();
+  killTracked("all");
+}

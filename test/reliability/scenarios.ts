@@ -1,0 +1,279 @@
+/**
+ * Crash scenarios for the sanction queues, shared by test/reliability/sanctions.test.ts and bench/reliability.ts:
+ * the compiled binary is SIGKILLed at the worst moment (the service has handled its request and made the ban,
+ * warning or unban, its answer is still held back), then one delivery round per storage directory (`run --once`)
+ * must settle every entry, and the service is counted: lost = an intent the service never carried out,
+ * duplicates = one carried out more than once (or an unban that lifted a ban issued after it).
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { RequestLogEntry, RequestMatch, Sandbox } from "../../lib/sandbox/index.ts";
+import { queueBan, sanctionQueues, settleTime } from "../../lib/sanctions/index.ts";
+import { openStore } from "../../lib/store/index.ts";
+import { spawn } from "../support/procs.ts";
+
+export type Kind = "ban" | "warn" | "unban" | "run";
+
+export interface Figures {
+  kind: Kind;
+  /** Processes SIGKILLed after the service handled their request. */
+  kills: number;
+  /** Processes that got away (exited on their own or were not killed in time): must be 0. */
+  missed: number;
+  duplicates: number;
+  lost: number;
+}
+
+export interface Setup {
+  sb: Sandbox;
+  /** The compiled hub-agent. */
+  bin: string;
+  /** Parallel storage directories (each one a sequence of processes). Default 4. */
+  lanes?: number;
+}
+
+/** api.timeout of every process here, in seconds: short, so the settle time after a lost answer is too. */
+export const TIMEOUT_S = 1;
+/** Answers held back this long after the service did the work: far longer than any process lives. */
+const HOLD_MS = 60_000;
+/** A process not killed within this is stuck: killed anyway and counted as missed. */
+const STUCK_MS = 60_000;
+
+let players = 0;
+/** A fresh SteamID64 (a valid individual account) per intent, so every count at the service is per intent. */
+function newPlayer(): string {
+  return String(76561198300000000n + BigInt(process.pid % 1000) * 100000n + BigInt(++players));
+}
+
+function laneEnv(sb: Sandbox): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "",
+    HUB_API_URL: sb.url,
+    HUB_API_KEY: sb.key,
+    HUB_API_SERVER_ID: sb.serverId,
+    HUB_API_TIMEOUT: String(TIMEOUT_S),
+    HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-reliability-")),
+  };
+}
+
+/**
+ * Runs `hub-agent args` and SIGKILLs it the moment the service has handled the request that `match` and `mine`
+ * pick out. True when it was killed then.
+ */
+async function killedAt(
+  s: Setup,
+  args: string[],
+  env: Record<string, string>,
+  match: RequestMatch,
+  mine: (e: RequestLogEntry) => boolean,
+): Promise<boolean> {
+  const p = spawn([s.bin, ...args], {
+    env,
+    cwd: env.HUB_STORAGE_DIR,
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  let killed = false;
+  const stop = s.sb.control.onHandled(match, (e) => {
+    if (!mine(e) || killed) return;
+    killed = true;
+    p.kill("SIGKILL");
+  });
+  const stuck = setTimeout(() => p.kill("SIGKILL"), STUCK_MS);
+  const stderr = await new Response(p.stderr).text();
+  await p.exited;
+  clearTimeout(stuck);
+  stop();
+  if (!killed && process.env.HUB_RELIABILITY_DEBUG) console.error(`${args.join(" ")}: not killed\n${stderr}`);
+  return killed && p.signalCode === "SIGKILL";
+}
+
+/** Runs `lanes` sequences of `perLane` steps in parallel, each with its own storage directory. */
+async function inLanes(
+  s: Setup,
+  total: number,
+  step: (env: Record<string, string>, i: number) => Promise<void>,
+): Promise<Record<string, string>[]> {
+  const lanes = Math.max(1, Math.min(s.lanes ?? 4, total));
+  const envs = Array.from({ length: lanes }, () => laneEnv(s.sb));
+  let next = 0;
+  await Promise.all(
+    envs.map(async (env) => {
+      while (next < total) await step(env, next++);
+    }),
+  );
+  return envs;
+}
+
+/**
+ * One delivery round per storage directory once every uncertain entry there is past its settle time (the agent's
+ * own rule: waiting for that moment is waiting for an event, not hoping). Returns how many rounds left work queued.
+ */
+async function deliverAll(s: Setup, envs: Record<string, string>[]): Promise<number> {
+  let failed = 0;
+  for (const env of envs) {
+    const store = await openStore({ dir: env.HUB_STORAGE_DIR as string });
+    const q = sanctionQueues(store);
+    const entries = [...(await q.ban.list()), ...(await q.unban.list()), ...(await q.warning.list())];
+    const last = Math.max(0, ...entries.map((e) => e.lastAttemptAt ?? 0));
+    const wait = last + settleTime(TIMEOUT_S * 1000) - Date.now();
+    if (wait > 0) await Bun.sleep(wait + 50);
+    const p = spawn([s.bin, "run", "--once"], {
+      env,
+      cwd: env.HUB_STORAGE_DIR,
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "pipe",
+    });
+    const stderr = await new Response(p.stderr).text();
+    if ((await p.exited) !== 0) {
+      failed++;
+      if (process.env.HUB_RELIABILITY_DEBUG) console.error(stderr);
+    }
+  }
+  return failed;
+}
+
+const userOf = (sb: Sandbox, id: string) => sb.state.findUser(id, "STEAM");
+
+/** The kill phase of a scenario: its storage directories, and the count once they had their delivery round. */
+interface Killed {
+  envs: Record<string, string>[];
+  count(failedRounds: number): Figures;
+}
+
+/** `ban` (or `warn`) processes killed after the service made the ban (warning); then one round; then count. */
+async function createScenario(s: Setup, kind: "ban" | "warn", n: number): Promise<Killed> {
+  const { sb } = s;
+  const path = kind === "ban" ? "/ban/" : "/warning/";
+  sb.control.latency(HOLD_MS, { method: "POST", path }, { after: true });
+  const intents: { id: string; reason: string }[] = [];
+  let kills = 0;
+  const envs = await inLanes(s, n, async (env, i) => {
+    const id = newPlayer();
+    const reason = `reliability ${kind} ${i}`;
+    intents.push({ id, reason });
+    const args = kind === "ban" ? ["ban", id, "30m", reason] : ["warn", id, reason];
+    const mine = (e: RequestLogEntry) => (e.body as { reason?: string } | null)?.reason === reason;
+    if (await killedAt(s, args, env, { method: "POST", path }, mine)) kills++;
+  });
+  const count = (queued: number): Figures => {
+    let duplicates = 0;
+    let lost = queued;
+    for (const { id, reason } of intents) {
+      const user = userOf(sb, id);
+      const records = kind === "ban" ? [...sb.state.bans.values()] : [...sb.state.warnings.values()];
+      const made = records.filter((r) => r.user_id === user?.id && r.reason === reason).length;
+      if (made === 0) lost++;
+      duplicates += Math.max(0, made - 1);
+    }
+    return { kind, kills, missed: n - kills, duplicates, lost };
+  };
+  return { envs, count };
+}
+
+/**
+ * `unban` processes killed after the service lifted the player's ban; then a ban is issued on the web (newer than
+ * the unban); then one round. Lost: the old ban still active. Duplicate: a second PATCH, or the newer ban lifted.
+ */
+async function unbanScenario(s: Setup, n: number): Promise<Killed> {
+  const { sb } = s;
+  const match = { method: "PATCH", path: /^\/user\/[^/]+\/ban$/ };
+  sb.control.latency(HOLD_MS, { method: "PATCH" }, { after: true });
+  const cases: { userId: string; old: { status: string }; newer: { status: string } }[] = [];
+  let kills = 0;
+  const envs = await inLanes(s, n, async (env, _i) => {
+    const id = newPlayer();
+    const user = sb.state.addUser({ identifier: id, type: "STEAM", username: `U${id.slice(-4)}` });
+    const old = sb.state.addBan({
+      user_id: user.id,
+      serverbundle_id: sb.bundleId,
+      reason: "old",
+      created_on: sb.state.now() - 60_000,
+    });
+    const mine = (e: RequestLogEntry) => e.path === `/user/${user.id}/ban`;
+    if (await killedAt(s, ["unban", id], env, match, mine)) kills++;
+    // Issued on the web after the unban: the unban must never lift it.
+    const newer = sb.state.addBan({
+      user_id: user.id,
+      serverbundle_id: sb.bundleId,
+      reason: "newer",
+      created_on: sb.state.now() + 1,
+    });
+    cases.push({ userId: user.id, old, newer });
+  });
+  const count = (queued: number): Figures => {
+    let duplicates = 0;
+    let lost = queued;
+    for (const c of cases) {
+      const patches = sb.control.requests({ method: "PATCH", path: `/user/${c.userId}/ban` }).length;
+      if (c.old.status !== "UNBANNED") lost++;
+      if (patches > 1 || c.newer.status === "UNBANNED") duplicates++;
+    }
+    return { kind: "unban", kills, missed: n - kills, duplicates, lost };
+  };
+  return { envs, count };
+}
+
+/**
+ * `hub-agent run` killed after the service made a queued ban, restarted with the next one queued (each restart
+ * finds the earlier uncertain entries: within their settle time it waits, after it it looks them up); then one
+ * round per directory and the count.
+ */
+async function runScenario(s: Setup, n: number): Promise<Killed> {
+  const { sb } = s;
+  sb.control.latency(HOLD_MS, { method: "POST", path: "/ban/" }, { after: true });
+  const intents: { id: string; reason: string }[] = [];
+  let kills = 0;
+  const envs = await inLanes(s, n, async (env, i) => {
+    const id = newPlayer();
+    const reason = `reliability run ${i}`;
+    intents.push({ id, reason });
+    const store = await openStore({ dir: env.HUB_STORAGE_DIR as string });
+    const target = { identifier: id, type: "STEAM", user_id: null, name: "" };
+    await queueBan(store, { target, length: 1800, reason, creator: null, serverbundleId: sb.bundleId });
+    const mine = (e: RequestLogEntry) => (e.body as { reason?: string } | null)?.reason === reason;
+    if (await killedAt(s, ["run"], env, { method: "POST", path: "/ban/" }, mine)) kills++;
+  });
+  const count = (queued: number): Figures => {
+    let duplicates = 0;
+    let lost = queued;
+    for (const { id, reason } of intents) {
+      const user = userOf(sb, id);
+      const made = [...sb.state.bans.values()].filter((b) => b.user_id === user?.id && b.reason === reason).length;
+      if (made === 0) lost++;
+      duplicates += Math.max(0, made - 1);
+    }
+    return { kind: "run", kills, missed: n - kills, duplicates, lost };
+  };
+  return { envs, count };
+}
+
+/**
+ * Every scenario's kills (`n` each, one scenario after the other on one sandbox), then one delivery round per
+ * storage directory (all after one settle time), then the count.
+ */
+export async function killScenarios(
+  s: Setup,
+  n: number,
+  kinds: Kind[] = ["ban", "warn", "unban", "run"],
+): Promise<Figures[]> {
+  const killed: Killed[] = [];
+  for (const kind of kinds) {
+    if (kind === "ban" || kind === "warn") killed.push(await createScenario(s, kind, n));
+    else if (kind === "unban") killed.push(await unbanScenario(s, n));
+    else killed.push(await runScenario(s, n));
+  }
+  s.sb.control.reset();
+  const failed: number[] = [];
+  for (const k of killed) failed.push(await deliverAll(s, k.envs));
+  return killed.map((k, i) => k.count(failed[i] ?? 0));
+}
+
+/** One line for the README's "Reliability" section. */
+export function summary(figures: Figures[]): string {
+  const parts = figures.map((f) => `${f.kind}: ${f.kills} kills, ${f.duplicates} duplicates, ${f.lost} lost`);
+  return `reliability (SIGKILL after the service handled the request): ${parts.join("; ")}`;
+}

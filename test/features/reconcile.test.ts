@@ -23,7 +23,8 @@ import { WARNING_CLOCK_SKEW_MS, sameInstant } from "../../lib/sanctions/reconcil
 import { openStore, type Store } from "../../lib/store/index.ts";
 import { until } from "../support/until.ts";
 
-const DAVE: PlayerRef = { identifier: "76561198000000004", type: "STEAM", user_id: null, name: "Dave" };
+const DAVE_ID = "76561198000000004";
+const DAVE: PlayerRef = { identifier: DAVE_ID, type: "STEAM", user_id: null, name: "Dave" };
 const TIMEOUT_MS = 300;
 const SETTLE_MS = 10_000;
 
@@ -53,7 +54,7 @@ const deliver = async () => {
 const results = (outcomes: DeliveryOutcome[]) => outcomes.map((o) => [o.kind, o.result]);
 const posts = (path: string) => sb.control.requests({ method: "POST", path });
 const lookups = (path: string) => sb.control.requests({ method: "GET", path });
-const dave = () => sb.state.findUser(DAVE.identifier, "STEAM");
+const dave = () => sb.state.findUser(DAVE_ID, "STEAM");
 const bansOfDave = () => [...sb.state.bans.values()].filter((b) => b.user_id === dave()?.id);
 const warningsOfDave = () => [...sb.state.warnings.values()].filter((w) => w.user_id === dave()?.id);
 const ban = (reason = "aimbot") =>
@@ -129,7 +130,7 @@ describe("an uncertain ban", () => {
       lastAttemptAt: clock,
       uncertain: true,
     });
-    const user = sb.state.addUser({ identifier: DAVE.identifier, type: "STEAM", username: "Dave" });
+    const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
     // The service echoes created_on in its own format (microseconds, +00:00): the same instant still matches.
     sb.state.addBan({
       user_id: user.id,
@@ -175,7 +176,7 @@ describe("an uncertain warning", () => {
   });
 
   test("an older warning with the same reason is not ours; two uncertain entries never claim one warning", async () => {
-    const user = sb.state.addUser({ identifier: DAVE.identifier, type: "STEAM", username: "Dave" });
+    const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
     sb.state.addWarning({
       user_id: user.id,
       serverbundle_id: sb.bundleId,
@@ -203,7 +204,7 @@ describe("an uncertain warning", () => {
 
 describe("unban: looked up before every send", () => {
   const setup = () => {
-    const user = sb.state.addUser({ identifier: DAVE.identifier, type: "STEAM", username: "Dave" });
+    const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
     const old = sb.state.addBan({
       user_id: user.id,
       serverbundle_id: sb.bundleId,

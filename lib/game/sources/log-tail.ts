@@ -28,7 +28,6 @@ interface Current {
   pos: number;
   /** The last bytes read (up to TAIL_BYTES), ending at `pos`. */
   tail: Buffer;
-  mtimeMs: number;
 }
 
 /**
@@ -115,15 +114,8 @@ export class LogTail implements LineSource {
       throw e;
     });
     if (now && now.ino === cur.ino && now.dev === cur.dev) {
-      // Checked before reading on: a refilled file would otherwise be read from the middle.
-      const changed = now.size !== cur.pos || now.mtimeMs !== cur.mtimeMs;
-      if (now.size < cur.pos || (changed && !(await this.#tailUnchanged(cur)))) {
-        this.#log.info(`${this.path} was truncated: reading it from the start`);
-        this.#splitter?.flush();
-        Object.assign(cur, { pos: 0, tail: Buffer.alloc(0) });
-        this.#skipPartial = false;
-      }
-      cur.mtimeMs = now.mtimeMs;
+      // A refilled file (same size or larger) is caught by #drain, which checks the bytes before the position.
+      if (now.size < cur.pos) this.#truncated(cur);
       await this.#drain();
       return;
     }
@@ -136,6 +128,13 @@ export class LogTail implements LineSource {
     if (now && (await this.#open(false))) await this.#drain();
   }
 
+  #truncated(cur: Current): void {
+    this.#log.info(`${this.path} was truncated: reading it from the start`);
+    this.#splitter?.flush();
+    Object.assign(cur, { pos: 0, tail: Buffer.alloc(0) });
+    this.#skipPartial = false;
+  }
+
   /** Opens the file if it exists, at its end or its start. */
   async #open(atEnd: boolean): Promise<Current | undefined> {
     let fh: FileHandle;
@@ -146,7 +145,7 @@ export class LogTail implements LineSource {
       throw e;
     }
     const s = await fh.stat();
-    const cur: Current = { fh, dev: s.dev, ino: s.ino, pos: 0, tail: Buffer.alloc(0), mtimeMs: s.mtimeMs };
+    const cur: Current = { fh, dev: s.dev, ino: s.ino, pos: 0, tail: Buffer.alloc(0) };
     this.#skipPartial = false;
     if (atEnd && s.size > 0) {
       cur.pos = s.size;
@@ -164,19 +163,20 @@ export class LogTail implements LineSource {
     return buf.subarray(0, bytesRead);
   }
 
-  /** Whether the bytes just before the read position are still the ones read there (else: truncated, refilled). */
-  async #tailUnchanged(cur: Current): Promise<boolean> {
-    if (cur.tail.length === 0) return true;
-    const now = await this.#read(cur.fh, cur.pos - cur.tail.length, cur.tail.length);
-    return now.equals(cur.tail);
-  }
-
   /** Reads from the position to the current end of the file. */
   async #drain(): Promise<void> {
     const cur = this.#cur;
     if (!cur) return;
     for (;;) {
-      let data = await this.#read(cur.fh, cur.pos, CHUNK);
+      // The bytes before the position are read in the same call as the new ones: a file truncated and refilled
+      // between the poll's check and this read would otherwise be read on from the middle of its new content.
+      const back = cur.tail.length;
+      const both = await this.#read(cur.fh, cur.pos - back, back + CHUNK);
+      if (back && !both.subarray(0, back).equals(cur.tail)) {
+        this.#truncated(cur);
+        continue;
+      }
+      let data = both.subarray(back);
       if (data.length === 0) return;
       cur.pos += data.length;
       cur.tail = Buffer.from(Buffer.concat([cur.tail, data.subarray(-TAIL_BYTES)]).subarray(-TAIL_BYTES));

@@ -4,12 +4,16 @@
  * A lock is stale when its pid is dead or its file has not been touched for STALE_MS (the holder
  * touches it while it runs, so only a hung or foreign-host holder ages out). Same-host only: pids
  * from another machine or PID namespace cannot be checked and fall back to the age rule.
+ * A lock file without a readable pid (empty after a power loss, or written by something else) was never a
+ * holder's: it is broken once UNREADABLE_STALE_MS old. The pieces are shared with the instance lock (instance.ts).
  */
 import { link, mkdir, open, readFile, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { TMP_MARK } from "./driver.ts";
 
 export const STALE_MS = 60_000;
+/** Locks appear complete, so an unreadable one is nobody's; the grace only covers a writer of another kind. */
+export const UNREADABLE_STALE_MS = 2_000;
 const HEARTBEAT_MS = 15_000;
 /** Breaking a stale lock holds a second lock for microseconds; one older than this was left by a crash. */
 const BREAKER_STALE_MS = 10_000;
@@ -19,15 +23,17 @@ export class LockTimeoutError extends Error {
   override name = "LockTimeoutError";
 }
 
-interface LockInfo {
+export interface LockInfo {
   text: string;
+  /** The parsed content, undefined when the file is empty or not a JSON object. */
+  fields?: Record<string, unknown>;
   pid?: number;
   mtimeMs: number;
 }
 
-const code = (e: unknown) => (e as NodeJS.ErrnoException).code;
+export const code = (e: unknown) => (e as NodeJS.ErrnoException).code;
 
-function pidAlive(pid: number): boolean {
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -36,17 +42,20 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-async function readLock(path: string): Promise<LockInfo | undefined> {
+/** The lock file's content and age; undefined when there is none. */
+export async function readLock(path: string): Promise<LockInfo | undefined> {
   try {
     const [text, info] = await Promise.all([readFile(path, "utf8"), stat(path)]);
-    let pid: number | undefined;
+    let fields: Record<string, unknown> | undefined;
     try {
-      const parsed = JSON.parse(text) as { pid?: unknown };
-      if (typeof parsed.pid === "number") pid = parsed.pid;
+      const parsed: unknown = JSON.parse(text);
+      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
+        fields = parsed as Record<string, unknown>;
     } catch {
-      // empty or partial: the holder may still be writing it (or died doing so); judged by age only
+      // empty or partial: judged by age only, never taken for a live holder
     }
-    return { text, pid, mtimeMs: info.mtimeMs };
+    const pid = typeof fields?.pid === "number" ? fields.pid : undefined;
+    return { text, fields, pid, mtimeMs: info.mtimeMs };
   } catch (e) {
     if (code(e) === "ENOENT") return undefined;
     throw e;
@@ -54,7 +63,7 @@ async function readLock(path: string): Promise<LockInfo | undefined> {
 }
 
 function isStale(lock: LockInfo, now: number): boolean {
-  if (now - lock.mtimeMs > STALE_MS) return true;
+  if (now - lock.mtimeMs > (lock.pid === undefined ? UNREADABLE_STALE_MS : STALE_MS)) return true;
   return lock.pid !== undefined && lock.pid !== process.pid && !pidAlive(lock.pid);
 }
 
@@ -63,7 +72,7 @@ function isStale(lock: LockInfo, now: number): boolean {
  * file is re-read and deleted only if it is still the stale one we saw (not a fresh lock that
  * another process created after a different breaker removed the old one).
  */
-async function breakStale(path: string, seen: LockInfo): Promise<void> {
+export async function breakStale(path: string, seen: LockInfo): Promise<void> {
   const breaker = `${path}.break`;
   let fh;
   try {
@@ -83,17 +92,15 @@ async function breakStale(path: string, seen: LockInfo): Promise<void> {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Takes the lock file, waiting with jittered backoff; returns the release function. */
-async function acquire(path: string, timeoutMs: number): Promise<() => Promise<void>> {
-  const token = crypto.randomUUID();
-  const body = JSON.stringify({ pid: process.pid, at: Date.now(), token });
-  const deadline = Date.now() + timeoutMs;
-  // The lock appears with its content in one step (a private temp file hard-linked to the lock path, which fails
-  // when the lock exists): a holder killed while taking it cannot leave an empty lock that only ages out.
-  const tmp = `${path}${TMP_MARK}${process.pid}-${token}`;
-  for (let attempt = 0; ; attempt++) {
+/**
+ * Creates the lock file with `body` in one step: a private temp file hard-linked to the lock path, which fails
+ * when the lock exists. A holder killed while taking it cannot leave an empty lock. false: the lock exists.
+ */
+export async function createLockFile(path: string, body: string): Promise<boolean> {
+  const tmp = `${path}${TMP_MARK}${process.pid}-${crypto.randomUUID()}`;
+  for (;;) {
     try {
       await writeFile(tmp, body, { mode: 0o600, flag: "wx" });
       try {
@@ -101,14 +108,28 @@ async function acquire(path: string, timeoutMs: number): Promise<() => Promise<v
       } finally {
         await unlink(tmp).catch(() => {});
       }
-      break;
+      return true;
     } catch (e) {
-      if (code(e) === "ENOENT") {
-        await mkdir(dirname(path), { recursive: true });
-        continue;
-      }
-      if (code(e) !== "EEXIST") throw e;
+      if (code(e) === "EEXIST") return false;
+      if (code(e) !== "ENOENT") throw e;
+      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     }
+  }
+}
+
+/** Deletes the lock file only if it is still ours: if ours was broken as stale, it now belongs to someone else. */
+export async function removeOwnLock(path: string, body: string): Promise<void> {
+  const now = await readLock(path).catch(() => undefined);
+  if (now?.text === body) await unlink(path).catch(() => {});
+}
+
+/** Takes the lock file, waiting with jittered backoff; returns the release function. */
+async function acquire(path: string, timeoutMs: number): Promise<() => Promise<void>> {
+  const token = crypto.randomUUID();
+  const body = JSON.stringify({ pid: process.pid, at: Date.now(), token });
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    if (await createLockFile(path, body)) break;
     const held = await readLock(path);
     if (!held) continue; // released between our open and read
     if (isStale(held, Date.now())) {
@@ -130,9 +151,7 @@ async function acquire(path: string, timeoutMs: number): Promise<() => Promise<v
 
   return async () => {
     clearInterval(heartbeat);
-    // Only delete our own lock: if ours was broken as stale, the file now belongs to someone else.
-    const now = await readLock(path).catch(() => undefined);
-    if (now?.text === body) await unlink(path).catch(() => {});
+    await removeOwnLock(path, body);
   };
 }
 

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { QueueEntry, Store } from "./store/index.ts";
-import { isRefusedReport } from "./rewards/executed.ts";
+import { awaitsReport } from "./rewards/executed.ts";
 
 /**
  * The durable queues `run` drains and one-shot commands fill (client-interface.md rules 10, 11, 12, 14), and
@@ -38,9 +38,12 @@ export interface QueueSummary {
 
 const anyQueue = (store: Store, queue: QueueName) => store.queue(queue, v.unknown());
 
-/** Does `run` send this entry to the service? Not a reward report VyHub refused, nor a reward the game refused. */
+/**
+ * Does `run` send this entry to the service? Not a reward report VyHub refused or already took (kept for the
+ * operator), nor a reward the game refused.
+ */
 const sends = (queue: QueueName, data: unknown) =>
-  queue === "reward_failed" ? false : !(queue === "reward_executed" && isRefusedReport(data));
+  queue === "reward_failed" ? false : queue !== "reward_executed" || awaitsReport(data);
 
 const isoOrNull = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
 

@@ -25,7 +25,7 @@ const status = defineCommand({
         `${q.queue.padEnd(16)} ${q.entries} entr${q.entries === 1 ? "y" : "ies"}${q.oldest_age_s === null ? "" : `, oldest ${q.oldest_age_s} s`}`,
       );
       for (const i of q.items) {
-        const what = await describe(q.queue, i.data, i.attempts);
+        const what = await describe(q.queue, i.data, i.attempts, i.id);
         ctx.say(
           `  ${i.id}  ${i.age_s} s old, ${i.attempts} attempt(s)${i.last_error ? `, last error: ${i.last_error}` : ""}`,
         );
@@ -99,8 +99,10 @@ const drop = defineCommand({
     const ctx = createContext(args);
     const store = await openStoreOf(ctx);
     const { queue, entry } = found(await find(store, args.id), args.id);
-    const what = await describe(queue, entry.data, entry.attempts);
-    if (queue === "reward_executed" && !args.force)
+    const what = await describe(queue, entry.data, entry.attempts, entry.id);
+    // A reported entry (uncertain delivery, kept for the operator) is safe to drop: VyHub no longer lists the reward.
+    const reported = queue === "reward_executed" && (entry.data as { reported?: unknown }).reported === true;
+    if (queue === "reward_executed" && !reported && !args.force)
       throw new CliError(
         `${entry.id} reports an executed reward (${what}); without the report VyHub keeps the reward open and it ` +
           "would run again. Add --force to drop it anyway",
@@ -154,8 +156,8 @@ function found(f: FoundEntry, id: string): Extract<FoundEntry, { ok: true }> {
 }
 
 /** One line saying what an entry is about, for people; "" when its data is not of a known shape. */
-async function describe(queue: QueueName, data: QueueItem["data"], attempts: number): Promise<string> {
-  const [v, s, { formatLength }, { ExecutedRewardSchema }, f] = await Promise.all([
+async function describe(queue: QueueName, data: QueueItem["data"], attempts: number, entryId: string): Promise<string> {
+  const [v, s, { formatLength }, { ExecutedRewardSchema, uncertainAdvice }, f] = await Promise.all([
     import("valibot"),
     import("../../lib/sanctions/index.ts"),
     import("../../lib/duration.ts"),
@@ -200,9 +202,11 @@ async function describe(queue: QueueName, data: QueueItem["data"], attempts: num
   const e = r.output;
   const note = e.refused
     ? " — VyHub refused the report, so it never runs again: `queue retry` reports it again once the cause is fixed, `queue drop --force` lets it run again"
-    : e.issued
-      ? ""
-      : " — issuing was interrupted";
+    : e.uncertain
+      ? ` — may not have been delivered (hub-agent stopped while issuing it)${e.reported ? ", reported to VyHub" : ""}; ${uncertainAdvice(entryId)}`
+      : e.issued
+        ? ""
+        : " — being issued, or issuing was interrupted";
   return `reward ${e.reward} (${e.packet}) executed for ${e.player}, applied reward ${e.id}${note}`;
 }
 
@@ -212,13 +216,19 @@ async function retryReward(
   s: Awaited<ReturnType<typeof import("../sanction.ts").openSession>>,
   entry: Extract<FoundEntry, { ok: true }>["entry"],
 ) {
-  const [v, { ExecutedRewardSchema, EXECUTED_QUEUE, patchOutcome, refusedUpdate }, { describeError }] =
+  const [v, { ExecutedRewardSchema, EXECUTED_QUEUE, patchOutcome, refusedUpdate, reportTaken }, { describeError }] =
     await Promise.all([import("valibot"), import("../../lib/rewards/executed.ts"), import("../../lib/api/client.ts")]);
   const parsed = v.safeParse(ExecutedRewardSchema, entry.data);
   if (!parsed.success) throw new CliError(`${entry.id} is not a reward report this version can read`, EXIT.FAILURE);
   const reward = parsed.output;
-  // Not yet marked issued: `run` may be issuing its command right now; reporting it first could lose the reward.
-  if (!reward.issued)
+  if (reward.reported)
+    throw new CliError(
+      `${entry.id}: reward ${reward.id} is already reported; it is kept until you drop it (\`hub-agent queue drop ${entry.id}\`)`,
+      EXIT.USAGE,
+    );
+  // Not yet marked issued (nor flagged as interrupted by `run`): `run` may be issuing its command right now;
+  // reporting it first could lose the reward.
+  if (!reward.issued && !reward.uncertain)
     throw new CliError(
       `${entry.id}: the command of reward ${reward.id} is not known to have been issued; \`hub-agent run\` reports it`,
       EXIT.FAILURE,
@@ -242,7 +252,7 @@ async function retryReward(
       EXIT.FAILURE,
     );
   }
-  await queue.remove(entry.id);
+  await reportTaken(queue, { ...entry, data: reward });
   ctx.emit({ action: "retry", queue: EXECUTED_QUEUE, entry_id: entry.id, status: "delivered" });
   ctx.say(`reward ${reward.id} (${reward.reward} for ${reward.player}) reported as executed`);
 }

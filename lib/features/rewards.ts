@@ -142,13 +142,19 @@ export class Rewards {
     // The timer round re-reads the refusals (an operator may have dropped one) and forgets those of vanished rewards.
     await this.failures.load(userId === null);
     if (userId === null) await this.failures.forgetGone(this.listed());
-    let claimed = false;
+    const matching: { player: GamePlayer; rewards: AppliedReward[] }[] = [];
     for (const [playerId, { rewards }] of this.byPlayer) {
       const player = this.agent.players.get(playerId);
       if (!player) continue;
       if (userId !== null && this.agent.users.get(playerId)?.id !== userId) continue;
+      const list = rewards.filter((r) => events.includes(r.reward.on_event) && (r.reward.once || !onceOnly));
+      if (list.length) matching.push({ player, rewards: list });
+    }
+    // Rule 2 asks the durable queue, not only this process's memory of it: read before any `once` reward runs.
+    if (matching.some((m) => m.rewards.some((r) => r.reward.once))) await this.executed.sync();
+    let claimed = false;
+    for (const { player, rewards } of matching) {
       const due = rewards
-        .filter((r) => events.includes(r.reward.on_event) && (r.reward.once || !onceOnly))
         .filter((r) => !this.executed.has(r.id) && !this.failures.blocked(r.id))
         .sort((a, b) => (a.reward.order ?? 0) - (b.reward.order ?? 0));
       for (const reward of due) {

@@ -3,12 +3,17 @@
  * queue" → removed; Events, execution rules 2, 5, 6).
  *
  * An id is written to the durable queue *before* its command is issued, and marked `issued` after: a crash in
- * between can lose a reward's delivery (the operator is told) but never run it twice. Ids are then reported with
- * PATCH executed_on; after a successful PATCH the id is remembered in memory until a reward refresh of that user
- * that started after the PATCH, since a refresh already in flight may still list the reward as open. An id whose
- * PATCH VyHub refuses (4xx) stays in the queue marked `refused`: the service still lists the reward as open, so
- * forgetting the id (even at a restart) would run it again. The operator sees it in `queue status` and either
- * reports it again (`queue retry`) or lets the reward run again (`queue drop --force`).
+ * between can lose a reward's delivery but never run it twice. Such an entry (claimed, never marked issued, and
+ * not being issued by this process) is flagged `uncertain` for the operator, once; it is reported like the others,
+ * and then kept (`reported`) so that `queue status` lists it until the operator, having checked the game, drops
+ * it. Only one `run` uses a store at a time (the instance lock), so an unsettled entry found at start was left by
+ * a process that is gone.
+ *
+ * Ids are reported with PATCH executed_on; after a successful PATCH the id is remembered in memory until a reward
+ * refresh of that user that started after the PATCH, since a refresh already in flight may still list the reward
+ * as open. An id whose PATCH VyHub refuses (4xx) stays in the queue marked `refused`: the service still lists the
+ * reward as open, so forgetting the id (even at a restart) would run it again. The operator sees it in
+ * `queue status` and either reports it again (`queue retry`) or lets the reward run again (`queue drop --force`).
  */
 import * as v from "valibot";
 import { describeError, isAcceptedWrite, isRejected, type ApiResult, type Api } from "../api/client.ts";
@@ -31,6 +36,10 @@ export const ExecutedRewardSchema = v.object({
   issued: v.boolean(),
   /** VyHub refused the report (4xx): never sent again by `run`, kept so the reward never runs again. */
   refused: v.optional(v.boolean()),
+  /** hub-agent stopped between the claim and the game's answer: it may not have been delivered (operator warned). */
+  uncertain: v.optional(v.boolean()),
+  /** An uncertain reward VyHub took the report of: kept only for the operator to check and drop. */
+  reported: v.optional(v.boolean()),
 });
 export type ExecutedReward = v.InferOutput<typeof ExecutedRewardSchema>;
 
@@ -56,14 +65,27 @@ export function refusedUpdate(
   };
 }
 
-/** An entry of the executed queue that `run` no longer sends (for `queue status` and `run --once`'s exit code). */
-export const isRefusedReport = (data: unknown): boolean =>
-  typeof data === "object" && data !== null && (data as { refused?: unknown }).refused === true;
+/** Does `run` still send this entry of the executed queue? Not when refused or already reported (`queue status`). */
+export const awaitsReport = (data: unknown): boolean => {
+  const d = (typeof data === "object" && data !== null ? data : {}) as { refused?: unknown; reported?: unknown };
+  return d.refused !== true && d.reported !== true;
+};
+
+/** After VyHub took the report (`run` and `queue retry` alike): removed, or kept as reported when uncertain. */
+export async function reportTaken(queue: Queue<ExecutedReward>, entry: QueueEntry<ExecutedReward>): Promise<void> {
+  if (entry.data.uncertain)
+    await queue.update(entry.id, { data: { ...entry.data, reported: true }, lastError: undefined });
+  else await queue.remove(entry.id);
+}
+
+/** What an operator is told about an uncertain reward, in the log and in `queue status`. */
+export const uncertainAdvice = (entryId: string) =>
+  `it counts as executed (never run twice): check the game, give it by hand if it is missing, then \`hub-agent queue drop ${entryId}\``;
 
 export class ExecutedRewards {
   private queue: Queue<ExecutedReward>;
-  /** Applied reward id → queue entry id: the durable list, mirrored in memory. */
-  private queued = new Map<string, string>();
+  /** Applied reward id → its entry id and user: the durable list as last read, plus this process's claims. */
+  private queued = new Map<string, { entry: string; userId: string }>();
   /** Entries of this process whose command is being issued: not reported before the bridge answered. */
   private issuing = new Set<string>();
   /** Reported ids, by user, with the number of refreshes started before the PATCH returned. */
@@ -83,24 +105,53 @@ export class ExecutedRewards {
     this.queue = store.queue(EXECUTED_QUEUE, ExecutedRewardSchema);
   }
 
-  /** Reads the durable queue once; entries a crash interrupted are reported as possibly not delivered. */
+  /** Reads the durable queue once; entries a crash interrupted are flagged as possibly not delivered. */
   load(): Promise<void> {
     this.loaded ??= (async () => {
-      for (const entry of await this.queue.list()) {
-        this.queued.set(entry.data.id, entry.id);
-        if (!entry.data.issued) {
-          const { id, reward, packet, player, player_id } = entry.data;
-          this.log.warn(
-            `reward ${id} (${reward}, ${packet}) for ${player} may not have been delivered: hub-agent stopped while issuing it. It counts as executed (never run twice); check the game and run it by hand if it is missing`,
-            { applied_reward_id: id, player_id },
-          );
-        }
-      }
+      for (const entry of await this.read()) await this.flagUnsettled(entry);
     })().catch((e: unknown) => {
       this.loaded = undefined; // tried again by the next run: nothing runs before the queue is known
       throw e;
     });
     return this.loaded;
+  }
+
+  /**
+   * Re-reads the durable queue (before `once` rewards run: rule 2 asks the durable list, not only memory). An id
+   * that left it without this process reporting it (`queue retry` reported it, or `queue drop` removed it) is
+   * remembered until the next refresh: VyHub then says whether it is still open.
+   */
+  async sync(): Promise<void> {
+    await this.load();
+    const before = this.queued;
+    await this.read();
+    for (const [id, { userId }] of before)
+      if (!this.queued.has(id)) this.remembered.set(id, { userId, refreshesBefore: this.refreshesStarted });
+  }
+
+  /** The durable list, mirrored into `queued` (with this process's claims, which are in it anyway). */
+  private async read(): Promise<QueueEntry<ExecutedReward>[]> {
+    const entries = await this.queue.list();
+    const queued = new Map(entries.map((e) => [e.data.id, { entry: e.id, userId: e.data.user_id }]));
+    for (const [id, q] of this.queued) if (this.issuing.has(q.entry)) queued.set(id, q);
+    this.queued = queued;
+    return entries;
+  }
+
+  /**
+   * Claimed, never marked issued, and not being issued here: the process that claimed it stopped in between (or
+   * could not write the settlement). Flagged durably, then told once.
+   */
+  private async flagUnsettled(entry: QueueEntry<ExecutedReward>): Promise<QueueEntry<ExecutedReward>> {
+    if (entry.data.issued || entry.data.uncertain || this.issuing.has(entry.id)) return entry;
+    const flagged = await this.queue.update(entry.id, { data: { ...entry.data, uncertain: true } });
+    if (!flagged) return entry; // removed meanwhile (`queue drop --force`)
+    const { id, reward, packet, player, player_id } = entry.data;
+    this.log.warn(
+      `reward ${id} (${reward}, ${packet}) for ${player} may not have been delivered: hub-agent stopped while issuing it; ${uncertainAdvice(entry.id)}`,
+      { applied_reward_id: id, player_id, entry_id: entry.id },
+    );
+    return flagged;
   }
 
   /** Rule 2 and the "never again" of the transitions: queued (refused ones too), or reported but not yet refreshed. */
@@ -111,7 +162,7 @@ export class ExecutedRewards {
   /** Writes the id durably; only then may the command be issued. */
   async claim(data: Omit<ExecutedReward, "issued">): Promise<QueueEntry<ExecutedReward>> {
     const entry = await this.queue.add({ ...data, issued: false });
-    this.queued.set(data.id, entry.id);
+    this.queued.set(data.id, { entry: entry.id, userId: data.user_id });
     this.issuing.add(entry.id);
     return entry;
   }
@@ -162,8 +213,9 @@ export class ExecutedRewards {
 
   private async sendAll(): Promise<void> {
     await this.load();
-    for (const entry of await this.queue.list()) {
-      if (this.issuing.has(entry.id) || entry.data.refused) continue;
+    for (const listed of await this.queue.list()) {
+      if (this.issuing.has(listed.id) || !awaitsReport(listed.data)) continue;
+      const entry = await this.flagUnsettled(listed);
       const res = await this.api.markRewardExecuted(entry.data.id, [this.serverId]);
       const outcome = patchOutcome(res);
       const { id, user_id, reward, player } = entry.data;
@@ -190,9 +242,10 @@ export class ExecutedRewards {
         await this.queue.update(entry.id, refusedUpdate(entry, error, this.clock.now()));
         continue;
       }
-      this.remembered.set(id, { userId: user_id, refreshesBefore: this.refreshesStarted });
       this.log.debug(`reward ${id} reported as executed`, { applied_reward_id: id });
-      await this.queue.remove(entry.id);
+      await reportTaken(this.queue, entry);
+      if (entry.data.uncertain) continue; // stays listed (and never runs) until the operator drops it
+      this.remembered.set(id, { userId: user_id, refreshesBefore: this.refreshesStarted });
       this.queued.delete(id);
     }
   }

@@ -293,9 +293,66 @@ describe("once", () => {
     await advance(MIN);
     expect(executedOn(VIP)).toEqual([h.sb.serverId]);
     expect(execs()).toEqual([]);
-    expect(
-      logged(`reward ${VIP} (VIP rank (in-game), VIP (30 days)) for Alice may not have been delivered`),
-    ).toHaveLength(1);
+    const warned = `reward ${VIP} (VIP rank (in-game), VIP (30 days)) for Alice may not have been delivered`;
+    expect(logged(warned)).toHaveLength(1);
+
+    // Flagged for the operator: listed by `queue status` (not waiting: it is reported) until dropped.
+    const [kept] = await queued();
+    expect(kept?.data).toMatchObject({ id: VIP, issued: false, uncertain: true, reported: true });
+    const executedQueue = (await queueStatus(h.store, h.clock.now())).find((q) => q.queue === EXECUTED_QUEUE);
+    expect(executedQueue).toMatchObject({ entries: 1, waiting: 0 });
+    expect(logged(warned)[0]?.msg).toContain(`hub-agent queue drop ${kept?.id}`);
+
+    // Another restart: not reported again, not warned again, still not run.
+    await h.agent.stop();
+    h.sb.control.clearRequests();
+    await h.restart().start();
+    await until(() => h.events.filter((e) => e === "hub_ply_initialized").length === 2, "Alice initialised again");
+    await advance(MIN);
+    expect(patches(VIP)).toEqual([]);
+    expect(logged(warned)).toHaveLength(1);
+    expect(execs()).toEqual([]);
+
+    // The operator checked the game and drops it: VyHub no longer lists the reward, so it never runs.
+    await h.store.queue(EXECUTED_QUEUE, ExecutedRewardSchema).remove(kept!.id);
+    await advance(MIN);
+    h.sim.leave(ALICE.id);
+    await join(ALICE);
+    expect(execs()).toEqual([]);
+  });
+
+  test("rule 2 reads the durable queue: an id written there by another process is never run", async () => {
+    await setup();
+    // Alice's reward is listed as open, and its id is in the durable queue without this process knowing.
+    await h.store.queue(EXECUTED_QUEUE, ExecutedRewardSchema).add({
+      id: VIP,
+      user_id: USERS.alice,
+      player_id: ALICE.id,
+      player: "Alice",
+      reward: "VIP rank (in-game)",
+      packet: "VIP (30 days)",
+      issued: true,
+    });
+    h.sb.control.failNext(REWARD_PATCH, 5, 503); // the report stays queued while she joins
+    await join(ALICE);
+    await advance(MIN);
+    expect(execs()).toEqual([]);
+  });
+
+  test("`queue drop --force` of a waiting report: the reward runs again once VyHub lists it as still open", async () => {
+    await setup();
+    const direct = give(USERS.alice, { on_event: "DIRECT", once: true, data: { command: "direct" } });
+    h.sb.control.failNext(REWARD_PATCH, 100, 503);
+    await join(ALICE);
+    await advance(MIN);
+    expect(execs().filter((c) => c === "direct")).toHaveLength(1);
+    const entry = (await queued()).find((e) => e.data.id === direct.id);
+    await h.store.queue(EXECUTED_QUEUE, ExecutedRewardSchema).remove(entry!.id);
+    h.sb.control.reset();
+    await advance(MIN); // the round that notices the drop: its refresh started before, so not yet
+    await advance(MIN);
+    expect(execs().filter((c) => c === "direct")).toHaveLength(2);
+    await until(() => executedOn(direct.id).length === 1, "the second execution reported");
   });
 
   test("5xx PATCH: kept with its error and retried every queue round until it succeeds", async () => {

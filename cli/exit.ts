@@ -7,6 +7,8 @@ export const EXIT = {
   UNREACHABLE: 4,
   NOT_FOUND: 5,
   QUEUED: 6,
+  /** Another `run` holds this storage directory (one `run` per store). */
+  INSTANCE: 7,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 

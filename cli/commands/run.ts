@@ -36,6 +36,35 @@ export async function runAgent(opts: {
   once?: boolean;
   until?: Promise<void>;
 }): Promise<number> {
+  const { config, logger } = opts;
+  const [{ resolve }, { holdInstance, InstanceBusyError, InstanceLockError }] = await Promise.all([
+    import("node:path"),
+    import("../../lib/store/instance.ts"),
+  ]);
+  // Held before anything starts (the game bridge too), for the whole run: two agents on one store would each
+  // execute `once` rewards and report their own view of the server.
+  let instance;
+  try {
+    instance = await holdInstance(resolve(config.storage.dir));
+  } catch (e) {
+    if (e instanceof InstanceBusyError) throw new CliError(e.message, EXIT.INSTANCE);
+    if (e instanceof InstanceLockError) throw new CliError(e.message, EXIT.FAILURE);
+    throw e;
+  }
+  if (instance.tookOverFrom) {
+    const { pid, host, since } = instance.tookOverFrom;
+    logger.info(
+      `took over the storage directory from a run that is gone (pid ${pid} on ${host}, since ${new Date(since).toISOString()})`,
+    );
+  }
+  try {
+    return await serve(opts);
+  } finally {
+    await instance.release();
+  }
+}
+
+async function serve(opts: Parameters<typeof runAgent>[0]): Promise<number> {
   const { config, bridge, clock, logger } = opts;
   const [{ Agent }, { createApi }, { openStore }, { attachHooks }, { loadMessages }] = await Promise.all([
     import("../../lib/agent.ts"),

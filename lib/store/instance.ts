@@ -129,7 +129,7 @@ export async function holdInstance(dir: string): Promise<Instance> {
     } catch (e) {
       const fix =
         code(e) === "EISDIR"
-          ? `${path} is a directory, not a lock file: remove it`
+          ? "remove that directory: hub-agent creates the file itself"
           : `make ${dir} a directory this user can write (storage.dir)`;
       throw new InstanceLockError(`cannot take the instance lock ${path}: ${reason(e)}; ${fix}`);
     }

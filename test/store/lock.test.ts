@@ -50,6 +50,13 @@ test("an empty lock file (holder died while creating it) is broken once it is ol
   expect(await store.withLock("job", async () => "ran", { timeoutMs: 5_000 })).toBe("ran");
 });
 
+test("a fresh empty lock file is never taken for a live holder: broken after a short grace, not waited on for a minute", async () => {
+  const store = await openStore({ dir, fsync: false });
+  await writeFile(lockFile("job"), "");
+  // Before: it counted as held until a minute old, and the caller gave up saying another process was busy.
+  expect(await store.withLock("job", async () => "ran", { timeoutMs: 8_000 })).toBe("ran");
+});
+
 test("a fresh lock held by a live process is respected until the timeout, and left in place", async () => {
   const sleeper = spawn([process.execPath, "-e", "setTimeout(() => {}, 30000)"], { stdout: "ignore" });
   try {

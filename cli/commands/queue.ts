@@ -203,11 +203,11 @@ async function describe(queue: QueueName, data: QueueItem["data"], attempts: num
   const note = e.refused
     ? " — VyHub refused the report, so it never runs again: `queue retry` reports it again once the cause is fixed, `queue drop --force` lets it run again"
     : e.uncertain
-      ? ` — may not have been delivered (hub-agent stopped while issuing it)${e.reported ? ", reported to VyHub" : ""}; ${uncertainAdvice(entryId)}`
+      ? ` — may not have been delivered (hub-agent stopped while issuing it)${e.reported ? ", reported to VyHub" : ""}; ${uncertainAdvice(entryId, e.reported === true)}`
       : e.issued
         ? ""
         : " — being issued, or issuing was interrupted";
-  return `reward ${e.reward} (${e.packet}) executed for ${e.player}, applied reward ${e.id}${note}`;
+  return `reward ${e.reward} (${e.packet}) ${e.uncertain ? "claimed" : "executed"} for ${e.player}, applied reward ${e.id}${note}`;
 }
 
 /** A reward report: PATCH executed_on now (the same rules as `run`'s rounds). */

@@ -79,8 +79,8 @@ export async function reportTaken(queue: Queue<ExecutedReward>, entry: QueueEntr
 }
 
 /** What an operator is told about an uncertain reward, in the log and in `queue status`. */
-export const uncertainAdvice = (entryId: string) =>
-  `it counts as executed (never run twice): check the game, give it by hand if it is missing, then \`hub-agent queue drop ${entryId}\``;
+export const uncertainAdvice = (entryId: string, reported: boolean) =>
+  `it counts as executed (never run twice): check the game and give it by hand if it is missing; ${reported ? "then" : "once reported (`run` sends it),"} \`hub-agent queue drop ${entryId}\``;
 
 export class ExecutedRewards {
   private queue: Queue<ExecutedReward>;
@@ -148,7 +148,7 @@ export class ExecutedRewards {
     if (!flagged) return entry; // removed meanwhile (`queue drop --force`)
     const { id, reward, packet, player, player_id } = entry.data;
     this.log.warn(
-      `reward ${id} (${reward}, ${packet}) for ${player} may not have been delivered: hub-agent stopped while issuing it; ${uncertainAdvice(entry.id)}`,
+      `reward ${id} (${reward}, ${packet}) for ${player} may not have been delivered: hub-agent stopped while issuing it; ${uncertainAdvice(entry.id, false)}`,
       { applied_reward_id: id, player_id, entry_id: entry.id },
     );
     return flagged;

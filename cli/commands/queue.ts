@@ -100,7 +100,7 @@ const drop = defineCommand({
     const store = await openStoreOf(ctx);
     const { queue, entry } = found(await find(store, args.id), args.id);
     const what = await describe(queue, entry.data, entry.attempts, entry.id);
-    // A reported entry (uncertain delivery, kept for the operator) is safe to drop: VyHub no longer lists the reward.
+    // A reported entry (interrupted delivery, kept for the operator) is safe to drop: VyHub no longer lists the reward.
     const reported = queue === "reward_executed" && (entry.data as { reported?: unknown }).reported === true;
     if (queue === "reward_executed" && !reported && !args.force)
       throw new CliError(
@@ -157,7 +157,7 @@ function found(f: FoundEntry, id: string): Extract<FoundEntry, { ok: true }> {
 
 /** One line saying what an entry is about, for people; "" when its data is not of a known shape. */
 async function describe(queue: QueueName, data: QueueItem["data"], attempts: number, entryId: string): Promise<string> {
-  const [v, s, { formatLength }, { ExecutedRewardSchema, uncertainAdvice }, f] = await Promise.all([
+  const [v, s, { formatLength }, { ExecutedRewardSchema, interruptedAdvice }, f] = await Promise.all([
     import("valibot"),
     import("../../lib/sanctions/index.ts"),
     import("../../lib/duration.ts"),
@@ -202,12 +202,12 @@ async function describe(queue: QueueName, data: QueueItem["data"], attempts: num
   const e = r.output;
   const note = e.refused
     ? " — VyHub refused the report, so it never runs again: `queue retry` reports it again once the cause is fixed, `queue drop --force` lets it run again"
-    : e.uncertain
-      ? ` — may not have been delivered (hub-agent stopped while issuing it)${e.reported ? ", reported to VyHub" : ""}; ${uncertainAdvice(entryId, e.reported === true)}`
+    : e.interrupted
+      ? ` — may not have been delivered (hub-agent stopped while issuing it)${e.reported ? ", reported to VyHub" : ""}; ${interruptedAdvice(entryId, e.reported === true)}`
       : e.issued
         ? ""
         : " — being issued, or issuing was interrupted";
-  return `reward ${e.reward} (${e.packet}) ${e.uncertain ? "claimed" : "executed"} for ${e.player}, applied reward ${e.id}${note}`;
+  return `reward ${e.reward} (${e.packet}) ${e.interrupted ? "claimed" : "executed"} for ${e.player}, applied reward ${e.id}${note}`;
 }
 
 /** A reward report: PATCH executed_on now (the same rules as `run`'s rounds). */
@@ -228,7 +228,7 @@ async function retryReward(
     );
   // Not yet marked issued (nor flagged as interrupted by `run`): `run` may be issuing its command right now;
   // reporting it first could lose the reward.
-  if (!reward.issued && !reward.uncertain)
+  if (!reward.issued && !reward.interrupted)
     throw new CliError(
       `${entry.id}: the command of reward ${reward.id} is not known to have been issued; \`hub-agent run\` reports it`,
       EXIT.FAILURE,

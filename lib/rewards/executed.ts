@@ -4,7 +4,7 @@
  *
  * An id is written to the durable queue *before* its command is issued, and marked `issued` after: a crash in
  * between can lose a reward's delivery but never run it twice. Such an entry (claimed, never marked issued, and
- * not being issued by this process) is flagged `uncertain` for the operator, once; it is reported like the others,
+ * not being issued by this process) is flagged `interrupted` for the operator, once; it is reported like the others,
  * and then kept (`reported`) so that `queue status` lists it until the operator, having checked the game, drops
  * it. Only one `run` uses a store at a time (the instance lock), so an unsettled entry found at start was left by
  * a process that is gone.
@@ -37,8 +37,8 @@ export const ExecutedRewardSchema = v.object({
   /** VyHub refused the report (4xx): never sent again by `run`, kept so the reward never runs again. */
   refused: v.optional(v.boolean()),
   /** hub-agent stopped between the claim and the game's answer: it may not have been delivered (operator warned). */
-  uncertain: v.optional(v.boolean()),
-  /** An uncertain reward VyHub took the report of: kept only for the operator to check and drop. */
+  interrupted: v.optional(v.boolean()),
+  /** An interrupted reward VyHub took the report of: kept only for the operator to check and drop. */
   reported: v.optional(v.boolean()),
 });
 export type ExecutedReward = v.InferOutput<typeof ExecutedRewardSchema>;
@@ -71,15 +71,15 @@ export const awaitsReport = (data: unknown): boolean => {
   return d.refused !== true && d.reported !== true;
 };
 
-/** After VyHub took the report (`run` and `queue retry` alike): removed, or kept as reported when uncertain. */
+/** After VyHub took the report (`run` and `queue retry` alike): removed, or kept as reported when interrupted. */
 export async function reportTaken(queue: Queue<ExecutedReward>, entry: QueueEntry<ExecutedReward>): Promise<void> {
-  if (entry.data.uncertain)
+  if (entry.data.interrupted)
     await queue.update(entry.id, { data: { ...entry.data, reported: true }, lastError: undefined });
   else await queue.remove(entry.id);
 }
 
-/** What an operator is told about an uncertain reward, in the log and in `queue status`. */
-export const uncertainAdvice = (entryId: string, reported: boolean) =>
+/** What an operator is told about an interrupted reward, in the log and in `queue status`. */
+export const interruptedAdvice = (entryId: string, reported: boolean) =>
   `it counts as executed (never run twice): check the game and give it by hand if it is missing; ${reported ? "then" : "once reported (`run` sends it),"} \`hub-agent queue drop ${entryId}\``;
 
 export class ExecutedRewards {
@@ -143,12 +143,12 @@ export class ExecutedRewards {
    * could not write the settlement). Flagged durably, then told once.
    */
   private async flagUnsettled(entry: QueueEntry<ExecutedReward>): Promise<QueueEntry<ExecutedReward>> {
-    if (entry.data.issued || entry.data.uncertain || this.issuing.has(entry.id)) return entry;
-    const flagged = await this.queue.update(entry.id, { data: { ...entry.data, uncertain: true } });
+    if (entry.data.issued || entry.data.interrupted || this.issuing.has(entry.id)) return entry;
+    const flagged = await this.queue.update(entry.id, { data: { ...entry.data, interrupted: true } });
     if (!flagged) return entry; // removed meanwhile (`queue drop --force`)
     const { id, reward, packet, player, player_id } = entry.data;
     this.log.warn(
-      `reward ${id} (${reward}, ${packet}) for ${player} may not have been delivered: hub-agent stopped while issuing it; ${uncertainAdvice(entry.id, false)}`,
+      `reward ${id} (${reward}, ${packet}) for ${player} may not have been delivered: hub-agent stopped while issuing it; ${interruptedAdvice(entry.id, false)}`,
       { applied_reward_id: id, player_id, entry_id: entry.id },
     );
     return flagged;
@@ -244,7 +244,7 @@ export class ExecutedRewards {
       }
       this.log.debug(`reward ${id} reported as executed`, { applied_reward_id: id });
       await reportTaken(this.queue, entry);
-      if (entry.data.uncertain) continue; // stays listed (and never runs) until the operator drops it
+      if (entry.data.interrupted) continue; // stays listed (and never runs) until the operator drops it
       this.remembered.set(id, { userId: user_id, refreshesBefore: this.refreshesStarted });
       this.queued.delete(id);
     }

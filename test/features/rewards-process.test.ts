@@ -152,7 +152,7 @@ describe("kill -9 during reward rounds", () => {
     // What is left in the executed queue is only what the operator must check: flagged, reported, not sent again.
     const store = await openStore({ dir: join(dir, "store") });
     const left = await store.queue(EXECUTED_QUEUE, ExecutedRewardSchema).list();
-    for (const e of left) expect(e.data).toMatchObject({ issued: false, uncertain: true, reported: true });
+    for (const e of left) expect(e.data).toMatchObject({ issued: false, interrupted: true, reported: true });
     const flagged = new Set(left.map((e) => e.data.id));
     expect(flagged.size).toBe(left.length);
     // Never silently lost: not executed means flagged.

@@ -298,7 +298,7 @@ describe("once", () => {
 
     // Flagged for the operator: listed by `queue status` (not waiting: it is reported) until dropped.
     const [kept] = await queued();
-    expect(kept?.data).toMatchObject({ id: VIP, issued: false, uncertain: true, reported: true });
+    expect(kept?.data).toMatchObject({ id: VIP, issued: false, interrupted: true, reported: true });
     const executedQueue = (await queueStatus(h.store, h.clock.now())).find((q) => q.queue === EXECUTED_QUEUE);
     expect(executedQueue).toMatchObject({ entries: 1, waiting: 0 });
     expect(logged(warned)[0]?.msg).toContain(`hub-agent queue drop ${kept?.id}`);

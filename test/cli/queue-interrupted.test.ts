@@ -25,7 +25,7 @@ test("flagged: listed until dropped; reported by `run` or `queue retry`, then dr
     HUB_API_URL: sb.url,
     HUB_API_KEY: sb.key,
     HUB_API_SERVER_ID: sb.serverId,
-    HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-uncertain-")),
+    HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-interrupted-")),
   };
   const reports = (await openStore({ dir: env.HUB_STORAGE_DIR })).queue(EXECUTED_QUEUE, ExecutedRewardSchema);
   const entry = await reports.add({
@@ -36,7 +36,7 @@ test("flagged: listed until dropped; reported by `run` or `queue retry`, then dr
     reward: "VIP command",
     packet: "VIP",
     issued: false,
-    uncertain: true,
+    interrupted: true,
   });
 
   const before = await hub(["queue", "status"], { env });
@@ -50,7 +50,7 @@ test("flagged: listed until dropped; reported by `run` or `queue retry`, then dr
   const retried = await hub(["queue", "retry", entry.id], { env });
   expect(retried.code).toBe(0);
   expect(sb.state.appliedRewards.get(VIP)?.executed_on).toEqual([sb.serverId]);
-  expect(await reports.get(entry.id)).toMatchObject({ data: { uncertain: true, reported: true } });
+  expect(await reports.get(entry.id)).toMatchObject({ data: { interrupted: true, reported: true } });
   const after = await hub(["queue", "status", "--json"], { env });
   const executed = (
     JSON.parse(after.stdout) as { queues: { queue: string; entries: number; waiting: number }[] }

@@ -133,7 +133,7 @@ export interface Delivery {
  * here, still queued, or settled by another process (a running `run`) that took it first.
  */
 export async function deliver(s: Session, kind: DeliveryOutcome["kind"], entryId: string): Promise<Delivery> {
-  const { deliverQueues, outcomeMessage, playerKey, sanctionQueues, settleTime } =
+  const { deliverQueues, isUncertain, outcomeMessage, playerKey, sanctionQueues, settleTime } =
     await import("../lib/sanctions/index.ts");
   const log = s.ctx.logger.withTag("queue");
   const queue = sanctionQueues(s.store)[kind];
@@ -165,11 +165,12 @@ export async function deliver(s: Session, kind: DeliveryOutcome["kind"], entryId
   const why = report.busy
     ? "another hub-agent process is delivering; it goes with the next round"
     : (own?.error ?? blocked ?? still.lastError);
-  const error = still.uncertain ? `uncertain: will be checked before it is sent again${why ? `; ${why}` : ""}` : why;
+  const uncertain = isUncertain(still);
+  const error = uncertain ? `uncertain: will be checked before it is sent again${why ? `; ${why}` : ""}` : why;
   return {
     result: "kept",
     ...(own ? { outcome: own } : {}),
-    uncertain: !!still.uncertain,
+    uncertain,
     ...(error ? { error } : {}),
   };
 }

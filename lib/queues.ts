@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { QueueEntry, Store } from "./store/index.ts";
 import { awaitsReport } from "./rewards/executed.ts";
+import { isUncertain } from "./sanctions/deliver.ts";
 
 /**
  * The durable queues `run` drains and one-shot commands fill (client-interface.md rules 10, 11, 12, 14), and
@@ -65,7 +66,7 @@ export async function queueStatus(store: Store, now: number): Promise<QueueSumma
           last_error: e.lastError ?? null,
           last_attempt_at: isoOrNull(e.lastAttemptAt),
           first_attempt_at: isoOrNull(e.firstAttemptAt),
-          uncertain: e.uncertain === true,
+          uncertain: queue.startsWith("reward_") ? e.uncertain === true : isUncertain(e),
           last_lookup:
             e.lastLookupAt === undefined
               ? null

@@ -58,9 +58,9 @@ const retry = defineCommand({
         `${entry.id} is a reward the game refused: nothing to send; \`hub-agent run\` tries it again by itself, and \`hub-agent queue drop ${entry.id}\` clears its refusals so its next trigger tries it at once`,
         EXIT.USAGE,
       );
-    if (entry.uncertain && entry.lastAttemptAt !== undefined) {
+    const { isUncertain, settleTime } = await import("../../lib/sanctions/index.ts");
+    if (isUncertain(entry) && entry.lastAttemptAt !== undefined) {
       // The service may still be working on the lost request: looking it up sooner could miss it and send it twice.
-      const { settleTime } = await import("../../lib/sanctions/index.ts");
       const wait = entry.lastAttemptAt + settleTime(s.config.api.timeout * 1000) - Date.now();
       if (wait > 0) {
         ctx.logger.info(`${entry.id} is uncertain: looking it up at the service in ${Math.ceil(wait / 1000)} s`);

@@ -77,6 +77,14 @@ export interface DeliveryReport {
 }
 
 /**
+ * Whether a request of this entry may have reached the service. Entries written before the flag existed have only
+ * an attempt count: any attempt on record may have been a write whose answer was lost, so it is looked up first.
+ */
+export function isUncertain(entry: { attempts: number; uncertain?: boolean }): boolean {
+  return entry.uncertain ?? entry.attempts > 0;
+}
+
+/**
  * How long an uncertain entry waits after its last attempt before it is looked up: 2 × the API timeout (a slow
  * service may still be working on the request), and at least the timeout plus WARNING_CLOCK_SKEW_MS, so a warning
  * the service made for one entry is already too old to be taken for a later entry of the same player (that entry is
@@ -230,7 +238,13 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     if (error.kind === "NotFound") return done(item, "not_found", { error: message });
     if (isRejected(error)) return done(item, "refused", { error: message });
     if (sent) return keep(item, { lastError: message, uncertain: !notCarriedOut(error) }, message);
-    return keep(item, { attempts: item.entry.attempts + 1, lastAttemptAt: now(), lastError: message }, message);
+    // Explicitly certain unless it already was uncertain: a failed lookup before the write sent nothing new.
+    const uncertain = isUncertain(item.entry);
+    return keep(
+      item,
+      { attempts: item.entry.attempts + 1, lastAttemptAt: now(), lastError: message, uncertain },
+      message,
+    );
   };
   /** A lookup at the service failed: the entry waits, not sent. */
   const lookupFailed = (item: Item, error: ApiError) => {
@@ -256,7 +270,7 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     // Re-read: the entry may have been dropped (`queue drop`) or its ban cancelled by an unban since the listing.
     const current = await queues[item.kind].get(item.entry.id);
     if (!current) return undefined;
-    item = { ...item, entry: current } as Item;
+    item = { ...item, entry: { ...current, uncertain: isUncertain(current) } } as Item;
     if (item.kind === "ban" && item.entry.data.status === "UNBANNED") return done(item, "cancelled");
     const entry = item.entry;
     if (entry.uncertain && entry.lastAttemptAt !== undefined && now() < entry.lastAttemptAt + settleMs) {

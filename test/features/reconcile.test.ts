@@ -4,7 +4,7 @@
  * a ban issued after them. Real HTTP to the in-memory service.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApi, type Api } from "../../lib/api/client.ts";
@@ -65,6 +65,23 @@ const warn = (reason = "spam") =>
 const slowAnswers = (path: string) => sb.control.latency(TIMEOUT_MS * 4, { method: "POST", path }, { after: true });
 
 describe("an uncertain ban", () => {
+  test("an entry written before the uncertain flag existed, with an attempt on record, is looked up first", async () => {
+    const entry = await ban();
+    slowAnswers("/ban/");
+    await deliver();
+    sb.control.latency(0);
+    expect(bansOfDave()).toHaveLength(1);
+    // What the previous version left after a lost answer: an attempt count and no flag.
+    const { uncertain: _u, firstAttemptAt: _f, ...legacy } = (await sanctionQueues(store).ban.get(entry.id))!;
+    writeFileSync(join(store.dir, "queue", "ban", entry.id), JSON.stringify({ v: 1, ...legacy }));
+    expect((await queueStatus(store, clock)).find((q) => q.queue === "ban")?.items[0]?.uncertain).toBe(true);
+    clock += SETTLE_MS;
+    sb.control.clearRequests();
+    expect(results(await deliver())).toEqual([["ban", "delivered"]]);
+    expect(posts("/ban/")).toHaveLength(0);
+    expect(bansOfDave()).toHaveLength(1);
+  });
+
   test("answer lost after the service created it: uncertain; after the settle time found, never POSTed again", async () => {
     const entry = await ban();
     slowAnswers("/ban/");

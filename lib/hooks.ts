@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { childEnv } from "./child-env.ts";
 import { HUB_EVENTS, type EventBus, type HubEventName } from "./events.ts";
 import type { Logger } from "./log.ts";
 
@@ -13,7 +14,8 @@ export function splitCommand(line: string): string[] {
 
 /**
  * `[hooks] <event> = "<command>"`: runs the command when the event happens, with the event's data as JSON on
- * stdin. Game data only ever travels on stdin, never into the command line.
+ * stdin. Game data only ever travels on stdin, never into the command line. The hook gets the few variables every
+ * program needs (childEnv), never hub-agent's HUB_* settings and secrets.
  */
 export function attachHooks(events: EventBus, hooks: Record<string, string>, logger: Logger, timeoutMs = 30_000) {
   for (const [name, line] of Object.entries(hooks)) {
@@ -29,7 +31,7 @@ export function attachHooks(events: EventBus, hooks: Record<string, string>, log
 
 function runHook(cmd: string, args: string[], data: unknown, logger: Logger, timeoutMs: number): Promise<void> {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: ["pipe", "ignore", "pipe"], timeout: timeoutMs });
+    const child = spawn(cmd, args, { stdio: ["pipe", "ignore", "pipe"], timeout: timeoutMs, env: childEnv() });
     let stderr = "";
     child.stderr?.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
     child.on("error", (e) => {

@@ -201,6 +201,14 @@ export const ConfigSchema = v.strictObject({
           command: v.optional(commandLine),
           cwd: v.optional(text("must be a directory path")),
           restart: bool(false),
+          /** Only these reach the server besides PATH, HOME, locale and the like: never hub-agent's HUB_* secrets. */
+          env: v.optional(
+            v.record(
+              v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a variable name (letters, digits, _)")),
+              v.string("must be a string (quote numbers)"),
+            ),
+            {},
+          ),
         }),
         {},
       ),
@@ -296,6 +304,8 @@ export const KEY_HELP: Record<string, string> = {
   "game.wrapper.command":
     'the dedicated server to start and its arguments, e.g. ["./srcds_run", "-game", "garrysmod", "-norestart"]; in the environment a JSON array',
   "game.wrapper.cwd": "the directory to start the server in; relative to this file",
+  "game.wrapper.env":
+    "[game.wrapper.env] NAME = \"value\": variables for the server; it gets only PATH, HOME, USER, locale, TZ, TERM, TMPDIR and these",
   "game.wrapper.restart": "restart the server when it exits on its own (with backoff; gives up after 5 quick crashes)",
   "game.log_file":
     "a game log to follow for events (Minecraft logs/latest.log, srcds logs/L*.log, OpenArena games.log)",

@@ -22,6 +22,8 @@ export interface BridgeDeps {
    * goes to stderr); null: nowhere (`run --json` keeps stdout for machine output).
    */
   output?: NodeJS.WritableStream | null;
+  /** Applied to the copied console (the configured secrets). */
+  redact?: (text: string) => string;
 }
 
 /** The bridge `game.bridge` names, composed from the preset `game.preset` (validated by loadConfig). */
@@ -92,12 +94,14 @@ function wrap(config: Config, preset: Preset, deps: BridgeDeps): Wrapper {
   return new Wrapper({
     command: required(wrapper.command, "game.wrapper.command"),
     ...(wrapper.cwd ? { cwd: wrapper.cwd } : {}),
+    env: wrapper.env,
     ...(preset.commands.stop ? { stopCommand: preset.commands.stop } : {}),
     ...(ready ? { ready } : {}),
     ...(preset.echo ? { echo: preset.echo } : {}),
     ...(wrapper.restart ? { restart: {} } : {}),
     input: deps.input ?? process.stdin,
     ...(output ? { output: surviveErrors(output, deps.logger) } : {}),
+    ...(deps.redact ? { redact: deps.redact } : {}),
     // The operator's ban/unban/warn/warns typed at the console go to the service, not the game.
     intercept: interceptWords([ban, unban, warn, warns]),
     clock: deps.clock,

@@ -299,6 +299,7 @@ describe("game bridge configuration", () => {
       command: ["/usr/games/openarena-server", "+set", "dedicated", "1"],
       cwd: join(d, "oa"),
       restart: false,
+      env: {},
     });
     expect(r.config.game.log_file).toBe(join(d, "oa", "games.log"));
     const env = { ...good, HUB_GAME_BRIDGE: "wrapper", HUB_GAME_PRESET: "minecraft" };

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { type Clock, systemClock } from "../../clock.ts";
+import { childEnv } from "../../child-env.ts";
 import { type Logger, silentLogger } from "../../log.ts";
 import { CommandQueue, type QueuedCommand } from "../transports/command-queue.ts";
 import {
@@ -27,7 +28,7 @@ export interface WrapperOptions {
   /** The dedicated server and its arguments (`game.wrapper.command`); run directly, no shell. */
   command: readonly string[];
   cwd?: string;
-  /** Added to hub-agent's own environment. */
+  /** Variables the operator passes (`[game.wrapper.env]`), added to the few every program needs (childEnv). */
   env?: Record<string, string>;
   /** The console command that shuts the server down cleanly (`quit`, `stop`); without one, SIGTERM. */
   stopCommand?: string;
@@ -54,6 +55,8 @@ export interface WrapperOptions {
    * copied here, except the replies to hub-agent's own commands (the player list every poll would drown the rest).
    */
   output?: NodeJS.WritableStream;
+  /** Applied to every line copied to `output`: a server that prints a secret must not put it on the console. */
+  redact?: (line: string) => string;
   /** Lines for which this holds become `operator_input` events instead of reaching the server. */
   intercept?: (line: string) => boolean;
   clock?: Clock;
@@ -307,7 +310,7 @@ export class Wrapper implements LineSource, Transport {
     this.#state.emit("connecting");
     const child = spawn(file, args, {
       cwd: this.#o.cwd,
-      env: { ...process.env, ...this.#o.env },
+      env: childEnv(this.#o.env),
       stdio: ["pipe", "pipe", "pipe"],
       detached: process.platform !== "win32",
     });
@@ -373,7 +376,7 @@ export class Wrapper implements LineSource, Transport {
     }
     if (MARKER.test(line.trimEnd())) return; // the marker of a command that timed out
     if (pending && !pending.show) pending.lines.push(line);
-    else this.#o.output?.write(`${line}\n`);
+    else this.#o.output?.write(`${this.#o.redact ? this.#o.redact(line) : line}\n`);
     if (!this.#ready && this.#o.ready?.test(line)) this.#markReady();
     this.#deliver(line, stream);
   }

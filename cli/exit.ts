@@ -9,6 +9,8 @@ export const EXIT = {
   QUEUED: 6,
   /** Another `run` holds this storage directory (one `run` per store). */
   INSTANCE: 7,
+  /** The storage directory can't be written (full, read-only, permissions, a path in the way): nothing was queued. */
+  STORE: 8,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 

@@ -10,8 +10,10 @@ type AnyCommand = CommandDef<ArgsDef>;
  */
 export async function runCli(root: AnyCommand, argv: string[], rootHelp: () => string): Promise<number> {
   const json = argv.includes("--json");
+  let command: string[] = [];
   try {
     const { cmd, path, rest } = await resolve(root, argv);
+    command = path;
     const flags = rest.slice(0, rest.indexOf("--") === -1 ? undefined : rest.indexOf("--"));
     if (flags.includes("--help") || flags.includes("-h")) {
       process.stdout.write((path.length === 0 ? rootHelp() : await usage(cmd, path)) + "\n");
@@ -41,7 +43,7 @@ export async function runCli(root: AnyCommand, argv: string[], rootHelp: () => s
     await runCommand(cmd, { rawArgs: rest });
     return typeof process.exitCode === "number" ? process.exitCode : EXIT.OK;
   } catch (e) {
-    return await report(e, json);
+    return await report(e, json, command);
   }
 }
 
@@ -108,14 +110,15 @@ async function usage(cmd: AnyCommand, path: string[]): Promise<string> {
   return stripAnsi(await renderUsage(cmd)).replace(`USAGE ${name}`, `USAGE hub-agent ${path.join(" ")}`);
 }
 
-async function report(e: unknown, json: boolean): Promise<number> {
+async function report(e: unknown, json: boolean, command: string[]): Promise<number> {
   const { redact } = await import("./context.ts");
   const cliError =
     e instanceof CliError
       ? e
       : isCittyUsage(e)
         ? new CliError(stripAnsi((e as Error).message), EXIT.USAGE)
-        : new CliError(`unexpected error: ${(e as Error)?.message ?? String(e)}`, EXIT.FAILURE);
+        : ((await storeFailure(e, command)) ??
+          new CliError(`unexpected error: ${(e as Error)?.message ?? String(e)}`, EXIT.FAILURE));
   if (json) {
     const error = { code: cliError.code, message: cliError.message, details: cliError.details };
     process.stdout.write(redact(JSON.stringify({ error })) + "\n");
@@ -124,9 +127,20 @@ async function report(e: unknown, json: boolean): Promise<number> {
       redact(["error: " + cliError.message, ...cliError.details.map((d) => "  " + d)].join("\n")) + "\n",
     );
   }
-  if (!(e instanceof CliError) && !isCittyUsage(e) && process.env.HUB_LOG_LEVEL === "debug")
+  if (cliError.code === EXIT.FAILURE && !(e instanceof CliError) && process.env.HUB_LOG_LEVEL === "debug")
     process.stderr.write(redact(String((e as Error)?.stack)) + "\n");
   return cliError.code;
+}
+
+/** Commands whose failure before the queue write means nothing was queued (after it, they exit 6 themselves). */
+const QUEUEING = new Set(["ban", "unban", "warn"]);
+
+/** A full, read-only or blocked store: one line naming the path and the fix, with its own exit code. */
+async function storeFailure(e: unknown, command: string[]): Promise<CliError | undefined> {
+  const { describeFsError } = await import("../lib/store/errors.ts");
+  const line = describeFsError(e);
+  if (!line) return undefined;
+  return new CliError(QUEUEING.has(command[0] ?? "") ? `${line}; nothing was queued` : line, EXIT.STORE);
 }
 
 const isCittyUsage = (e: unknown) => (e as { name?: string })?.name === "CLIError";

@@ -143,17 +143,28 @@ export async function deliver(s: Session, kind: DeliveryOutcome["kind"], entryId
   let own: DeliveryOutcome | undefined;
   // A kept entry stops the player's later entries for the round: theirs is then the reason ours waits too.
   let blocked: string | undefined;
-  const report = await deliverQueues(
-    { api: s.api, store: s.store, logger: log, settleMs: settleTime(s.config.api.timeout * 1000) },
-    {
-      players: new Set([key]),
-      onOutcome: (o) => {
-        if (o.entry.id === entryId) own = o;
-        else if (o.result === "kept" && playerKey(o.entry.data.target) === key) blocked = o.error;
-        else if (o.result !== "kept") log.info(outcomeMessage(s.messages, o) ?? `${o.kind} ${o.result}`);
+  let report;
+  try {
+    report = await deliverQueues(
+      { api: s.api, store: s.store, logger: log, settleMs: settleTime(s.config.api.timeout * 1000) },
+      {
+        players: new Set([key]),
+        onOutcome: (o) => {
+          if (o.entry.id === entryId) own = o;
+          else if (o.result === "kept" && playerKey(o.entry.data.target) === key) blocked = o.error;
+          else if (o.result !== "kept") log.info(outcomeMessage(s.messages, o) ?? `${o.kind} ${o.result}`);
+        },
       },
-    },
-  );
+    );
+  } catch (e) {
+    // The entry is written: whatever failed after that (a lock path that is a directory), the exit code must say
+    // it is queued, or an operator retrying would queue it twice.
+    const entry = await queue.get(entryId).catch(() => undefined);
+    if (!entry) throw e;
+    const { describeFsError } = await import("../lib/store/index.ts");
+    await markChanged(s, kind);
+    return { result: "kept", uncertain: !!entry.uncertain, error: describeFsError(e) ?? (e as Error).message };
+  }
   const still = own?.result === "kept" || !own ? await queue.get(entryId) : undefined;
   if (own && own.result !== "kept") {
     await markChanged(s, kind);

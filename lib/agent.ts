@@ -1,6 +1,6 @@
 import type { Config } from "./config/index.ts";
 import { ServerSchema, describeError, type Api, type Server } from "./api/client.ts";
-import type { Store } from "./store/index.ts";
+import { type Store, cacheWrite } from "./store/index.ts";
 import { cacheAge } from "./store/cache.ts";
 import type { BridgeEvent, BridgeEventOf, BridgeEventType, GameBridge, GamePlayer } from "./game/bridge.ts";
 import type { Clock } from "./clock.ts";
@@ -172,7 +172,7 @@ export class Agent {
 
   private async useLiveRecord(server: Server) {
     this.server = server;
-    await this.serverCache().set(server);
+    await cacheWrite(this.serverCache().set(server));
     await this.events.emit("hub_api_ready", { server });
   }
 

@@ -53,7 +53,8 @@ export class EventBus {
       try {
         await (h as Handler<K>)(data);
       } catch (e) {
-        this.logger.error(`a ${name} handler failed: ${(e as Error).message}`);
+        const level = (e as { reported?: boolean })?.reported ? "debug" : "error"; // the store logged it once
+        this.logger[level](`a ${name} handler failed: ${(e as Error).message}`);
       }
     });
     const all = Promise.all(runs).then(() => {});

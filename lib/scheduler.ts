@@ -55,7 +55,9 @@ export class Scheduler {
   /** Runs a job once now (tracked, so stop() waits for it); errors are logged, never thrown. */
   async run<R>(name: string, job: () => Promise<R>): Promise<R | undefined> {
     const p = job().catch((e: unknown) => {
-      this.logger.error(`${name} failed: ${(e as Error)?.message ?? e}`);
+      // A store write failure was logged by the store once; repeating it every round would bury the log.
+      const level = (e as { reported?: boolean })?.reported ? "debug" : "error";
+      this.logger[level](`${name} failed: ${(e as Error)?.message ?? e}`);
       return undefined;
     });
     this.running.add(p);

@@ -83,7 +83,7 @@ async function serve(opts: Parameters<typeof runAgent>[0]): Promise<number> {
     clock,
     logger: logger.withTag("api"),
   });
-  const store = await openStore({ dir: config.storage.dir, logger, clock });
+  const store = await openStore({ dir: config.storage.dir, logger, clock, reportWriteErrors: true });
   const agent = new Agent({ config, api, store, bridge, clock, logger, messages, once: opts.once });
   attachHooks(agent.events, config.hooks, logger.withTag("hooks"));
 

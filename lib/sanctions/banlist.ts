@@ -4,7 +4,7 @@
  */
 import { type Api, type BanList, BanListSchema, type BanReduced, describeError } from "../api/client.ts";
 import type { Messages } from "../messages.ts";
-import type { QueueEntry, Store } from "../store/index.ts";
+import { type QueueEntry, type Store, cacheWrite } from "../store/index.ts";
 import { type BanEntry, type Enforce, enforcedNow, sameIdentifier, sanctionQueues } from "./schemas.ts";
 
 /** The store cache of the last ban list fetched (no age limit: bans are better stale than absent). */
@@ -25,7 +25,7 @@ export async function fetchBanList(
 ): Promise<{ list: BanList; source: BanListSource; savedAt?: number; error?: string }> {
   const res = await api.getBundleBans(bundleId);
   if (res.ok) {
-    await banCache(store).set(res.value);
+    await cacheWrite(banCache(store).set(res.value)); // a full disk must not stop the live list being enforced
     return { list: res.value, source: "api" };
   }
   const error = describeError(res.error);

@@ -7,11 +7,14 @@
 import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import { defineDriver } from "unstorage";
+import { StoreWriteError, storeWriteError } from "./errors.ts";
 
 export interface AtomicFsOptions {
   base: string;
   /** fsync the file before the rename and its directory after it (default true). */
   fsync?: boolean;
+  /** Told after every write: nothing when it succeeded, the error when the disk or the path refused it. */
+  onWrite?: (error?: StoreWriteError) => void;
 }
 
 /** Marks temp files: `<file>.tmp-<pid>-<uuid>`. Keys containing it are refused so they can't be hidden. */
@@ -139,6 +142,18 @@ export default defineDriver((opts: AtomicFsOptions) => {
     const trimmed = b.replace(/:+$/, "");
     return trimmed ? pathOf(trimmed) : base;
   };
+  /** Disk and path failures become a StoreWriteError naming the file and the fix; onWrite hears every outcome. */
+  const writing = async (key: string, op: (path: string) => Promise<void>) => {
+    const path = pathOf(key);
+    try {
+      await op(path);
+    } catch (e) {
+      const err = storeWriteError(e, path, base);
+      if (err instanceof StoreWriteError) opts.onWrite?.(err);
+      throw err;
+    }
+    opts.onWrite?.();
+  };
   const read = async (key: string) => {
     try {
       return await readFile(pathOf(key));
@@ -159,13 +174,14 @@ export default defineDriver((opts: AtomicFsOptions) => {
       return (await read(key))?.toString("utf8") ?? null;
     },
     getItemRaw: read,
-    setItem: (key: string, value: string) => atomicWrite(pathOf(key), value, fsync),
-    setItemRaw: (key: string, value: string | Uint8Array) => atomicWrite(pathOf(key), value, fsync),
-    async removeItem(key: string) {
-      await unlink(pathOf(key)).catch((e) => {
-        if (!isMissing(e)) throw e;
-      });
-    },
+    setItem: (key: string, value: string) => writing(key, (path) => atomicWrite(path, value, fsync)),
+    setItemRaw: (key: string, value: string | Uint8Array) => writing(key, (path) => atomicWrite(path, value, fsync)),
+    removeItem: (key: string) =>
+      writing(key, (path) =>
+        unlink(path).catch((e) => {
+          if (!isMissing(e)) throw e;
+        }),
+      ),
     async getKeys(b: string) {
       const dir = dirOf(b);
       const prefix =

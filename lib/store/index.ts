@@ -15,12 +15,14 @@ import { type Logger, silentLogger } from "../log.ts";
 import { type Cache, createCache } from "./cache.ts";
 import { type Counters, createCounters } from "./counters.ts";
 import atomicFs, { cleanStaleTemp } from "./driver.ts";
+import { StoreWriteError, storeWriteError } from "./errors.ts";
 import { createLocker } from "./lock.ts";
 import { type Queue, createQueue } from "./queue.ts";
 import { type QuarantineRecord, createRecords } from "./records.ts";
 import { checkName } from "./types.ts";
 
 export type { Cache } from "./cache.ts";
+export { StoreWriteError, describeFsError } from "./errors.ts";
 export type { Counters } from "./counters.ts";
 export { LockTimeoutError } from "./lock.ts";
 export type { Queue, QueueEntry } from "./queue.ts";
@@ -33,6 +35,11 @@ export interface StoreOptions {
   clock?: Clock;
   /** fsync files and directories on write (default true): survives power loss, not only crashes. */
   fsync?: boolean;
+  /**
+   * Log write failures (full disk, read-only store, permissions) once per change of state, failing → recovered
+   * (`run`). One-shot commands leave it off: their failure is their error line.
+   */
+  reportWriteErrors?: boolean;
 }
 
 export interface Store {
@@ -59,14 +66,28 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   const dir = resolve(opts.dir);
   const logger = (opts.logger ?? silentLogger).withTag("store");
   const clock = opts.clock ?? systemClock;
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (e) {
+    throw storeWriteError(e, dir, dir);
+  }
   const cleaned = await cleanStaleTemp(dir, STALE_TEMP_MS);
   if (cleaned) logger.info("removed stale temp files left by interrupted writes", { count: cleaned });
 
-  const storage = createStorage({ driver: atomicFs({ base: dir, fsync: opts.fsync }) });
+  const onWrite = writeHealth(dir, logger, !!opts.reportWriteErrors);
+  const storage = createStorage({ driver: atomicFs({ base: dir, fsync: opts.fsync, onWrite }) });
   const records = createRecords(storage, dir, logger, clock);
   const locker = createLocker(join(dir, "locks"));
-  const withLock: Store["withLock"] = async (name, fn, lockOpts) => locker(checkName("lock", name), fn, lockOpts);
+  const withLock: Store["withLock"] = async (name, fn, lockOpts) => {
+    try {
+      return await locker(checkName("lock", name), fn, lockOpts);
+    } catch (e) {
+      // A lock file the disk refuses is a store write failure like any other: one line, reported once.
+      const err = storeWriteError(e, (e as NodeJS.ErrnoException).path ?? join(dir, "locks", `${name}.lock`), dir);
+      if (err !== e && err instanceof StoreWriteError) onWrite(err);
+      throw err;
+    }
+  };
 
   return {
     dir,
@@ -76,4 +97,36 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     withLock,
     quarantined: () => [...records.quarantined],
   };
+}
+
+/**
+ * The store's write state for `run`: the first failure is logged, a different failure is logged, and the first
+ * success after failures is logged; everything in between is quiet (a full disk must not log every second).
+ */
+function writeHealth(dir: string, logger: Logger, report: boolean): (error?: StoreWriteError) => void {
+  let failing: string | undefined;
+  return (error) => {
+    if (!error) {
+      if (failing !== undefined && report) logger.info(`the store ${dir} is writable again`);
+      failing = undefined;
+      return;
+    }
+    if (!report) return;
+    if (failing !== error.message)
+      logger.error(`${error.message}; enforcing what the store holds (cached bans, queues), trying every write again`);
+    failing = error.message;
+    error.reported = true;
+  };
+}
+
+/**
+ * For a cache `run` can do without (server record, ban list, player list): a write the disk refused is not the
+ * caller's failure. It works from what it fetched; the store has logged the failure. Other errors still throw.
+ */
+export async function cacheWrite(write: Promise<void>): Promise<void> {
+  try {
+    await write;
+  } catch (e) {
+    if (!(e instanceof StoreWriteError)) throw e;
+  }
 }

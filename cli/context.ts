@@ -1,4 +1,4 @@
-import type { Logger } from "../lib/log.ts";
+import { type Logger, jsonPrintable, printable } from "../lib/log.ts";
 import type { Config } from "../lib/config/index.ts";
 import { createLogger, redactor, type LogFormat } from "./log.ts";
 import { CliError, EXIT } from "./exit.ts";
@@ -10,7 +10,7 @@ import type { GlobalFlags } from "./args.ts";
 export interface Context {
   logger: Logger;
   json: boolean;
-  /** Human text on stdout, unless --json. */
+  /** One line of human text on stdout, unless --json; control characters (line breaks too) are escaped. */
   say(text: string): void;
   /** The machine result on stdout with --json. */
   emit(value: unknown): void;
@@ -34,10 +34,10 @@ export function createContext(flags: GlobalFlags): Context {
     logger,
     json,
     say: (text) => {
-      if (!json) out(text);
+      if (!json) out(printable(text));
     },
     emit: (value) => {
-      if (json) out(JSON.stringify(value, null, 2));
+      if (json) out(jsonPrintable(JSON.stringify(value, null, 2)));
     },
     secret: (value) => void secrets.push(value),
     async config() {

@@ -1,5 +1,5 @@
 import { createConsola, LogLevels, type LogObject } from "consola/core";
-import type { LogData, Logger } from "../lib/log.ts";
+import { type LogData, type Logger, jsonPrintable, printable } from "../lib/log.ts";
 
 export type LogFormat = "pretty" | "json";
 
@@ -29,13 +29,15 @@ export function createLogger(setup: LogSetup): Logger {
       const [msg, data] = o.args as [string, LogData | undefined];
       let line: string;
       if (setup.format === "json") {
-        line = JSON.stringify({
-          ts: o.date.toISOString(),
-          level: name,
-          ...(o.tag ? { tag: o.tag } : {}),
-          msg,
-          ...data,
-        });
+        line = jsonPrintable(
+          JSON.stringify({
+            ts: o.date.toISOString(),
+            level: name,
+            ...(o.tag ? { tag: o.tag } : {}),
+            msg,
+            ...data,
+          }),
+        );
       } else {
         const fields = data
           ? Object.entries(data)
@@ -46,7 +48,8 @@ export function createLogger(setup: LogSetup): Logger {
         const time = pretty ? o.date.toTimeString().slice(0, 8) : o.date.toISOString();
         const label = name.toUpperCase().padEnd(5);
         const shown = colour ? `\x1b[${COLOURS[name] ?? "0"}m${label}\x1b[0m` : label;
-        line = `${time} ${shown} ${tag}${msg}${fields}`;
+        // Nicks, reasons and the service's text are in msg and fields: escaped, they can't drive the terminal.
+        line = `${time} ${shown} ${printable(tag + msg + fields)}`;
       }
       write(setup.redact(line));
     },

@@ -111,7 +111,10 @@ async function usage(cmd: AnyCommand, path: string[]): Promise<string> {
 }
 
 async function report(e: unknown, json: boolean, command: string[]): Promise<number> {
-  const { redact } = await import("./context.ts");
+  const [{ redact }, { jsonPrintable, printable }] = await Promise.all([
+    import("./context.ts"),
+    import("../lib/log.ts"),
+  ]);
   const cliError =
     e instanceof CliError
       ? e
@@ -121,11 +124,10 @@ async function report(e: unknown, json: boolean, command: string[]): Promise<num
           new CliError(`unexpected error: ${(e as Error)?.message ?? String(e)}`, EXIT.FAILURE));
   if (json) {
     const error = { code: cliError.code, message: cliError.message, details: cliError.details };
-    process.stdout.write(redact(JSON.stringify({ error })) + "\n");
+    process.stdout.write(redact(jsonPrintable(JSON.stringify({ error }))) + "\n");
   } else {
-    process.stderr.write(
-      redact(["error: " + cliError.message, ...cliError.details.map((d) => "  " + d)].join("\n")) + "\n",
-    );
+    const lines = ["error: " + cliError.message, ...cliError.details.map((d) => "  " + d)];
+    process.stderr.write(redact(lines.map((l) => printable(l)).join("\n")) + "\n");
   }
   if (cliError.code === EXIT.FAILURE && !(e instanceof CliError) && process.env.HUB_LOG_LEVEL === "debug")
     process.stderr.write(redact(String((e as Error)?.stack)) + "\n");

@@ -32,18 +32,17 @@ export default defineCommand({
       );
     }
     ctx.emit({ url: sb.url, key: sb.key, server_id: sb.serverId, serverbundle_id: sb.bundleId });
-    ctx.say(
-      [
-        `in-memory service listening at ${sb.url}`,
-        "",
-        "point hub-agent at it with:",
-        `  export HUB_API_URL=${sb.url}`,
-        `  export HUB_API_KEY=${sb.key}`,
-        `  export HUB_API_SERVER_ID=${sb.serverId}`,
-        "",
-        "then run `hub-agent doctor`. Stop with Ctrl-C.",
-      ].join("\n"),
-    );
+    for (const line of [
+      `in-memory service listening at ${sb.url}`,
+      "",
+      "point hub-agent at it with:",
+      `  export HUB_API_URL=${sb.url}`,
+      `  export HUB_API_KEY=${sb.key}`,
+      `  export HUB_API_SERVER_ID=${sb.serverId}`,
+      "",
+      "then run `hub-agent doctor`. Stop with Ctrl-C.",
+    ])
+      ctx.say(line);
     await new Promise<void>((resolve) => {
       process.once("SIGINT", resolve);
       process.once("SIGTERM", resolve);

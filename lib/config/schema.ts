@@ -305,7 +305,7 @@ export const KEY_HELP: Record<string, string> = {
     'the dedicated server to start and its arguments, e.g. ["./srcds_run", "-game", "garrysmod", "-norestart"]; in the environment a JSON array',
   "game.wrapper.cwd": "the directory to start the server in; relative to this file",
   "game.wrapper.env":
-    "[game.wrapper.env] NAME = \"value\": variables for the server; it gets only PATH, HOME, USER, locale, TZ, TERM, TMPDIR and these",
+    '[game.wrapper.env] NAME = "value": variables for the server; it gets only PATH, HOME, USER, locale, TZ, TERM, TMPDIR and these',
   "game.wrapper.restart": "restart the server when it exits on its own (with backoff; gives up after 5 quick crashes)",
   "game.log_file":
     "a game log to follow for events (Minecraft logs/latest.log, srcds logs/L*.log, OpenArena games.log)",

@@ -6,7 +6,7 @@
  * wrong in one line and exits 8: nothing was queued.
  */
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
@@ -227,7 +227,29 @@ test.skipIf(!!cannotMount)(
 
     const ban = await hub(["ban", BOB.id, "30m", "griefing"], { env: s.env });
     expect(ban.code).toBe(8);
-    expect(ban.stderr).toContain("(EROFS): remount it read-write or set storage.dir to a writable directory; nothing was queued");
+    expect(ban.stderr).toContain(
+      "(EROFS): remount it read-write or set storage.dir to a writable directory; nothing was queued",
+    );
   },
   120_000,
 );
+
+test("a ban written to the queue whose delivery lock is blocked exits 6 with the reason, and is sent once later", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "hub-lock-dir-"));
+  const env = { HUB_API_URL: sb.url, HUB_API_KEY: sb.key, HUB_API_SERVER_ID: sb.serverId, HUB_STORAGE_DIR: dir };
+  const lock = join(dir, "locks", "sanctions.lock");
+  mkdirSync(lock, { recursive: true }); // something made a directory where the lock file goes
+  const posts = () =>
+    sb.control
+      .requests({ method: "POST", path: "/ban/" })
+      .filter((r) => (r.body as { reason?: string })?.reason === "lock test");
+  const ban = await hub(["ban", CAROL.id, "30m", "lock", "test"], { env });
+  expect(ban.code).toBe(6);
+  expect(ban.stdout).toContain("is queued");
+  expect(ban.stdout).toContain(`${lock} is a directory where hub-agent keeps a file (EISDIR): remove that directory`);
+  expect(posts()).toHaveLength(0);
+
+  rmSync(lock, { recursive: true });
+  expect((await hub(["run", "--once"], { env })).code).toBe(0);
+  expect(posts()).toHaveLength(1);
+}, 60_000);

@@ -1,6 +1,6 @@
 import type { Config } from "./config/index.ts";
 import { ServerSchema, describeError, type Api, type Server } from "./api/client.ts";
-import { type Store, cacheWrite } from "./store/index.ts";
+import { type Store, StoreWriteError, cacheWrite } from "./store/index.ts";
 import { cacheAge } from "./store/cache.ts";
 import type { BridgeEvent, BridgeEventOf, BridgeEventType, GameBridge, GamePlayer } from "./game/bridge.ts";
 import type { Clock } from "./clock.ts";
@@ -250,7 +250,15 @@ export class Agent {
   private async dispatch(name: string, args: string[], invoker: GamePlayer | null) {
     const handler = this.commands.get(name.toLowerCase());
     if (!handler) return;
-    await handler({ invoker, args, reply: (text) => this.reply(invoker, text) });
+    const reply = (text: string) => this.reply(invoker, text);
+    try {
+      await handler({ invoker, args, reply });
+    } catch (e) {
+      // The store logged its failure once; the one who typed `ban` must still hear that nothing was queued.
+      if (!(e instanceof StoreWriteError)) throw e;
+      await reply(this.deps.messages.t("command.store_failed", { error: e.code }));
+      if (invoker) this.log.warn(`${name} by ${invoker.name} not done: ${e.message}; nothing was queued`);
+    }
   }
 
   private async connect(player: GamePlayer) {

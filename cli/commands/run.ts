@@ -45,27 +45,36 @@ export async function runAgent(opts: {
   // Held before anything starts (the game bridge too), for the whole run: two agents on one store would each
   // execute `once` rewards and report their own view of the server.
   let instance;
+  let unlocked = false;
   try {
     instance = await holdInstance(resolve(config.storage.dir));
   } catch (e) {
     if (e instanceof InstanceBusyError) throw new CliError(e.message, EXIT.INSTANCE);
-    if (e instanceof InstanceLockError) throw new CliError(e.message, EXIT.FAILURE);
-    throw e;
+    if (!(e instanceof InstanceLockError)) throw e;
+    const { DISK_REFUSES, fsErrorLine } = await import("../../lib/store/errors.ts");
+    if (!e.code || !DISK_REFUSES.has(e.code)) throw new CliError(e.message, EXIT.FAILURE);
+    // A full or read-only disk must not stop enforcement: bans are kicked from the cache, without what needs the lock.
+    unlocked = true;
+    const dir = resolve(config.storage.dir);
+    logger.error(
+      `${fsErrorLine(e.code, dir, dir)}; running without the instance lock: bans are enforced from the cache, ` +
+        "rewards and playtime stay off until hub-agent is restarted with a writable store",
+    );
   }
-  if (instance.tookOverFrom) {
+  if (instance?.tookOverFrom) {
     const { pid, host, since } = instance.tookOverFrom;
     logger.info(
       `took over the storage directory from a run that is gone (pid ${pid} on ${host}, since ${new Date(since).toISOString()})`,
     );
   }
   try {
-    return await serve(opts);
+    return await serve(opts, unlocked);
   } finally {
-    await instance.release();
+    await instance?.release();
   }
 }
 
-async function serve(opts: Parameters<typeof runAgent>[0]): Promise<number> {
+async function serve(opts: Parameters<typeof runAgent>[0], unlocked: boolean): Promise<number> {
   const { config, bridge, clock, logger } = opts;
   const [{ Agent }, { createApi }, { openStore }, { attachHooks }, { loadMessages }] = await Promise.all([
     import("../../lib/agent.ts"),
@@ -84,7 +93,8 @@ async function serve(opts: Parameters<typeof runAgent>[0]): Promise<number> {
     logger: logger.withTag("api"),
   });
   const store = await openStore({ dir: config.storage.dir, logger, clock, reportWriteErrors: true });
-  const agent = new Agent({ config, api, store, bridge, clock, logger, messages, once: opts.once });
+  const features = unlocked ? (await import("../../lib/features/index.ts")).FEATURES_WITHOUT_INSTANCE : undefined;
+  const agent = new Agent({ config, api, store, bridge, clock, logger, messages, once: opts.once, features });
   attachHooks(agent.events, config.hooks, logger.withTag("hooks"));
 
   let stopping: Promise<void> | undefined;

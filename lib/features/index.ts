@@ -15,3 +15,10 @@ export type Feature = (agent: Agent) => void;
 
 /** Bans come first: a banned player is kicked at connect before anything else is done for them. */
 export const FEATURES: readonly Feature[] = [online, bans, groups, playtime, rewards, adverts, dashboard];
+
+/**
+ * What `run` installs when the disk refuses every write, so it can't hold the storage directory's instance lock:
+ * everything that stays right with two agents on one store. Not rewards (both would run a `once` reward) nor
+ * playtime (both would count it).
+ */
+export const FEATURES_WITHOUT_INSTANCE: readonly Feature[] = FEATURES.filter((f) => f !== rewards && f !== playtime);

@@ -6,6 +6,9 @@
 /** The errno values a full, read-only or misconfigured store produces. */
 const CODES = new Set(["ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "ENOTDIR", "EISDIR", "EEXIST"]);
 
+/** The disk itself refuses writes (full, over quota, read-only), as opposed to a path set up wrong. */
+export const DISK_REFUSES = new Set(["ENOSPC", "EDQUOT", "EROFS"]);
+
 /** A write to the store failed for a reason on the machine's side (disk, mount, permissions, a path in the way). */
 export class StoreWriteError extends Error {
   override name = "StoreWriteError";

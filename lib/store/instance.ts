@@ -56,6 +56,13 @@ export class InstanceBusyError extends Error {
 /** The lock file cannot be created or read (a directory in its place, a read-only directory, …). */
 export class InstanceLockError extends Error {
   override name = "InstanceLockError";
+  constructor(
+    message: string,
+    /** The errno value when the file system refused (ENOSPC, EROFS, …). */
+    readonly code?: string,
+  ) {
+    super(message);
+  }
 }
 
 export interface Instance {
@@ -131,7 +138,7 @@ export async function holdInstance(dir: string): Promise<Instance> {
         code(e) === "EISDIR"
           ? "remove that directory: hub-agent creates the file itself"
           : `make ${dir} a directory this user can write (storage.dir)`;
-      throw new InstanceLockError(`cannot take the instance lock ${path}: ${reason(e)}; ${fix}`);
+      throw new InstanceLockError(`cannot take the instance lock ${path}: ${reason(e)}; ${fix}`, code(e));
     }
     if (!held) continue; // released between our attempt and the read
     const holder = holderOf(held);

@@ -89,7 +89,7 @@ export class Agent {
    */
   async start(): Promise<boolean> {
     // Listen from the start: a player connecting or a console command typed while the service is still being
-    // asked is handled once the features are installed (integrations.md, pitfall 6), never dropped.
+    // asked is handled once the features are installed (docs/pitfalls.md, pitfall 6), never dropped.
     this.unsubscribe = this.deps.bridge.on((e) => this.receive(e));
     await this.readPreviousOnline();
     await this.events.emit("hub_loading_start", {});

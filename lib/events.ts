@@ -2,7 +2,7 @@ import type { Logger } from "./log.ts";
 import type { GamePlayer } from "./game/bridge.ts";
 import type { Server, User } from "./api/client.ts";
 
-/** The spec's client-side events (client-interface.md, "Events") and their data. */
+/** The spec's client-side events (docs/client-interface.md §7) and their data. */
 export interface HubEvents {
   hub_loading_start: Record<string, never>;
   hub_loading_finish: Record<string, never>;

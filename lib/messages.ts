@@ -1,7 +1,7 @@
 /**
- * Player- and operator-facing sentences (client-interface.md rule 16, integrations.md §12). They come from
- * a JSON language file: a built-in locale of lang/ or the operator's own file. English is the fallback
- * for every key a translation lacks, as in the reference integrations.
+ * Player- and operator-facing sentences (docs/client-interface.md rule 16 and §10.4). They come from a JSON
+ * language file: a built-in locale of lang/ or the operator's own file. English is the fallback for every key a
+ * translation lacks, as in the reference integrations.
  *
  * File format: `{ "section": { "key": "text with {placeholder}" } }` (one level of nesting) or flat
  * `{ "section.key": "…" }`. Texts may hold `<red>…</red>` colour tags; the game bridge renders them.

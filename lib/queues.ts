@@ -4,7 +4,7 @@ import { awaitsReport } from "./rewards/executed.ts";
 import { isUncertain } from "./sanctions/deliver.ts";
 
 /**
- * The durable queues `run` drains and one-shot commands fill (client-interface.md rules 10, 11, 12, 14), and
+ * The durable queues `run` drains and one-shot commands fill (docs/client-interface.md rules 10, 11, 12, 14), and
  * reward_failed: rewards the game refused, backing off or given up (lib/rewards/failures.ts); nothing to send.
  */
 export const QUEUE_NAMES = ["ban", "unban", "warning", "reward_executed", "reward_failed"] as const;

@@ -1,6 +1,6 @@
 /**
- * The VyHub client: one typed function per endpoint (client-interface.md endpoint table plus the
- * further endpoints of api.md §3). Every call resolves to an ApiResult and never throws.
+ * The VyHub client: one typed function per endpoint (docs/client-interface.md §6 plus the
+ * further endpoints of docs/service-api.md §3.21). Every call resolves to an ApiResult and never throws.
  */
 import type { ApiResult } from "./errors.ts";
 import { createTransport, type ApiOptions, type Query, seg } from "./http.ts";
@@ -30,7 +30,7 @@ export interface Api {
   patchServer(serverId: string, status: s.ServerStatusPatch): Promise<ApiResult<s.Server>>;
   /**
    * 3. GET /user/{identifier}?type=: NotFound when the user does not exist. Without `type` the path is the service
-   * user id (api.md §3: "UUID or other identifier").
+   * user id (docs/service-api.md §3.3: "UUID or other identifier").
    */
   getUser(identifier: string, type?: s.UserType): Promise<ApiResult<s.User>>;
   /** 4. POST /user/ */

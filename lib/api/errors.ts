@@ -1,4 +1,4 @@
-/** The client's error values and their rendering for operators (api.md §1.5–1.6). */
+/** The client's error values and their rendering for operators (docs/service-api.md §1.5–1.6). */
 
 export type ApiError =
   | { kind: "NotFound"; status: 404; endpoint: string; message: string; code?: string }
@@ -89,9 +89,9 @@ export function redact(text: string, secret: string): string {
 
 /**
  * The service understood the request and refused it (4xx): retrying cannot help, so the durable queues drop the
- * item (api.md §1.5). Not a refusal of the item: 429 (rate limit), 401 (the key was rotated or mistyped: every
- * queued item would be dropped at once) and 408 (a timeout); network errors, 5xx and invalid responses are
- * transient too.
+ * item (docs/service-api.md §1.5). Not a refusal of the item: 429 (rate limit), 401 (the key was rotated or
+ * mistyped: every queued item would be dropped at once) and 408 (a timeout); network errors, 5xx and invalid
+ * responses are transient too.
  */
 export function isRejected(e: ApiError): boolean {
   return e.kind === "NotFound" || (e.kind === "ClientError" && e.status !== 401 && e.status !== 408);
@@ -99,7 +99,7 @@ export function isRejected(e: ApiError): boolean {
 
 /**
  * A write the service took (2xx) whose answer we could not read (an empty body, a changed model, a proxy page).
- * It was delivered: sending it again would create a second ban or warning (integrations.md, pitfall 14).
+ * It was delivered: sending it again would create a second ban or warning (docs/pitfalls.md, pitfall 14).
  */
 export function isAcceptedWrite(e: ApiError): boolean {
   return e.kind === "InvalidResponse" && e.status !== undefined && e.status >= 200 && e.status < 300;

@@ -43,7 +43,7 @@ export interface ApiOptions {
 
 export interface RequestSpec<T> {
   method: Method;
-  /** Canonical path from api.md §1.4, ids already encoded (see `seg`). */
+  /** Canonical path from docs/service-api.md §1.4, ids already encoded (see `seg`). */
   path: string;
   query?: Query;
   body?: unknown;

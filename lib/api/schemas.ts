@@ -1,5 +1,5 @@
 /**
- * valibot schemas for the VyHub response models (api.md §4). Lenient on purpose: the service grows
+ * valibot schemas for the VyHub response models (docs/service-api.md §4). Lenient on purpose: the service grows
  * fields and enum values between releases, so objects are loose, every optional field is nullish and
  * enums are open (known values ∪ any string).
  */

@@ -84,7 +84,7 @@ function optionalKeys<K extends string>(keys: readonly K[], message: string) {
 
 const BRIDGES = ["sim", "rcon", "wrapper", "q3rcon"] as const;
 
-/** The spec's numbers (client-interface.md, "Limits"); adverts follow the official addons' 180 s. */
+/** The spec's numbers (docs/client-interface.md §9); adverts follow the official addons' 180 s. */
 export const SPEC_INTERVALS = {
   status: 60,
   groups: 300,

@@ -1,5 +1,5 @@
 /**
- * Adverts, the pure part (client-interface.md rule 15, integrations.md §10): which adverts to show, in
+ * Adverts, the pure part (docs/client-interface.md rule 15, docs/client-interface.md §10.3): which adverts to show, in
  * what order, and how one advert becomes chat lines for a game.
  */
 import type { Advert } from "../api/client.ts";

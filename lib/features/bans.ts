@@ -1,5 +1,5 @@
 /**
- * Bans, unbans and warnings in `run` (client-interface.md rules 9–12): the ban list (fetched at hub_ready, every
+ * Bans, unbans and warnings in `run` (docs/client-interface.md rules 9–12): the ban list (fetched at hub_ready, every
  * `intervals.bans` and after every sanction; cached; the cache used while the service is unreachable), the kick at
  * connect and after every refresh, and the queue job that delivers the durable ban, unban and warning queues every
  * `intervals.queues`. Sanctions that one-shot CLI processes queued or delivered (their "sanctions_changed" marker)

@@ -1,5 +1,5 @@
 /**
- * Group sync, the pure part (client-interface.md rule 7, integrations.md §5): which in-game groups a
+ * Group sync, the pure part (docs/client-interface.md rule 7, docs/client-interface.md §10.1): which in-game groups a
  * player should hold, and what to add or remove. The feature module does the I/O around it.
  */
 import type { Group, Mapping } from "../api/client.ts";

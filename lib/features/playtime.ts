@@ -1,5 +1,5 @@
 /**
- * Playtime (client-interface.md rule 13). Online seconds per service user are counted from hub_ply_initialized
+ * Playtime (docs/client-interface.md rule 13). Online seconds per service user are counted from hub_ply_initialized
  * until disconnect or agent stop, and added to a store counter at least every minute, so a crash loses at most a
  * minute. Every `intervals.playtime` and at start each user's hours go to POST /user/attribute/; only what the
  * service accepted is subtracted, so a failed send or a restart keeps the remainder.

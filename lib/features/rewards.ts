@@ -1,5 +1,5 @@
 /**
- * Rewards (client-interface.md rule 14, "Reward execution triggers" and the transitions of the executed queue).
+ * Rewards (docs/client-interface.md rule 14, §7.2 and the transitions of the executed queue).
  *
  * The applied rewards of online players are fetched with GET /packet/reward/applied/user and kept per player;
  * one run function takes the events and a user id (null: DIRECT/DISABLE over every user) and executes the matching
@@ -280,7 +280,7 @@ export class Rewards {
     return "yes";
   }
 
-  /** Nothing ran: counted, so the reward backs off and is given up in the end (pitfall 4). */
+  /** Nothing ran: counted, so the reward backs off and is given up in the end (docs/pitfalls.md, pitfall 4). */
   private gameRefused(reward: AppliedReward, player: GamePlayer, error: string): Promise<void> {
     const data = {
       id: reward.id,

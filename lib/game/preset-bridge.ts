@@ -1,5 +1,5 @@
 /**
- * The one generic GameBridge (game-bridge.md §6.1): a transport for commands (Source RCON, Quake 3 rcon, the
+ * The one generic GameBridge (docs/game-consoles.md §1): a transport for commands (Source RCON, Quake 3 rcon, the
  * wrapped server's stdin), line sources for events (the wrapped server's output, a log tail), player-list polling,
  * and a preset that knows the game. Every line goes through the preset's patterns; connects and disconnects from
  * lines and from polling meet in one roster, which reports each once.

@@ -1,5 +1,5 @@
 /**
- * The executed queue of `once` rewards (client-interface.md, transitions "reward open" → "reward id in executed
+ * The executed queue of `once` rewards (docs/client-interface.md §5, transitions "reward open" → "reward id in executed
  * queue" → removed; Events, execution rules 2, 5, 6).
  *
  * An id is written to the durable queue *before* its command is issued, and marked `issued` after: a crash in

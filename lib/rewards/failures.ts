@@ -1,5 +1,5 @@
 /**
- * Rewards the game refused (integrations.md pitfall 4: gmod retries a whitelist-refused command every round
+ * Rewards the game refused (docs/pitfalls.md, pitfall 4: gmod retries a whitelist-refused command every round
  * forever). One durable queue entry per applied reward id counts the refusals: the next try waits 1, 2, 4, 8
  * rounds after the last, and the GIVE_UP_AFTER-th refusal gives up with one error line. The entries show in
  * `queue status`; `queue drop` clears one, so the reward is tried again at its next trigger. A success, or the

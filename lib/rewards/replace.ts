@@ -1,6 +1,6 @@
 /**
- * The string replacements of reward commands and scripts (client-interface.md "Applied reward"; the tokens of the
- * official addons, integrations.md §9). Pure functions: what a token means, and how a template is filled.
+ * The string replacements of reward commands and scripts (docs/client-interface.md §4.10; the tokens of the
+ * official addons, docs/client-interface.md §10.2). Pure functions: what a token means, and how a template is filled.
  */
 import type { AppliedReward } from "../api/client.ts";
 import type { GamePlayer } from "../game/bridge.ts";

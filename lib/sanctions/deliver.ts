@@ -3,7 +3,7 @@
  * queue job and every one-shot CLI command. The whole round holds the cross-process lock "sanctions", so any number
  * of processes can call it at once and each entry is sent by exactly one of them, once.
  *
- * Per entry (the spec's transition and error tables; api.md §1.5 for "4xx other than 404):
+ * Per entry (the spec's transition and error tables; docs/service-api.md §1.5 for "4xx other than 404):
  * - ban:     UNBANNED → removed, never sent. POST /ban/: 2xx → removed (delivered); 404 → removed (user not
  *            found); other 4xx → removed (refused, the creator is told why); anything else → kept.
  * - unban:   the user's active bans in the bundle are looked up first, every time (an unban may wait in the queue

@@ -1,5 +1,5 @@
 /**
- * Bans, unbans and warnings (client-interface.md rules 9–12), shared by `run` (lib/features/bans.ts) and the
+ * Bans, unbans and warnings (docs/client-interface.md rules 9–12), shared by `run` (lib/features/bans.ts) and the
  * one-shot CLI commands.
  *
  * Typical use:

@@ -1,8 +1,8 @@
 /**
- * The durable sanction queues (client-interface.md rules 10–12, "Ban queue entry (client side)"): one store queue
+ * The durable sanction queues (docs/client-interface.md rules 10–12, §4.6): one store queue
  * each for bans ("ban"), unbans ("unban") and warnings ("warning"), filled by `run` (in-game and console commands)
  * and by one-shot CLI commands, drained by `deliverQueues`. Entries are validated on every read, so a hand-edited
- * or truncated file is quarantined instead of poisoning the queue (integrations.md, "Queue poisoning").
+ * or truncated file is quarantined instead of poisoning the queue (docs/pitfalls.md, pitfall 7).
  */
 import * as v from "valibot";
 import { TimestampSchema } from "../api/schemas.ts";

@@ -1,4 +1,5 @@
-// Value formats of the service (api.md §1.7): Pydantic v1 isoformat datetimes, float seconds, lowercase uuids.
+// Value formats of the service (docs/service-api.md §1.7): Pydantic v1 isoformat datetimes, float seconds,
+// lowercase uuids.
 
 /** Epoch milliseconds; may carry a microsecond fraction (e.g. 1717243101904.113) so seeded times round-trip. */
 export type Millis = number;

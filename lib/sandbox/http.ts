@@ -23,7 +23,7 @@ export interface Route {
   auth?: boolean;
 }
 
-/** `Content-Type` exactly `application/json`: the Lua clients compare the header verbatim (api.md §1.3). */
+/** `Content-Type` exactly `application/json`: Lua clients compare the header verbatim (docs/service-api.md §1.3). */
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(toJson(body), { status, headers: { "content-type": "application/json", ...headers } });
 }

@@ -1,4 +1,5 @@
-// Records → response models of api.md §4: every field present (null when unset), datetimes isoformat, durations Float.
+// Records → response models of docs/service-api.md §4: every field present (null when unset), datetimes isoformat,
+// durations Float.
 import { isoformat, seconds, type Millis } from "./format.ts";
 import type {
   AdvertRecord,

@@ -432,7 +432,7 @@ export class SandboxState {
     return this.users.get(identifier.toLowerCase()) ?? all.find((u) => u.username === identifier);
   }
 
-  // Derived values (api.md §6).
+  // Derived values (docs/service-api.md §6).
 
   banEndsOn(ban: BanRecord): Millis | null {
     return ban.length === null ? null : ban.created_on + ban.length * 1000;

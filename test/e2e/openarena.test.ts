@@ -1,7 +1,7 @@
 /**
  * End-to-end against a real game server: hub-agent wraps an OpenArena dedicated server (Debian package
  * `openarena-server`, ioquake3) with the `openarena` preset, against the in-memory service. The server listens on
- * loopback only, sends no heartbeats and reads its console from the piped stdin (game-bridge.md §5.1).
+ * loopback only, sends no heartbeats and reads its console from the piped stdin (docs/game-consoles.md §7).
  *
  * Runs when the server is installed (`.ci/run` installs it as root with apt); otherwise it is reported as skipped,
  * with the reason. HUB_OPENARENA_SERVER points at another launcher.
@@ -42,7 +42,7 @@ if (!installed) {
   );
 }
 
-/** Loopback only, no master servers, console on the piped stdin, bots allowed (game-bridge.md §5.1). */
+/** Loopback only, no master servers, console on the piped stdin, bots allowed (docs/game-consoles.md §7). */
 function serverCommand(port: number, home: string): string[] {
   const set = (name: string, value: string) => ["+set", name, value];
   return [

@@ -1,4 +1,4 @@
-// Bans, warnings, morph permissions and pagination: the behaviour of api.md §6.
+// Bans, warnings, morph permissions and pagination: the behaviour of docs/service-api.md §6.
 import { describe, expect, test } from "bun:test";
 import { DAY, SEED_IDS as ID, start } from "./helpers.ts";
 

@@ -1,6 +1,6 @@
 /**
  * Escaping a value (a nick, a reason, a message) so it stays one argument of one command on a game console
- * (game-bridge.md §2.2 #12). Every console here ends a command at a line break, so line breaks and other control
+ * (docs/game-consoles.md §4). Every console here ends a command at a line break, so line breaks and other control
  * characters never pass; the rest depends on how the console splits commands and arguments.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Garry's Mod (srcds) with ULX (game-bridge.md §1.3, §1.5, §6.2). Events need `log on` plus `sv_logecho 1`
+ * Garry's Mod (srcds) with ULX (docs/game-consoles.md §3.1, §3.2, §5.1). Events need `log on` plus `sv_logecho 1`
  * (wrapper) or a log file; `status` gives SteamIDs for polling. Sees: connect (id once validated), disconnect
  * with reason, entered the game (spawn), chat, kills where the gamemode logs them. Cannot see: in-game group
  * changes (ULX keeps them in Lua; a Lua addon is the only reliable way), respawns.

@@ -1,5 +1,5 @@
 /**
- * Player ids as games print them, normalised to what the service expects (api.md "Identifier formats"):
+ * Player ids as games print them, normalised to what the service expects (docs/service-api.md §2.3):
  * SteamID64 as a 17-digit decimal string, Minecraft UUIDs lower-case with dashes.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Minecraft Java, vanilla or Paper/Spigot, with LuckPerms for groups (game-bridge.md §1.4, §6.2).
+ * Minecraft Java, vanilla or Paper/Spigot, with LuckPerms for groups (docs/game-consoles.md §3.3, §5.2).
  * Sees: join, leave, chat, deaths (best effort: vanilla prints dozens of free-form sentences), the ready line,
  * and UUIDs through `list uuids` (join lines carry only the name). Cannot see: spawns (no line in vanilla),
  * in-game group changes. RCON dialect `minecraft`; keep `broadcast-rcon-to-ops=false`.

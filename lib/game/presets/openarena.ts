@@ -1,5 +1,5 @@
 /**
- * OpenArena (ioquake3; game-bridge.md §1.8, §5.1), hub-agent's real test server. Events come from the console
+ * OpenArena (ioquake3; docs/game-consoles.md §3.5, §7), hub-agent's real test server. Events come from the console
  * (ioq3 prints it on stderr: the wrapper reads both streams) or `games.log` (`g_log`), and from rcon replies:
  * output printed while an rcon command runs goes into the reply only, so the bridge parses replies too.
  *

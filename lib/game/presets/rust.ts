@@ -1,5 +1,5 @@
 /**
- * Rust with Oxide/uMod groups (game-bridge.md §1.2, §6.2). Modern Rust speaks WebRCON (a WebSocket whose
+ * Rust with Oxide/uMod groups (docs/game-consoles.md §3.4, §5.3). Modern Rust speaks WebRCON (a WebSocket whose
  * broadcast is the event stream); hub-agent does not implement it yet. Until it does, use Source RCON
  * (`+rcon.web 0`, legacy) and/or the wrapper or a `-logfile` for events. Sees: join and leave lines with
  * SteamID64s, chat (`[CHAT]` lines, format unverified), the ready line; `playerlist` JSON for polling.

@@ -57,7 +57,7 @@ export interface PlayerList {
 export interface Preset {
   name: PresetName;
   title: string;
-  /** The service's user type for this game's ids (api.md "UserType"). */
+  /** The service's user type for this game's ids (docs/service-api.md §2.2). */
   userType: string;
   /** `platform`: ids come from the game (SteamID64, UUID). `name`: the game has none, the player's name is the id. */
   identity: "platform" | "name";

@@ -1,5 +1,5 @@
 /**
- * Hostile nicks, reasons and messages (game-bridge.md §2.2 #12): for every preset and every command that takes
+ * Hostile nicks, reasons and messages (docs/game-consoles.md §4): for every preset and every command that takes
  * text, the rendered command is parsed the way the target console parses it, and must be exactly one command
  * whose arguments are those of a benign rendering, the value's own argument holding the cleaned value.
  */

@@ -6,7 +6,7 @@ import { lineBridge, playerEvents, recordingBridge } from "./recording.ts";
 const ALICE = "069a79f4-44e9-4726-a5be-fca90e38aaf5";
 const BOB = "853c80ef-3c37-49fd-aa49-938b674adae6";
 
-/** Vanilla (latest.log / console) and Paper console formats (game-bridge.md §1.4; synthetic, from the formats). */
+/** Vanilla (latest.log / console) and Paper console formats (docs/game-consoles.md §3.3; synthetic, from them). */
 const VANILLA = [
   '[12:00:00] [Server thread/INFO]: Done (3.456s)! For help, type "help"',
   `[12:00:01] [User Authenticator #1/INFO]: UUID of player Alice is ${ALICE}`,

@@ -143,10 +143,16 @@ export class ExecutedRewards {
    * could not write the settlement). Flagged durably, then told once.
    */
   private async flagUnsettled(entry: QueueEntry<ExecutedReward>): Promise<QueueEntry<ExecutedReward>> {
-    if (entry.data.issued || entry.data.interrupted || this.issuing.has(entry.id)) return entry;
-    const flagged = await this.queue.update(entry.id, { data: { ...entry.data, interrupted: true } });
+    const unsettled = (e: QueueEntry<ExecutedReward>) =>
+      !e.data.issued && !e.data.interrupted && !this.issuing.has(e.id);
+    if (!unsettled(entry)) return entry;
+    // `entry` may be stale: a settle of this process may have marked it issued since it was listed (settle leaves
+    // `issuing` only after its write), and flagging from the stale copy would both warn wrongly and be overwritten.
+    const current = await this.queue.get(entry.id);
+    if (!current || !unsettled(current)) return current ?? entry;
+    const flagged = await this.queue.update(entry.id, { data: { ...current.data, interrupted: true } });
     if (!flagged) return entry; // removed meanwhile (`queue drop --force`)
-    const { id, reward, packet, player, player_id } = entry.data;
+    const { id, reward, packet, player, player_id } = current.data;
     this.log.warn(
       `reward ${id} (${reward}, ${packet}) for ${player} may not have been delivered: hub-agent stopped while issuing it; ${interruptedAdvice(entry.id, false)}`,
       { applied_reward_id: id, player_id, entry_id: entry.id },

@@ -507,6 +507,44 @@ describe("once", () => {
     expect(q.has(r.id)).toBe(false);
   });
 
+  test("a report round that listed a claim just before it was settled does not flag it as interrupted", async () => {
+    await setup();
+    // The round lists the queue; the reward's settle lands right after the listing, before the round looks at it.
+    let afterList: (() => Promise<void>) | undefined;
+    const store = {
+      ...h.store,
+      queue: ((name, schema) => {
+        const q = h.store.queue(name, schema);
+        return {
+          ...q,
+          list: async () => {
+            const listed = await q.list();
+            const hook = afterList;
+            afterList = undefined;
+            await hook?.();
+            return listed;
+          },
+        };
+      }) as typeof h.store.queue,
+    };
+    const q = new ExecutedRewards(store, h.api, h.sb.serverId, h.clock, h.logger);
+    await q.flush(); // loads the (empty) queue
+    const r = give(USERS.bob, { once: true });
+    const entry = await q.claim({
+      id: r.id,
+      user_id: USERS.bob,
+      player_id: BOB.id,
+      player: "Bob",
+      reward: "R",
+      packet: "P",
+    });
+    afterList = () => q.settle(entry, true);
+    await q.flush();
+    expect(logged("may not have been delivered")).toEqual([]);
+    expect(executedOn(r.id)).toEqual([h.sb.serverId]);
+    expect(await queued()).toEqual([]);
+  });
+
   test("the game refuses the command: nothing claimed, tried again next time (after the back-off)", async () => {
     await setup();
     h.sim.fail("exec", 1, "sim: rcon not connected");

@@ -19,8 +19,9 @@
  * entry whose answer was lost (timeout, network error, 5xx, or a crash with the attempt on record) stays uncertain:
  * once `settleMs` have passed since its last attempt (a slow service may still be working on it), it is looked up at
  * the service (lib/sanctions/reconcile.ts) and a match counts as delivered; only when none is found is it sent
- * again. If the lookup fails, the entry waits. An answer that proves nothing was done (429, 401, 408, connection
- * refused) clears the flag.
+ * again. A warning has no key of its own: the ids of the service's like warnings are recorded with its attempt. If
+ * the lookup fails, the entry waits. An answer that proves nothing was done (429, 401, 408, connection refused)
+ * clears the flag.
  */
 import {
   type Api,
@@ -34,7 +35,7 @@ import {
 import { DEFAULT_TIMEOUT_MS } from "../api/http.ts";
 import type { Logger } from "../log.ts";
 import { LockTimeoutError, type QueueEntry, type Store } from "../store/index.ts";
-import { WARNING_CLOCK_SKEW_MS, bansAround, findBan, findWarning } from "./reconcile.ts";
+import { WARNING_CLOCK_SKEW_MS, bansAround, findBan, findWarning, warningsLike } from "./reconcile.ts";
 import {
   type BanEntry,
   type Creator,
@@ -252,16 +253,18 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     return keep(item, { lastLookupAt: now(), lastLookup: "failed", lastError: message }, message);
   };
   /** Records the attempt durably before the request goes out: a crash from here on leaves the entry uncertain. */
-  const recordAttempt = async (item: Item, lookup?: string): Promise<boolean> => {
+  const recordAttempt = async (item: Item, lookup?: string, data?: WarningEntry): Promise<boolean> => {
     const t = now();
-    const patch: Patch = {
+    const patch: Patch & { data?: WarningEntry } = {
+      ...(data ? { data } : {}),
       attempts: item.entry.attempts + 1,
       lastAttemptAt: t,
       firstAttemptAt: item.entry.firstAttemptAt ?? t,
       uncertain: true,
       ...(lookup ? { lastLookupAt: t, lastLookup: lookup } : {}),
     };
-    const entry = await queues[item.kind].update(item.entry.id, patch);
+    // `data` only for a warning (its `seen`); Patch leaves it out so no other write can change a sanction.
+    const entry = await queues[item.kind].update(item.entry.id, patch as Patch);
     if (entry) item.entry = entry as never;
     return entry !== undefined;
   };
@@ -346,7 +349,15 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
       }
       looked = "not found";
     }
-    if (!(await recordAttempt(item, looked))) return undefined;
+    // What the service has before this send, so a lost answer is matched by id, not by either clock. An uncertain
+    // entry not found keeps its list: nothing outside it is ours yet.
+    let seen = warning.seen;
+    if (!item.entry.uncertain || !seen) {
+      const like = await warningsLike(api, user.id, warning);
+      if (!like.ok) return lookupFailed(item, like.error);
+      seen = like.value;
+    }
+    if (!(await recordAttempt(item, looked, { ...warning, seen }))) return undefined;
     const res = await sendWarning(api, {
       userId: user.id,
       serverbundleId: warning.serverbundle_id,

@@ -76,9 +76,26 @@ export async function findBan(api: Api, userId: string, ban: BanEntry): Promise<
   return { ok: true, value: hit };
 }
 
+/** Same user (the list's), bundle and reason: a warning this entry could have created. */
+const likeWarning = (warning: WarningEntry) => (w: Warning) =>
+  (w.reason ?? "") === warning.reason && (w.serverbundle?.id ?? null) === warning.serverbundle_id;
+
 /**
- * The warning this entry created, if the service has it: same user, bundle and reason, created since its first
- * attempt (less WARNING_CLOCK_SKEW_MS), and not `claimed` by another entry already; the oldest such one.
+ * The ids of the service's warnings this entry could be mistaken for, taken just before it is sent (the entry's
+ * `seen`): any other such warning found later is one the send created, whatever either clock says.
+ */
+export async function warningsLike(api: Api, userId: string, warning: WarningEntry): Promise<Lookup<string[]>> {
+  const res = await newestFirst(
+    (page) => api.listWarnings(userId, { bundleId: warning.serverbundle_id, page, size: PAGE_SIZE }),
+    () => false,
+  );
+  return res.ok ? { ok: true, value: res.value.filter(likeWarning(warning)).map((w) => w.id) } : res;
+}
+
+/**
+ * The warning this entry created, if the service has it: same user, bundle and reason, not `claimed` by another
+ * entry already, and not one of those it had before the entry was sent (`seen`); the oldest such one. An entry sent
+ * before `seen` existed is matched by time instead: created since its first attempt, less WARNING_CLOCK_SKEW_MS.
  */
 export async function findWarning(
   api: Api,
@@ -88,17 +105,14 @@ export async function findWarning(
   claimed: ReadonlySet<string>,
 ): Promise<Lookup<Warning | undefined>> {
   const from = firstAttemptAt - WARNING_CLOCK_SKEW_MS;
+  const seen = warning.seen && new Set(warning.seen);
   const res = await newestFirst(
     (page) => api.listWarnings(userId, { bundleId: warning.serverbundle_id, page, size: PAGE_SIZE }),
-    (items) => instant((items.at(-1) as Warning).created_on).ms < from,
+    (items) => !seen && instant((items.at(-1) as Warning).created_on).ms < from,
   );
   if (!res.ok) return res;
   const hits = res.value.filter(
-    (w) =>
-      !claimed.has(w.id) &&
-      (w.reason ?? "") === warning.reason &&
-      (w.serverbundle?.id ?? null) === warning.serverbundle_id &&
-      instant(w.created_on).ms >= from,
+    (w) => !claimed.has(w.id) && likeWarning(warning)(w) && (seen ? !seen.has(w.id) : instant(w.created_on).ms >= from),
   );
   hits.sort((a, b) => instant(a.created_on).ms - instant(b.created_on).ms);
   return { ok: true, value: hits[0] };

@@ -100,6 +100,11 @@ export const WarningEntrySchema = v.object({
   creator: v.nullable(CreatorSchema),
   created_on: TimestampSchema,
   serverbundle_id: text,
+  /**
+   * The ids of the service's warnings with this user, bundle and reason just before the entry was last sent
+   * (recorded with the attempt): after a lost answer, any other such warning is the one it created.
+   */
+  seen: v.optional(v.array(text)),
 });
 export type WarningEntry = v.InferOutput<typeof WarningEntrySchema>;
 

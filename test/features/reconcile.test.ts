@@ -219,6 +219,39 @@ describe("an uncertain warning", () => {
   });
 });
 
+describe("an uncertain warning, matched by what the service had before it was sent", () => {
+  test("the same reason twice in a row, the second's answer lost before the service made it: sent again, not taken for the first", async () => {
+    await warn();
+    await warn();
+    // The first is delivered; the second, sent right after it in the same round, fails at a gateway.
+    const stop = sb.control.onHandled({ method: "POST", path: "/warning/" }, (r) => {
+      if (r.status === 200) sb.control.failNext({ method: "POST", path: "/warning/" }, 1, 502);
+    });
+    expect((await deliver()).map((o) => [o.result, o.uncertain])).toEqual([
+      ["delivered", undefined],
+      ["kept", true],
+    ]);
+    stop();
+    expect(warningsOfDave()).toHaveLength(1);
+    clock += SETTLE_MS;
+    expect(results(await deliver())).toEqual([["warning", "delivered"]]);
+    expect(posts("/warning/").map((r) => r.status)).toEqual([200, 502, 200]);
+    expect(warningsOfDave()).toHaveLength(2);
+  });
+
+  test("the service's clock far behind the agent's: the lost answer's warning is still found, never sent twice", async () => {
+    await warn();
+    serviceSkew.ms = -10 * WARNING_CLOCK_SKEW_MS;
+    slowAnswers("/warning/");
+    expect((await deliver()).map((o) => o.uncertain)).toEqual([true]);
+    sb.control.latency(0);
+    clock += SETTLE_MS;
+    expect((await deliver()).map((o) => [o.result, o.found])).toEqual([["delivered", true]]);
+    expect(posts("/warning/")).toHaveLength(1);
+    expect(warningsOfDave()).toHaveLength(1);
+  });
+});
+
 describe("unban: looked up before every send", () => {
   const setup = () => {
     const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });

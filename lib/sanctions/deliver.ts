@@ -10,6 +10,8 @@
  *            while a new ban is issued on the web, and must never lift that): none issued up to the unban → delivered
  *            (nothing left to lift); only such → PATCH /user/<user_id>/ban; older and newer ones → PATCH /ban/<id>
  *            for each older one. Answers as for a ban; the user unknown to the service → removed (nothing to unban).
+ *            Players with an unban go after the others, and an unban first settles a ban of its user queued before it
+ *            under the other key (game id vs service user id), as queueUnban does with the same key (otherKeyBans).
  * - warning: POST /warning/: the same as a ban.
  * A player unknown to the service is created first (GET /user/<id>?type=…, POST /user/ on 404) for bans and
  * warnings. Entries of one player go in creation order, one request in flight per player; a kept entry stops that
@@ -35,7 +37,7 @@ import {
 import { DEFAULT_TIMEOUT_MS } from "../api/http.ts";
 import type { Logger } from "../log.ts";
 import { LockTimeoutError, type QueueEntry, type Store } from "../store/index.ts";
-import { WARNING_CLOCK_SKEW_MS, bansAround, findBan, findWarning, warningsLike } from "./reconcile.ts";
+import { type Lookup, WARNING_CLOCK_SKEW_MS, bansAround, findBan, findWarning, warningsLike } from "./reconcile.ts";
 import {
   type BanEntry,
   type Creator,
@@ -44,7 +46,9 @@ import {
   type UnbanEntry,
   type WarningEntry,
   playerKey,
+  playerLabel,
   sanctionQueues,
+  unbanCancels,
 } from "./schemas.ts";
 
 /**
@@ -269,6 +273,30 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     return entry !== undefined;
   };
 
+  /**
+   * A ban of the unban's user queued before it under the player's other key (game id vs `user:<uuid>`), which
+   * queueUnban could not match offline: cancelled like one of the same key when the unban may; otherwise returned,
+   * and the unban waits for it (sent first, it is then lifted as an older ban). Runs after every such ban's round.
+   */
+  const otherKeyBans = async (unban: QueueEntry<UnbanEntry>, userId: string): Promise<Lookup<BanEntry | undefined>> => {
+    const key = playerKey(unban.data.target);
+    for (const e of await queues.ban.list()) {
+      const ban = e.data;
+      if (e.id > unban.id || ban.status !== "ACTIVE" || playerKey(ban.target) === key) continue;
+      // Two game ids are two players: only a service user id on one side can hide the same person.
+      if (ban.target.identifier !== null && unban.data.target.identifier !== null) continue;
+      const owner = await userOf(ban.target, false);
+      if (!owner.ok) {
+        if (owner.error.kind === "NotFound") continue;
+        return owner;
+      }
+      if (owner.id !== userId) continue;
+      if (!unbanCancels(unban.data, ban)) return { ok: true, value: ban };
+      await queues.ban.update(e.id, { data: { ...ban, status: "UNBANNED" } });
+    }
+    return { ok: true, value: undefined };
+  };
+
   const send = async (item: Item): Promise<DeliveryResult | undefined> => {
     // Re-read: the entry may have been dropped (`queue drop`) or its ban cancelled by an unban since the listing.
     const current = await queues[item.kind].get(item.entry.id);
@@ -319,6 +347,12 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
       const unban = item.entry.data;
       const user = await userOf(unban.target, false);
       if (!user.ok) return answered(item, user.error, false);
+      const other = await otherKeyBans(item.entry, user.id);
+      if (!other.ok) return lookupFailed(item, other.error);
+      if (other.value) {
+        const message = `waits for the ban of the same player queued before it as ${playerLabel(other.value.target)}`;
+        return keep(item, { lastError: message }, message);
+      }
       const around = await bansAround(api, user.id, unban.serverbundle_id, unban.created_on);
       if (!around.ok) return lookupFailed(item, around.error);
       const { older, newer } = around.value;
@@ -371,16 +405,23 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
   const players = [...byPlayer.entries()]
     .filter(([key]) => !opts.players || opts.players.has(key))
     .map(([, items]) => items.sort((a, b) => (a.entry.id < b.entry.id ? -1 : 1)));
-  let next = 0;
-  const worker = async () => {
-    while (next < players.length) {
-      const items = players[next++] as Item[];
-      for (const item of items) {
-        if ((await send(item)) === "kept") break;
+  const sendAll = async (groups: Item[][]) => {
+    let next = 0;
+    const worker = async () => {
+      while (next < groups.length) {
+        const items = groups[next++] as Item[];
+        for (const item of items) {
+          if ((await send(item)) === "kept") break;
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 4, groups.length) }, worker));
   };
-  await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 4, players.length) }, worker));
+  // Players with an unban last: a ban of the same person queued under their other key is then sent or kept, never
+  // in flight while the unban looks (otherKeyBans).
+  const hasUnban = (items: Item[]) => items.some((i) => i.kind === "unban");
+  await sendAll(players.filter((items) => !hasUnban(items)));
+  await sendAll(players.filter(hasUnban));
   return { busy: false, outcomes };
 }
 

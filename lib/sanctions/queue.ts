@@ -10,9 +10,9 @@ import {
   type PlayerRef,
   type UnbanEntry,
   type WarningEntry,
-  sameIssuer,
   samePlayer,
   sanctionQueues,
+  unbanCancels,
 } from "./schemas.ts";
 
 export interface NewBan {
@@ -81,10 +81,10 @@ export async function queueUnban(
 ): Promise<{ entry: QueueEntry<UnbanEntry>; cancelled: number }> {
   const queues = sanctionQueues(store);
   const enforce = unban.enforce ?? "now";
-  const mayCancel = (ban: BanEntry) => enforce === "now" || sameIssuer(ban.creator, unban.processor);
   let cancelled = 0;
   for (const e of await queues.ban.list()) {
-    if (e.data.status !== "ACTIVE" || !samePlayer(e.data.target, unban.target) || !mayCancel(e.data)) continue;
+    if (e.data.status !== "ACTIVE" || !samePlayer(e.data.target, unban.target)) continue;
+    if (!unbanCancels({ enforce, processor: unban.processor }, e.data)) continue; // goes first, lifted if accepted
     // update re-reads under the queue's lock, so a concurrent attempts/lastError write is not lost.
     if (await queues.ban.update(e.id, { data: { ...e.data, status: "UNBANNED" } })) cancelled++;
   }

@@ -146,6 +146,14 @@ export function sameIssuer(a: Creator | null, b: Creator | null): boolean {
   return a.type === b.type && sameIdentifier(a.identifier, b.identifier);
 }
 
+/**
+ * Whether an unban cancels a still-queued ban of its player: one enforced now (console, CLI, trusted group) every
+ * such ban; one whose permission only the service can check only the processor's own.
+ */
+export function unbanCancels(unban: { enforce?: Enforce | undefined; processor: Creator | null }, ban: BanEntry) {
+  return enforcedNow(unban) || sameIssuer(ban.creator, unban.processor);
+}
+
 /** How a player is named in messages: nick, else game id, else service user id. */
 export function playerLabel(p: PlayerRef): string {
   return p.name || p.identifier || `VyHub user ${p.user_id ?? "?"}`;

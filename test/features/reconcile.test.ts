@@ -11,11 +11,13 @@ import { createApi, type Api } from "../../lib/api/client.ts";
 import { queueStatus } from "../../lib/queues.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import {
+  type Creator,
   type DeliveryOutcome,
   type PlayerRef,
   deliverQueues,
   queueBan,
   queueUnban,
+  playerKey,
   queueWarning,
   sanctionQueues,
 } from "../../lib/sanctions/index.ts";
@@ -249,6 +251,63 @@ describe("an uncertain warning, matched by what the service had before it was se
     expect((await deliver()).map((o) => [o.result, o.found])).toEqual([["delivered", true]]);
     expect(posts("/warning/")).toHaveLength(1);
     expect(warningsOfDave()).toHaveLength(1);
+  });
+});
+
+describe("a ban and an unban of one player under their two keys (game id and user:<uuid>)", () => {
+  const activeOfDave = () => bansOfDave().filter((b) => b.status === "ACTIVE");
+  /** A round of one player's entries only, as a one-shot `unban` or `queue retry` runs it. */
+  const deliverOnly = (target: PlayerRef) =>
+    deliverQueues({ api, store, now: () => clock, settleMs: SETTLE_MS }, { players: new Set([playerKey(target)]) });
+  const byUserId = (id: string): PlayerRef => ({ identifier: null, type: "STEAM", user_id: id, name: "" });
+  const unbanOf = (target: PlayerRef, processor: Creator | null = null) =>
+    queueUnban(store, { target, processor, serverbundleId: sb.bundleId }, clock + 1000);
+
+  test("ban by game id queued, unban by user id delivered first: the ban is cancelled, never sent", async () => {
+    const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
+    await ban();
+    const unban = byUserId(user.id);
+    await unbanOf(unban);
+    expect((await deliverOnly(unban)).outcomes.map((o) => [o.kind, o.result])).toEqual([["unban", "delivered"]]);
+    expect(results(await deliver())).toEqual([["ban", "cancelled"]]);
+    expect(posts("/ban/")).toHaveLength(0);
+    expect(activeOfDave()).toHaveLength(0);
+  });
+
+  test("ban by user id queued, unban by game id in one round: not banned afterwards", async () => {
+    const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
+    await queueBan(
+      store,
+      { target: byUserId(user.id), length: 3600, reason: "aimbot", creator: null, serverbundleId: sb.bundleId },
+      clock,
+    );
+    await unbanOf(DAVE);
+    await deliver();
+    await deliver();
+    expect(activeOfDave()).toHaveLength(0);
+    expect(await sanctionQueues(store).ban.size()).toBe(0);
+    expect(await sanctionQueues(store).unban.size()).toBe(0);
+  });
+
+  test("an unban whose permission only the service checks cancels no one else's ban: it waits, the ban goes first", async () => {
+    const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
+    await ban();
+    const unban = byUserId(user.id);
+    const admin: Creator = { name: "Admin", user_id: null, identifier: "76561198000000009", type: "STEAM" };
+    const { entry } = await queueUnban(
+      store,
+      { target: unban, processor: admin, serverbundleId: sb.bundleId, enforce: "on_accept" },
+      clock + 1000,
+    );
+    expect((await deliverOnly(unban)).outcomes.map((o) => [o.kind, o.result])).toEqual([["unban", "kept"]]);
+    expect(sb.control.requests({ method: "PATCH" })).toHaveLength(0);
+    expect(await sanctionQueues(store).unban.get(entry.id)).toBeDefined();
+    // The ban goes first; the service then judges the unban (this admin holds no rights there: refused).
+    expect((await deliver()).map((o) => [o.kind, o.result])).toEqual([
+      ["ban", "delivered"],
+      ["unban", "refused"],
+    ]);
+    expect(activeOfDave()).toHaveLength(1);
   });
 });
 

@@ -388,8 +388,9 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     let seen = warning.seen;
     if (!item.entry.uncertain || !seen) {
       const like = await warningsLike(api, user.id, warning);
-      if (!like.ok) return lookupFailed(item, like.error);
-      seen = like.value;
+      // A key that may not list warnings still sends them (a lost answer is then matched by time).
+      if (!like.ok && !isRejected(like.error)) return lookupFailed(item, like.error);
+      seen = like.ok ? like.value : undefined;
     }
     if (!(await recordAttempt(item, looked, { ...warning, seen }))) return undefined;
     const res = await sendWarning(api, {

@@ -241,6 +241,14 @@ describe("an uncertain warning, matched by what the service had before it was se
     expect(warningsOfDave()).toHaveLength(2);
   });
 
+  test("a key that may not list warnings still sends them", async () => {
+    sb.control.failNext({ method: "GET", path: "/warning/" }, 1, 403);
+    await warn();
+    expect(results(await deliver())).toEqual([["warning", "delivered"]]);
+    expect(lookups("/warning/").map((r) => r.status)).toEqual([403]);
+    expect(warningsOfDave()).toHaveLength(1);
+  });
+
   test("the service's clock far behind the agent's: the lost answer's warning is still found, never sent twice", async () => {
     await warn();
     serviceSkew.ms = -10 * WARNING_CLOCK_SKEW_MS;

@@ -108,7 +108,7 @@ const drop = defineCommand({
           "would run again. Add --force to drop it anyway",
         EXIT.USAGE,
       );
-    const [{ DELIVERY_LOCK }, { LockTimeoutError }, v] = await Promise.all([
+    const [{ DELIVERY_LOCK, isUncertain }, { LockTimeoutError }, v] = await Promise.all([
       import("../../lib/sanctions/index.ts"),
       import("../../lib/store/index.ts"),
       import("valibot"),
@@ -123,8 +123,13 @@ const drop = defineCommand({
       throw new CliError(`another hub-agent process is delivering right now; try again in a moment`, EXIT.FAILURE);
     }
     if (!removed) throw new CliError(`${entry.id} was sent or dropped by another process meanwhile`, EXIT.NOT_FOUND);
-    ctx.emit({ action: "drop", queue, entry_id: entry.id, data: entry.data });
-    ctx.say(`dropped ${entry.id} from the ${queue} queue${what ? `: ${what}` : ""}`);
+    // Dropping stops a resend, not what a lost answer may already have done: the operator must look at VyHub.
+    const uncertain = !queue.startsWith("reward_") && isUncertain(entry);
+    ctx.emit({ action: "drop", queue, entry_id: entry.id, data: entry.data, ...(uncertain ? { uncertain } : {}) });
+    ctx.say(
+      `dropped ${entry.id} from the ${queue} queue${what ? `: ${what}` : ""}` +
+        (uncertain ? `; its answer was lost, so VyHub may have carried it out already: check there` : ""),
+    );
   },
 });
 

@@ -427,6 +427,21 @@ describe("queue", () => {
     expect(oneLine(await run(["queue", "retry", ban], env), 5)).toContain("no queued entry");
   });
 
+  test("dropping an uncertain entry says VyHub may have carried it out already", async () => {
+    const env = { ...fresh(), HUB_API_TIMEOUT: "1" };
+    sb.control.latency(2500, { method: "POST", path: "/ban/" }, { after: true });
+    const banned = await run(["ban", CAROL, "1h", "lost answer", "--json"], env);
+    sb.control.latency(0);
+    expect(banned.code).toBe(6);
+    const id = json(banned).entry_id as string;
+    const dropped = await run(["queue", "drop", id], env);
+    expect(dropped.code).toBe(0);
+    expect(dropped.stdout).toBe(
+      `dropped ${id} from the ban queue: ban ${CAROL} 1h "lost answer" by the console; its answer was lost, so VyHub may have carried it out already: check there\n`,
+    );
+    expect(bansOf(USERS.carol).filter((b) => b.reason === "lost answer")).toHaveLength(1);
+  });
+
   test("a reward report is dropped only with --force (the reward would run again)", async () => {
     const env = fresh();
     const store = await openStore({ dir: env.HUB_STORAGE_DIR });

@@ -268,7 +268,10 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
       ...(lookup ? { lastLookupAt: t, lastLookup: lookup } : {}),
     };
     // `data` only for a warning (its `seen`); Patch leaves it out so no other write can change a sanction.
-    const entry = await queues[item.kind].update(item.entry.id, patch as Patch);
+    // Only if no other attempt was recorded since this round read the entry: a process frozen past the lock's stale
+    // time wakes up here after the one that took over may have sent it (and lost the answer).
+    const unchanged = (current: QueueEntry<unknown>) => current.attempts === item.entry.attempts;
+    const entry = await queues[item.kind].update(item.entry.id, patch as Patch, unchanged);
     if (entry) item.entry = entry as never;
     return entry !== undefined;
   };

@@ -33,8 +33,15 @@ export interface Queue<T> {
   /** All valid entries, oldest first. Invalid ones are quarantined and left out. */
   list(): Promise<QueueEntry<T>[]>;
   get(id: string): Promise<QueueEntry<T> | undefined>;
-  /** undefined when the entry is gone (e.g. removed by another process). */
-  update(id: string, patch: Partial<Omit<QueueEntry<T>, "id" | "createdAt">>): Promise<QueueEntry<T> | undefined>;
+  /**
+   * undefined when the entry is gone (e.g. removed by another process), or when `onlyIf` says the entry as it is now
+   * (read under the queue's lock) must not be changed.
+   */
+  update(
+    id: string,
+    patch: Partial<Omit<QueueEntry<T>, "id" | "createdAt">>,
+    onlyIf?: (current: QueueEntry<T>) => boolean,
+  ): Promise<QueueEntry<T> | undefined>;
   /** false when the entry was already gone. */
   remove(id: string): Promise<boolean>;
   /** Number of entry files, without reading them (list() may quarantine some). */
@@ -112,11 +119,11 @@ export function createQueue<T>(
       return entries.filter((e): e is QueueEntry<T> => e !== undefined);
     },
     get: (id) => (ID_RE.test(id) ? read(id) : Promise.resolve(undefined)),
-    update(id, patch) {
+    update(id, patch, onlyIf) {
       if (!ID_RE.test(id)) return Promise.resolve(undefined);
       return withLock(lockName, async () => {
         const current = await read(id);
-        if (!current) return undefined;
+        if (!current || (onlyIf && !onlyIf(current))) return undefined;
         const next: QueueEntry<T> = { ...current, ...patch, id, createdAt: current.createdAt };
         // `{ lastError: undefined }` clears the field, as it will read back from the file.
         for (const key of OPTIONAL) if (next[key] === undefined) delete next[key];

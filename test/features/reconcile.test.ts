@@ -4,7 +4,7 @@
  * a ban issued after them. Real HTTP to the in-memory service.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApi, type Api } from "../../lib/api/client.ts";
@@ -12,6 +12,7 @@ import { queueStatus } from "../../lib/queues.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import {
   type Creator,
+  DELIVERY_LOCK,
   type DeliveryOutcome,
   type PlayerRef,
   deliverQueues,
@@ -219,6 +220,36 @@ describe("an uncertain warning", () => {
     expect(posts("/warning/").map((r) => r.status)).toEqual([200, 504, 200]);
     expect(warningsOfDave()).toHaveLength(3); // the old one and exactly one per entry
   });
+});
+
+describe("a process frozen past the delivery lock's stale time (SIGSTOP, a paused VM)", () => {
+  test("wakes after another process took over and sent its entry (answer lost): it does not send it again", async () => {
+    sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
+    await ban();
+    // A reads the entry, then waits for its user lookup (a client that will not time out: frozen, it cannot).
+    const frozen = createApi({ url: sb.url, key: sb.key, retries: 0, timeoutMs: 30_000 });
+    sb.control.latency(3000, { method: "GET", path: /^\/user\// });
+    const a = deliverQueues({ api: frozen, store, now: () => clock, settleMs: SETTLE_MS });
+    await until(() => sb.control.requests({ method: "GET", path: /^\/user\// }).length === 1, "A's user lookup");
+    sb.control.latency(0);
+    // Its lock ages out (a minute without a heartbeat); B, another process, takes it over and sends the ban, whose
+    // answer is lost: the entry stays, uncertain.
+    const old = new Date(Date.now() - 120_000);
+    utimesSync(join(store.dir, "locks", `${DELIVERY_LOCK}.lock`), old, old);
+    slowAnswers("/ban/");
+    const b = await deliverQueues({
+      api,
+      store: await openStore({ dir: store.dir }),
+      now: () => clock,
+      settleMs: SETTLE_MS,
+    });
+    expect(b.outcomes.map((o) => [o.result, o.uncertain])).toEqual([["kept", true]]);
+    sb.control.latency(0);
+    // A wakes with the entry as it read it before B's attempt.
+    await a;
+    expect(posts("/ban/")).toHaveLength(1);
+    expect(bansOfDave()).toHaveLength(1);
+  }, 30_000);
 });
 
 describe("an uncertain warning, matched by what the service had before it was sent", () => {

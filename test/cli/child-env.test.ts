@@ -3,21 +3,18 @@
  * both dump their environment, with the API key and an RCON password set. Neither secret nor any HUB_* variable
  * reaches them or hub-agent's own output; a variable the operator sets in [game.wrapper.env] does.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import { type Sandbox } from "../../lib/sandbox/index.ts";
 import { spawn } from "../support/procs.ts";
 import { until } from "../support/until.ts";
 import { binary } from "./binary.ts";
+import { useSandbox } from "../support/sandbox.ts";
 
 let sb: Sandbox;
-beforeAll(async () => {
-  sb = await startSandbox();
-  await binary();
-}, 120_000);
-afterAll(() => sb?.stop());
+useSandbox((s) => (sb = s));
 
 const RCON_PASSWORD = "rcon-Pa55word-for-the-test";
 

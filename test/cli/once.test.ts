@@ -1,16 +1,13 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
-import { binary, hub } from "./binary.ts";
+import { type Sandbox } from "../../lib/sandbox/index.ts";
+import { hub } from "./binary.ts";
+import { useSandbox } from "../support/sandbox.ts";
 
 let sb: Sandbox;
-beforeAll(async () => {
-  sb = await startSandbox();
-  await binary();
-}, 120_000);
-afterAll(() => sb?.stop());
+useSandbox((s) => (sb = s));
 
 test("run --once (cron): exit 6 while a ban waits for the service, 0 once it is delivered", async () => {
   const env = {

@@ -3,24 +3,21 @@
  * service in this process: concurrent bans are each delivered exactly once, and nicks resolve through the online
  * list `run` keeps.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { onlineCache } from "../../lib/features/online.ts";
-import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import { type Sandbox } from "../../lib/sandbox/index.ts";
 import { sanctionQueues } from "../../lib/sanctions/index.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { binary, hub } from "./binary.ts";
 import { spawn } from "../support/procs.ts";
 import { until as pollUntil } from "../support/until.ts";
+import { useSandbox } from "../support/sandbox.ts";
 
 let sb: Sandbox;
-beforeAll(async () => {
-  sb = await startSandbox();
-  await binary();
-}, 120_000);
-afterAll(() => sb?.stop());
+useSandbox((s) => (sb = s));
 
 interface Agent {
   proc: ReturnType<typeof Bun.spawn>;

@@ -2,21 +2,18 @@
  * A `once` reward flagged as possibly undelivered (hub-agent stopped between its claim and the game's answer), as
  * the operator meets it: `queue status`, `queue retry`, `queue drop`, and `run --once`'s exit code.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EXECUTED_QUEUE, ExecutedRewardSchema } from "../../lib/rewards/executed.ts";
-import { SEED_IDS, startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import { SEED_IDS, type Sandbox } from "../../lib/sandbox/index.ts";
 import { openStore } from "../../lib/store/index.ts";
-import { binary, hub } from "./binary.ts";
+import { hub } from "./binary.ts";
+import { useSandbox } from "../support/sandbox.ts";
 
 let sb: Sandbox;
-beforeAll(async () => {
-  sb = await startSandbox();
-  await binary();
-}, 120_000);
-afterAll(() => sb?.stop());
+useSandbox((s) => (sb = s));
 
 const VIP = SEED_IDS.appliedRewards.alice_vip_command;
 

@@ -5,14 +5,15 @@
  * cache) with the service up, and log the store failure once, not every round. `ban` on the full store says what is
  * wrong in one line and exits 8: nothing was queued.
  */
-import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
+import { afterEach, expect, test } from "bun:test";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import { type Sandbox } from "../../lib/sandbox/index.ts";
 import { spawn } from "../support/procs.ts";
 import { until } from "../support/until.ts";
 import { binary, hub } from "./binary.ts";
+import { useSandbox } from "../support/sandbox.ts";
 
 const BOB = { id: "76561198087654322", user: "f82e6399-324e-49a6-a411-09f621b77325" };
 const CAROL = { id: "76561198123456783", user: "6ed1a4df-15d7-47f0-a8b0-d3bf844fa2de" };
@@ -42,11 +43,7 @@ await unmountAll();
 if (cannotMount) console.warn(`store-full tests skipped: cannot mount a tmpfs (${cannotMount}); run them as root`);
 
 let sb: Sandbox;
-beforeAll(async () => {
-  sb = await startSandbox();
-  await binary();
-}, 120_000);
-afterAll(() => sb?.stop());
+useSandbox((s) => (sb = s));
 afterEach(async () => {
   await sb.control.up();
   await unmountAll();

@@ -5,14 +5,15 @@
  * kicked or let in on the player's word, no operator ban may be cancelled by it, and the operator's bans are enforced
  * at once and delivered once VyHub returns, where the player's requests are refused.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SEED_IDS, startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import { SEED_IDS, type Sandbox } from "../../lib/sandbox/index.ts";
 import { binary } from "../cli/binary.ts";
 import { spawn } from "../support/procs.ts";
 import { until } from "../support/until.ts";
+import { useSandbox } from "../support/sandbox.ts";
 
 const FAKE = join(import.meta.dir, "..", "fixtures", "fake-game-server.ts");
 const STEAM64_BASE = 76561197960265728n;
@@ -33,11 +34,7 @@ const hl = (name: Name, rest: string) =>
   `L 11/24/2026 - 10:00:00: "${name}<${PLAYERS[name].slot}><${u1(PLAYERS[name].id)}><>" ${rest}`;
 
 let sb: Sandbox;
-beforeAll(async () => {
-  sb = await startSandbox();
-  await binary();
-}, 120_000);
-afterAll(() => sb?.stop());
+useSandbox((s) => (sb = s));
 
 test("with VyHub down, a player's chat !ban and !unban change nothing here; the operator's bans hold and are delivered once", async () => {
   const dir = mkdtempSync(join(tmpdir(), "hub-perm-"));
@@ -93,7 +90,11 @@ test("with VyHub down, a player's chat !ban and !unban change nothing here; the 
     until(cond, what, {
       timeoutMs: 30_000,
       abort: () => (proc.exitCode !== null ? `run exited with ${proc.exitCode}` : undefined),
-      diagnostics: () => `run's log:\n${read(agentLog)}\nconsole:\n${read(consoleLog)}`,
+      diagnostics: () =>
+        `run's log:\n${read(agentLog)}\nconsole:\n${read(consoleLog)}\nrequests:\n${sb.control
+          .requests()
+          .map((r) => `${r.method} ${r.path} ${r.status}`)
+          .join("\n")}`,
     });
   /** A line typed at the agent's console: the operator's commands, or `echo` to make the server print a log line. */
   const type = (line: string) => {
@@ -139,9 +140,10 @@ test("with VyHub down, a player's chat !ban and !unban change nothing here; the 
       return existsSync(d) ? readdirSync(d) : [];
     });
   await wait(() => bansOf(FRANK).length === 1 && bansOf(ERIN).length === 1, "the operator's bans at VyHub");
-  await wait(() => refusedForAlice().length === 3, "VyHub to refuse Alice's ban and both unbans");
+  await wait(() => refusedForAlice().length >= 3, "VyHub to refuse Alice's ban and both unbans");
   await wait(() => queued().length === 0, "every queue to be empty");
 
+  expect(refusedForAlice().map((r) => `${r.method} ${r.path}`)).toHaveLength(3); // refused once each, not retried
   expect(bansOf(FRANK)).toHaveLength(1);
   expect(bansOf(ERIN)).toHaveLength(1);
   expect(bansOf(DAVE)).toHaveLength(0);

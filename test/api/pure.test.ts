@@ -27,7 +27,7 @@ import {
   WarningPageSchema,
   WarningSchema,
 } from "../../lib/api/client.ts";
-import examples from "./fixtures/api-examples.json";
+import examples from "../fixtures/api-examples.json";
 
 type Example = { response: { status: number; body: unknown } };
 const ex = examples as unknown as Record<string, Example>;

@@ -1,6 +1,6 @@
 // With its clock at the examples' "now", the sandbox answers every read-only example of api-examples.json exactly.
 import { expect, test } from "bun:test";
-import examples from "./fixtures/api-examples.json";
+import examples from "../fixtures/api-examples.json";
 import { start } from "./helpers.ts";
 
 interface Example {

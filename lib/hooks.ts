@@ -14,7 +14,7 @@ export function splitCommand(line: string): string[] {
 
 /**
  * `[hooks] <event> = "<command>"`: runs the command when the event happens, with the event's data as JSON on
- * stdin. Game data only ever travels on stdin, never into the command line. The hook gets the few variables every
+ * stdin, without the agent waiting for it. Game data only ever travels on stdin, never into the command line. The hook gets the few variables every
  * program needs (childEnv), never hub-agent's HUB_* settings and secrets.
  */
 export function attachHooks(events: EventBus, hooks: Record<string, string>, logger: Logger, timeoutMs = 30_000) {
@@ -25,7 +25,13 @@ export function attachHooks(events: EventBus, hooks: Record<string, string>, log
     }
     const [cmd, ...args] = splitCommand(line);
     if (!cmd) continue;
-    events.on(name as HubEventName, (data) => runHook(cmd, args, { event: name, ...data }, logger, timeoutMs));
+    // Detached from the bus, which orders startup and player handling: a slow hook (up to its timeout) must not
+    // hold up a player's user lookup. Runs of one hook still go one after another, in the order of the events.
+    let queue = Promise.resolve();
+    events.on(name as HubEventName, (data) => {
+      const payload = { event: name, ...data };
+      queue = queue.then(() => runHook(cmd, args, payload, logger, timeoutMs));
+    });
   }
 }
 

@@ -61,7 +61,9 @@ const retry = defineCommand({
     const { isUncertain, settleTime } = await import("../../lib/sanctions/index.ts");
     if (isUncertain(entry) && entry.lastAttemptAt !== undefined) {
       // The service may still be working on the lost request: looking it up sooner could miss it and send it twice.
-      const wait = entry.lastAttemptAt + settleTime(s.config.api.timeout * 1000) - Date.now();
+      // At most one settle time: an attempt dated in the future (the clock was set back since) is not waited for.
+      const settle = settleTime(s.config.api.timeout * 1000);
+      const wait = Math.min(entry.lastAttemptAt + settle - Date.now(), settle);
       if (wait > 0) {
         ctx.logger.info(`${entry.id} is uncertain: looking it up at the service in ${Math.ceil(wait / 1000)} s`);
         await Bun.sleep(wait);

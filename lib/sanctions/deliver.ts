@@ -306,6 +306,12 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     if (!current) return undefined;
     item = { ...item, entry: { ...current, uncertain: isUncertain(current) } } as Item;
     if (item.kind === "ban" && item.entry.data.status === "UNBANNED") return done(item, "cancelled");
+    if (item.entry.uncertain && (item.entry.lastAttemptAt ?? 0) > now()) {
+      // The clock was set back since that attempt: its settle time counts from now, not from a time still to come.
+      const moved = await queues[item.kind].update(item.entry.id, { lastAttemptAt: now() });
+      if (!moved) return undefined;
+      item.entry = { ...moved, uncertain: true } as never;
+    }
     const entry = item.entry;
     if (entry.uncertain && entry.lastAttemptAt !== undefined && now() < entry.lastAttemptAt + settleMs) {
       const at = new Date(entry.lastAttemptAt + settleMs).toISOString();

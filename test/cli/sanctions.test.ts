@@ -12,6 +12,7 @@ import { onlineCache } from "../../lib/features/online.ts";
 import { EXECUTED_QUEUE, ExecutedRewardSchema } from "../../lib/rewards/executed.ts";
 import { FAILED_QUEUE, FailedRewardSchema, GIVE_UP_AFTER } from "../../lib/rewards/failures.ts";
 import { SEED_IDS, startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import { BanEntrySchema } from "../../lib/sanctions/index.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { binary, hub, type Run } from "./binary.ts";
 
@@ -441,6 +442,27 @@ describe("queue", () => {
     );
     expect(bansOf(USERS.carol).filter((b) => b.reason === "lost answer")).toHaveLength(1);
   });
+
+  test("retry of an uncertain entry whose attempt is dated an hour ahead (clock set back) waits one settle time, not an hour", async () => {
+    const env = { ...fresh(), HUB_API_TIMEOUT: "1" };
+    sb.control.latency(2500, { method: "POST", path: "/ban/" }, { after: true });
+    const banned = await run(["ban", CAROL, "1h", "clock set back", "--json"], env);
+    sb.control.latency(0);
+    expect(banned.code).toBe(6);
+    const id = json(banned).entry_id as string;
+    const store = await openStore({ dir: env.HUB_STORAGE_DIR });
+    await store.queue("ban", BanEntrySchema).update(id, { lastAttemptAt: Date.now() + 3_600_000 });
+    // The first retry waits out one settle time and counts it from now; the second finds the ban.
+    expect((await run(["queue", "retry", id], env)).code).toBe(6);
+    const found = await run(["queue", "retry", id], env);
+    expect(found.code).toBe(0);
+    expect(
+      sb.control
+        .requests({ method: "POST", path: "/ban/" })
+        .filter((r) => (r.body as { reason?: string })?.reason === "clock set back"),
+    ).toHaveLength(1);
+    expect(bansOf(USERS.carol).filter((b) => b.reason === "clock set back")).toHaveLength(1);
+  }, 60_000);
 
   test("a reward report is dropped only with --force (the reward would run again)", async () => {
     const env = fresh();

@@ -111,6 +111,18 @@ describe("an uncertain ban", () => {
     expect(await sanctionQueues(store).ban.size()).toBe(0);
   });
 
+  test("the clock set back an hour after the attempt: looked up one settle time later, not an hour later", async () => {
+    await ban();
+    slowAnswers("/ban/");
+    await deliver();
+    sb.control.latency(0);
+    clock -= 3_600_000;
+    expect(results(await deliver())).toEqual([["ban", "kept"]]);
+    clock += SETTLE_MS;
+    expect((await deliver()).map((o) => [o.result, o.found])).toEqual([["delivered", true]]);
+    expect(bansOfDave()).toHaveLength(1);
+  });
+
   test("a 5xx (a gateway may have forwarded it) that created nothing: looked up, not found, sent once more", async () => {
     await ban();
     sb.control.failNext({ method: "POST", path: "/ban/" }, 1, 502);

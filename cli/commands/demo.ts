@@ -24,11 +24,12 @@ export default defineCommand({
     const duration = args.duration === undefined ? undefined : Number(args.duration);
     if (duration !== undefined && !(duration > 0))
       throw new CliError(`--duration ${args.duration} is not a number of seconds: use e.g. --duration 20`, EXIT.USAGE);
-    const [{ startSandbox }, { loadConfig }, { SimGame, demoScript, runScript }, { systemClock: clock }] =
+    const [{ startSandbox }, { loadConfig }, { SimGame }, { demoTimeline, playTimeline }, { systemClock: clock }] =
       await Promise.all([
         import("../../lib/sandbox/index.ts"),
         import("../../lib/config/index.ts"),
         import("../../lib/game/sim.ts"),
+        import("../demo-timeline.ts"),
         import("../../lib/clock.ts"),
       ]);
     const sb = await startSandbox();
@@ -55,7 +56,7 @@ export default defineCommand({
     const sim = new SimGame({ clock, logger: logger.withTag("game"), map: "sim_island" });
     const abort = new AbortController();
     const until = duration ? new Promise<void>((r) => setTimeout(r, duration * 1000)) : undefined;
-    void runScript(sim, demoScript(), { clock, signal: abort.signal, loop: true, logger });
+    void playTimeline(sim, demoTimeline(), { clock, signal: abort.signal, loop: true, logger });
     try {
       process.exitCode = await runAgent({ config: loaded.config, bridge: sim, clock, logger, until });
     } finally {

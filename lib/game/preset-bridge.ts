@@ -11,7 +11,7 @@ import type { CommandKind, LineKind, PlayerList, Preset } from "./presets/types.
 import { LINE_KINDS } from "./presets/types.ts";
 import { render, TemplateError, type TemplateValues } from "./presets/template.ts";
 import { type PlayerRef, Roster } from "./roster.ts";
-import { parseChatCommand } from "./sim.ts";
+import { parseChatCommand } from "./chat.ts";
 import { cleanLine, type LineSource } from "./sources/lines.ts";
 import { PlayerPoll } from "./sources/poll.ts";
 import { errorMessage, type SendOptions, type Transport } from "./transports/transport.ts";

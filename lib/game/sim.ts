@@ -1,11 +1,12 @@
 /**
  * A simulated game: scripted players, every action recorded. Tests of every feature drive it with a ManualClock;
- * `hub-agent demo` runs `demoScript()` on the real clock and prints what the sim logs.
+ * `hub-agent demo` plays its timeline (cli/demo-timeline.ts) on the real clock and prints what the sim logs.
  */
 import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
 import { systemClock, type Clock } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import type { BridgeEvent, BridgeEventType, GameBridge, GamePlayer, GameStatus } from "./bridge.ts";
+import { parseChatCommand } from "./chat.ts";
 
 export const ALL_EVENT_TYPES: readonly BridgeEventType[] = [
   "ready",
@@ -352,140 +353,4 @@ export function simEscape(value: string): string {
     /[\u007f-\u009f\u2028\u2029]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
-}
-
-/**
- * Parses a sim console line the way a Source-like console would: commands separated by `;` or line breaks,
- * arguments by whitespace, double-quoted arguments in JSON string syntax. Tests use it to prove that an escaped
- * value stays one argument of one command.
- */
-export function parseSimConsole(line: string): string[][] {
-  const commands: string[][] = [];
-  let args: string[] = [];
-  let i = 0;
-  const endCommand = () => {
-    if (args.length) commands.push(args);
-    args = [];
-  };
-  while (i < line.length) {
-    const c = line[i]!;
-    if (c === ";" || c === "\n" || c === "\r") {
-      endCommand();
-      i++;
-    } else if (/\s/.test(c)) {
-      i++;
-    } else if (c === '"') {
-      // JSON.parse rejects what the console would not take: raw control characters, bad escapes.
-      const m = /^"(?:[^"\\]|\\[^])*"/.exec(line.slice(i));
-      let arg: unknown;
-      try {
-        arg = m && JSON.parse(m[0]);
-      } catch {
-        arg = undefined;
-      }
-      if (!m || typeof arg !== "string") throw new Error(`sim console: bad quoted argument at ${i}`);
-      args.push(arg);
-      i += m[0].length;
-    } else {
-      const m = /^[^\s;"]+/.exec(line.slice(i))!;
-      args.push(m[0]);
-      i += m[0].length;
-    }
-  }
-  endCommand();
-  return commands;
-}
-
-/**
- * Splits a chat line into a command (lower-cased, without the prefix) and its arguments. Double quotes keep
- * an argument with spaces together; an unclosed quote runs to the end of the line. Undefined for plain chat.
- */
-export function parseChatCommand(text: string, prefix: string): { command: string; args: string[] } | undefined {
-  if (!prefix || !text.startsWith(prefix)) return undefined;
-  const words: string[] = [];
-  for (const m of text.slice(prefix.length).matchAll(/"([^"]*)"?|(\S+)/g)) words.push(m[1] ?? m[2] ?? "");
-  const [command, ...args] = words;
-  if (!command) return undefined;
-  return { command: command.toLowerCase(), args };
-}
-
-// ── Scripted timelines (demo) ───────────────────────────────────────────────
-
-export interface SimStep {
-  /** Milliseconds from the start of the script. */
-  at: number;
-  do: (sim: SimGame) => void;
-}
-
-export interface SimScript {
-  steps: SimStep[];
-  /** With `loop`, the script restarts this long after its start. */
-  period: number;
-}
-
-/**
- * Plays a script on the sim until it ends (or forever with `loop`), stopping quietly when `signal` aborts.
- * A step that no longer fits (the agent kicked that player already) is skipped with a debug line.
- */
-export async function runScript(
-  sim: SimGame,
-  script: SimScript,
-  o: { clock: Clock; signal?: AbortSignal; loop?: boolean; logger?: Logger },
-): Promise<void> {
-  const log = (o.logger ?? silentLogger).withTag("sim");
-  const steps = [...script.steps].sort((a, b) => a.at - b.at);
-  try {
-    do {
-      const start = o.clock.now();
-      for (const step of steps) {
-        await o.clock.sleep(start + step.at - o.clock.now(), o.signal);
-        try {
-          step.do(sim);
-        } catch (err) {
-          log.debug("script step skipped", { error: String(err) });
-        }
-      }
-      await o.clock.sleep(start + script.period - o.clock.now(), o.signal);
-    } while (o.loop);
-  } catch (err) {
-    if (o.signal?.aborted) return;
-    throw err;
-  }
-}
-
-/** The demo's players: Alice and Bob from the in-memory service's seed data, plus two unknown newcomers. */
-export const DEMO_PLAYERS = {
-  alice: { id: "76561198012345671", name: "Alice" },
-  bob: { id: "76561198087654322", name: "Bob" },
-  dave: { id: "76561198234567894", name: "Dave" },
-  erin: { id: "76561198345678905", name: "Erin" },
-} as const satisfies Record<string, GamePlayer>;
-
-/** About 20 s of players joining, chatting `!dashboard`, dying, respawning and leaving; loops cleanly. */
-export function demoScript(): SimScript {
-  const { alice, bob, dave, erin } = DEMO_PLAYERS;
-  const s = (at: number, fn: (sim: SimGame) => void): SimStep => ({ at, do: fn });
-  return {
-    period: 22_000,
-    steps: [
-      s(0, (sim) => sim.join({ ...alice, extra: { Score: 0, Deaths: 0 } })),
-      s(1_500, (sim) => sim.spawn(alice.id)),
-      s(2_500, (sim) => sim.join({ ...dave })),
-      s(3_500, (sim) => sim.spawn(dave.id)),
-      s(4_500, (sim) => sim.chat(alice.id, "!dashboard")),
-      s(6_000, (sim) => sim.join({ ...bob })),
-      s(7_500, (sim) => sim.death(dave.id, alice.id)),
-      s(8_500, (sim) => sim.join({ ...erin })),
-      s(9_000, (sim) => sim.spawn(dave.id)),
-      s(10_000, (sim) => sim.chat(erin.id, "hello everyone")),
-      s(11_000, (sim) => sim.chat(dave.id, "!dashboard")),
-      s(12_500, (sim) => sim.spawn(erin.id)),
-      s(14_000, (sim) => sim.death(alice.id)),
-      s(15_000, (sim) => sim.spawn(alice.id)),
-      s(16_500, (sim) => sim.leave(erin.id, "Disconnect by user.")),
-      s(18_000, (sim) => sim.leave(dave.id, "Disconnect by user.")),
-      s(19_500, (sim) => sim.leave(bob.id, "Disconnect by user.")),
-      s(20_500, (sim) => sim.leave(alice.id, "Disconnect by user.")),
-    ],
-  };
 }

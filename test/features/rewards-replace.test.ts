@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import type { AppliedReward } from "../../lib/api/client.ts";
 import { commandLines, fillTemplate, rewardValues, steamId32 } from "../../lib/rewards/replace.ts";
-import { parseSimConsole, simEscape } from "../../lib/game/sim.ts";
+import { simEscape } from "../../lib/game/sim.ts";
+import { parseSimConsole } from "../support/sim-console.ts";
 import { patchOutcome } from "../../lib/rewards/executed.ts";
 
 const reward = (purchase: { amount_text: string } | null) =>

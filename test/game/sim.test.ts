@@ -2,17 +2,9 @@ import { describe, expect, test } from "bun:test";
 import type { BridgeEvent } from "../../lib/game/bridge.ts";
 import { ManualClock } from "../../lib/clock.ts";
 import { memoryLogger } from "../../lib/log.ts";
-import {
-  ALL_EVENT_TYPES,
-  DEMO_PLAYERS,
-  SimGame,
-  demoScript,
-  parseChatCommand,
-  parseSimConsole,
-  runScript,
-  simEscape,
-  type SimGameOptions,
-} from "../../lib/game/sim.ts";
+import { ALL_EVENT_TYPES, SimGame, simEscape, type SimGameOptions } from "../../lib/game/sim.ts";
+import { DEMO_PLAYERS, demoTimeline, playTimeline } from "../../cli/demo-timeline.ts";
+import { parseSimConsole } from "../support/sim-console.ts";
 
 const alice = { id: "76561198012345671", name: "Alice" };
 const bob = { id: "76561198087654322", name: "Bob" };
@@ -338,32 +330,11 @@ describe("escape", () => {
   });
 });
 
-describe("parseChatCommand", () => {
-  const cases: [string, string, ReturnType<typeof parseChatCommand>][] = [
-    ["!dashboard", "!", { command: "dashboard", args: [] }],
-    ["!DashBoard  ", "!", { command: "dashboard", args: [] }],
-    ["!ban Bob 1h", "!", { command: "ban", args: ["Bob", "1h"] }],
-    ['!warn "Bad Guy" mic spam', "!", { command: "warn", args: ["Bad Guy", "mic", "spam"] }],
-    ['!warn "unclosed quote', "!", { command: "warn", args: ["unclosed quote"] }],
-    ['!say ""', "!", { command: "say", args: [""] }],
-    ["!a\tb\tc", "!", { command: "a", args: ["b", "c"] }],
-    ["/shop", "/", { command: "shop", args: [] }],
-    ["hello", "!", undefined],
-    ["!", "!", undefined],
-    ["!   ", "!", undefined],
-    [" !dashboard", "!", undefined],
-    ["!dashboard", "", undefined],
-  ];
-  test.each(cases)("%p with prefix %p", (text, prefix, expected) => {
-    expect(parseChatCommand(text, prefix)).toEqual(expected);
-  });
-});
-
-describe("scripts", () => {
-  test("runScript plays steps at their times and stops on abort", async () => {
+describe("timelines", () => {
+  test("playTimeline plays steps at their times and stops on abort", async () => {
     const { sim, clock, events } = setup();
     const ctl = new AbortController();
-    const done = runScript(
+    const done = playTimeline(
       sim,
       {
         period: 1000,
@@ -388,7 +359,7 @@ describe("scripts", () => {
   test("a step that no longer fits is skipped", async () => {
     const { sim, clock } = setup();
     const logger = memoryLogger();
-    const done = runScript(
+    const done = playTimeline(
       sim,
       {
         period: 10,
@@ -402,16 +373,16 @@ describe("scripts", () => {
     await clock.advance(10);
     await done;
     expect(sim.isOnline(alice.id)).toBe(true);
-    expect(logger.lines.some((l) => l.msg === "script step skipped")).toBe(true);
+    expect(logger.lines.some((l) => l.msg === "timeline step skipped")).toBe(true);
   });
 
-  test("demoScript: seeded and new players, !dashboard, deaths; everyone gone at the end; loops", async () => {
+  test("demoTimeline: seeded and new players, !dashboard, deaths; everyone gone at the end; loops", async () => {
     const { sim, clock, events } = setup();
-    const script = demoScript();
+    const script = demoTimeline();
     expect(script.period).toBeGreaterThanOrEqual(15_000);
     expect(script.period).toBeLessThanOrEqual(30_000);
     const ctl = new AbortController();
-    const done = runScript(sim, script, { clock, signal: ctl.signal, loop: true });
+    const done = playTimeline(sim, script, { clock, signal: ctl.signal, loop: true });
     await clock.advance(script.period - 1);
     const types = new Set(events.map((e) => e.type));
     for (const t of ["player_connect", "player_spawn", "player_death", "chat_command", "player_disconnect"]) {

@@ -24,6 +24,7 @@ import {
   watchSanctionsChanged,
 } from "../sanctions/index.ts";
 import { sanctionCommands } from "./sanction-commands.ts";
+import { coalescing, serial } from "../serial.ts";
 
 /** What the commands need of the ban feature. */
 export interface Sanctions {
@@ -75,16 +76,11 @@ export function bans(agent: Agent, opts: BansOptions = {}): void {
 
   // A refresh and a delivery round never overlap: a list fetched while an unban is being sent could still show the
   // ban after its queue entry is gone, and kick the player just unbanned.
-  let exclusive: Promise<unknown> = Promise.resolve();
-  const serial = <R>(fn: () => Promise<R>): Promise<R> => {
-    const run = exclusive.then(fn);
-    exclusive = run.catch(() => {});
-    return run;
-  };
+  const exclusive = serial();
 
   /** Rule 9: the live list (cached), else the cached one; then every online banned player is kicked. */
   const refresh = () =>
-    serial(async () => {
+    exclusive(async () => {
       const r = await fetchBanList(api, store, agent.bundleId);
       if (r.source === "api") {
         list = r.list;
@@ -131,7 +127,7 @@ export function bans(agent: Agent, opts: BansOptions = {}): void {
 
   /** One round; true when the service settled something (so the ban list may have changed). */
   const deliverRound = () =>
-    serial(async (): Promise<boolean> => {
+    exclusive(async (): Promise<boolean> => {
       const settleMs = settleTime(config.api.timeout * 1000);
       const r = await deliverQueues(
         { api, store, logger: log, now: () => clock.now(), settleMs },
@@ -141,26 +137,8 @@ export function bans(agent: Agent, opts: BansOptions = {}): void {
       return r.outcomes.some((o) => o.result !== "kept");
     });
 
-  // Coalesce: a command during a round asks for one more round after it, never a parallel one.
-  let running: Promise<boolean> | undefined;
-  let again = false;
-  const deliverCoalesced = (): Promise<boolean> => {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      let settled = false;
-      do {
-        again = false;
-        settled = (await deliverRound()) || settled;
-      } while (again);
-      return settled;
-    })().finally(() => {
-      running = undefined;
-    });
-    return running;
-  };
+  // A command during a round asks for one more round after it, never a parallel one; settled if any round settled.
+  const deliverCoalesced = coalescing(deliverRound, (a, b) => a || b);
 
   const sanctions: Sanctions = {
     async deliverNow() {
@@ -204,25 +182,11 @@ export function bans(agent: Agent, opts: BansOptions = {}): void {
 /** Reacts to the marker file at once (coalesced: events during a check ask for one more check, not a parallel one). */
 function watchChanges(agent: Agent, changed: () => Promise<boolean>, refresh: () => Promise<void>): void {
   const { scheduler } = agent;
-  let checking = false;
-  let again = false;
+  const checkNow = coalescing(async () => {
+    if (!scheduler.stopped && (await changed())) await refresh();
+  });
   const check = () => {
-    if (scheduler.stopped) return;
-    if (checking) {
-      again = true;
-      return;
-    }
-    checking = true;
-    void scheduler
-      .run("sanctions-changed", async () => {
-        do {
-          again = false;
-          if (await changed()) await refresh();
-        } while (again && !scheduler.stopped);
-      })
-      .finally(() => {
-        checking = false;
-      });
+    if (!scheduler.stopped) void scheduler.run("sanctions-changed", checkNow);
   };
   const closing = watchSanctionsChanged(agent.deps.store, check, agent.deps.logger.withTag("bans"));
   scheduler.signal.addEventListener("abort", () => void closing.then((close) => close()), { once: true });

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { Agent } from "../agent.ts";
 import type { Store } from "../store/index.ts";
+import { serial } from "../serial.ts";
 
 /**
  * Who is online, for one-shot commands (`hub-agent ban <nick> …`): `run` keeps the store cache "online" current on
@@ -28,13 +29,10 @@ export function online(agent: Agent): void {
   const { store, bridge, config } = agent.deps;
   const cache = onlineCache(store);
   const players = new Map<string, OnlinePlayer>();
-  // Writes are chained so that a slow write can never overwrite a newer list with an older one.
-  let writing = Promise.resolve();
-  const save = () => {
-    const next = writing.then(() => cache.set({ user_type: bridge.userType, players: [...players.values()] }));
-    writing = next.catch(() => {}); // a failed write is reported by the caller; the next one still runs
-    return next;
-  };
+  // Writes in order, so that a slow write can never overwrite a newer list with an older one; a failed write is
+  // reported by the caller and the next one still runs.
+  const writing = serial();
+  const save = () => writing(() => cache.set({ user_type: bridge.userType, players: [...players.values()] }));
   const seen = (id: string, name: string) => {
     players.set(id, { id, name, user_id: agent.users.get(id)?.id ?? players.get(id)?.user_id ?? null });
   };

@@ -6,6 +6,7 @@
  */
 import { AttributeDefinitionSchema, describeError, isAcceptedWrite, type AttributeDefinition } from "../api/client.ts";
 import type { Agent } from "../agent.ts";
+import { serial } from "../serial.ts";
 
 /** The spec's "User attribute definition (playtime)" fields, exactly. */
 export const PLAYTIME_DEFINITION = {
@@ -38,11 +39,11 @@ export function playtime(agent: Agent): void {
   const sessions = new Map<string, { userId: string; since: number }>();
 
   /** Persists run one after another, so a report that persisted first reads every second counted so far. */
-  let writing: Promise<unknown> = Promise.resolve();
+  const writing = serial();
 
   /** Adds the time since the last write to the player's counter (all players when id is omitted). */
   function persist(playerId?: string): Promise<void> {
-    const run = writing.then(async () => {
+    return writing(async () => {
       const now = clock.monotonic();
       const due = playerId === undefined ? [...sessions.values()] : [sessions.get(playerId)].filter((s) => !!s);
       for (const s of due) {
@@ -51,8 +52,6 @@ export function playtime(agent: Agent): void {
         if (seconds > 0) await counters.add(s.userId, seconds);
       }
     });
-    writing = run.catch(() => {});
-    return run;
   }
 
   /** The live definition (created on 404), else the cached one; undefined when neither is available. */

@@ -13,6 +13,7 @@ import type { Logger } from "../log.ts";
 import { ExecutedRewards } from "../rewards/executed.ts";
 import { RewardFailures } from "../rewards/failures.ts";
 import { commandLines, fillTemplate, rewardValues } from "../rewards/replace.ts";
+import { serial } from "../serial.ts";
 
 /** What the timer runs (gmod: "DIRECT always includes DISABLE"); the only events allowed without a user. */
 export const TIMER_EVENTS: readonly RewardEvent[] = ["DIRECT", "DISABLE"];
@@ -41,7 +42,7 @@ export class Rewards {
   private executed: ExecutedRewards;
   private failures: RewardFailures;
   /** Runs are serialised: two triggers at once must not both pass the executed check for one reward. */
-  private runs: Promise<void> = Promise.resolve();
+  private runs = serial();
   /** Problems with one reward (bad data, refused SCRIPT) are logged once per process, not every round. */
   private reported = new Set<string>();
   private log: Logger;
@@ -132,9 +133,7 @@ export class Rewards {
   run(events: readonly RewardEvent[], userId: string | null, opts: { onceOnly?: boolean } = {}): Promise<void> {
     if (userId === null && events.some((e) => !TIMER_EVENTS.includes(e)))
       throw new Error(`rewards: ${events.join(", ")} need a user; only DIRECT and DISABLE run for every user`);
-    const next = this.runs.then(() => this.runNow(events, userId, opts.onceOnly ?? false));
-    this.runs = next.catch(() => {});
-    return next;
+    return this.runs(() => this.runNow(events, userId, opts.onceOnly ?? false));
   }
 
   private async runNow(events: readonly RewardEvent[], userId: string | null, onceOnly: boolean): Promise<void> {

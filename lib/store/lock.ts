@@ -10,6 +10,7 @@
 import { link, mkdir, open, readFile, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { TMP_MARK } from "./driver.ts";
+import { serialByKey } from "../serial.ts";
 
 export const STALE_MS = 60_000;
 /** Locks appear complete, so an unreadable one is nobody's; the grace only covers a writer of another kind. */
@@ -155,27 +156,20 @@ async function acquire(path: string, timeoutMs: number): Promise<() => Promise<v
   };
 }
 
-/** withLock for one lock directory: serialised in-process by a promise chain per name, then by the lock file. */
+/** withLock for one lock directory: serialised in-process per name, then across processes by the lock file. */
 export function createLocker(dir: string) {
-  const chains = new Map<string, Promise<unknown>>();
-  return async function withLock<R>(name: string, fn: () => Promise<R>, opts?: { timeoutMs?: number }): Promise<R> {
+  const inProcess = serialByKey();
+  return function withLock<R>(name: string, fn: () => Promise<R>, opts?: { timeoutMs?: number }): Promise<R> {
     const path = `${dir}/${name}.lock`;
-    const start = Date.now();
-    const prev = chains.get(name) ?? Promise.resolve();
-    const run = prev.then(async () => {
+    const start = performance.now();
+    return inProcess(name, async () => {
       const timeoutMs = opts?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-      const release = await acquire(path, Math.max(0, timeoutMs - (Date.now() - start)));
+      const release = await acquire(path, Math.max(0, timeoutMs - (performance.now() - start)));
       try {
         return await fn();
       } finally {
         await release();
       }
     });
-    const tail = run.catch(() => {});
-    chains.set(name, tail);
-    void tail.then(() => {
-      if (chains.get(name) === tail) chains.delete(name);
-    });
-    return run;
   };
 }

@@ -1,0 +1,57 @@
+/**
+ * The two ways concurrent work is ordered in this program, written once:
+ * - serial: calls run one after another, in call order; a failure rejects only its own call.
+ * - coalescing: a call while a run is in flight asks for one more run after it (never a parallel one), and every
+ *   caller of that time shares the result.
+ */
+
+/** Returns a function that runs each `fn` given to it after the previous ones have settled. */
+export function serial(): <R>(fn: () => Promise<R>) => Promise<R> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (fn) => {
+    const run = tail.then(fn);
+    tail = run.catch(() => {});
+    return run;
+  };
+}
+
+/** serial() per key; a key's chain is forgotten once it is idle, so many keys do not pile up. */
+export function serialByKey(): <R>(key: string, fn: () => Promise<R>) => Promise<R> {
+  const tails = new Map<string, Promise<unknown>>();
+  return (key, fn) => {
+    const run = (tails.get(key) ?? Promise.resolve()).then(fn);
+    const tail = run.catch(() => {});
+    tails.set(key, tail);
+    void tail.then(() => {
+      if (tails.get(key) === tail) tails.delete(key);
+    });
+    return run;
+  };
+}
+
+/**
+ * Wraps `fn` so that calls during a run are folded into one more run after it. The result of the whole sequence of
+ * runs is `combine`d (default: the last run's).
+ */
+export function coalescing<R>(fn: () => Promise<R>, combine: (a: R, b: R) => R = (_a, b) => b): () => Promise<R> {
+  let running: Promise<R> | undefined;
+  let again = false;
+  return () => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async (): Promise<R> => {
+      again = false;
+      let result: R = await fn();
+      while (again) {
+        again = false;
+        result = combine(result, await fn());
+      }
+      return result;
+    })().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+}

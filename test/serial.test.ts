@@ -1,0 +1,72 @@
+import { expect, test } from "bun:test";
+import { coalescing, serial, serialByKey } from "../lib/serial.ts";
+
+/** A promise the test settles by hand. */
+function gate<T = void>() {
+  let open!: (v: T) => void;
+  let fail!: (e: Error) => void;
+  const promise = new Promise<T>((res, rej) => ((open = res), (fail = rej)));
+  return { promise, open, fail };
+}
+
+test("serial: runs one after another in call order; a failure rejects only its own call", async () => {
+  const run = serial();
+  const order: string[] = [];
+  const first = gate();
+  const a = run(async () => {
+    order.push("a start");
+    await first.promise;
+    order.push("a end");
+    return "a";
+  });
+  const b = run(async () => {
+    order.push("b");
+    throw new Error("b failed");
+  });
+  const c = run(async () => (order.push("c"), "c"));
+  await Bun.sleep(0);
+  expect(order).toEqual(["a start"]); // b waits for a
+  first.open();
+  expect(await a).toBe("a");
+  await expect(b).rejects.toThrow("b failed");
+  expect(await c).toBe("c");
+  expect(order).toEqual(["a start", "a end", "b", "c"]);
+});
+
+test("serialByKey: one chain per key; keys do not wait for each other", async () => {
+  const run = serialByKey();
+  const held = gate();
+  const order: string[] = [];
+  const x1 = run("x", async () => {
+    await held.promise;
+    order.push("x1");
+  });
+  const x2 = run("x", async () => void order.push("x2"));
+  await run("y", async () => void order.push("y"));
+  expect(order).toEqual(["y"]);
+  held.open();
+  await Promise.all([x1, x2]);
+  expect(order).toEqual(["y", "x1", "x2"]);
+});
+
+test("coalescing: calls during a run become one more run, shared by all of them, with the combined result", async () => {
+  const gates = [gate<boolean>(), gate<boolean>()];
+  let runs = 0;
+  const round = coalescing(
+    () => gates[runs++]!.promise,
+    (a, b) => a || b,
+  );
+  const first = round();
+  const second = round(); // during the first run: asks for one more
+  const third = round(); // folded into the same extra run
+  expect(runs).toBe(1);
+  gates[0]!.open(true);
+  await Bun.sleep(0);
+  expect(runs).toBe(2);
+  gates[1]!.open(false);
+  expect(await Promise.all([first, second, third])).toEqual([true, true, true]);
+  expect(runs).toBe(2);
+  // Idle again: the next call starts a fresh run.
+  const later = coalescing(async () => "fresh");
+  expect(await later()).toBe("fresh");
+});

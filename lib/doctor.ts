@@ -10,9 +10,11 @@ export interface Check {
   status: "ok" | "warn" | "fail" | "skipped";
   message: string;
   fix?: string;
-  /** The exit code a failure of this check maps to (see the README's exit codes). */
-  exitCode?: number;
+  /** What a failure means (the CLI turns it into its exit code): the key or server id, no answer, or else. */
+  kind?: FailureKind;
 }
+
+export type FailureKind = "config" | "unreachable" | "failure";
 
 /** Clock skew that makes ban and membership times visibly wrong. */
 export const SKEW_WARN_MS = 5_000;
@@ -65,7 +67,7 @@ export async function checkStorage(dir: string): Promise<Check> {
       status: "fail",
       message: `${dir} is not writable (${code})`,
       fix: "create the directory and give it to the user running hub-agent, or set storage.dir / HUB_STORAGE_DIR",
-      exitCode: 1,
+      kind: "failure",
     };
   }
 }
@@ -83,7 +85,7 @@ function checkReachable(res: ApiResult<Server>, url: string, ms: number): Check 
       : e.kind === "RateLimited"
         ? "the service is rate-limiting this key: wait, and make sure only one hub-agent runs per server"
         : "the service is having trouble: try again later, and check the service's status page";
-  return { name: "service", status: "fail", message: `${url}: ${describeError(e)}`, fix, exitCode: 4 };
+  return { name: "service", status: "fail", message: `${url}: ${describeError(e)}`, fix, kind: "unreachable" };
 }
 
 function checkServer(res: ApiResult<Server>, config: Config): Check {
@@ -97,7 +99,7 @@ function checkServer(res: ApiResult<Server>, config: Config): Check {
         status: "fail",
         message: `server "${s.name}" belongs to no serverbundle`,
         fix: "assign the server to a serverbundle in the service's server settings",
-        exitCode: 3,
+        kind: "config",
       };
     return {
       name: "server",
@@ -112,7 +114,7 @@ function checkServer(res: ApiResult<Server>, config: Config): Check {
       status: "fail",
       message: `the service knows no server ${config.api.server_id}`,
       fix: "copy the server id again from the service's server settings into api.server_id / HUB_API_SERVER_ID",
-      exitCode: 3,
+      kind: "config",
     };
   if (e.kind === "ClientError" && (e.status === 401 || e.status === 403))
     return {
@@ -120,14 +122,14 @@ function checkServer(res: ApiResult<Server>, config: Config): Check {
       status: "fail",
       message: `the service refused the API key (${e.status}${e.code ? ` ${e.code}` : ""})`,
       fix: "create a new server API key in the service's server settings and put it in api.key / HUB_API_KEY (or api.key_file)",
-      exitCode: 3,
+      kind: "config",
     };
   return {
     name: "server",
     status: "fail",
     message: describeError(e),
     fix: "the service's answer was unexpected: check that api.url points at the service's API (…/v1)",
-    exitCode: 1,
+    kind: "failure",
   };
 }
 
@@ -138,7 +140,7 @@ function checkClock(res: ApiResult<Server>, now: number): Check {
   const skew = now - theirs;
   const text = `${Math.abs(Math.round(skew / 1000))} s ${skew >= 0 ? "ahead of" : "behind"} the service`;
   const fix = "sync this machine's clock (systemd-timesyncd or chrony); ban and membership times depend on it";
-  if (Math.abs(skew) > SKEW_FAIL_MS) return { name: "clock", status: "fail", message: text, fix, exitCode: 1 };
+  if (Math.abs(skew) > SKEW_FAIL_MS) return { name: "clock", status: "fail", message: text, fix, kind: "failure" };
   if (Math.abs(skew) > SKEW_WARN_MS) return { name: "clock", status: "warn", message: text, fix };
   return { name: "clock", status: "ok", message: text };
 }

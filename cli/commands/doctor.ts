@@ -1,9 +1,14 @@
 import { defineCommand } from "citty";
 import { globalArgs, createContext } from "../context.ts";
-import { CliError, EXIT } from "../exit.ts";
-import type { Check } from "../../lib/doctor.ts";
+import { CliError, EXIT, type ExitCode } from "../exit.ts";
+import type { Check, FailureKind } from "../../lib/doctor.ts";
 
 const MARK = { ok: "✔", warn: "!", fail: "✘", skipped: "-" } as const;
+const EXIT_OF: Record<FailureKind, ExitCode> = {
+  config: EXIT.CONFIG,
+  unreachable: EXIT.UNREACHABLE,
+  failure: EXIT.FAILURE,
+};
 
 export default defineCommand({
   meta: {
@@ -27,15 +32,16 @@ export default defineCommand({
         status: "fail",
         message: [e.message, ...e.details].join("\n    "),
         fix: "fix the keys named above (`hub-agent init` writes a commented template)",
-        exitCode: EXIT.CONFIG,
+        kind: "config",
       });
     }
-    ctx.emit(checks);
+    // --json: each check with the exit code its failure gives.
+    ctx.emit(checks.map(({ kind, ...c }) => (kind ? { ...c, exitCode: EXIT_OF[kind] } : c)));
     for (const c of checks) {
       ctx.say(`${MARK[c.status]} ${c.name.padEnd(8)} ${c.message}`);
       if (c.fix && c.status !== "ok") ctx.say(`  fix: ${c.fix}`);
     }
     const failed = checks.find((c) => c.status === "fail");
-    process.exitCode = failed?.exitCode ?? EXIT.OK;
+    process.exitCode = failed?.kind ? EXIT_OF[failed.kind] : failed ? EXIT.FAILURE : EXIT.OK;
   },
 });

@@ -14,9 +14,6 @@ import { Q3Rcon } from "./transports/q3-rcon.ts";
 import { SourceRcon } from "./transports/source-rcon.ts";
 import { errorMessage, type Transport, TransportError } from "./transports/transport.ts";
 
-const EXIT_FAILURE = 1;
-const EXIT_CONFIG = 3;
-
 export async function checkGame(config: Config, opts: { timeoutMs?: number } = {}): Promise<Check[]> {
   const preset = resolvePreset(config.game.preset ?? "", config.game.overrides);
   const checks: Check[] = [];
@@ -61,7 +58,7 @@ async function checkConsole(config: Config, preset: Preset, timeoutMs: number): 
         status: "fail",
         message: `${what} ${target} refused the password`,
         fix: `copy the server's password into game.rcon.password / HUB_GAME_RCON_PASSWORD (${defaults.enable})${q3 ? "" : "; srcds bans an address after repeated wrong passwords, so fix it before trying again"}`,
-        exitCode: EXIT_CONFIG,
+        kind: "config",
       };
     }
     return {
@@ -70,7 +67,7 @@ async function checkConsole(config: Config, preset: Preset, timeoutMs: number): 
       // Transport errors name the address already.
       message: errorMessage(e).includes(target) ? errorMessage(e) : `${what} ${target}: ${errorMessage(e)}`,
       fix: `check that the server runs with ${what} on: ${defaults.enable}; then game.rcon.host and game.rcon.port, and the firewall`,
-      exitCode: EXIT_FAILURE,
+      kind: "failure",
     };
   } finally {
     await transport?.close();
@@ -104,7 +101,7 @@ async function checkWrapper(config: Config, preset: Preset): Promise<Check> {
       status: "fail",
       message: `game.wrapper.command: ${JSON.stringify(program)} is not an executable file${program.includes("/") ? "" : " on PATH"}`,
       fix: "give the full path to the dedicated server (or its start script) as the first element, and make it executable (chmod +x)",
-      exitCode: EXIT_FAILURE,
+      kind: "failure",
     };
   }
   const stop = preset.commands.stop ? `stops it with "${preset.commands.stop}"` : "stops it with SIGTERM";
@@ -146,7 +143,7 @@ async function checkLogFile(path: string): Promise<Check> {
       fix: missing
         ? "check game.log_file, and that the game writes that log (Minecraft: logs/latest.log; srcds: log on; OpenArena: g_log)"
         : "give the user running hub-agent read access to the log",
-      ...(missing ? {} : { exitCode: EXIT_FAILURE }),
+      ...(missing ? {} : { kind: "failure" }),
     };
   }
 }

@@ -85,7 +85,7 @@ describe("doctor: the game check", () => {
       name: "game",
       status: "fail",
       message: `RCON 127.0.0.1:${fake.port} refused the password`,
-      exitCode: 3,
+      kind: "config",
     });
     expect(check!.fix).toContain("game.rcon.password");
     expect(check!.fix).toContain("enable-rcon=true");
@@ -97,7 +97,7 @@ describe("doctor: the game check", () => {
     const { fake, env } = await minecraft();
     await fake.close();
     const [check] = await checkGame(await config(env), { timeoutMs: 60_000 });
-    expect(check).toMatchObject({ status: "fail", exitCode: 1 });
+    expect(check).toMatchObject({ status: "fail", kind: "failure" });
     // The first refusal is the answer (not "no reply within 60000 ms"), with the address once.
     expect(check!.message).toBe(`RCON 127.0.0.1:${fake.port}: connect ECONNREFUSED 127.0.0.1:${fake.port}`);
     expect(check!.fix).toContain("rcon.port=25575");
@@ -114,7 +114,7 @@ describe("doctor: the game check", () => {
     const [bad] = await checkGame(await config({ ...env, HUB_GAME_RCON_PASSWORD: "nope" }));
     expect(bad).toMatchObject({
       status: "fail",
-      exitCode: 3,
+      kind: "config",
       message: `Quake 3 rcon 127.0.0.1:${fake.port} refused the password`,
     });
     expect(bad!.fix).toContain("rconpassword");

@@ -10,7 +10,7 @@ import type { BridgeEvent, BridgeEventType, GameBridge, GameEnd, GamePlayer, Gam
 import type { CommandKind, LineKind, PlayerList, Preset } from "./presets/types.ts";
 import { LINE_KINDS } from "./presets/types.ts";
 import { render, TemplateError, type TemplateValues } from "./presets/template.ts";
-import { type PlayerRef, Roster } from "./roster.ts";
+import { type LineRef, Roster } from "./roster.ts";
 import { parseChatCommand } from "./chat.ts";
 import { cleanLine, type LineSource } from "./sources/lines.ts";
 import { PlayerPoll } from "./sources/poll.ts";
@@ -256,8 +256,8 @@ export class PresetBridge implements GameBridge {
   }
 
   /** The player a match names: `{prefix}id` normalised, `{prefix}name` cleaned, `{prefix}slot`. */
-  #ref(g: Record<string, string | undefined>, prefix: "" | "killer_"): PlayerRef {
-    const ref: PlayerRef = {};
+  #ref(g: Record<string, string | undefined>, prefix: "" | "killer_"): LineRef {
+    const ref: LineRef = {};
     const rawId = g[`${prefix}id`];
     const rawName = g[`${prefix}name`];
     const slot = g[`${prefix}slot`];

@@ -9,7 +9,8 @@
  */
 import type { BridgeEvent, GamePlayer } from "./bridge.ts";
 
-export interface PlayerRef {
+/** What a console line tells of a player: any of id, name and slot (the roster finds the player from it). */
+export interface LineRef {
   id?: string;
   name?: string;
   slot?: string;
@@ -19,7 +20,7 @@ export class Roster {
   #online = new Map<string, GamePlayer>();
   #bySlot = new Map<string, string>();
   /** What identity lines said about a slot that is not (yet) online. */
-  #slotInfo = new Map<string, PlayerRef>();
+  #slotInfo = new Map<string, LineRef>();
   /** Slots whose connect line came before their id. */
   #waiting = new Set<string>();
   #nameIds = new Map<string, string>();
@@ -47,7 +48,7 @@ export class Roster {
   }
 
   /** The online player a line refers to, by id, then slot, then name. */
-  find(ref: PlayerRef): GamePlayer | undefined {
+  find(ref: LineRef): GamePlayer | undefined {
     if (ref.id !== undefined) return this.#online.get(ref.id);
     if (ref.slot !== undefined) {
       const id = this.#bySlot.get(ref.slot);
@@ -63,7 +64,7 @@ export class Roster {
    * An identity line: remembers the slot's and the name's id; completes a connect waiting for it. A slot that is
    * online under another id (a renamed Quake player, whose name is the id) leaves and joins as the new one.
    */
-  identify(ref: PlayerRef): void {
+  identify(ref: LineRef): void {
     if (ref.name !== undefined && ref.id !== undefined) this.#nameIds.set(ref.name, ref.id);
     if (ref.slot === undefined) return;
     const info = { ...this.#slotInfo.get(ref.slot), ...defined(ref) };
@@ -78,7 +79,7 @@ export class Roster {
   }
 
   /** The id a ref stands for, from the ref itself or what identity lines said. */
-  resolveId(ref: PlayerRef): string | undefined {
+  resolveId(ref: LineRef): string | undefined {
     if (ref.id !== undefined) return ref.id;
     if (ref.slot !== undefined) {
       const id = this.#bySlot.get(ref.slot) ?? this.#slotInfo.get(ref.slot)?.id;
@@ -92,7 +93,7 @@ export class Roster {
    * A connect. Emits player_connect unless the id is already online (same session); returns false when the id is
    * not known yet (the caller may poll the list to learn it). A slot-only connect waits for its identity line.
    */
-  connect(ref: PlayerRef, extra?: GamePlayer["extra"]): boolean {
+  connect(ref: LineRef, extra?: GamePlayer["extra"]): boolean {
     const id = this.resolveId(ref);
     const info = ref.slot !== undefined ? this.#slotInfo.get(ref.slot) : undefined;
     if (id === undefined) {
@@ -119,7 +120,7 @@ export class Roster {
   }
 
   /** A disconnect of an online player (anyone else is ignored: we never reported them). */
-  disconnect(ref: PlayerRef, reason?: string): void {
+  disconnect(ref: LineRef, reason?: string): void {
     if (ref.slot !== undefined) {
       this.#waiting.delete(ref.slot);
       this.#slotInfo.delete(ref.slot);
@@ -152,6 +153,6 @@ export class Roster {
   }
 }
 
-function defined(ref: PlayerRef): PlayerRef {
-  return Object.fromEntries(Object.entries(ref).filter(([, v]) => v !== undefined)) as PlayerRef;
+function defined(ref: LineRef): LineRef {
+  return Object.fromEntries(Object.entries(ref).filter(([, v]) => v !== undefined)) as LineRef;
 }

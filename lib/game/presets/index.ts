@@ -2,7 +2,7 @@
  * The game presets and the operator's overrides of them (`[game.overrides]`): data fields only, validated here so
  * a bad regex or template is one clear line at startup, not a silent miss later.
  */
-import type { ColourMode } from "../../features/adverts-format.ts";
+import type { ColourMode } from "../bridge.ts";
 import { cs2 } from "./cs2.ts";
 import { gmod } from "./gmod.ts";
 import { minecraft } from "./minecraft.ts";

@@ -1,4 +1,4 @@
-import type { ColourMode } from "../../features/adverts-format.ts";
+import type { ColourMode } from "../bridge.ts";
 import type { TemplateValues } from "./template.ts";
 
 export const PRESET_NAMES = ["minecraft", "gmod", "rust", "cs2", "openarena"] as const;

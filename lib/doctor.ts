@@ -2,19 +2,10 @@ import { mkdir, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Config } from "./config/index.ts";
 import { createApi, describeError, type Api, type ApiResult, type Server } from "./api/client.ts";
+import type { Check } from "./check.ts";
 import type { Logger } from "./log.ts";
 
-/** One line of `hub-agent doctor`: what was checked, the outcome, and how to fix a failure. */
-export interface Check {
-  name: "config" | "storage" | "service" | "server" | "clock" | "game" | "log";
-  status: "ok" | "warn" | "fail" | "skipped";
-  message: string;
-  fix?: string;
-  /** What a failure means (the CLI turns it into its exit code): the key or server id, no answer, or else. */
-  kind?: FailureKind;
-}
-
-export type FailureKind = "config" | "unreachable" | "failure";
+export type { Check, FailureKind } from "./check.ts";
 
 /** Clock skew that makes ban and membership times visibly wrong. */
 export const SKEW_WARN_MS = 5_000;

@@ -7,7 +7,7 @@ import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import type { Config } from "../config/index.ts";
-import type { Check } from "../doctor.ts";
+import type { Check } from "../check.ts";
 import { resolvePreset } from "./presets/index.ts";
 import type { Preset } from "./presets/types.ts";
 import { Q3Rcon } from "./transports/q3-rcon.ts";

@@ -33,7 +33,8 @@ for (const file of [...files("lib"), ...files("cli")]) graph.set(file, importsOf
 const problems: string[] = [];
 for (const [file, deps] of graph) {
   for (const dep of deps) {
-    if (file.startsWith("lib/") && dep.startsWith("cli/")) problems.push(`${file} imports ${dep}: lib/ never imports cli/`);
+    if (file.startsWith("lib/") && dep.startsWith("cli/"))
+      problems.push(`${file} imports ${dep}: lib/ never imports cli/`);
     if (dep.startsWith("lib/sandbox/") && !file.startsWith("lib/sandbox/") && !SANDBOX_USERS.has(file))
       problems.push(`${file} imports ${dep}: only the demo and sandbox commands use the in-memory service`);
   }
@@ -64,7 +65,8 @@ function visit(v: string): void {
       component.push(w);
       if (w === v) break;
     }
-    if (component.length > 1) problems.push(`import cycle in lib/ (${component.length} modules): ${component.sort().join(", ")}`);
+    if (component.length > 1)
+      problems.push(`import cycle in lib/ (${component.length} modules): ${component.sort().join(", ")}`);
   }
 }
 for (const v of lib) if (!index.has(v)) visit(v);

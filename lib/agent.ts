@@ -10,47 +10,25 @@ import { Scheduler, type JobOptions } from "./scheduler.ts";
 import { Users } from "./features/users.ts";
 import { statusBody } from "./features/status.ts";
 import { onlineCache } from "./features/online.ts";
-import { FEATURES, type Feature } from "./features/index.ts";
+import { FEATURES } from "./features/index.ts";
+import type { AgentDeps, CommandHandler, FeatureContext } from "./feature.ts";
 import type { Messages } from "./messages.ts";
 
 /** Rule 2: a cached server record is usable offline for one week. */
 export const SERVER_CACHE_MAX_AGE_MS = 7 * 24 * 3600_000;
 
-export interface AgentDeps {
-  config: Config;
-  api: Api;
-  store: Store;
-  bridge: GameBridge;
-  clock: Clock;
-  logger: Logger;
-  messages: Messages;
-  /** The feature modules to install at hub_ready (default: all of lib/features). */
-  features?: readonly Feature[];
-  /** Fraction of each interval added at random (default 0.02; tests use 0). */
-  jitter?: number;
-  /** `run --once`: no timers and no waiting for the service; runOnce() does one round of every job. */
-  once?: boolean;
-}
+export type { AgentDeps, CommandCall, CommandHandler } from "./feature.ts";
 
 interface Job {
   name: string;
   run: () => Promise<void>;
 }
 
-/** Who typed a command: a player in chat, or the operator at the server console (null). */
-export interface CommandCall {
-  invoker: GamePlayer | null;
-  args: string[];
-  /** Answers the invoker: a private message in game, a log line for the console. */
-  reply(text: string): Promise<void>;
-}
-export type CommandHandler = (call: CommandCall) => Promise<void>;
-
 /**
  * The composition root of `hub-agent run`: the startup order of rules 1–4, then every timer and event listener.
- * Features are plain functions of what they are given; this file only wires them.
+ * Features are plain functions of a FeatureContext (lib/feature.ts), which this class implements; it only wires them.
  */
-export class Agent {
+export class Agent implements FeatureContext {
   readonly events: EventBus;
   readonly scheduler: Scheduler;
   readonly users: Users;

@@ -3,7 +3,7 @@
  * one. When the service is unreachable the last list keeps rotating. intervals.adverts = 0 switches them off.
  */
 import { describeError } from "../api/client.ts";
-import type { Feature } from "./index.ts";
+import type { Feature } from "../feature.ts";
 import { AdvertRotation, formatAdvert } from "./adverts-format.ts";
 
 export const adverts: Feature = (agent) => {

@@ -6,7 +6,7 @@
  * refresh the list at once: watched where possible, and checked every queue round. The chat and console commands
  * are in sanction-commands.ts.
  */
-import type { Agent } from "../agent.ts";
+import type { FeatureContext } from "../feature.ts";
 import type { BanList } from "../api/client.ts";
 import type { GamePlayer } from "../game/bridge.ts";
 import {
@@ -23,21 +23,15 @@ import {
   sameIdentifier,
   watchSanctionsChanged,
 } from "../sanctions/index.ts";
-import { sanctionCommands } from "./sanction-commands.ts";
+import { type Sanctions, sanctionCommands } from "./sanction-commands.ts";
 import { coalescing, serial } from "../serial.ts";
-
-/** What the commands need of the ban feature. */
-export interface Sanctions {
-  /** One delivery round now (coalesced with a round already running), then a ban-list refresh and kick. */
-  deliverNow(): Promise<void>;
-}
 
 export interface BansOptions {
   /** Watch the store for sanctions changed by other processes (default true); the queue rounds check regardless. */
   watch?: boolean;
 }
 
-export function bans(agent: Agent, opts: BansOptions = {}): void {
+export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
   const { api, store, clock, config, messages, bridge, logger } = agent.deps;
   const log = logger.withTag("bans");
   let list: BanList = {};
@@ -180,7 +174,7 @@ export function bans(agent: Agent, opts: BansOptions = {}): void {
 }
 
 /** Reacts to the marker file at once (coalesced: events during a check ask for one more check, not a parallel one). */
-function watchChanges(agent: Agent, changed: () => Promise<boolean>, refresh: () => Promise<void>): void {
+function watchChanges(agent: FeatureContext, changed: () => Promise<boolean>, refresh: () => Promise<void>): void {
   const { scheduler } = agent;
   const checkNow = coalescing(async () => {
     if (!scheduler.stopped && (await changed())) await refresh();

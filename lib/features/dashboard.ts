@@ -6,7 +6,7 @@ import * as v from "valibot";
 import { describeError, type Api } from "../api/client.ts";
 import type { Config } from "../config/index.ts";
 import type { Store } from "../store/index.ts";
-import type { Feature } from "./index.ts";
+import type { Feature } from "../feature.ts";
 
 export type DashboardLink =
   { ok: true; url: string; source: "config" | "api" | "cache" } | { ok: false; reason: string };

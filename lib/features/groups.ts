@@ -3,11 +3,11 @@
  */
 import * as v from "valibot";
 import { describeError, type Group } from "../api/client.ts";
-import type { Agent } from "../agent.ts";
+import type { FeatureContext } from "../feature.ts";
 import type { GameBridge, GamePlayer } from "../game/bridge.ts";
 import type { Store } from "../store/index.ts";
 import type { Clock } from "../clock.ts";
-import type { Feature } from "./index.ts";
+import type { Feature } from "../feature.ts";
 import { groupByIngameName, groupDiff, ingameGroups, knownGroupNames } from "./groups-diff.ts";
 
 /** An in-game change the agent made itself is reported back by some games: ignore it for this long. */
@@ -119,7 +119,7 @@ export const groups: Feature = (agent) => {
 
 /** Rule 8: an admin changed a group in game; record it as a membership (or end one) at the service. */
 async function captureChange(
-  agent: Agent,
+  agent: FeatureContext,
   e: { player: GamePlayer; group: string; op: "add" | "remove"; seconds?: number; by?: GamePlayer },
   catalogue: Group[] | undefined,
 ) {

@@ -1,4 +1,4 @@
-import type { Agent } from "../agent.ts";
+import type { Feature } from "../feature.ts";
 import { adverts } from "./adverts.ts";
 import { bans } from "./bans.ts";
 import { dashboard } from "./dashboard.ts";
@@ -7,11 +7,7 @@ import { online } from "./online.ts";
 import { playtime } from "./playtime.ts";
 import { rewards } from "./rewards.ts";
 
-/**
- * A feature installs its jobs, event listeners and commands on the agent at hub_ready. One module a concern;
- * the agent only wires them.
- */
-export type Feature = (agent: Agent) => void;
+export type { Feature };
 
 /** Bans come first: a banned player is kicked at connect before anything else is done for them. */
 export const FEATURES: readonly Feature[] = [online, bans, groups, playtime, rewards, adverts, dashboard];

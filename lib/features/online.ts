@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { Agent } from "../agent.ts";
+import type { FeatureContext } from "../feature.ts";
 import type { Store } from "../store/index.ts";
 import { serial } from "../serial.ts";
 
@@ -25,7 +25,7 @@ export type Online = v.InferOutput<typeof OnlineSchema>;
 
 export const onlineCache = (store: Store) => store.cache("online", OnlineSchema);
 
-export function online(agent: Agent): void {
+export function online(agent: FeatureContext): void {
   const { store, bridge, config } = agent.deps;
   const cache = onlineCache(store);
   const players = new Map<string, OnlinePlayer>();

@@ -5,7 +5,7 @@
  * service accepted is subtracted, so a failed send or a restart keeps the remainder.
  */
 import { AttributeDefinitionSchema, describeError, isAcceptedWrite, type AttributeDefinition } from "../api/client.ts";
-import type { Agent } from "../agent.ts";
+import type { FeatureContext } from "../feature.ts";
 import { serial } from "../serial.ts";
 
 /** The spec's "User attribute definition (playtime)" fields, exactly. */
@@ -30,7 +30,7 @@ export function hoursOf(seconds: number): { hours: number; seconds: number } {
   return { hours: centihours / 100, seconds: centihours * CENTIHOUR_S };
 }
 
-export function playtime(agent: Agent): void {
+export function playtime(agent: FeatureContext): void {
   const { api, store, clock, config, logger } = agent.deps;
   const log = logger.withTag("playtime");
   const counters = store.counters("playtime");
@@ -123,7 +123,7 @@ export function playtime(agent: Agent): void {
     await persist(player.id);
     sessions.delete(player.id);
   });
-  // Agent stop: count up to now. Started synchronously inside the abort, so stop() waits for it.
+  // The agent stops: count up to now. Started synchronously inside the abort, so stop() waits for it.
   agent.scheduler.signal.addEventListener("abort", () => void agent.scheduler.run("playtime stop", () => persist()), {
     once: true,
   });

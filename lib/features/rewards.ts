@@ -6,7 +6,7 @@
  * rewards. `once` rewards go through the durable executed queue (lib/rewards/executed.ts) so none runs twice;
  * rewards the game refuses back off and are given up (lib/rewards/failures.ts) instead of failing every round.
  */
-import type { Agent } from "../agent.ts";
+import type { FeatureContext } from "../feature.ts";
 import { describeError, type AppliedReward, type RewardEvent } from "../api/client.ts";
 import type { GameBridge, GamePlayer } from "../game/bridge.ts";
 import type { Logger } from "../log.ts";
@@ -31,7 +31,7 @@ export function scriptRunner(bridge: GameBridge): ScriptRunner | undefined {
   return { runScript: (s, p) => b.runScript!(s, p), escapeScript: (v) => b.escapeScript!(v) };
 }
 
-export const rewards = (agent: Agent): void => new Rewards(agent).install();
+export const rewards = (agent: FeatureContext): void => new Rewards(agent).install();
 
 /** Did anything reach the game? "partly" counts as executed: its first lines may have had effects. */
 type Issued = "yes" | "no";
@@ -47,7 +47,7 @@ export class Rewards {
   private reported = new Set<string>();
   private log: Logger;
 
-  constructor(private agent: Agent) {
+  constructor(private agent: FeatureContext) {
     const { store, api, config, clock, logger } = agent.deps;
     this.log = logger.withTag("rewards");
     this.executed = new ExecutedRewards(store, api, config.api.server_id, clock, this.log);

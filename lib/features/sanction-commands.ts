@@ -10,7 +10,7 @@
  * also while the service is down. The console, and players in a group of `commands.trusted_groups`, are enforced at
  * once ("now").
  */
-import type { Agent, CommandCall } from "../agent.ts";
+import type { CommandCall, FeatureContext } from "../feature.ts";
 import { describeError } from "../api/client.ts";
 import { parseLength } from "../duration.ts";
 import type { GamePlayer } from "../game/bridge.ts";
@@ -28,10 +28,15 @@ import {
   queueWarning,
   sameIdentifier,
 } from "../sanctions/index.ts";
-import type { Sanctions } from "./bans.ts";
 import { appliedGroupsCache, knownGroups } from "./groups.ts";
 
-export function sanctionCommands(agent: Agent, sanctions: Sanctions): void {
+/** What the commands need of the ban feature. */
+export interface Sanctions {
+  /** One delivery round now (coalesced with a round already running), then a ban-list refresh and kick. */
+  deliverNow(): Promise<void>;
+}
+
+export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): void {
   const { api, store, clock, config, messages, bridge, logger } = agent.deps;
   const log = logger.withTag("commands");
   const names = config.commands;
@@ -175,7 +180,7 @@ export function sanctionCommands(agent: Agent, sanctions: Sanctions): void {
  * Reading warnings has no morph_user_id, so the client checks (the spec's rule for requests without morph): the
  * console and the player themselves may; anyone else needs `warning_show` in one of their groups here, or admin.
  */
-async function mayShowWarnings(agent: Agent, invoker: GamePlayer | null, who: PlayerRef): Promise<boolean> {
+async function mayShowWarnings(agent: FeatureContext, invoker: GamePlayer | null, who: PlayerRef): Promise<boolean> {
   if (!invoker || sameIdentifier(invoker.id, who.identifier)) return true;
   const user = await agent.users.ensure(invoker);
   if (!user) return false;

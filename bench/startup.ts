@@ -1,15 +1,19 @@
 /**
- * Start-up cost of one-shot commands, side by side in one run: the compiled `hub-agent --help` and
- * `hub-agent queue status --json` against a bare compiled Bun program that prints one line, both built with the
- * flags of `npm run build`.
+ * Start-up cost of one-shot commands, side by side in one run: the compiled `hub-agent --help`,
+ * `hub-agent queue status --json` and `hub-agent ban` (the enqueue path: written to the queue, then one delivery
+ * attempt refused at once by a closed port, exit 6) against a bare compiled Bun program that prints one line, all
+ * built with the flags of `npm run build`.
  * Reports median wall time and peak RSS, and their ratios to the bare program (target: within 2×).
  *
  * Peak RSS is read through GNU time: a child spawned from Bun inherits Bun's own high-water mark until it
  * execs, so Bun's own resourceUsage overstates small programs. Run: npm run bench:startup [-- --runs N]
  */
-import { mkdtempSync } from "node:fs";
+import { cpSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ServerSchema } from "../lib/api/schemas.ts";
+import { openStore } from "../lib/store/index.ts";
+import examples from "../test/fixtures/api-examples.json";
 import { buildCommand } from "../test/cli/binary.ts";
 
 const runs = Number(process.argv[process.argv.indexOf("--runs") + 1]) || 40;
@@ -32,20 +36,39 @@ const env = {
   HUB_API_SERVER_ID: "541d1c41-1b58-40fc-8780-70c400ea5686",
   HUB_STORAGE_DIR: join(work, "data"),
 };
-const cases: [string, string[]][] = [
-  ["bare program", [join(work, "bare")]],
-  ["hub-agent --help", [join(work, "hub-agent"), "--help"]],
-  ["hub-agent queue status --json", [join(work, "hub-agent"), "queue", "status", "--json"]],
+// `ban` needs the serverbundle: a store with the server record cached, copied afresh (untimed) before each run.
+const seeded = join(work, "seeded");
+const server = examples["01 GET /server/{server_id}"].response.body;
+await (await openStore({ dir: seeded })).cache("server", ServerSchema).set(server as never);
+let banRun = 0;
+const banDir = () => {
+  const dir = join(work, `ban-${++banRun}`);
+  cpSync(seeded, dir, { recursive: true });
+  return dir;
+};
+
+/** Each case: its argv, its expected exit code, and (ban) a storage dir prepared before the timed run. */
+const cases: [string, string[], number, (() => string)?][] = [
+  ["bare program", [join(work, "bare")], 0],
+  ["hub-agent --help", [join(work, "hub-agent"), "--help"], 0],
+  ["hub-agent queue status --json", [join(work, "hub-agent"), "queue", "status", "--json"], 0],
+  [
+    "hub-agent ban (enqueue)",
+    [join(work, "hub-agent"), "ban", "76561198000000001", "1h", "bench", "--json"],
+    6,
+    banDir,
+  ],
 ];
 
 const samples = new Map(cases.map(([name]) => [name, { ms: [] as number[], kb: [] as number[] }]));
 for (let i = 0; i < runs; i++) {
   // Interleaved, so drift in machine load affects every case alike.
-  for (const [name, cmd] of cases) {
+  for (const [name, cmd, expected, prepare] of cases) {
+    const runEnv = prepare ? { ...env, HUB_STORAGE_DIR: prepare() } : env;
     const t0 = performance.now();
-    const r = Bun.spawnSync([TIME, "-f", "%M", ...cmd], { env, stdout: "ignore", stderr: "pipe" });
+    const r = Bun.spawnSync([TIME, "-f", "%M", ...cmd], { env: runEnv, stdout: "ignore", stderr: "pipe" });
     const ms = performance.now() - t0;
-    if (r.exitCode !== 0) throw new Error(`${name} exited ${r.exitCode}: ${r.stderr.toString()}`);
+    if (r.exitCode !== expected) throw new Error(`${name} exited ${r.exitCode}: ${r.stderr.toString()}`);
     const s = samples.get(name)!;
     s.ms.push(ms);
     s.kb.push(Number(r.stderr.toString().trim().split("\n").at(-1)));

@@ -24,12 +24,11 @@ export interface Session {
 
 export async function openSession(ctx: Context): Promise<Session> {
   const config = await ctx.config();
-  const [{ createApi }, { openStore }, { loadMessages }, { createBridge }, { systemClock }] = await Promise.all([
+  const [{ createApi }, { openStore }, { loadMessages }, { userTypeOf }] = await Promise.all([
     import("../lib/api/client.ts"),
     import("../lib/store/index.ts"),
     import("../lib/messages.ts"),
-    import("../lib/game/index.ts"),
-    import("../lib/clock.ts"),
+    import("../lib/game/user-type.ts"),
   ]);
   const logger = ctx.logger;
   const api = createApi({
@@ -45,8 +44,7 @@ export async function openSession(ctx: Context): Promise<Session> {
     openStore({ dir: config.storage.dir, logger }),
     loadMessages(config.lang, { logger }),
   ]);
-  // Only the user type is read; the bridge is never started.
-  const userType = createBridge(config, { clock: systemClock, logger }).userType;
+  const userType = userTypeOf(config);
   return { ctx, config, store, api, messages, userType };
 }
 

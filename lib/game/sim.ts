@@ -7,6 +7,7 @@ import { systemClock, type Clock } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import type { BridgeEvent, BridgeEventType, GameBridge, GamePlayer, GameStatus } from "./bridge.ts";
 import { parseChatCommand } from "./chat.ts";
+import { SIM_USER_TYPE } from "./user-type.ts";
 
 export const ALL_EVENT_TYPES: readonly BridgeEventType[] = [
   "ready",
@@ -88,7 +89,7 @@ export class SimGame implements GameBridge {
   private log: Logger;
 
   constructor(o: SimGameOptions = {}) {
-    this.userType = o.userType ?? "STEAM";
+    this.userType = o.userType ?? SIM_USER_TYPE;
     this.caps = {
       events: new Set(o.events ?? ALL_EVENT_TYPES),
       multiGroup: o.multiGroup ?? false,

@@ -155,11 +155,26 @@ async function byNick(nick: string, o: ResolveOptions): Promise<ResolvedPlayer> 
   throw new PlayerError("ambiguous", `"${nick}" matches ${hits.length} online players: ${list}; give the id instead`);
 }
 
-/** An exact name (ignoring case) wins; otherwise every player whose name contains the text. */
+/**
+ * A nick as it looks: compatibility forms folded (fullwidth letters, odd spaces), invisible characters (zero-width,
+ * soft hyphen, joiners) and control characters removed, spaces collapsed, any case. Names that look the same are the
+ * same name here, so a player can't hide behind "Bob\u200b" while `ban Bob` hits the real Bob.
+ */
+export function nickKey(name: string): string {
+  return name
+    .normalize("NFKC")
+    .replace(/[\p{Default_Ignorable_Code_Point}\p{Cc}]/gu, "")
+    .replace(/\s+/g, " ")
+    .trim()
+    .toLowerCase();
+}
+
+/** An exact name (as it looks, any case) wins; otherwise every player whose name contains the text. */
 export function matchNick(nick: string, players: readonly OnlinePlayer[]): OnlinePlayer[] {
-  const want = nick.toLowerCase();
-  const exact = players.filter((p) => p.name.toLowerCase() === want);
-  return exact.length ? exact : players.filter((p) => p.name.toLowerCase().includes(want));
+  const want = nickKey(nick);
+  if (!want) return [];
+  const exact = players.filter((p) => nickKey(p.name) === want);
+  return exact.length ? exact : players.filter((p) => nickKey(p.name).includes(want));
 }
 
 /**

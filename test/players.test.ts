@@ -52,6 +52,22 @@ describe("matchNick", () => {
     expect(ids("bby")).toEqual(["4"]);
     expect(ids("carol")).toEqual([]);
   });
+  test("names that look the same (invisible characters, width, spacing) are the same name: ambiguous, not the plain one", () => {
+    // "Bob" misbehaves under a name that shows as Bob: `ban Bob` must not pick the real Bob.
+    const lookalikes = [
+      { id: "1", name: "Bob", user_id: null },
+      { id: "2", name: "Bob\u200b", user_id: null }, // zero-width space
+      { id: "3", name: "ｂｏｂ", user_id: null }, // fullwidth
+      { id: "4", name: "B\u00adob", user_id: null }, // soft hyphen
+      { id: "5", name: "Bob\u2060 ", user_id: null }, // word joiner, trailing space
+      { id: "6", name: "Bobby", user_id: null },
+    ];
+    const same = (nick: string) => matchNick(nick, lookalikes).map((p) => p.id);
+    expect(same("Bob")).toEqual(["1", "2", "3", "4", "5"]);
+    expect(same("b\u200bob")).toEqual(["1", "2", "3", "4", "5"]);
+    expect(same("bobb")).toEqual(["6"]);
+    expect(same("\u200b")).toEqual([]);
+  });
 });
 
 describe("resolvePlayer", () => {

@@ -217,6 +217,19 @@ describe("<player>", () => {
     const asNick = await run(["ban", "76561198000000101", "10", "x", "--as", "Zed"], env);
     expect(oneLine(asNick, 5)).toStartWith('error: --as: no online player is named "Zed"');
 
+    // A griefer named "Bob" + a zero-width space looks like Bob: `ban Bob` must not pick the real Bob.
+    const lookalikes = [
+      { id: BOB, name: "Bob", user_id: USERS.bob },
+      { id: "76561198000000102", name: "Bob\u200b", user_id: null },
+    ];
+    await onlineCache(store).set({ user_type: "STEAM", players: lookalikes });
+    const before = await queued(env);
+    expect(oneLine(await run(["ban", "Bob", "10", "x"], env), 2)).toStartWith(
+      `error: "Bob" matches 2 online players: Bob (${BOB}), Bob\u200b (76561198000000102)`,
+    );
+    expect(await queued(env)).toEqual(before);
+    await onlineCache(store).set({ user_type: "STEAM", players });
+
     await onlineCache(store).set({ user_type: "STEAM", players }, Date.now() - 600_000);
     expect(oneLine(await run(["unban", "Alice"], env), 5)).toMatch(
       /^error: "Alice" is not a player id and the list of online players is 6\d\d s old \(is `hub-agent run` running\?\)/,

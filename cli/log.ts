@@ -65,10 +65,19 @@ export function createLogger(setup: LogSetup): Logger {
   return wrap(consola);
 }
 
-/** Replaces every registered secret (API key, RCON password) with [redacted]. */
+/**
+ * Replaces every registered secret (API key, RCON password) with [redacted]: as written, and as the line shows it
+ * once escaped (a quote, a backslash or a control character in a JSON string or a log field is no longer the same
+ * text, and would pass unredacted). Longest form first, so no form is left half-replaced.
+ */
 export function redactor(secrets: () => string[]): (text: string) => string {
   return (text) => {
-    for (const s of secrets()) if (s.length >= 4) text = text.split(s).join("[redacted]");
+    for (const s of secrets()) {
+      if (s.length < 4) continue;
+      const json = JSON.stringify(s).slice(1, -1);
+      const forms = new Set([s, printable(s), json, jsonPrintable(json), printable(json)]);
+      for (const form of [...forms].sort((a, b) => b.length - a.length)) text = text.split(form).join("[redacted]");
+    }
     return text;
   };
 }

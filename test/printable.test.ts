@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { createLogger } from "../cli/log.ts";
+import { createLogger, redactor } from "../cli/log.ts";
 import { jsonPrintable, printable } from "../lib/log.ts";
 import { fsErrorLine } from "../lib/store/errors.ts";
 
@@ -36,4 +36,25 @@ test("store errors: one line naming the path and the fix", () => {
     "/s/x can't be written by this user (EACCES): give the user running hub-agent write access to /s (chown, chmod)",
   );
   expect(fsErrorLine("EISDIR", "/s/locks/a.lock")).toContain("/s/locks/a.lock is a directory");
+});
+
+test("secrets are redacted also where a log line or JSON output escapes them (a quote, a backslash, a tab)", () => {
+  const secrets = ['Xq7"Wv2\\Jk4', "Ab3\tCd4", "Ef5\x85Gh6"];
+  const parts = ["Xq7", "Wv2", "Jk4", "Ab3", "Cd4", "Ef5", "Gh6"];
+  const redact = redactor(() => secrets);
+  for (const format of ["pretty", "json"] as const) {
+    const lines: string[] = [];
+    const log = createLogger({ format, quiet: false, redact, tty: false, write: (l) => lines.push(l) });
+    for (const s of secrets) {
+      log.warn(`not passed on to the server: rcon_password ${s}`, { line: `rcon_password ${s}` });
+      log.info(s, { value: s });
+    }
+    for (const line of lines) {
+      expect(line).toContain("[redacted]");
+      for (const part of parts) expect(line).not.toContain(part);
+    }
+  }
+  // `--json` output and error objects: JSON-escaped, then redacted.
+  const out = redact(jsonPrintable(JSON.stringify({ error: { message: secrets.join(" ") } }, null, 2)));
+  for (const part of parts) expect(out).not.toContain(part);
 });

@@ -27,6 +27,8 @@ import {
   queueUnban,
   queueWarning,
   sameIdentifier,
+  sameIssuer,
+  sanctionQueues,
 } from "../sanctions/index.ts";
 import { appliedGroupsCache, knownGroups } from "./groups.ts";
 
@@ -35,6 +37,13 @@ export interface Sanctions {
   /** One delivery round now (coalesced with a round already running), then a ban-list refresh and kick. */
   deliverNow(): Promise<void>;
 }
+
+/**
+ * Sanctions a player whose permission only the service can check may have waiting for it at once. Without a cap,
+ * one player could queue thousands while the service is down: disk, memory, and every connect's ban check reads
+ * the queues. The console and trusted groups are not capped.
+ */
+export const MAX_WAITING_PER_PLAYER = 10;
 
 export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): void {
   const { api, store, clock, config, messages, bridge, logger } = agent.deps;
@@ -98,6 +107,22 @@ export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): v
     }
   };
 
+  /** Whether the invoker may queue one more: false (after answering why) when MAX_WAITING_PER_PLAYER of theirs wait. */
+  const mayQueue = async (call: CommandCall, enforce: Enforce): Promise<boolean> => {
+    const me = creatorOf(call.invoker);
+    if (enforce === "now" || !me) return true;
+    const q = sanctionQueues(store);
+    const [bans, unbans, warnings] = await Promise.all([q.ban.list(), q.unban.list(), q.warning.list()]);
+    const waiting =
+      bans.filter((e) => sameIssuer(e.data.creator, me)).length +
+      unbans.filter((e) => sameIssuer(e.data.processor, me)).length +
+      warnings.filter((e) => sameIssuer(e.data.creator, me)).length;
+    if (waiting < MAX_WAITING_PER_PLAYER) return true;
+    log.warn(`${call.invoker?.name} has ${waiting} sanctions waiting for VyHub; not queueing more`);
+    await call.reply(t("command.too_many_waiting", { count: waiting }));
+    return false;
+  };
+
   /** After a sanction is queued: deliver it (and anything else queued), refresh bans, kick. Tracked, not awaited. */
   const deliver = () => void agent.scheduler.run("sanctions", () => sanctions.deliverNow());
 
@@ -113,6 +138,7 @@ export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): v
     const who = await target(call, query);
     if (!who) return;
     const enforce = await enforcement(call.invoker);
+    if (!(await mayQueue(call, enforce))) return;
     const entry = await queueBan(
       store,
       {
@@ -137,6 +163,7 @@ export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): v
     const who = await target(call, query);
     if (!who) return;
     const enforce = await enforcement(call.invoker);
+    if (!(await mayQueue(call, enforce))) return;
     const { entry, cancelled } = await queueUnban(
       store,
       { target: who, processor: creatorOf(call.invoker), serverbundleId: agent.bundleId, enforce },
@@ -154,6 +181,7 @@ export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): v
     if (!reason) return call.reply(t("command.reason_required"));
     const who = await target(call, query);
     if (!who) return;
+    if (!(await mayQueue(call, await enforcement(call.invoker)))) return;
     const entry = await queueWarning(
       store,
       { target: who, reason, creator: creatorOf(call.invoker), serverbundleId: agent.bundleId },

@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { bans } from "../../lib/features/bans.ts";
+import { MAX_WAITING_PER_PLAYER } from "../../lib/features/sanction-commands.ts";
 import { SEED_IDS } from "../../lib/sandbox/seed.ts";
 import { isBanned, sanctionQueues } from "../../lib/sanctions/index.ts";
 import { until } from "../support/until.ts";
@@ -172,6 +173,38 @@ describe("a player's chat sanctions take effect only once the service accepts th
     // The unbans were still sent as asked (and dropped: VyHub knows neither player, so there is nothing to lift).
     expect(said(ALICE)).toContain(`Unban of ${ERIN.id} dropped: the player is not known to VyHub.`);
   });
+});
+
+test("service down: an unprivileged player can't flood the queues; the console and trusted players can", async () => {
+  await start({ HUB_COMMANDS_TRUSTED_GROUPS: "superadmin" });
+  await join(ALICE);
+  await join(CAROL);
+  await h.sim.setGroup(
+    h.sim.online().find((p) => p.id === CAROL.id)!,
+    "superadmin",
+    "add",
+  );
+  await h.sb.control.down();
+  for (let i = 0; i < MAX_WAITING_PER_PLAYER + 2; i++) await chat(ALICE, `!ban 7656119800000${1000 + i} 10 spam ${i}`);
+  await chat(ALICE, "!warn Carol spam");
+  await chat(ALICE, `!unban ${BOB.id}`);
+  const refused = `You have ${MAX_WAITING_PER_PLAYER} requests waiting for VyHub; try again once it has answered them.`;
+  expect(said(ALICE).slice(MAX_WAITING_PER_PLAYER)).toEqual([refused, refused, refused, refused]);
+  const waiting = async () => {
+    const q = sanctionQueues(h.store);
+    return (await q.ban.list()).length + (await q.unban.list()).length + (await q.warning.list()).length;
+  };
+  expect(await waiting()).toBe(MAX_WAITING_PER_PLAYER);
+  // Not a cap on the console or a trusted player.
+  for (let i = 0; i < MAX_WAITING_PER_PLAYER + 1; i++) await chat(CAROL, `!ban 7656119800000${2000 + i} 10 x`);
+  await consoleLine(`ban 76561198000003000 10 x`);
+  expect(await waiting()).toBe(2 * MAX_WAITING_PER_PLAYER + 2);
+  // Once VyHub has answered them, the player may ask again.
+  await serviceReturns();
+  await chat(ALICE, "!ban 76561198000004000 10 again");
+  expect(said(ALICE)).toContain(
+    "Ban of 76561198000004000 (for 10m) is queued; it takes effect once VyHub accepts it. Reason: again",
+  );
 });
 
 describe("commands.trusted_groups", () => {

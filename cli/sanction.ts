@@ -95,23 +95,18 @@ export async function resolveCreator(s: Session, as: string | undefined): Promis
 
 /** The serverbundle sanctions are issued in: from the server record `run` caches, else asked from the service. */
 export async function bundleId(s: Session): Promise<string> {
-  const { ServerSchema, describeError } = await import("../lib/api/client.ts");
-  const cache = s.store.cache("server", ServerSchema);
-  const bundleOf = (server: { serverbundle?: { id: string } | null; serverbundle_id?: string | null }) =>
-    server.serverbundle?.id ?? server.serverbundle_id ?? undefined;
-  const cached = await cache.get();
-  const known = cached && bundleOf(cached.data);
-  if (known) return known;
-  const res = await s.api.getServer(s.config.api.server_id);
-  if (res.ok && bundleOf(res.value)) {
-    await cache.set(res.value);
-    return bundleOf(res.value) as string;
-  }
-  const why = res.ok ? "the server record names no serverbundle" : describeError(res.error);
+  const [{ describeError }, { knownBundle }] = await Promise.all([
+    import("../lib/api/client.ts"),
+    import("../lib/server-record.ts"),
+  ]);
+  const known = await knownBundle(s.api, s.store, s.config.api.server_id);
+  if (known.ok) return known.id;
+  const e = known.error;
+  const why = e ? describeError(e) : "the server record names no serverbundle";
   throw new CliError(
     `nothing was queued: this server's serverbundle is unknown (${why}) and no server record is cached yet; ` +
       "check with `hub-agent doctor`",
-    res.ok || res.error.kind === "NotFound" || res.error.kind === "ClientError" ? EXIT.FAILURE : EXIT.UNREACHABLE,
+    !e || e.kind === "NotFound" || e.kind === "ClientError" ? EXIT.FAILURE : EXIT.UNREACHABLE,
   );
 }
 

@@ -1,5 +1,6 @@
 import type { Config } from "./config/index.ts";
-import { ServerSchema, describeError, type Api, type Server } from "./api/client.ts";
+import { describeError, type Api, type Server } from "./api/client.ts";
+import { bundleOf, serverCache } from "./server-record.ts";
 import { type Store, StoreWriteError, cacheWrite } from "./store/index.ts";
 import { cacheAge } from "./store/cache.ts";
 import type { BridgeEvent, BridgeEventOf, BridgeEventType, GameBridge, GamePlayer } from "./game/bridge.ts";
@@ -58,7 +59,7 @@ export class Agent implements FeatureContext {
   }
 
   get bundleId(): string {
-    return this.server?.serverbundle?.id ?? this.server?.serverbundle_id ?? "";
+    return (this.server && bundleOf(this.server)) ?? "";
   }
 
   /**
@@ -104,7 +105,7 @@ export class Agent implements FeatureContext {
   /** Rules 1–3: the live record, else a cache at most a week old, else keep trying every minute. */
   private async loadServer(): Promise<"api" | "cache" | undefined> {
     const { api, config, clock } = this.deps;
-    const cache = this.serverCache();
+    const cache = serverCache(this.deps.store);
     const retryMs = config.intervals.user_retry * 1000;
     for (let attempt = 1; !this.scheduler.stopped; attempt++) {
       const res = await api.getServer(config.api.server_id);
@@ -144,13 +145,9 @@ export class Agent implements FeatureContext {
     return undefined;
   }
 
-  private serverCache() {
-    return this.deps.store.cache("server", ServerSchema);
-  }
-
   private async useLiveRecord(server: Server) {
     this.server = server;
-    await cacheWrite(this.serverCache().set(server));
+    await cacheWrite(serverCache(this.deps.store).set(server));
     await this.events.emit("hub_api_ready", { server });
   }
 

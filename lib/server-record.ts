@@ -1,0 +1,34 @@
+/**
+ * Rule 1's server record as the store caches it ("server", written by `run` and by one-shot commands that had to
+ * ask), and the serverbundle it names: one reading of both for the agent and the CLI.
+ */
+import { ServerSchema, type Api, type ApiError, type Server } from "./api/client.ts";
+import type { Store } from "./store/index.ts";
+
+export const serverCache = (store: Store) => store.cache("server", ServerSchema);
+
+/** The record's serverbundle id: the nested bundle, else the flat id; undefined when it names none. */
+export function bundleOf(server: Pick<Server, "serverbundle" | "serverbundle_id">): string | undefined {
+  return server.serverbundle?.id ?? server.serverbundle_id ?? undefined;
+}
+
+/**
+ * The serverbundle for a one-shot command: from the cached record, else asked from the service (and cached).
+ * `error` says why neither knew it (absent: the live record names no serverbundle).
+ */
+export async function knownBundle(
+  api: Api,
+  store: Store,
+  serverId: string,
+): Promise<{ ok: true; id: string } | { ok: false; error?: ApiError }> {
+  const cache = serverCache(store);
+  const cached = await cache.get();
+  const known = cached && bundleOf(cached.data);
+  if (known) return { ok: true, id: known };
+  const res = await api.getServer(serverId);
+  if (!res.ok) return { ok: false, error: res.error };
+  const id = bundleOf(res.value);
+  if (!id) return { ok: false };
+  await cache.set(res.value);
+  return { ok: true, id };
+}

@@ -1,10 +1,8 @@
-import type { Config } from "./config/index.ts";
-import { describeError, type Api, type Server } from "./api/client.ts";
+import { describeError, type Server } from "./api/client.ts";
 import { bundleOf, serverCache } from "./server-record.ts";
-import { type Store, StoreWriteError, cacheWrite } from "./store/index.ts";
+import { StoreWriteError, cacheWrite } from "./store/index.ts";
 import { cacheAge } from "./store/cache.ts";
-import type { BridgeEvent, BridgeEventOf, BridgeEventType, GameBridge, GamePlayer } from "./game/bridge.ts";
-import type { Clock } from "./clock.ts";
+import type { BridgeEvent, BridgeEventOf, BridgeEventType, GamePlayer } from "./game/bridge.ts";
 import type { Logger } from "./log.ts";
 import { EventBus } from "./events.ts";
 import { Scheduler, type JobOptions } from "./scheduler.ts";
@@ -13,7 +11,6 @@ import { statusBody } from "./features/status.ts";
 import { onlineCache } from "./features/online.ts";
 import { FEATURES } from "./features/index.ts";
 import type { AgentDeps, CommandHandler, FeatureContext } from "./feature.ts";
-import type { Messages } from "./messages.ts";
 
 /** Rule 2: a cached server record is usable offline for one week. */
 export const SERVER_CACHE_MAX_AGE_MS = 7 * 24 * 3600_000;

@@ -223,8 +223,10 @@ async function retryReward(
   s: Awaited<ReturnType<typeof import("../sanction.ts").openSession>>,
   entry: Extract<FoundEntry, { ok: true }>["entry"],
 ) {
-  const [v, { ExecutedRewardSchema, EXECUTED_QUEUE, patchOutcome, refusedUpdate, reportTaken }, { describeError }] =
-    await Promise.all([import("valibot"), import("../../lib/rewards/executed.ts"), import("../../lib/api/client.ts")]);
+  const [v, { ExecutedRewardSchema, EXECUTED_QUEUE, reportEntry }] = await Promise.all([
+    import("valibot"),
+    import("../../lib/rewards/executed.ts"),
+  ]);
   const parsed = v.safeParse(ExecutedRewardSchema, entry.data);
   if (!parsed.success) throw new CliError(`${entry.id} is not a reward report this version can read`, EXIT.FAILURE);
   const reward = parsed.output;
@@ -241,11 +243,14 @@ async function retryReward(
       EXIT.FAILURE,
     );
   const queue = s.store.queue(EXECUTED_QUEUE, ExecutedRewardSchema);
-  const res = await s.api.markRewardExecuted(reward.id, [s.config.api.server_id]);
-  const outcome = patchOutcome(res);
-  const error = res.ok ? undefined : describeError(res.error);
+  const { outcome, error } = await reportEntry(
+    s.api,
+    queue,
+    s.config.api.server_id,
+    { ...entry, data: reward },
+    Date.now(),
+  );
   if (outcome === "retry") {
-    await queue.update(entry.id, { attempts: entry.attempts + 1, lastAttemptAt: Date.now(), lastError: error });
     ctx.emit({ action: "retry", queue: EXECUTED_QUEUE, entry_id: entry.id, status: "queued", error });
     ctx.say(`${entry.id} is still queued: ${error}`);
     process.exitCode = EXIT.QUEUED;
@@ -253,13 +258,11 @@ async function retryReward(
   }
   if (outcome === "refused") {
     // Kept: the service still lists the reward as open, and without the entry `run` would execute it again.
-    await queue.update(entry.id, refusedUpdate({ ...entry, data: reward }, error ?? "", Date.now()));
     throw new CliError(
       `VyHub refused to mark reward ${reward.id} as executed (${error}); kept as refused so it does not run again`,
       EXIT.FAILURE,
     );
   }
-  await reportTaken(queue, { ...entry, data: reward });
   ctx.emit({ action: "retry", queue: EXECUTED_QUEUE, entry_id: entry.id, status: "delivered" });
   ctx.say(`reward ${reward.id} (${reward.reward} for ${reward.player}) reported as executed`);
 }

@@ -78,6 +78,29 @@ export async function reportTaken(queue: Queue<ExecutedReward>, entry: QueueEntr
   else await queue.remove(entry.id);
 }
 
+/**
+ * Reports one entry (PATCH executed_on with this server) and records VyHub's answer in the queue: taken (removed,
+ * or kept as reported when interrupted), refused (kept as refused), or to retry (attempt counted). `run`'s rounds
+ * and `queue retry` alike. `stop`: the service is away or throttling, so the rest of a round would fail the same way.
+ */
+export async function reportEntry(
+  api: Api,
+  queue: Queue<ExecutedReward>,
+  serverId: string,
+  entry: QueueEntry<ExecutedReward>,
+  now: number,
+): Promise<{ outcome: PatchOutcome; error?: string; stop: boolean }> {
+  const res = await api.markRewardExecuted(entry.data.id, [serverId]);
+  const outcome = patchOutcome(res);
+  const error = res.ok ? undefined : describeError(res.error);
+  if (outcome === "retry")
+    await queue.update(entry.id, { attempts: entry.attempts + 1, lastAttemptAt: now, lastError: error ?? "" });
+  else if (outcome === "refused") await queue.update(entry.id, refusedUpdate(entry, error ?? "", now));
+  else await reportTaken(queue, entry);
+  const stop = !res.ok && (res.error.kind === "Network" || res.error.kind === "RateLimited");
+  return { outcome, ...(error !== undefined ? { error } : {}), stop };
+}
+
 /** What an operator is told about an interrupted reward, in the log and in `queue status`. */
 export const interruptedAdvice = (entryId: string, reported: boolean) =>
   `it counts as executed (never run twice): check the game and give it by hand if it is missing; ${reported ? "then" : "once reported (`run` sends it),"} \`hub-agent queue drop ${entryId}\``;
@@ -222,34 +245,27 @@ export class ExecutedRewards {
     for (const listed of await this.queue.list()) {
       if (this.issuing.has(listed.id) || !awaitsReport(listed.data)) continue;
       const entry = await this.flagUnsettled(listed);
-      const res = await this.api.markRewardExecuted(entry.data.id, [this.serverId]);
-      const outcome = patchOutcome(res);
+      const {
+        outcome,
+        error = "",
+        stop,
+      } = await reportEntry(this.api, this.queue, this.serverId, entry, this.clock.now());
       const { id, user_id, reward, player } = entry.data;
       if (outcome === "retry") {
-        const error = res.ok ? "" : describeError(res.error);
         this.log.warn(`reward ${id} not reported as executed yet, retrying next round: ${error}`, {
           applied_reward_id: id,
         });
-        await this.queue.update(entry.id, {
-          attempts: entry.attempts + 1,
-          lastAttemptAt: this.clock.now(),
-          lastError: error,
-        });
-        // The service is away or throttling: the rest would fail the same way.
-        if (!res.ok && (res.error.kind === "Network" || res.error.kind === "RateLimited")) return;
+        if (stop) return;
         continue;
       }
       if (outcome === "refused") {
-        const error = res.ok ? "" : describeError(res.error);
         this.log.error(
           `VyHub refused to mark reward ${id} (${reward} for ${player}) as executed: ${error}. Kept in the queue as refused, so it never runs again; once the cause is fixed, \`hub-agent queue retry ${entry.id}\` reports it again (or \`queue drop --force\` lets it run again)`,
           { applied_reward_id: id },
         );
-        await this.queue.update(entry.id, refusedUpdate(entry, error, this.clock.now()));
         continue;
       }
       this.log.debug(`reward ${id} reported as executed`, { applied_reward_id: id });
-      await reportTaken(this.queue, entry);
       if (entry.data.interrupted) continue; // stays listed (and never runs) until the operator drops it
       this.remembered.set(id, { userId: user_id, refreshesBefore: this.refreshesStarted });
       this.queued.delete(id);

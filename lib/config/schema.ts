@@ -322,7 +322,7 @@ export const KEY_HELP: Record<string, string> = {
   "commands.warn": "the chat/console command to warn a player",
   "commands.warns": "the chat/console command to list a player's warnings",
   "commands.trusted_groups":
-    "in-game groups (as the game names them) whose chat bans and unbans apply here at once, before VyHub has checked the player's permission; everyone else's take effect once VyHub accepts them",
+    "in-game groups (as the game names them) whose chat bans and unbans apply here at once, before VyHub has checked the player's permission; everyone else's take effect once VyHub accepts them. Ignored where players are known only by name (openarena)",
   lang: "a locale of lang/ (en, de) or a path to your own JSON file",
   "intervals.status": "seconds between status updates (spec: 60)",
   "intervals.groups": "seconds between group syncs of online players (spec: 300)",

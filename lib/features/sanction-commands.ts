@@ -93,7 +93,8 @@ export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): v
    */
   const enforcement = async (invoker: GamePlayer | null): Promise<Enforce> => {
     if (!invoker) return "now";
-    if (!trusted.size) return "on_accept";
+    // Known by a name anyone can take: a trusted group would be trusted to whoever typed that name.
+    if (!trusted.size || bridge.caps.identity === "name") return "on_accept";
     try {
       const groups = await knownGroups(
         bridge,

@@ -52,6 +52,11 @@ export interface GameBridge {
     privateMessage: boolean;
     /** Colour tags in messages (default "strip"). */
     colours?: ColourMode;
+    /**
+     * "name": players are known by the name they chose (a game without accounts, e.g. OpenArena), so anyone can
+     * take another's name; "platform" (default): by an id the platform authenticated.
+     */
+    identity?: "platform" | "name";
   };
   start(): Promise<void>;
   stop(): Promise<void>;

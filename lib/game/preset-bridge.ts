@@ -84,6 +84,7 @@ export class PresetBridge implements GameBridge {
       multiGroup: o.preset.multiGroup,
       privateMessage: o.preset.commands.message !== undefined,
       colours: o.preset.colours,
+      identity: o.preset.identity,
     };
     this.#roster = new Roster((e) => this.#emit(e));
     this.#poll = new PlayerPoll({

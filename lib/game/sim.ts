@@ -45,6 +45,8 @@ export interface SimGameOptions {
   userType?: string;
   multiGroup?: boolean;
   privateMessage?: boolean;
+  /** How players are known (the bridge's caps.identity; default "platform"). */
+  identity?: "platform" | "name";
   maxPlayers?: number;
   /** `undefined` simulates a game that cannot tell its map. */
   map?: string | undefined;
@@ -94,6 +96,7 @@ export class SimGame implements GameBridge {
       events: new Set(o.events ?? ALL_EVENT_TYPES),
       multiGroup: o.multiGroup ?? false,
       privateMessage: o.privateMessage ?? true,
+      identity: o.identity ?? "platform",
     };
     this.maxPlayers = o.maxPlayers ?? 24;
     this.map = "map" in o ? o.map : "sim_island";

@@ -9,6 +9,7 @@ import { MAX_WAITING_PER_PLAYER } from "../../lib/features/sanction-commands.ts"
 import { SEED_IDS } from "../../lib/sandbox/seed.ts";
 import { isBanned, sanctionQueues } from "../../lib/sanctions/index.ts";
 import { until } from "../support/until.ts";
+import type { SimGameOptions } from "../../lib/game/sim.ts";
 import { harness, type Harness } from "./harness.ts";
 
 const MIN = 60_000;
@@ -22,8 +23,8 @@ const ERIN = { id: "76561198000000005", name: "Erin" };
 let h: Harness;
 afterEach(() => h?.close());
 
-const start = async (env: Record<string, string> = {}) => {
-  h = await harness({ features: [bans], env });
+const start = async (env: Record<string, string> = {}, sim: SimGameOptions = {}) => {
+  h = await harness({ features: [bans], env, sim });
   await h.agent.start();
   await h.idle();
 };
@@ -240,6 +241,24 @@ describe("commands.trusted_groups", () => {
     expect(activeBansOf(DAVE.id)).toHaveLength(1);
     await join(DAVE);
     expect(kicks(DAVE)).toHaveLength(2);
+  });
+
+  test("where players are known only by name (anyone can take one), a trusted group is not trusted", async () => {
+    await start({ HUB_COMMANDS_TRUSTED_GROUPS: "superadmin" }, { identity: "name" });
+    await join(CAROL);
+    await join(DAVE);
+    await h.sim.setGroup(
+      h.sim.online().find((p) => p.id === CAROL.id)!,
+      "superadmin",
+      "add",
+    );
+    await h.sb.control.down();
+    await chat(CAROL, "!ban Dave 1h griefing");
+    expect(said(CAROL)).toEqual([
+      "Ban of Dave (for 1h) is queued; it takes effect once VyHub accepts it. Reason: griefing",
+    ]);
+    expect(kicks(DAVE)).toHaveLength(0);
+    expect((await queued()).ban.map((e) => e.data.enforce)).toEqual(["on_accept"]);
   });
 
   test("a trusted issuer's unban lets the player in at once and cancels another's queued ban", async () => {

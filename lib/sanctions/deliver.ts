@@ -68,6 +68,8 @@ interface OutcomeBase {
   uncertain?: boolean;
   /** delivered: found at the service by a lookup (an earlier attempt had reached it), not sent again. */
   found?: boolean;
+  /** delivered (unban): the user had no active ban issued before the unban, so nothing was sent or lifted. */
+  nothingToLift?: boolean;
 }
 
 export type DeliveryOutcome =
@@ -365,7 +367,8 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
       const around = await bansAround(api, user.id, unban.serverbundle_id, unban.created_on);
       if (!around.ok) return lookupFailed(item, around.error);
       const { older, newer } = around.value;
-      if (older.length === 0) return done(item, "delivered", item.entry.uncertain ? { found: true } : {});
+      if (older.length === 0)
+        return done(item, "delivered", item.entry.uncertain ? { found: true } : { nothingToLift: true });
       if (!(await recordAttempt(item, `${older.length} older, ${newer.length} newer active ban(s)`))) return undefined;
       if (newer.length === 0) {
         const res = await api.unbanUser(user.id, { morphUserId, bundleId: unban.serverbundle_id });

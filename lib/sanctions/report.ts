@@ -23,7 +23,8 @@ export function outcomeMessage(messages: Messages, o: DeliveryOutcome): string |
     return messages.t("ban.refused", { player, error });
   }
   if (o.kind === "unban") {
-    if (o.result === "delivered") return messages.t("unban.delivered", { player });
+    if (o.result === "delivered")
+      return messages.t(o.nothingToLift ? "unban.nothing_to_lift" : "unban.delivered", { player });
     if (o.result === "not_found") return messages.t("unban.user_not_found", { player });
     return messages.t("unban.refused", { player, error });
   }

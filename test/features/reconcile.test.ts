@@ -8,6 +8,8 @@ import { mkdtempSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApi, type Api } from "../../lib/api/client.ts";
+import { silentLogger } from "../../lib/log.ts";
+import { loadMessages } from "../../lib/messages.ts";
 import { queueStatus } from "../../lib/queues.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import {
@@ -16,6 +18,7 @@ import {
   type DeliveryOutcome,
   type PlayerRef,
   deliverQueues,
+  outcomeMessage,
   queueBan,
   queueUnban,
   playerKey,
@@ -406,6 +409,24 @@ describe("unban: looked up before every send", () => {
     clock += SETTLE_MS;
     expect((await deliver()).map((o) => [o.result, o.found])).toEqual([["delivered", true]]);
     expect(patches().map((r) => r.path)).toEqual([`/user/${user.id}/ban`]);
+    expect(newer.status).toBe("ACTIVE");
+  });
+
+  test("no ban issued before the unban: nothing is sent, and the issuer is told nothing was lifted", async () => {
+    const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
+    await unban();
+    const newer = sb.state.addBan({
+      user_id: user.id,
+      serverbundle_id: sb.bundleId,
+      reason: "new",
+      created_on: clock + 1000,
+    });
+    const outcomes = await deliver();
+    expect(outcomes.map((o) => [o.result, o.nothingToLift])).toEqual([["delivered", true]]);
+    expect(outcomeMessage(await loadMessages("en", { logger: silentLogger }), outcomes[0]!)).toBe(
+      "Dave had no active ban at VyHub to lift: nothing was changed.",
+    );
+    expect(patches()).toEqual([]);
     expect(newer.status).toBe("ACTIVE");
   });
 

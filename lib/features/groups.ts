@@ -10,8 +10,6 @@ import type { Clock } from "../clock.ts";
 import type { Feature } from "../feature.ts";
 import { groupByIngameName, groupDiff, ingameGroups, knownGroupNames } from "./groups-diff.ts";
 
-/** An in-game change the agent made itself is reported back by some games: ignore it for this long. */
-export const ECHO_TTL_MS = 30_000;
 /** A round spreads its per-player requests over this share of the interval, leaving slack before the next. */
 const SPREAD_SHARE = 0.9;
 
@@ -35,7 +33,6 @@ export async function knownGroups(
 export const groups: Feature = (agent) => {
   const { api, bridge, clock, config, logger, messages, store } = agent.deps;
   const log = logger.withTag("groups");
-  const echoes = new Echoes(clock);
   const intervalMs = config.intervals.groups * 1000;
 
   // GET /group/ once per interval at most: every sync and every captured change needs the mappings.
@@ -75,11 +72,9 @@ export const groups: Feature = (agent) => {
     // A single-group game replaces the group when one is set: then adding the new one is the whole change.
     const replaces = !bridge.caps.multiGroup && add.length > 0;
     for (const group of replaces ? [] : remove) {
-      echoes.note(player.id, group, "remove");
       await bridge.setGroup(player, group, "remove");
     }
     for (const group of add) {
-      echoes.note(player.id, group, "add");
       await bridge.setGroup(player, group, "add");
     }
     await remember(player, replaces ? add : [...current.filter((g) => !remove.includes(g)), ...add]);
@@ -112,7 +107,6 @@ export const groups: Feature = (agent) => {
   );
 
   agent.onGame("group_change", async (e) => {
-    if (echoes.take(e.player.id, e.group, e.op)) return;
     await captureChange(agent, e, await allGroups());
   });
 };
@@ -171,22 +165,5 @@ export async function spread<T>(
       }
     }
     await fn(item);
-  }
-}
-
-/** Group changes the agent issued itself, so the game's report of them is not captured as an admin's change. */
-class Echoes {
-  private pending = new Map<string, number>();
-  constructor(private clock: Clock) {}
-
-  note(id: string, group: string, op: string): void {
-    this.pending.set(`${id}\0${group}\0${op}`, this.clock.monotonic() + ECHO_TTL_MS);
-  }
-
-  take(id: string, group: string, op: string): boolean {
-    const key = `${id}\0${group}\0${op}`;
-    const until = this.pending.get(key);
-    this.pending.delete(key);
-    return until !== undefined && until >= this.clock.monotonic();
   }
 }

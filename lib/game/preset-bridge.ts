@@ -15,6 +15,7 @@ import { parseChatCommand } from "./chat.ts";
 import { cleanLine, type LineSource } from "./sources/lines.ts";
 import { PlayerPoll } from "./sources/poll.ts";
 import { errorMessage, type SendOptions, type Transport } from "./transports/transport.ts";
+import { OwnGroupChanges } from "./echoes.ts";
 
 /** A server process hub-agent runs (the wrapper): it knows when the game is ready or gone, and what the operator typed. */
 export interface ServerProcess {
@@ -67,7 +68,7 @@ export class PresetBridge implements GameBridge {
   #listeners = new Set<(e: BridgeEvent) => void>();
   #roster: Roster;
   #poll: PlayerPoll;
-  #issued = new Map<string, number>();
+  #own: OwnGroupChanges;
   #unsubscribe: (() => void)[] = [];
   /** "unknown" until the first answer (or failure): a game down at startup is logged once, with no `down` event. */
   #state: "unknown" | "up" | "down" = "unknown";
@@ -86,6 +87,7 @@ export class PresetBridge implements GameBridge {
       colours: o.preset.colours,
       identity: o.preset.identity,
     };
+    this.#own = new OwnGroupChanges(o.clock, o.echoTtlMs);
     this.#roster = new Roster((e) => this.#emit(e));
     this.#poll = new PlayerPoll({
       list: () => this.#list(),
@@ -171,10 +173,7 @@ export class PresetBridge implements GameBridge {
       values.seconds = Math.max(1, Math.ceil(seconds));
       values.minutes = Math.max(1, Math.ceil(seconds / 60));
     }
-    // Remembered before sending: the game may print the change before the command's reply arrives.
-    const now = this.#o.clock.now();
-    for (const [key, until] of this.#issued) if (until <= now) this.#issued.delete(key);
-    this.#issued.set(echoKey(player.id, group, op), now + (this.#o.echoTtlMs ?? 30_000));
+    this.#own.note(player.id, group, op);
     await this.#command(kind, values);
   }
 
@@ -247,8 +246,7 @@ export class PresetBridge implements GameBridge {
         const op = kind === "group_add" ? "add" : "remove";
         const id = roster.resolveId(ref);
         if (id === undefined || !g.group) return;
-        const key = echoKey(id, g.group, op);
-        if ((this.#issued.get(key) ?? 0) > this.#o.clock.now()) return; // our own change, reported back
+        if (this.#own.isEcho(id, g.group, op)) return; // our own change, reported back
         const player = roster.get(id) ?? { id, name: ref.name ?? id };
         this.#emit({ type: "group_change", player, group: g.group, op });
         return;
@@ -359,10 +357,6 @@ export class PresetBridge implements GameBridge {
       }
     }
   }
-}
-
-function echoKey(id: string, group: string, op: "add" | "remove"): string {
-  return `${id}\n${group}\n${op}`;
 }
 
 /** What this bridge can report: joins and leaves always (polling), the rest where the preset has lines for it. */

@@ -8,6 +8,7 @@ import { silentLogger, type Logger } from "../log.ts";
 import type { BridgeEvent, BridgeEventType, GameBridge, GamePlayer, GameStatus } from "./bridge.ts";
 import { parseChatCommand } from "./chat.ts";
 import { SIM_USER_TYPE } from "./user-type.ts";
+import { OwnGroupChanges } from "./echoes.ts";
 
 export const ALL_EVENT_TYPES: readonly BridgeEventType[] = [
   "ready",
@@ -83,6 +84,7 @@ export class SimGame implements GameBridge {
 
   private actionsLog: string | undefined;
   private players = new Map<string, GamePlayer>();
+  private own: OwnGroupChanges;
   private groups = new Map<string, string[]>();
   private listeners = new Set<(e: BridgeEvent) => void>();
   private failures = new Map<SimFailable, { times: number; error: Error }>();
@@ -103,6 +105,7 @@ export class SimGame implements GameBridge {
     this.commandPrefix = o.commandPrefix ?? "!";
     this.execReply = o.execReply ?? "";
     this.clock = o.clock ?? systemClock;
+    this.own = new OwnGroupChanges(this.clock);
     this.log = (o.logger ?? silentLogger).withTag("sim");
     this.actionsLog = o.actionsLog;
     for (const p of o.players ?? []) this.players.set(p.id, { ...p });
@@ -162,6 +165,7 @@ export class SimGame implements GameBridge {
   async setGroup(player: GamePlayer, group: string, op: "add" | "remove", seconds?: number): Promise<void> {
     this.check("set_group");
     this.record({ type: "set_group", player: player.id, group, op, ...(seconds !== undefined ? { seconds } : {}) });
+    this.own.note(player.id, group, op);
     this.applyGroup(player.id, group, op);
     const how = seconds !== undefined ? ` for ${seconds} s` : "";
     this.log.info(`${player.name}: group ${group} ${op === "add" ? "added" : "removed"}${how}`, { id: player.id });
@@ -223,8 +227,12 @@ export class SimGame implements GameBridge {
     if (parsed) this.emit({ type: "chat_command", player, ...parsed });
   }
 
-  /** A group change made in the game by an admin (not by the agent); the player may be offline. */
+  /**
+   * A group change reported by the game; the player may be offline. Like every bridge, the sim does not report a
+   * change it made itself for the agent (setGroup) within the last 30 s: the game echoing it back.
+   */
   groupChange(id: string, group: string, op: "add" | "remove", o: { seconds?: number; byId?: string } = {}): void {
+    if (this.own.isEcho(id, group, op)) return;
     const player = this.players.get(id) ?? { id, name: id };
     const by = o.byId !== undefined ? (this.players.get(o.byId) ?? { id: o.byId, name: o.byId }) : undefined;
     this.applyGroup(id, group, op);

@@ -68,6 +68,13 @@ export interface WrapperSendOptions extends SendOptions {
   until?: RegExp;
 }
 
+/** A command in the wrapper's queue: its reply ends at `until` (else at the echo marker); `operator`: a typed line. */
+interface WrapperJob {
+  command: string;
+  until?: RegExp;
+  operator?: boolean;
+}
+
 export interface ExitInfo {
   code: number | null;
   signal: string | null;
@@ -134,7 +141,7 @@ export class Wrapper implements LineSource, Transport {
   #clock: Clock;
   #state = new StateEvents();
   #listeners = new Map<keyof WrapperEvents, Set<(...args: never[]) => void>>();
-  #queue: CommandQueue;
+  #queue: CommandQueue<WrapperJob>;
   #onLine: OnLine = () => {};
   #child?: ChildProcess;
   #exited?: Promise<void>;
@@ -168,11 +175,8 @@ export class Wrapper implements LineSource, Transport {
     this.#queue = new CommandQueue(
       this.#clock,
       (job) => this.#run(job),
-      (job, ms) =>
-        new TransportError(
-          "timeout",
-          `${this.name}: no reply to "${decodeJob(job).command.split(" ", 1)[0]}" within ${ms} ms`,
-        ),
+      (command, ms) =>
+        new TransportError("timeout", `${this.name}: no reply to "${command.split(" ", 1)[0]}" within ${ms} ms`),
     );
   }
 
@@ -238,7 +242,8 @@ export class Wrapper implements LineSource, Transport {
       // A line break would make the rest a second command.
       return Promise.reject(new TransportError("invalid", "console commands can't contain NUL or line breaks"));
     }
-    return this.#queue.push(encodeJob(command, opts?.until), opts?.timeoutMs ?? this.#o.timeoutMs);
+    const until = opts?.until && singleMatch(opts.until);
+    return this.#queue.push({ command, ...(until ? { until } : {}) }, opts?.timeoutMs ?? this.#o.timeoutMs);
   }
 
   close(): Promise<void> {
@@ -457,9 +462,9 @@ export class Wrapper implements LineSource, Transport {
     }
   }
 
-  async #run(job: QueuedCommand): Promise<string> {
+  async #run(job: QueuedCommand<WrapperJob>): Promise<string> {
     await this.whenReady(job.signal);
-    const { command, until, operator } = decodeJob(job.command);
+    const { command, until, operator = false } = job;
     const echo = this.#o.echo;
     if (!until && !echo) {
       if (!this.#write(`${command}\n`)) throw new TransportError("disconnected", `${this.name}: the server is gone`);
@@ -553,7 +558,7 @@ export class Wrapper implements LineSource, Transport {
     // In the command queue with a marker of its own: written directly, its answer could arrive after hub-agent's
     // next command was written and be taken for that command's reply (hidden from the operator, and misread).
     this.#queue
-      .push(encodeJob(line, undefined, true), OPERATOR_TIMEOUT_MS)
+      .push({ command: line, operator: true }, OPERATOR_TIMEOUT_MS)
       .catch((e: Error) => this.#log.warn(`not passed on to the server (${e.message}): ${line}`));
   }
 
@@ -570,23 +575,6 @@ export class Wrapper implements LineSource, Transport {
 
 /** How long a typed line may wait for the server to be ready (a map loading, a restart) before it is dropped. */
 const OPERATOR_TIMEOUT_MS = 5 * 60_000;
-
-/**
- * The queue carries strings; a command can't hold NUL, so NUL separates it from its `until` pattern, and a leading
- * NUL marks a line the operator typed.
- */
-function encodeJob(command: string, until?: RegExp, operator = false): string {
-  if (operator) return `\0${command}`;
-  return until ? `${command}\0${until.source}\0${until.flags}` : command;
-}
-
-function decodeJob(job: string): { command: string; until?: RegExp; operator: boolean } {
-  if (job.startsWith("\0")) return { command: job.slice(1), operator: true };
-  const [command = "", source, flags] = job.split("\0");
-  return source === undefined
-    ? { command, operator: false }
-    : { command, until: singleMatch(new RegExp(source, flags)), operator: false };
-}
 
 /** Without `g`/`y`, test() keeps no state between lines. */
 function singleMatch(re: RegExp): RegExp {

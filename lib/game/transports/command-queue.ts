@@ -1,26 +1,30 @@
 import type { Clock } from "../../clock.ts";
 
-export interface QueuedCommand {
+/** What a transport queues: at least the command; a transport may add what its runner needs (a reply pattern, …). */
+export interface Job {
   command: string;
+}
+
+export type QueuedCommand<J extends Job = Job> = J & {
   /** Aborts (with the error the caller receives) on timeout or close; the runner must stop promptly. */
   signal: AbortSignal;
-}
+};
 
 /**
  * Runs commands strictly one at a time. Each call's timeout covers its whole life (queue, connect, reply),
  * so a caller always hears back within `timeoutMs`, even when the server is down.
  */
-export class CommandQueue {
-  #pending: { job: QueuedCommand; abort: (e: Error) => void; finish: (e?: Error, v?: string) => void }[] = [];
+export class CommandQueue<J extends Job = Job> {
+  #pending: { job: QueuedCommand<J>; abort: (e: Error) => void; finish: (e?: Error, v?: string) => void }[] = [];
   #running = false;
 
   constructor(
     private clock: Clock,
-    private run: (job: QueuedCommand) => Promise<string>,
+    private run: (job: QueuedCommand<J>) => Promise<string>,
     private timeoutError: (command: string, ms: number) => Error,
   ) {}
 
-  push(command: string, timeoutMs: number): Promise<string> {
+  push(job: J, timeoutMs: number): Promise<string> {
     return new Promise<string>((resolve, reject) => {
       const controller = new AbortController();
       const stopTimer = new AbortController();
@@ -37,10 +41,10 @@ export class CommandQueue {
         finish(e);
       };
       this.clock.sleep(timeoutMs, stopTimer.signal).then(
-        () => abort(this.timeoutError(command, timeoutMs)),
+        () => abort(this.timeoutError(job.command, timeoutMs)),
         () => {},
       );
-      this.#pending.push({ job: { command, signal: controller.signal }, abort, finish });
+      this.#pending.push({ job: { ...job, signal: controller.signal }, abort, finish });
       void this.#pump();
     });
   }

@@ -79,7 +79,7 @@ export class Q3Rcon implements Transport {
         new TransportError("invalid", `rcon request is ${bytes - OOB.length} bytes; ioq3 reads ${MAX_REQUEST_BYTES}`),
       );
     }
-    return this.#queue.push(command, opts?.timeoutMs ?? this.#o.timeoutMs);
+    return this.#queue.push({ command }, opts?.timeoutMs ?? this.#o.timeoutMs);
   }
 
   on(_event: "state", fn: (state: TransportState, error?: Error) => void): () => void {

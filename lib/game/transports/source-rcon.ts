@@ -103,7 +103,7 @@ export class SourceRcon implements Transport {
         new TransportError("invalid", `RCON command is ${bytes} bytes; the ${this.dialect} protocol allows ${max}`),
       );
     }
-    return this.#queue.push(command, opts?.timeoutMs ?? this.#o.timeoutMs);
+    return this.#queue.push({ command }, opts?.timeoutMs ?? this.#o.timeoutMs);
   }
 
   /** Connects now instead of on the first send (for startup and the doctor check). */

@@ -24,28 +24,15 @@ const start = async () => {
   await h.agent.start();
   await h.idle();
 };
-const join = async (p: { id: string; name: string }) => {
-  h.sim.join(p);
-  await h.idle();
-};
+const join = (p: { id: string; name: string }) => h.join(p);
 const advance = async (ms: number) => {
   await h.clock.advance(ms);
   await h.idle();
 };
-const chat = async (p: { id: string }, text: string) => {
-  h.sim.chat(p.id, text);
-  await h.idle();
-};
-const consoleLine = async (line: string) => {
-  h.sim.operatorInput(line);
-  await h.idle();
-};
+const chat = (p: { id: string }, text: string) => h.chat(p, text);
+const consoleLine = (line: string) => h.consoleLine(line);
 const kicks = (p?: { id: string }) => h.sim.actionsOf("kick").filter((k) => !p || k.player === p.id);
-const said = (p: { id: string }) =>
-  h.sim
-    .actionsOf("message")
-    .filter((m) => m.player === p.id)
-    .map((m) => m.text);
+const said = (p: { id: string }) => h.said(p);
 const logged = (text: string) => h.logger.lines.some((l) => l.msg.includes(text));
 const banFetches = () => h.sb.control.requests({ method: "GET", path: `/server/bundle/${h.sb.bundleId}/ban` });
 const banPosts = () => h.sb.control.requests({ method: "POST", path: "/ban/" });

@@ -33,6 +33,12 @@ export interface Harness {
   idle(): Promise<void>;
   /** Makes a fresh agent over the same store, service and game (a restart). */
   restart(): Agent;
+  /** A player joins / types in chat / the operator types at the console; each then waits until the agent is idle. */
+  join(p: { id: string; name: string }): Promise<void>;
+  chat(p: { id: string }, text: string): Promise<void>;
+  consoleLine(line: string): Promise<void>;
+  /** What the agent said privately to the player, in order. */
+  said(p: { id: string }): string[];
   close(): Promise<void>;
 }
 
@@ -107,6 +113,23 @@ export async function harness(
       h.agent = make();
       return h.agent;
     },
+    async join(p) {
+      sim.join(p);
+      await h.idle();
+    },
+    async chat(p, text) {
+      sim.chat(p.id, text);
+      await h.idle();
+    },
+    async consoleLine(line) {
+      sim.operatorInput(line);
+      await h.idle();
+    },
+    said: (p) =>
+      sim
+        .actionsOf("message")
+        .filter((m) => m.player === p.id)
+        .map((m) => m.text ?? ""),
     async close() {
       await h.agent.stop();
       await sb.stop();

@@ -108,6 +108,8 @@ test("with VyHub down, a player's chat !ban and !unban change nothing here; the 
   const logged = (text: string) => read(agentLog).includes(text);
 
   await wait(() => /\bINFO +ready$/m.test(read(agentLog)), "the agent to be ready");
+  // Bob's ban must be known here before VyHub goes away: the ban list fetched at hub_ready, cached.
+  await wait(() => existsSync(join(dir, "store", "cache", "bans")), "the ban list to be cached");
   await sb.control.down();
 
   for (const name of ["Alice", "Dave", "Erin"] as const) connect(name);

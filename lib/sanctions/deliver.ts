@@ -242,6 +242,9 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
       return done(item, "delivered");
     }
     const message = describeError(error);
+    // A request before the write failed for good, but an earlier attempt may have reached VyHub: not dropped unseen.
+    if (!sent && isUncertain(item.entry) && (error.kind === "NotFound" || isRejected(error)))
+      return lookupFailed(item, error);
     if (error.kind === "NotFound") return done(item, "not_found", { error: message });
     if (isRejected(error)) return done(item, "refused", { error: message });
     if (sent) return keep(item, { lastError: message, uncertain: !notCarriedOut(error) }, message);
@@ -296,7 +299,8 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
         return owner;
       }
       if (owner.id !== userId) continue;
-      if (!unbanCancels(unban.data, ban)) return { ok: true, value: ban };
+      // Not cancelled while it may already be at VyHub (its answer lost): the unban waits for its lookup.
+      if (!unbanCancels(unban.data, ban) || isUncertain(e)) return { ok: true, value: ban };
       await queues.ban.update(e.id, { data: { ...ban, status: "UNBANNED" } });
     }
     return { ok: true, value: undefined };
@@ -307,7 +311,8 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     const current = await queues[item.kind].get(item.entry.id);
     if (!current) return undefined;
     item = { ...item, entry: { ...current, uncertain: isUncertain(current) } } as Item;
-    if (item.kind === "ban" && item.entry.data.status === "UNBANNED") return done(item, "cancelled");
+    if (item.kind === "ban" && item.entry.data.status === "UNBANNED" && !item.entry.uncertain)
+      return done(item, "cancelled");
     if (item.entry.uncertain && (item.entry.lastAttemptAt ?? 0) > now()) {
       // The clock was set back since that attempt: its settle time counts from now, not from a time still to come.
       const moved = await queues[item.kind].update(item.entry.id, { lastAttemptAt: now() });
@@ -335,9 +340,12 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
       if (!user.ok) return answered(item, user.error, false);
       let looked: string | undefined;
       if (item.entry.uncertain) {
+        // Also when an unban cancelled it meanwhile: sent before, it may be at VyHub, and then the unban (after it in
+        // this player's order) must lift it rather than find nothing.
         const found = await findBan(api, user.id, ban);
         if (!found.ok) return lookupFailed(item, found.error);
         if (found.value) return done(item, "delivered", { found: true }, found.value);
+        if (ban.status === "UNBANNED") return done(item, "cancelled");
         looked = "not found";
       }
       if (!(await recordAttempt(item, looked))) return undefined;
@@ -428,7 +436,12 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(opts.concurrency ?? 4, groups.length) }, worker));
+    // Every worker finishes before the round (and its lock) ends, also when one of them failed.
+    const results = await Promise.allSettled(
+      Array.from({ length: Math.min(opts.concurrency ?? 4, groups.length) }, worker),
+    );
+    const failed = results.find((r) => r.status === "rejected");
+    if (failed) throw failed.reason;
   };
   // Players with an unban last: a ban of the same person queued under their other key is then sent or kept, never
   // in flight while the unban looks (otherKeyBans).

@@ -71,6 +71,37 @@ const warn = (reason = "spam") =>
 const slowAnswers = (path: string) => sb.control.latency(TIMEOUT_MS * 4, { method: "POST", path }, { after: true });
 
 describe("an uncertain ban", () => {
+  test("unbanned while uncertain: it waits out the settle time, is found, and the unban then lifts it", async () => {
+    await ban();
+    slowAnswers("/ban/");
+    await deliver(); // the ban's answer is lost; VyHub made it
+    sb.control.latency(0);
+    await queueUnban(store, { target: DAVE, processor: null, serverbundleId: sb.bundleId }, clock + 1000);
+    // Within the settle time nothing is decided: the ban is not taken for cancelled, the unban waits behind it.
+    expect((await deliver()).map((o) => [o.kind, o.result])).toEqual([["ban", "kept"]]);
+    clock += SETTLE_MS;
+    expect(results(await deliver())).toEqual([
+      ["ban", "delivered"],
+      ["unban", "delivered"],
+    ]);
+    expect(bansOfDave().map((b) => b.status)).toEqual(["UNBANNED"]);
+  });
+
+  test("unbanned while uncertain and not at VyHub after all: cancelled, never sent", async () => {
+    await ban();
+    sb.control.failNext({ method: "POST", path: "/ban/" }, 1, 502); // a gateway: maybe forwarded, here not
+    await deliver();
+    await queueUnban(store, { target: DAVE, processor: null, serverbundleId: sb.bundleId }, clock + 1000);
+    clock += SETTLE_MS;
+    sb.control.clearRequests();
+    expect(results(await deliver())).toEqual([
+      ["ban", "cancelled"],
+      ["unban", "delivered"],
+    ]);
+    expect(posts("/ban/")).toEqual([]);
+    expect(bansOfDave()).toEqual([]);
+  });
+
   test("an entry written before the uncertain flag existed, with an attempt on record, is looked up first", async () => {
     const entry = await ban();
     slowAnswers("/ban/");

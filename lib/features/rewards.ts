@@ -14,6 +14,7 @@ import { ExecutedRewards } from "../rewards/executed.ts";
 import { RewardFailures } from "../rewards/failures.ts";
 import { commandLines, fillTemplate, rewardValues } from "../rewards/replace.ts";
 import { serial } from "../serial.ts";
+import { mayHaveRun } from "../game/transports/transport.ts";
 
 /** What the timer runs (gmod: "DIRECT always includes DISABLE"); the only events allowed without a user. */
 export const TIMER_EVENTS: readonly RewardEvent[] = ["DIRECT", "DISABLE"];
@@ -34,7 +35,8 @@ export function scriptRunner(bridge: GameBridge): ScriptRunner | undefined {
 export const rewards = (agent: FeatureContext): void => new Rewards(agent).install();
 
 /** Did anything reach the game? "partly" counts as executed: its first lines may have had effects. */
-type Issued = "yes" | "no";
+/** "maybe": the command was written but its reply was lost (a timeout, a dropped connection): it may have run. */
+type Issued = "yes" | "no" | "maybe";
 
 export class Rewards {
   /** Applied rewards of online players by player id, with the number of the refresh that produced them. */
@@ -199,9 +201,16 @@ export class Rewards {
     try {
       issued = await action();
     } finally {
-      if (entry) await this.executed.settle(entry, issued === "yes");
+      // "maybe": never run again; flagged for the operator and reported, like a crash in that instant.
+      if (entry && issued === "maybe") await this.executed.abandon(entry, "the game's console did not answer");
+      else if (entry) await this.executed.settle(entry, issued === "yes");
     }
-    if (issued === "no") return issued;
+    if (issued === "maybe" && !once)
+      this.log.warn(
+        `reward ${reward.id} (${name}) for ${player.name} may not have been delivered: the game's console did not answer`,
+        { applied_reward_id: reward.id },
+      );
+    if (issued !== "yes") return issued;
     await this.failures.forget(reward.id);
 
     const { messages } = this.agent.deps;
@@ -246,6 +255,7 @@ export class Rewards {
           await runner.runScript(text, player);
           return "yes";
         } catch (e) {
+          if (mayHaveRun(e)) return "maybe";
           await this.gameRefused(reward, player, String(e));
           return "no";
         }
@@ -266,6 +276,8 @@ export class Rewards {
         await bridge.exec(line);
       } catch (e) {
         if (i === 0) {
+          // Written and unanswered, it may have run: not run again (never twice), flagged for the operator.
+          if (mayHaveRun(e)) return "maybe";
           await this.gameRefused(reward, player, String(e));
           return "no";
         }

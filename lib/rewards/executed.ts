@@ -173,11 +173,16 @@ export class ExecutedRewards {
     // `issuing` only after its write), and flagging from the stale copy would both warn wrongly and be overwritten.
     const current = await this.queue.get(entry.id);
     if (!current || !unsettled(current)) return current ?? entry;
-    const flagged = await this.queue.update(entry.id, { data: { ...current.data, interrupted: true } });
+    return this.flag(current, "hub-agent stopped while issuing it");
+  }
+
+  /** Marks the claim interrupted (it never runs again, and is reported) and tells the operator why, once. */
+  private async flag(entry: QueueEntry<ExecutedReward>, why: string): Promise<QueueEntry<ExecutedReward>> {
+    const flagged = await this.queue.update(entry.id, { data: { ...entry.data, interrupted: true } });
     if (!flagged) return entry; // removed meanwhile (`queue drop --force`)
-    const { id, reward, packet, player, player_id } = current.data;
+    const { id, reward, packet, player, player_id } = entry.data;
     this.log.warn(
-      `reward ${id} (${reward}, ${packet}) for ${player} may not have been delivered: hub-agent stopped while issuing it; ${interruptedAdvice(entry.id, false)}`,
+      `reward ${id} (${reward}, ${packet}) for ${player} may not have been delivered: ${why}; ${interruptedAdvice(entry.id, false)}`,
       { applied_reward_id: id, player_id, entry_id: entry.id },
     );
     return flagged;
@@ -194,6 +199,18 @@ export class ExecutedRewards {
     this.queued.set(data.id, { entry: entry.id, userId: data.user_id });
     this.issuing.add(entry.id);
     return entry;
+  }
+
+  /**
+   * The command may or may not have run (written, its reply lost): flagged as interrupted like a crash in that
+   * instant; it never runs again, and is reported.
+   */
+  async abandon(entry: QueueEntry<ExecutedReward>, why: string): Promise<void> {
+    try {
+      await this.flag(entry, why);
+    } finally {
+      this.issuing.delete(entry.id);
+    }
   }
 
   /** After issuing: `ran` false (the bridge took nothing) forgets the claim so the reward runs again later. */

@@ -12,6 +12,7 @@ import { EXECUTED_QUEUE, ExecutedRewardSchema, ExecutedRewards } from "../../lib
 import { FAILED_QUEUE, FailedRewardSchema, GIVE_UP_AFTER } from "../../lib/rewards/failures.ts";
 import { SEED_IDS, type AppliedRewardRecord, type RewardRecord } from "../../lib/sandbox/index.ts";
 import { harness, until, type Harness } from "../agent/harness.ts";
+import { TransportError } from "../../lib/game/transports/transport.ts";
 
 const MIN = 60_000;
 const ALICE = { id: SEED_IDS.steamid64.alice, name: "Alice" };
@@ -544,6 +545,24 @@ describe("once", () => {
     expect(logged("may not have been delivered")).toEqual([]);
     expect(executedOn(r.id)).toEqual([h.sb.serverId]);
     expect(await queued()).toEqual([]);
+  });
+
+  test("the console took the command but its reply was lost: never run again; flagged for the operator, reported", async () => {
+    await setup();
+    const lost = new TransportError("timeout", 'rcon: no reply to "ulx" within 10000 ms', { written: true });
+    h.sim.fail("exec", 1, lost);
+    await join(ALICE);
+    expect(await failed()).toEqual([]); // not a refusal: it is not tried again
+    h.sim.leave(ALICE.id);
+    await h.idle();
+    await advance(MIN);
+    await join(ALICE);
+    expect(execs()).toEqual([]);
+    await until(() => executedOn(VIP).length === 1, "reported");
+    expect((await queued()).map((e) => e.data)).toEqual([
+      expect.objectContaining({ id: VIP, issued: false, interrupted: true, reported: true }),
+    ]);
+    expect(logged(`for Alice may not have been delivered: the game's console did not answer`)).toHaveLength(1);
   });
 
   test("the game refuses the command: nothing claimed, tried again next time (after the back-off)", async () => {

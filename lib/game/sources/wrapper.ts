@@ -468,6 +468,7 @@ export class Wrapper implements LineSource, Transport {
     const echo = this.#o.echo;
     if (!until && !echo) {
       if (!this.#write(`${command}\n`)) throw new TransportError("disconnected", `${this.name}: the server is gone`);
+      job.written = true;
       return "";
     }
     const marker = `hubagent_end_${randomHex(6)}`;
@@ -504,7 +505,7 @@ export class Wrapper implements LineSource, Transport {
       if (!this.#write(until ? `${command}\n` : `${command}\n${echoLine}\n`)) {
         this.#pending = undefined;
         reject(new TransportError("disconnected", `${this.name}: the server is gone`));
-      }
+      } else job.written = true;
     });
   }
 

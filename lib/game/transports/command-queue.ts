@@ -1,4 +1,5 @@
 import type { Clock } from "../../clock.ts";
+import { TransportError } from "./transport.ts";
 
 /** What a transport queues: at least the command; a transport may add what its runner needs (a reply pattern, …). */
 export interface Job {
@@ -8,6 +9,8 @@ export interface Job {
 export type QueuedCommand<J extends Job = Job> = J & {
   /** Aborts (with the error the caller receives) on timeout or close; the runner must stop promptly. */
   signal: AbortSignal;
+  /** Set by the runner just before the command goes to the game: a failure after it may not mean "not run". */
+  written?: boolean;
 };
 
 /**
@@ -21,7 +24,7 @@ export class CommandQueue<J extends Job = Job> {
   constructor(
     private clock: Clock,
     private run: (job: QueuedCommand<J>) => Promise<string>,
-    private timeoutError: (command: string, ms: number) => Error,
+    private timeoutError: (command: string, ms: number) => TransportError,
   ) {}
 
   push(job: J, timeoutMs: number): Promise<string> {
@@ -29,11 +32,12 @@ export class CommandQueue<J extends Job = Job> {
       const controller = new AbortController();
       const stopTimer = new AbortController();
       let settled = false;
+      const queued: QueuedCommand<J> = { ...job, signal: controller.signal };
       const finish = (e?: Error, value?: string) => {
         if (settled) return;
         settled = true;
         stopTimer.abort();
-        if (e) reject(e);
+        if (e) reject(queued.written ? written(e) : e);
         else resolve(value ?? "");
       };
       const abort = (e: Error) => {
@@ -44,7 +48,7 @@ export class CommandQueue<J extends Job = Job> {
         () => abort(this.timeoutError(job.command, timeoutMs)),
         () => {},
       );
-      this.#pending.push({ job: { ...job, signal: controller.signal }, abort, finish });
+      this.#pending.push({ job: queued, abort, finish });
       void this.#pump();
     });
   }
@@ -76,4 +80,10 @@ export class CommandQueue<J extends Job = Job> {
       this.#running = false;
     }
   }
+}
+
+/** The caller's error, marked as coming after the command was written (its reply lost: it may have run). */
+function written(e: Error): Error {
+  if (!(e instanceof TransportError) || e.written) return e;
+  return new TransportError(e.code, e.message, { cause: e.cause, written: true });
 }

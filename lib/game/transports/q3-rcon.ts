@@ -118,6 +118,7 @@ export class Q3Rcon implements Transport {
           () => {},
         );
       };
+      job.written = true;
       socket.send(
         Buffer.concat([OOB, Buffer.from(`rcon ${this.#o.password} ${job.command}`)]),
         this.#o.port,

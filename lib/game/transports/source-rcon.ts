@@ -143,6 +143,7 @@ export class SourceRcon implements Transport {
   async #run(job: QueuedCommand): Promise<string> {
     const conn = await this.#connection(job.signal);
     try {
+      job.written = true;
       return await conn.exec(job.command, this.#o.end, job.signal);
     } catch (e) {
       if (job.signal.aborted && !this.#closed) {

@@ -29,13 +29,21 @@ export type TransportErrorCode = "auth" | "timeout" | "disconnected" | "closed" 
 
 export class TransportError extends Error {
   override name = "TransportError";
+  /** The command had been written to the game before the failure (a lost reply): it may have run. */
+  readonly written: boolean;
   constructor(
     readonly code: TransportErrorCode,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; written?: boolean },
   ) {
     super(message, options);
+    this.written = options?.written ?? false;
   }
+}
+
+/** Whether a failed command may still have run in the game (it was written, and its reply was lost). */
+export function mayHaveRun(e: unknown): boolean {
+  return e instanceof TransportError && e.written;
 }
 
 type StateListener = (state: TransportState, error?: Error) => void;

@@ -106,6 +106,7 @@ for (const dialect of ["source", "minecraft"] as const) {
       await fake.restart();
       const err = (await inFlight) as TransportError;
       expect(err.code).toBe("disconnected");
+      expect(err.written).toBe(true); // it reached the server: it may have run
       expect(err.message).toContain(`${fake.host}:${fake.port}`);
       // Not retried: the command may already have run. The queued one was never sent, so it goes out now.
       expect(await queued).toBe("queued");
@@ -118,6 +119,7 @@ for (const dialect of ["source", "minecraft"] as const) {
       const { fake, rcon } = await setup({ dialect, handler: handler("") });
       const err = (await rcon.send("hang", { timeoutMs: 150 }).catch((e) => e)) as TransportError;
       expect(err.code).toBe("timeout");
+      expect(err.written).toBe(true);
       expect(err.message).toContain("hang");
       expect(await rcon.send("echo next")).toBe("next");
       expect(fake.connections).toBe(2);
@@ -128,6 +130,7 @@ for (const dialect of ["source", "minecraft"] as const) {
       await fake.close();
       const err = (await rcon.send("echo hi", { timeoutMs: 200 }).catch((e) => e)) as TransportError;
       expect(err.code).toBe("timeout");
+      expect(err.written).toBe(false); // never sent: safe to send again
       expect(err.message).toContain("not connected");
     });
 

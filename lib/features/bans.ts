@@ -7,7 +7,7 @@
  * are in sanction-commands.ts.
  */
 import type { FeatureContext } from "../feature.ts";
-import type { BanList } from "../api/client.ts";
+import type { BanList, BanReduced } from "../api/client.ts";
 import type { GamePlayer } from "../game/bridge.ts";
 import {
   type DeliveryOutcome,
@@ -104,8 +104,15 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
       const id = o.ban.user.identifier;
       list = { ...list, [id]: [...(list[id] ?? []), o.ban] };
     }
-    if (o.result === "delivered" && o.kind === "unban")
-      list = Object.fromEntries(Object.entries(list).filter(([id]) => !sameIdentifier(id, target.identifier)));
+    const unbanned = o.kind === "unban" && o.result === "delivered" && !o.nothingToLift ? target.identifier : null;
+    if (unbanned !== null) {
+      // Until the refresh after the round: the bans the unban lifted (issued up to it) go; later ones stay.
+      const at = Date.parse(o.entry.data.created_on);
+      const keep = (b: BanReduced) => Date.parse(b.created_on) > at;
+      list = Object.fromEntries(
+        Object.entries(list).map(([id, bans]) => [id, sameIdentifier(id, unbanned) ? bans.filter(keep) : bans]),
+      );
+    }
     if (o.result === "delivered" && o.kind === "warning") {
       const warned = target.identifier === null ? undefined : agent.players.get(target.identifier);
       const creator = o.entry.data.creator?.name || messages.t("ban.console");

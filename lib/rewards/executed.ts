@@ -20,6 +20,7 @@ import { describeError, isAcceptedWrite, isRejected, type ApiResult, type Api } 
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import type { Queue, QueueEntry, Store } from "../store/index.ts";
+import { coalescing } from "../serial.ts";
 
 export const EXECUTED_QUEUE = "reward_executed";
 
@@ -115,8 +116,7 @@ export class ExecutedRewards {
   private remembered = new Map<string, { userId: string; refreshesBefore: number }>();
   private refreshesStarted = 0;
   private loaded: Promise<void> | undefined;
-  private flushing: Promise<void> | undefined;
-  private nextFlush: Promise<void> | undefined;
+  private rounds = coalescing(() => this.sendAll());
 
   constructor(
     store: Store,
@@ -243,14 +243,7 @@ export class ExecutedRewards {
    * arriving meanwhile share (it sees every entry they added).
    */
   flush(): Promise<void> {
-    if (this.nextFlush) return this.nextFlush;
-    if (this.flushing)
-      return (this.nextFlush = this.flushing.then(() => {
-        this.nextFlush = undefined;
-        return this.flush();
-      }));
-    this.flushing = this.sendAll().finally(() => (this.flushing = undefined));
-    return this.flushing;
+    return this.rounds();
   }
 
   get size(): number {

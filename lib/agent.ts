@@ -7,7 +7,6 @@ import type { Logger } from "./log.ts";
 import { EventBus } from "./events.ts";
 import { Scheduler, type JobOptions } from "./scheduler.ts";
 import { Users } from "./features/users.ts";
-import { statusBody } from "./features/status.ts";
 import { onlineCache } from "./features/online.ts";
 import { FEATURES } from "./features/index.ts";
 import type { AgentDeps, CommandHandler, FeatureContext } from "./feature.ts";
@@ -190,7 +189,6 @@ export class Agent implements FeatureContext {
     const { config, bridge } = this.deps;
     for (const install of this.deps.features ?? FEATURES) install(this);
 
-    this.job("status", config.intervals.status, () => this.sendStatus(), true);
     this.job("user-retry", config.intervals.user_retry, () => this.retryUsers());
     // Players already online when the agent starts count as connecting now, marked `resumed`.
     this.initialPlayers = this.scheduler.run("initial-players", async () => {
@@ -262,14 +260,6 @@ export class Agent implements FeatureContext {
       if (this.players.has(id)) await this.initialize(player);
       else this.users.forget(id);
     }
-  }
-
-  async sendStatus(): Promise<void> {
-    const { api, bridge, config } = this.deps;
-    const body = statusBody(await bridge.status(), this.users, config.game.map);
-    const res = await api.patchServer(config.api.server_id, body);
-    if (res.ok) this.log.info("status sent", { players: body.users_current, map: body.map });
-    else this.log.warn(`status not accepted: ${describeError(res.error)}`);
   }
 
   /** `run --once`: one round of every periodic job, in registration order, once the initial players are known. */

@@ -6,11 +6,12 @@ import { groups } from "./groups.ts";
 import { online } from "./online.ts";
 import { playtime } from "./playtime.ts";
 import { rewards } from "./rewards.ts";
+import { status } from "./status.ts";
 
 export type { Feature };
 
 /** Bans come first: a banned player is kicked at connect before anything else is done for them. */
-export const FEATURES: readonly Feature[] = [online, bans, groups, playtime, rewards, adverts, dashboard];
+export const FEATURES: readonly Feature[] = [online, bans, groups, playtime, rewards, adverts, dashboard, status];
 
 /**
  * What `run` installs when the disk refuses every write, so it can't hold the storage directory's instance lock:

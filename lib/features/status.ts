@@ -1,4 +1,5 @@
-import type { ServerStatusPatch } from "../api/client.ts";
+import { describeError, type ServerStatusPatch } from "../api/client.ts";
+import type { Feature, FeatureContext } from "../feature.ts";
 import type { GameStatus } from "../game/bridge.ts";
 import type { Users } from "./users.ts";
 
@@ -18,4 +19,19 @@ export function statusBody(status: GameStatus, users: Pick<Users, "get">, fallba
     is_alive: true,
     user_activities: activities,
   };
+}
+
+/** Rule 5: the status at hub_ready and every `intervals.status`. */
+export const status: Feature = (ctx) => {
+  ctx.job("status", ctx.deps.config.intervals.status, () => sendStatus(ctx), true);
+};
+
+/** One status update: the game's player list, with the service users known for them. */
+export async function sendStatus(ctx: FeatureContext): Promise<void> {
+  const { api, bridge, config, logger } = ctx.deps;
+  const body = statusBody(await bridge.status(), ctx.users, config.game.map);
+  const res = await api.patchServer(config.api.server_id, body);
+  const log = logger.withTag("agent");
+  if (res.ok) log.info("status sent", { players: body.users_current, map: body.map });
+  else log.warn(`status not accepted: ${describeError(res.error)}`);
 }

@@ -32,6 +32,7 @@ import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { until } from "../agent/harness.ts";
 import { binary, hub } from "../cli/binary.ts";
+import { sendStatus } from "../../lib/features/status.ts";
 
 const SERVER = process.env.HUB_OPENARENA_SERVER ?? "/usr/games/openarena-server";
 const installed = existsSync(SERVER);
@@ -172,7 +173,7 @@ describe.skipIf(!installed)("OpenArena end to end (real ioquake3 server)", () =>
         // Bots have no platform id: the preset identifies them by name, as CENTRAL users.
         expect(w.sb.state.findUser(name, "CENTRAL")).toMatchObject({ identifier: name, username: name });
       }
-      await w.agent.sendStatus();
+      await sendStatus(w.agent);
       expect(w.sb.state.servers.get(w.sb.serverId)?.users_current).toBe(2);
       // The operator sees the server's console, but not the replies to the agent's own commands (`status`).
       expect(w.shown()).toContain("AAS initialized.");

@@ -34,7 +34,7 @@ export function keyToPath(base: string, key: string): string {
   return path;
 }
 
-const isMissing = (e: unknown) => {
+export const isMissing = (e: unknown) => {
   const code = (e as NodeJS.ErrnoException).code;
   return code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR";
 };

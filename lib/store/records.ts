@@ -4,13 +4,13 @@
  * once, and read as absent. It is never read as "empty" and never blocks the other records. So is a record larger
  * than the cap: its size is checked before it is read, so one huge file cannot exhaust memory.
  */
-import { link, mkdir, readFile, rename, stat, unlink } from "node:fs/promises";
+import { link, mkdir, open, rename, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Storage } from "unstorage";
 import * as v from "valibot";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import { keyToPath } from "./driver.ts";
+import { isMissing, keyToPath } from "./driver.ts";
 
 export interface QuarantineRecord {
   /** The store key, e.g. `queue:ban:000001764000000000-…`. */
@@ -59,6 +59,25 @@ async function decode<T>(bytes: Uint8Array, check: Check<T>): Promise<Verdict<T>
 
 const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i]);
 const code = (e: unknown) => (e as NodeJS.ErrnoException).code;
+/**
+ * A record file's bytes, or its size when it is over `maxBytes` (measured on the opened file, so the file judged is
+ * the file read, in one open); undefined when there is none.
+ */
+async function readCapped(path: string, maxBytes: number): Promise<Uint8Array | { size: number } | undefined> {
+  try {
+    const fh = await open(path, "r");
+    try {
+      const { size } = await fh.stat();
+      return size > maxBytes ? { size } : await fh.readFile();
+    } finally {
+      await fh.close();
+    }
+  } catch (e) {
+    if (isMissing(e)) return undefined;
+    throw e;
+  }
+}
+
 const exists = (path: string) =>
   stat(path).then(
     () => true,
@@ -83,20 +102,12 @@ export function createRecords(
   maxBytes = MAX_RECORD_BYTES,
 ): Records {
   const quarantined: QuarantineRecord[] = [];
-  const sizeOf = (path: string) =>
-    stat(path).then(
-      (s) => s.size,
-      () => undefined,
-    );
   const oversize = (size: number) => `${size} bytes, larger than the ${maxBytes}-byte cap for a record; not read`;
 
   /** The bytes at `key`, or the reason they were not read (too large); undefined when there is no record. */
   async function readBytes(key: string): Promise<Uint8Array | { tooLarge: string } | undefined> {
-    const size = await sizeOf(keyToPath(dir, key));
-    if (size !== undefined && size > maxBytes) return { tooLarge: oversize(size) };
-    const raw: unknown = await storage.getItemRaw(key);
-    if (raw == null) return undefined;
-    return raw instanceof Uint8Array ? raw : new TextEncoder().encode(String(raw));
+    const read = await readCapped(keyToPath(dir, key), maxBytes);
+    return read && "size" in read ? { tooLarge: oversize(read.size) } : read;
   }
 
   /**
@@ -117,8 +128,8 @@ export function createRecords(
       throw e;
     }
     // A file small enough to read that differs from what we judged may be a newer, valid version.
-    const movedSize = await sizeOf(dest);
-    const moved = movedSize !== undefined && movedSize <= maxBytes ? await readFile(dest) : undefined;
+    const read = await readCapped(dest, maxBytes);
+    const moved = read && !("size" in read) ? read : undefined;
     if (moved && !(seen && sameBytes(moved, seen)) && (await decode(moved, check)).ok) {
       // link() does not overwrite, so a version written after our rename wins over this one.
       await link(dest, src).catch(async (e) => {

@@ -71,12 +71,23 @@ export function createLogger(setup: LogSetup): Logger {
  * text, and would pass unredacted). Longest form first, so no form is left half-replaced.
  */
 export function redactor(secrets: () => string[]): (text: string) => string {
+  // Every line passes here: each secret's forms are worked out once, when it is first seen.
+  const formsOf = new Map<string, string[]>();
+  const forms = (s: string) => {
+    let f = formsOf.get(s);
+    if (!f) {
+      const json = JSON.stringify(s).slice(1, -1);
+      f = [...new Set([s, printable(s), json, jsonPrintable(json), printable(json)])].sort(
+        (a, b) => b.length - a.length,
+      );
+      formsOf.set(s, f);
+    }
+    return f;
+  };
   return (text) => {
     for (const s of secrets()) {
       if (s.length < 4) continue;
-      const json = JSON.stringify(s).slice(1, -1);
-      const forms = new Set([s, printable(s), json, jsonPrintable(json), printable(json)]);
-      for (const form of [...forms].sort((a, b) => b.length - a.length)) text = text.split(form).join("[redacted]");
+      for (const form of forms(s)) text = text.split(form).join("[redacted]");
     }
     return text;
   };

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { childEnv } from "./child-env.ts";
 import { HUB_EVENTS, type EventBus, type HubEventName } from "./events.ts";
 import type { Logger } from "./log.ts";
+import { serial } from "./serial.ts";
 
 /** Splits a configured command line into argv (quotes group words). No shell ever sees it. */
 export function splitCommand(line: string): string[] {
@@ -27,10 +28,10 @@ export function attachHooks(events: EventBus, hooks: Record<string, string>, log
     if (!cmd) continue;
     // Detached from the bus, which orders startup and player handling: a slow hook (up to its timeout) must not
     // hold up a player's user lookup. Runs of one hook still go one after another, in the order of the events.
-    let queue = Promise.resolve();
+    const inOrder = serial();
     events.on(name as HubEventName, (data) => {
       const payload = { event: name, ...data };
-      queue = queue.then(() => runHook(cmd, args, payload, logger, timeoutMs));
+      void inOrder(() => runHook(cmd, args, payload, logger, timeoutMs));
     });
   }
 }

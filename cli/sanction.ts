@@ -20,15 +20,18 @@ export interface Session {
   messages: Messages;
   /** The service's user type of this game's ids (STEAM, MINECRAFT, …), from the configured bridge. */
   userType: string;
+  /** How long an uncertain entry waits before it is looked up (settleTime of api.timeout). */
+  settleMs: number;
 }
 
 export async function openSession(ctx: Context): Promise<Session> {
   const config = await ctx.config();
-  const [{ createApi }, { openStore }, { loadMessages }, { userTypeOf }] = await Promise.all([
+  const [{ createApi }, { openStore }, { loadMessages }, { userTypeOf }, { settleTime }] = await Promise.all([
     import("../lib/api/client.ts"),
     import("../lib/store/index.ts"),
     import("../lib/messages.ts"),
     import("../lib/game/user-type.ts"),
+    import("../lib/sanctions/deliver.ts"),
   ]);
   const logger = ctx.logger;
   const api = createApi({
@@ -45,7 +48,7 @@ export async function openSession(ctx: Context): Promise<Session> {
     loadMessages(config.lang, { logger }),
   ]);
   const userType = userTypeOf(config);
-  return { ctx, config, store, api, messages, userType };
+  return { ctx, config, store, api, messages, userType, settleMs: settleTime(config.api.timeout * 1000) };
 }
 
 const PLAYER_EXIT: Record<PlayerErrorKind, ExitCode> = {
@@ -126,7 +129,7 @@ export interface Delivery {
  * here, still queued, or settled by another process (a running `run`) that took it first.
  */
 export async function deliver(s: Session, kind: DeliveryOutcome["kind"], entryId: string): Promise<Delivery> {
-  const { deliverQueues, isUncertain, outcomeMessage, playerKey, sanctionQueues, settleTime } =
+  const { deliverQueues, isUncertain, outcomeMessage, playerKey, sanctionQueues } =
     await import("../lib/sanctions/index.ts");
   const log = s.ctx.logger.withTag("queue");
   const queue = sanctionQueues(s.store)[kind];
@@ -139,7 +142,7 @@ export async function deliver(s: Session, kind: DeliveryOutcome["kind"], entryId
   let report;
   try {
     report = await deliverQueues(
-      { api: s.api, store: s.store, logger: log, settleMs: settleTime(s.config.api.timeout * 1000) },
+      { api: s.api, store: s.store, logger: log, settleMs: s.settleMs },
       {
         players: new Set([key]),
         onOutcome: (o) => {

@@ -43,6 +43,11 @@ const anyQueue = (store: Store, queue: QueueName) => store.queue(queue, v.unknow
  * Does `run` send this entry to the service? Not a reward report VyHub refused or already took (kept for the
  * operator), nor a reward the game refused.
  */
+/** Whether a request of this entry may have reached the service (a sanction's lost answer); rewards never are. */
+export function entryUncertain(queue: QueueName, entry: { attempts: number; uncertain?: boolean }): boolean {
+  return !queue.startsWith("reward_") && isUncertain(entry);
+}
+
 const sends = (queue: QueueName, data: unknown) =>
   queue === "reward_failed" ? false : queue !== "reward_executed" || awaitsReport(data);
 
@@ -66,7 +71,7 @@ export async function queueStatus(store: Store, now: number): Promise<QueueSumma
           last_error: e.lastError ?? null,
           last_attempt_at: isoOrNull(e.lastAttemptAt),
           first_attempt_at: isoOrNull(e.firstAttemptAt),
-          uncertain: queue.startsWith("reward_") ? e.uncertain === true : isUncertain(e),
+          uncertain: entryUncertain(queue, e),
           last_lookup:
             e.lastLookupAt === undefined
               ? null

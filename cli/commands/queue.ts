@@ -58,19 +58,16 @@ const retry = defineCommand({
         `${entry.id} is a reward the game refused: nothing to send; \`hub-agent run\` tries it again by itself, and \`hub-agent queue drop ${entry.id}\` clears its refusals so its next trigger tries it at once`,
         EXIT.USAGE,
       );
-    const { isUncertain, settleTime } = await import("../../lib/sanctions/index.ts");
+    const { isUncertain, lookupDueAt, outcomeMessage } = await import("../../lib/sanctions/index.ts");
     if (isUncertain(entry) && entry.lastAttemptAt !== undefined) {
       // The service may still be working on the lost request: looking it up sooner could miss it and send it twice.
-      // At most one settle time: an attempt dated in the future (the clock was set back since) is not waited for.
-      const settle = settleTime(s.config.api.timeout * 1000);
-      const wait = Math.min(entry.lastAttemptAt + settle - Date.now(), settle);
+      const wait = lookupDueAt(entry.lastAttemptAt, s.settleMs, Date.now()) - Date.now();
       if (wait > 0) {
         ctx.logger.info(`${entry.id} is uncertain: looking it up at the service in ${Math.ceil(wait / 1000)} s`);
         await Bun.sleep(wait);
       }
     }
     const d = await deliver(s, queue, entry.id);
-    const { outcomeMessage } = await import("../../lib/sanctions/index.ts");
     const text =
       (d.outcome && outcomeMessage(s.messages, d.outcome)) ??
       (d.result === "elsewhere"
@@ -110,9 +107,10 @@ const drop = defineCommand({
           "would run again. Add --force to drop it anyway",
         EXIT.USAGE,
       );
-    const [{ DELIVERY_LOCK, isUncertain }, { LockTimeoutError }, v] = await Promise.all([
+    const [{ DELIVERY_LOCK }, { LockTimeoutError }, { entryUncertain }, v] = await Promise.all([
       import("../../lib/sanctions/index.ts"),
       import("../../lib/store/index.ts"),
+      import("../../lib/queues.ts"),
       import("valibot"),
     ]);
     const remove = () => store.queue(queue, v.unknown()).remove(entry.id);
@@ -126,7 +124,7 @@ const drop = defineCommand({
     }
     if (!removed) throw new CliError(`${entry.id} was sent or dropped by another process meanwhile`, EXIT.NOT_FOUND);
     // Dropping stops a resend, not what a lost answer may already have done: the operator must look at VyHub.
-    const uncertain = !queue.startsWith("reward_") && isUncertain(entry);
+    const uncertain = entryUncertain(queue, entry);
     ctx.emit({ action: "drop", queue, entry_id: entry.id, data: entry.data, ...(uncertain ? { uncertain } : {}) });
     ctx.say(
       `dropped ${entry.id} from the ${queue} queue${what ? `: ${what}` : ""}` +

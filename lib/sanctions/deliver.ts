@@ -101,6 +101,14 @@ export function settleTime(apiTimeoutMs: number): number {
   return Math.max(2 * apiTimeoutMs, apiTimeoutMs + WARNING_CLOCK_SKEW_MS);
 }
 
+/**
+ * When an uncertain entry may be looked up: a settle time after its last attempt, and never later than a settle time
+ * from now (an attempt dated in the future, the clock set back since, does not hold it back).
+ */
+export function lookupDueAt(lastAttemptAt: number, settleMs: number, now: number): number {
+  return Math.min(lastAttemptAt, now) + settleMs;
+}
+
 export interface DeliverDeps {
   api: Api;
   store: Store;
@@ -320,8 +328,9 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
       item.entry = { ...moved, uncertain: true } as never;
     }
     const entry = item.entry;
-    if (entry.uncertain && entry.lastAttemptAt !== undefined && now() < entry.lastAttemptAt + settleMs) {
-      const at = new Date(entry.lastAttemptAt + settleMs).toISOString();
+    const due = entry.lastAttemptAt === undefined ? 0 : lookupDueAt(entry.lastAttemptAt, settleMs, now());
+    if (entry.uncertain && now() < due) {
+      const at = new Date(due).toISOString();
       // Not looked up yet: the first request may still be in progress at the service.
       await report(item, {
         result: "kept",

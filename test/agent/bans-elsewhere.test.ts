@@ -7,7 +7,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createApi } from "../../lib/api/client.ts";
 import { bans } from "../../lib/features/bans.ts";
 import { SEED_IDS } from "../../lib/sandbox/seed.ts";
-import { type PlayerRef, queueBan, queueUnban } from "../../lib/sanctions/index.ts";
+import { type PlayerRef, queueBan, queueUnban, settleTime } from "../../lib/sanctions/index.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { deliver, type Session } from "../../cli/sanction.ts";
 import { harness, until, type Harness } from "./harness.ts";
@@ -50,7 +50,15 @@ async function cli(): Promise<Session> {
     config: async () => h.config,
     secret: () => {},
   };
-  return { ctx, config: h.config, store, api, messages: h.agent.deps.messages, userType: "STEAM" };
+  return {
+    ctx,
+    config: h.config,
+    store,
+    api,
+    messages: h.agent.deps.messages,
+    userType: "STEAM",
+    settleMs: settleTime(h.config.api.timeout * 1000),
+  };
 }
 const cliBan = async (p: { id: string; name: string }) => {
   const s = await cli();

@@ -53,7 +53,7 @@ export function patchOutcome(res: ApiResult<unknown>): PatchOutcome {
 }
 
 /** The update that keeps a refused report in the queue (`run` and `queue retry` alike). */
-export function refusedUpdate(
+function refusedUpdate(
   entry: QueueEntry<ExecutedReward>,
   error: string,
   now: number,
@@ -73,7 +73,7 @@ export const awaitsReport = (data: unknown): boolean => {
 };
 
 /** After VyHub took the report (`run` and `queue retry` alike): removed, or kept as reported when interrupted. */
-export async function reportTaken(queue: Queue<ExecutedReward>, entry: QueueEntry<ExecutedReward>): Promise<void> {
+async function reportTaken(queue: Queue<ExecutedReward>, entry: QueueEntry<ExecutedReward>): Promise<void> {
   if (entry.data.interrupted)
     await queue.update(entry.id, { data: { ...entry.data, reported: true }, lastError: undefined });
   else await queue.remove(entry.id);

@@ -147,7 +147,7 @@ type UserLookup = { ok: true; id: string } | { ok: false; error: ApiError };
  * An answer that proves the write was not carried out: 429 (or our own rate-limit gate: never sent), 401, 408, or a
  * refused connection (nothing reached the service). Timeouts, resets, 5xx and unreadable answers prove nothing.
  */
-export function notCarriedOut(e: ApiError): boolean {
+function notCarriedOut(e: ApiError): boolean {
   if (e.kind === "RateLimited") return true;
   if (e.kind === "ClientError") return e.status === 401 || e.status === 408;
   return e.kind === "Network" && !e.timeout && /ECONNREFUSED|ConnectionRefused/i.test(e.message);

@@ -55,7 +55,7 @@ export type Creator = v.InferOutput<typeof CreatorSchema>;
  * - on_accept: only once the service accepted it: any other player, whose permission only the service can check.
  * Decided when the entry is written; an entry without it (written by an older version) counts as "now".
  */
-export const ENFORCE_MODES = ["now", "on_accept"] as const;
+const ENFORCE_MODES = ["now", "on_accept"] as const;
 export type Enforce = (typeof ENFORCE_MODES)[number];
 
 /** Whether a queued ban or unban counts for local enforcement before delivery. */

@@ -43,7 +43,7 @@ export function schemaCheck<T>(
  * The largest record read: 64 MiB, four times the default response cap (api.max_response_bytes), so a cached ban
  * list fits; queue entries are a few hundred bytes.
  */
-export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+const MAX_RECORD_BYTES = 64 * 1024 * 1024;
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 

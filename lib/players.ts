@@ -225,7 +225,10 @@ function apiFailure(e: ApiError, who: string): PlayerError {
  */
 export async function resolveTarget(input: string, o: ResolveOptions): Promise<PlayerRef> {
   const text = input.trim().toLowerCase();
-  const here = (await onlineList(o))?.data.players.find((p) => p.id.toLowerCase() === text);
-  const found = here ? { id: here.id, userId: here.user_id, name: here.name } : await resolvePlayer(input, o);
+  // The online list is read once: resolvePlayer reads it again otherwise (a store file, for the CLI).
+  const list = await o.online();
+  const once = { ...o, online: () => Promise.resolve(list) };
+  const here = (await onlineList(once))?.data.players.find((p) => p.id.toLowerCase() === text);
+  const found = here ? { id: here.id, userId: here.user_id, name: here.name } : await resolvePlayer(input, once);
   return { identifier: found.id, type: o.userType, user_id: found.userId, name: found.name ?? "" };
 }

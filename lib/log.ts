@@ -43,8 +43,9 @@ export function memoryLogger(lines: LogLine[] = [], tag?: string): Logger & { li
   };
 }
 
+/** C0, DEL, C1 and the line and paragraph separators: what must not reach a terminal or a console raw. */
 // oxlint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+export const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 const escapeOf = (c: string) =>
   NAMED[c] ??

@@ -3,6 +3,7 @@
  * (docs/game-consoles.md §4). Every console here ends a command at a line break, so line breaks and other control
  * characters never pass; the rest depends on how the console splits commands and arguments.
  */
+import { CONTROL } from "../../log.ts";
 
 /**
  * Longest value, in UTF-8 bytes, that a template receives: consoles and their packets are short (a Quake 3 rcon
@@ -17,8 +18,7 @@ const encoder = new TextEncoder();
  * the result is cut to `maxBytes` of UTF-8 at a character boundary. What is left is printable text on one line.
  */
 export function sanitize(value: string, maxBytes = MAX_VALUE_BYTES): string {
-  // oxlint-disable-next-line no-control-regex -- matching control characters is the point
-  const clean = value.toWellFormed().replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, " ");
+  const clean = value.toWellFormed().replace(CONTROL, " ");
   if (encoder.encode(clean).length <= maxBytes) return clean;
   let out = "";
   let bytes = 0;

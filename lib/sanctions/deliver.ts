@@ -236,7 +236,7 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     await report({ ...item, entry } as Item, {
       result: "kept",
       error,
-      ...(entry.uncertain ? { uncertain: true } : {}),
+      ...(isUncertain(entry) ? { uncertain: true } : {}),
     });
     return "kept" as const;
   };

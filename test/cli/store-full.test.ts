@@ -14,6 +14,7 @@ import { spawn } from "../support/procs.ts";
 import { until } from "../support/until.ts";
 import { binary, hub } from "./binary.ts";
 import { useSandbox } from "../support/sandbox.ts";
+import { jsonLines } from "../support/agent-run.ts";
 
 const BOB = { id: "76561198087654322", user: "f82e6399-324e-49a6-a411-09f621b77325" };
 const CAROL = { id: "76561198123456783", user: "6ed1a4df-15d7-47f0-a8b0-d3bf844fa2de" };
@@ -116,22 +117,10 @@ async function run(s: Setup, players: { id: string; name: string }[], name: stri
     stdout: "ignore",
     stderr: Bun.file(log),
   });
-  const lines = (): LogLine[] =>
-    existsSync(log)
-      ? readFileSync(log, "utf8")
-          .split("\n")
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as LogLine)
-      : [];
+  // Complete lines only: the process may be writing the last one as it is read.
+  const lines = () => jsonLines(log) as unknown as LogLine[];
   const kicked = () =>
-    existsSync(actions)
-      ? readFileSync(actions, "utf8")
-          .split("\n")
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as { type: string; player?: string })
-          .filter((a) => a.type === "kick")
-          .map((a) => a.player)
-      : [];
+    (jsonLines(actions) as { type?: string; player?: string }[]).filter((a) => a.type === "kick").map((a) => a.player);
   const opts = {
     timeoutMs: 30_000,
     abort: () => (proc.exitCode !== null ? `run exited with ${proc.exitCode}` : undefined),

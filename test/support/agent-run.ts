@@ -22,11 +22,15 @@ export interface AgentRun {
   lines(): Record<string, unknown>[];
 }
 
-/** The lines of a JSON-lines file, [] while it does not exist; unparsable lines as `{ text }`. */
+/**
+ * The complete lines of a JSON-lines file a process is still writing (a last line without its newline is left for
+ * the next read), [] while it does not exist; unparsable lines as `{ text }`.
+ */
 export function jsonLines(file: string): Record<string, unknown>[] {
   if (!existsSync(file)) return [];
   return readFileSync(file, "utf8")
     .split("\n")
+    .slice(0, -1)
     .filter(Boolean)
     .map((l) => {
       try {

@@ -97,6 +97,7 @@ describe("kill -9 during reward rounds", () => {
       }
     };
 
+    const executedQueue = (await openStore({ dir: join(dir, "store") })).queue(EXECUTED_QUEUE, ExecutedRewardSchema);
     let executedByKilled = 0;
     try {
       for (let i = 0; i < KILLS; i++) {
@@ -133,8 +134,12 @@ describe("kill -9 during reward rounds", () => {
       runs.push(last);
       // Ready first: a SIGTERM before `run` listens for it would kill the process instead of stopping it.
       await ready(last);
+      // Reported at VyHub and settled in the store: a killed run may have sent a report without removing its entry
+      // (or marking it reported), which the last run's first round does; stopping before that would leave it.
+      const settled = async () =>
+        (await executedQueue.list()).every((e) => e.data.interrupted === true && e.data.reported === true);
       const reported = () => once.every((id) => sb.state.appliedRewards.get(id)?.executed_on.includes(sb.serverId));
-      await until(reported, "every once reward reported", {
+      await until(async () => reported() && (await settled()), "every once reward reported and settled in the store", {
         timeoutMs: 30_000,
         diagnostics: () => JSON.stringify(last.lines().filter((l) => l.level === "warn" || l.level === "error")),
       });
@@ -150,8 +155,7 @@ describe("kill -9 during reward rounds", () => {
     // Reported once each: VyHub lists this server once in executed_on.
     for (const id of once) expect(sb.state.appliedRewards.get(id)?.executed_on).toEqual([sb.serverId]);
     // What is left in the executed queue is only what the operator must check: flagged, reported, not sent again.
-    const store = await openStore({ dir: join(dir, "store") });
-    const left = await store.queue(EXECUTED_QUEUE, ExecutedRewardSchema).list();
+    const left = await executedQueue.list();
     for (const e of left) expect(e.data).toMatchObject({ issued: false, interrupted: true, reported: true });
     const flagged = new Set(left.map((e) => e.data.id));
     expect(flagged.size).toBe(left.length);

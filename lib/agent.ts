@@ -6,7 +6,7 @@ import type { BridgeEvent, BridgeEventOf, BridgeEventType, GamePlayer } from "./
 import type { Logger } from "./log.ts";
 import { EventBus } from "./events.ts";
 import { Scheduler, type JobOptions } from "./scheduler.ts";
-import { Users } from "./features/users.ts";
+import { Users } from "./users.ts";
 import { onlineCache } from "./features/online.ts";
 import { FEATURES } from "./features/index.ts";
 import type { AgentDeps, CommandHandler, FeatureContext } from "./feature.ts";
@@ -37,7 +37,7 @@ export class Agent implements FeatureContext {
    */
   readonly previousOnline = new Set<string>();
   /** Online players found by the initial status rather than seen connecting (hub_ply_initialized `resumed`). */
-  private resumed = new Set<string>();
+  readonly resumed = new Set<string>();
   /** The initial players' connect and user lookup; `run --once` waits for it before its round. */
   private initialPlayers: Promise<unknown> = Promise.resolve();
   server?: Server;
@@ -46,6 +46,7 @@ export class Agent implements FeatureContext {
   private log: Logger;
   private gameHandlers = new Map<BridgeEventType, ((e: BridgeEvent) => Promise<void> | void)[]>();
   private commands = new Map<string, CommandHandler>();
+  private admitted: ((player: GamePlayer) => Promise<void>)[] = [];
 
   constructor(readonly deps: AgentDeps) {
     this.log = deps.logger.withTag("agent");
@@ -186,10 +187,9 @@ export class Agent implements FeatureContext {
   }
 
   private startFeatures() {
-    const { config, bridge } = this.deps;
+    const { bridge } = this.deps;
     for (const install of this.deps.features ?? FEATURES) install(this);
 
-    this.job("user-retry", config.intervals.user_retry, () => this.retryUsers());
     // Players already online when the agent starts count as connecting now, marked `resumed`.
     this.initialPlayers = this.scheduler.run("initial-players", async () => {
       const status = await bridge.status();
@@ -236,7 +236,13 @@ export class Agent implements FeatureContext {
     this.refused.delete(player.id);
     await this.events.emit("hub_ply_connected", { player });
     // A connect handler (the ban check) may have refused the player: then nothing is done for them.
-    if (this.players.get(player.id) === player && !this.refused.has(player.id)) await this.initialize(player);
+    if (this.players.get(player.id) === player && !this.refused.has(player.id))
+      await Promise.all(this.admitted.map((fn) => fn(player)));
+  }
+
+  /** Subscribes to players let in: after every hub_ply_connected handler finished without refusing them. */
+  onAdmitted(fn: (player: GamePlayer) => Promise<void>): void {
+    this.admitted.push(fn);
   }
 
   /** Players kicked at connect in this session: no user lookup, groups or rewards for them. */
@@ -246,20 +252,6 @@ export class Agent implements FeatureContext {
   async refuse(player: GamePlayer, reason: string): Promise<void> {
     this.refused.add(player.id);
     await this.deps.bridge.kick(player, reason);
-  }
-
-  /** Rule 6: look the user up (create on 404); on other failures the user-retry job tries again. */
-  private async initialize(player: GamePlayer) {
-    const user = await this.users.ensure(player);
-    if (user && this.players.has(player.id))
-      await this.events.emit("hub_ply_initialized", { player, user, resumed: this.resumed.has(player.id) });
-  }
-
-  private async retryUsers() {
-    for (const [id, player] of this.users.pending) {
-      if (this.players.has(id)) await this.initialize(player);
-      else this.users.forget(id);
-    }
   }
 
   /** `run --once`: one round of every periodic job, in registration order, once the initial players are known. */

@@ -7,7 +7,7 @@ import type { Api } from "./api/client.ts";
 import type { Clock } from "./clock.ts";
 import type { Config } from "./config/index.ts";
 import type { EventBus } from "./events.ts";
-import type { Users } from "./features/users.ts";
+import type { Users } from "./users.ts";
 import type { BridgeEventOf, BridgeEventType, GameBridge, GamePlayer } from "./game/bridge.ts";
 import type { Logger } from "./log.ts";
 import type { Messages } from "./messages.ts";
@@ -51,6 +51,8 @@ export interface FeatureContext {
   readonly players: ReadonlyMap<string, GamePlayer>;
   /** Who was online when the previous run last wrote its player list (see hub_ply_initialized `resumed`). */
   readonly previousOnline: ReadonlySet<string>;
+  /** Online players found by the initial status rather than seen connecting (hub_ply_initialized `resumed`). */
+  readonly resumed: ReadonlySet<string>;
   /** Registers a periodic job at `seconds`; `immediate` also runs it at hub_ready. */
   job(name: string, seconds: number, run: () => Promise<void>, immediate?: boolean, opts?: JobOptions): void;
   /** Subscribes to one kind of game event (after the agent's own bookkeeping of a connect, before a disconnect's). */
@@ -59,6 +61,8 @@ export interface FeatureContext {
   command(names: string | readonly string[], handler: CommandHandler): void;
   /** Kicks a player and marks them refused, so the agent does not go on to initialize them. */
   refuse(player: GamePlayer, reason: string): Promise<void>;
+  /** Subscribes to players let in: after every hub_ply_connected handler finished without refusing them. */
+  onAdmitted(fn: (player: GamePlayer) => Promise<void>): void;
 }
 
 /** One concern of the client interface: installs its jobs, listeners and commands at hub_ready. */

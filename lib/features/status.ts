@@ -1,7 +1,7 @@
 import { describeError, type ServerStatusPatch } from "../api/client.ts";
 import type { Feature, FeatureContext } from "../feature.ts";
 import type { GameStatus } from "../game/bridge.ts";
-import type { Users } from "./users.ts";
+import type { Users } from "../users.ts";
 
 /**
  * Rule 5: the status body. Numbers and booleans (never strings), the map always a string, and only players that

@@ -10,6 +10,7 @@ import { SimGame, type SimGameOptions } from "../../lib/game/sim.ts";
 import { memoryLogger } from "../../lib/log.ts";
 import { loadMessages } from "../../lib/messages.ts";
 import type { Feature } from "../../lib/features/index.ts";
+import { users } from "../../lib/features/users.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { openStore, type Store } from "../../lib/store/index.ts";
 import { until as pollUntil } from "../support/until.ts";
@@ -92,7 +93,8 @@ export async function harness(
       logger,
       messages,
       jitter: 0,
-      features: opts.features,
+      // Rule 6's lookup is a feature too; every agent test needs its users.
+      features: opts.features && [...opts.features, users],
       once: opts.once,
     });
     for (const name of HUB_EVENTS) agent.events.on(name, () => void events.push(name));

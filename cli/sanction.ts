@@ -1,13 +1,13 @@
 /**
  * What the one-shot sanction commands (ban, unban, warn, warns) share: the configuration, store, service client and
- * game user type; `<player>` and `--as` resolution with one-line errors; the serverbundle; and a delivery round that
- * reports what became of the command's own queue entry.
+ * game user type; `<player>` and `--as` resolution with one-line errors; the serverbundle; the command's own
+ * delivery round (lib/sanctions/own-entry.ts) and the exit codes of its outcomes.
  */
 import type { Api } from "../lib/api/client.ts";
 import type { Config } from "../lib/config/index.ts";
 import type { Messages } from "../lib/messages.ts";
 import type { PlayerErrorKind } from "../lib/players.ts";
-import type { Creator, DeliveryOutcome, PlayerRef } from "../lib/sanctions/index.ts";
+import type { Creator, DeliveryOutcome, EntryFate, PlayerRef } from "../lib/sanctions/index.ts";
 import type { Store } from "../lib/store/index.ts";
 import type { Context } from "./context.ts";
 import { CliError, EXIT, type ExitCode } from "./exit.ts";
@@ -113,85 +113,14 @@ export async function bundleId(s: Session): Promise<string> {
   );
 }
 
-/** What became of the command's own entry after a delivery round. */
-export interface Delivery {
-  /** `kept`: still queued (the service did not answer, or another process was busy delivering). */
-  result: DeliveryOutcome["result"] | "elsewhere";
-  outcome?: DeliveryOutcome;
-  error?: string;
-  /** kept: a request may have reached the service; it is looked up there before it is sent again. */
-  uncertain?: boolean;
-}
+/** What became of the command's own entry after a delivery round (lib/sanctions/own-entry.ts). */
+export type Delivery = EntryFate;
 
-/**
- * A delivery round (exclusive across processes) of the entry's player's queued sanctions, in order; other players'
- * entries are left to `run`, so concurrent commands never take each other's. Then the fate of `entryId`: settled
- * here, still queued, or settled by another process (a running `run`) that took it first.
- */
+/** The command's own round: its player's queued sanctions, then what became of `entryId`. */
 export async function deliver(s: Session, kind: DeliveryOutcome["kind"], entryId: string): Promise<Delivery> {
-  const { deliverQueues, isUncertain, outcomeMessage, playerKey, sanctionQueues } =
-    await import("../lib/sanctions/index.ts");
-  const log = s.ctx.logger.withTag("queue");
-  const queue = sanctionQueues(s.store)[kind];
-  const mine = await queue.get(entryId);
-  if (!mine) return { result: "elsewhere" };
-  const key = playerKey(mine.data.target);
-  let own: DeliveryOutcome | undefined;
-  // A kept entry stops the player's later entries for the round: theirs is then the reason ours waits too.
-  let blocked: string | undefined;
-  let report;
-  try {
-    report = await deliverQueues(
-      { api: s.api, store: s.store, logger: log, settleMs: s.settleMs },
-      {
-        players: new Set([key]),
-        onOutcome: (o) => {
-          if (o.entry.id === entryId) own = o;
-          else if (o.result === "kept" && playerKey(o.entry.data.target) === key) blocked = o.error;
-          else if (o.result !== "kept") log.info(outcomeMessage(s.messages, o) ?? `${o.kind} ${o.result}`);
-        },
-      },
-    );
-  } catch (e) {
-    // The entry is written: whatever failed after that (a lock path that is a directory), the exit code must say
-    // it is queued, or an operator retrying would queue it twice.
-    const entry = await queue.get(entryId).catch(() => undefined);
-    if (!entry) throw e;
-    const { describeFsError } = await import("../lib/store/index.ts");
-    await markChanged(s, kind);
-    return { result: "kept", uncertain: !!entry.uncertain, error: describeFsError(e) ?? (e as Error).message };
-  }
-  const still = own?.result === "kept" || !own ? await queue.get(entryId) : undefined;
-  if (own && own.result !== "kept") {
-    await markChanged(s, kind);
-    return { result: own.result, outcome: own, ...(own.error ? { error: own.error } : {}) };
-  }
-  if (!still) return { result: "elsewhere" }; // the process that settled it refreshed its own list
-  // Still queued: a running `run` enforces a queued ban, once it knows to look.
-  await markChanged(s, kind);
-  const why = report.busy
-    ? "another hub-agent process is delivering; it goes with the next round"
-    : (own?.error ?? blocked ?? still.lastError);
-  const uncertain = isUncertain(still);
-  const error = uncertain ? `uncertain: will be checked before it is sent again${why ? `; ${why}` : ""}` : why;
-  return {
-    result: "kept",
-    ...(own ? { outcome: own } : {}),
-    uncertain,
-    ...(error ? { error } : {}),
-  };
-}
-
-/** Tells a running `run` to refresh its ban list now (lib/sanctions/changed.ts); a failure only delays that. */
-async function markChanged(s: Session, kind: DeliveryOutcome["kind"]): Promise<void> {
-  const { markSanctionsChanged } = await import("../lib/sanctions/index.ts");
-  try {
-    await markSanctionsChanged(s.store, [kind]);
-  } catch (e) {
-    s.ctx.logger.warn(
-      `a running hub-agent will notice this ${kind} at its next ban-list refresh: ${(e as Error).message}`,
-    );
-  }
+  const { deliverOwnEntry } = await import("../lib/sanctions/own-entry.ts");
+  const deps = { api: s.api, store: s.store, logger: s.ctx.logger.withTag("queue"), settleMs: s.settleMs };
+  return deliverOwnEntry({ ...deps, messages: s.messages }, kind, entryId);
 }
 
 /** Exit codes of a delivery result: done at the service 0, queued 6, refused 1, unknown user 5. */

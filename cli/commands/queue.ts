@@ -215,52 +215,42 @@ async function describe(queue: QueueName, data: QueueItem["data"], attempts: num
   return `reward ${e.reward} (${e.packet}) ${e.interrupted ? "claimed" : "executed"} for ${e.player}, applied reward ${e.id}${note}`;
 }
 
-/** A reward report: PATCH executed_on now (the same rules as `run`'s rounds). */
+/** A reward report: PATCH executed_on now (the same rules as `run`'s rounds; lib/rewards/executed.ts). */
 async function retryReward(
   ctx: Context,
   s: Awaited<ReturnType<typeof import("../sanction.ts").openSession>>,
   entry: Extract<FoundEntry, { ok: true }>["entry"],
 ) {
-  const [v, { ExecutedRewardSchema, EXECUTED_QUEUE, reportEntry }] = await Promise.all([
-    import("valibot"),
-    import("../../lib/rewards/executed.ts"),
-  ]);
-  const parsed = v.safeParse(ExecutedRewardSchema, entry.data);
-  if (!parsed.success) throw new CliError(`${entry.id} is not a reward report this version can read`, EXIT.FAILURE);
-  const reward = parsed.output;
-  if (reward.reported)
-    throw new CliError(
-      `${entry.id}: reward ${reward.id} is already reported; it is kept until you drop it (\`hub-agent queue drop ${entry.id}\`)`,
-      EXIT.USAGE,
-    );
-  // Not yet marked issued (nor flagged as interrupted by `run`): `run` may be issuing its command right now;
-  // reporting it first could lose the reward.
-  if (!reward.issued && !reward.interrupted)
-    throw new CliError(
-      `${entry.id}: the command of reward ${reward.id} is not known to have been issued; \`hub-agent run\` reports it`,
-      EXIT.FAILURE,
-    );
+  const { ExecutedRewardSchema, EXECUTED_QUEUE, retryReport } = await import("../../lib/rewards/executed.ts");
   const queue = s.store.queue(EXECUTED_QUEUE, ExecutedRewardSchema);
-  const { outcome, error } = await reportEntry(
-    s.api,
-    queue,
-    s.config.api.server_id,
-    { ...entry, data: reward },
-    Date.now(),
-  );
-  if (outcome === "retry") {
-    ctx.emit({ action: "retry", queue: EXECUTED_QUEUE, entry_id: entry.id, status: "queued", error });
-    ctx.say(`${entry.id} is still queued: ${error}`);
-    process.exitCode = EXIT.QUEUED;
-    return;
+  const r = await retryReport(s.api, queue, s.config.api.server_id, entry, Date.now());
+  const id = r.reward?.id;
+  switch (r.kind) {
+    case "unreadable":
+      throw new CliError(`${entry.id} is not a reward report this version can read`, EXIT.FAILURE);
+    case "reported":
+      throw new CliError(
+        `${entry.id}: reward ${id} is already reported; it is kept until you drop it (\`hub-agent queue drop ${entry.id}\`)`,
+        EXIT.USAGE,
+      );
+    case "not_issued":
+      throw new CliError(
+        `${entry.id}: the command of reward ${id} is not known to have been issued; \`hub-agent run\` reports it`,
+        EXIT.FAILURE,
+      );
+    case "retry":
+      ctx.emit({ action: "retry", queue: EXECUTED_QUEUE, entry_id: entry.id, status: "queued", error: r.error });
+      ctx.say(`${entry.id} is still queued: ${r.error}`);
+      process.exitCode = EXIT.QUEUED;
+      return;
+    case "refused":
+      // Kept: the service still lists the reward as open, and without the entry `run` would execute it again.
+      throw new CliError(
+        `VyHub refused to mark reward ${id} as executed (${r.error}); kept as refused so it does not run again`,
+        EXIT.FAILURE,
+      );
+    case "sent":
+      ctx.emit({ action: "retry", queue: EXECUTED_QUEUE, entry_id: entry.id, status: "delivered" });
+      ctx.say(`reward ${id} (${r.reward.reward} for ${r.reward.player}) reported as executed`);
   }
-  if (outcome === "refused") {
-    // Kept: the service still lists the reward as open, and without the entry `run` would execute it again.
-    throw new CliError(
-      `VyHub refused to mark reward ${reward.id} as executed (${error}); kept as refused so it does not run again`,
-      EXIT.FAILURE,
-    );
-  }
-  ctx.emit({ action: "retry", queue: EXECUTED_QUEUE, entry_id: entry.id, status: "delivered" });
-  ctx.say(`reward ${reward.id} (${reward.reward} for ${reward.player}) reported as executed`);
 }

@@ -102,6 +102,30 @@ export async function reportEntry(
   return { outcome, ...(error !== undefined ? { error } : {}), stop };
 }
 
+/**
+ * `queue retry` of a reward report: reported now by the same rules as `run`'s rounds, unless it can't or mustn't be.
+ * `reported`: already taken, kept until the operator drops it; `not_issued`: its command is not known to have been
+ * issued (`run` may be issuing it now; reporting it first could lose the reward).
+ */
+export async function retryReport(
+  api: Api,
+  queue: Queue<ExecutedReward>,
+  serverId: string,
+  entry: QueueEntry<unknown>,
+  now: number,
+): Promise<
+  | { kind: "unreadable" | "reported" | "not_issued"; reward?: ExecutedReward }
+  | { kind: PatchOutcome; reward: ExecutedReward; error?: string }
+> {
+  const parsed = v.safeParse(ExecutedRewardSchema, entry.data);
+  if (!parsed.success) return { kind: "unreadable" };
+  const reward = parsed.output;
+  if (reward.reported) return { kind: "reported", reward };
+  if (!reward.issued && !reward.interrupted) return { kind: "not_issued", reward };
+  const { outcome, error } = await reportEntry(api, queue, serverId, { ...entry, data: reward }, now);
+  return { kind: outcome, reward, ...(error !== undefined ? { error } : {}) };
+}
+
 /** What an operator is told about an interrupted reward, in the log and in `queue status`. */
 export const interruptedAdvice = (entryId: string, reported: boolean) =>
   `it counts as executed (never run twice): check the game and give it by hand if it is missing; ${reported ? "then" : "once reported (`run` sends it),"} \`hub-agent queue drop ${entryId}\``;

@@ -21,3 +21,4 @@ export * from "./banlist.ts";
 export * from "./warnings.ts";
 export * from "./report.ts";
 export * from "./changed.ts";
+export * from "./own-entry.ts";

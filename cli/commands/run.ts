@@ -23,7 +23,7 @@ export default defineCommand({
     // A wrapped server's console is copied to stdout for the operator (logs are on stderr); --json keeps stdout clean.
     const output = ctx.json ? null : process.stdout;
     const { redact } = await import("../context.ts");
-    const bridge = createBridge(config, { clock: systemClock, logger: ctx.logger, output, redact });
+    const bridge = await createBridge(config, { clock: systemClock, logger: ctx.logger, output, redact });
     process.exitCode = await runAgent({ config, bridge, clock: systemClock, logger: ctx.logger, once: !!args.once });
   },
 });

@@ -188,33 +188,17 @@ async function checkGame(raw: Record<string, unknown>, where: (path: string) => 
   if (presetName === undefined) {
     problems.push(`${missing("game.preset", file)}: ${needs} to know the game (${PRESET_NAMES.join(", ")})`);
   }
-  if (bridge === "rcon" || bridge === "q3rcon") {
-    const hasPassword = getPath(raw, "game.rcon.password") !== undefined;
-    const hasFile = getPath(raw, "game.rcon.password_file") !== undefined;
-    if (hasPassword && hasFile) {
-      problems.push(
-        `game.rcon.password and game.rcon.password_file are both set (${where("game.rcon.password")}, ${where("game.rcon.password_file")}): keep only one`,
-      );
-    } else if (!hasPassword && !hasFile) {
-      problems.push(
-        `${missing("game.rcon.password", file)}: ${needs} the server's RCON password (or put it in a file and set game.rcon.password_file)`,
-      );
-    } else if (bridge === "q3rcon" && /\s/.test(String(getPath(raw, "game.rcon.password")).trim())) {
-      problems.push(
-        "game.rcon.password = [redacted] contains spaces, which Quake 3 rcon can't send: change rconpassword",
-      );
-    }
-  }
-  if (bridge === "wrapper" && getPath(raw, "game.wrapper.command") === undefined) {
-    problems.push(`${missing("game.wrapper.command", file)}: ${needs} the server to start`);
-  }
+  const { bridgeKind } = await import("../game/kinds/index.ts");
+  const kind = bridgeKind(bridge);
+  if (!kind) return problems; // the schema named the bridges it knows
+  problems.push(
+    ...(kind.validate?.({ get: (key) => getPath(raw, key), where, missing: (key) => missing(key, file) }) ?? []),
+  );
   if (presetName === undefined || !(PRESET_NAMES as readonly string[]).includes(presetName)) return problems;
   const preset = PRESETS[presetName as keyof typeof PRESETS];
-  if (bridge === "rcon" && !preset.rcon) {
-    problems.push(`${needs} Source RCON, which ${presetName} doesn't speak: use game.bridge = "q3rcon" or "wrapper"`);
-  }
-  if (bridge === "q3rcon" && !preset.q3rcon) {
-    problems.push(`${needs} Quake 3 rcon, which ${presetName} doesn't speak: use game.bridge = "rcon" or "wrapper"`);
+  if (kind.console && !preset.consoles[kind.name]) {
+    const spoken = [...Object.keys(preset.consoles), "wrapper"].map((k) => `"${k}"`).join(" or ");
+    problems.push(`${needs} ${kind.title}, which ${presetName} doesn't speak: use game.bridge = ${spoken}`);
   }
   try {
     resolvePreset(presetName, (getPath(raw, "game.overrides") ?? {}) as never);

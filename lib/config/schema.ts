@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { DEFAULT_MAX_RESPONSE_BYTES } from "../api/errors.ts";
+import { BRIDGE_KINDS, BRIDGE_NAMES } from "../game/kinds/index.ts";
 import { COMMAND_KINDS, LINE_KINDS, PRESET_NAMES } from "../game/presets/types.ts";
 
 /**
@@ -81,8 +82,6 @@ function optionalKeys<K extends string>(keys: readonly K[], message: string) {
   // The generic key set hides that {} is a valid input; it is (every key is optional).
   return v.optional(v.strictObject(entries), {} as never);
 }
-
-const BRIDGES = ["sim", "rcon", "wrapper", "q3rcon"] as const;
 
 /** The spec's numbers (docs/client-interface.md §9); adverts follow the official addons' 180 s. */
 export const SPEC_INTERVALS = {
@@ -174,7 +173,7 @@ export const ConfigSchema = v.strictObject({
   storage: v.optional(v.strictObject({ dir: v.optional(text("must be a directory path"), "./data") }), {}),
   game: v.optional(
     v.strictObject({
-      bridge: v.optional(v.picklist(BRIDGES, `must be one of: ${BRIDGES.join(", ")}`), "sim"),
+      bridge: v.optional(v.picklist(BRIDGE_NAMES, `must be one of: ${BRIDGE_NAMES.join(", ")}`), "sim"),
       preset: v.optional(v.picklist(PRESET_NAMES, `must be one of: ${PRESET_NAMES.join(", ")}`)),
       map: v.optional(text("must be the map name to report when the game cannot tell")),
       // Before the sub-tables, so `hub-agent init` writes each table once.
@@ -288,8 +287,7 @@ export const KEY_HELP: Record<string, string> = {
   "api.max_response_bytes":
     "the largest answer read from the service, in bytes (default 16 MiB); a larger one is refused, not read",
   "storage.dir": "where queues and caches live; relative to this file",
-  "game.bridge":
-    "how hub-agent talks to the game: sim (simulated), rcon (Source RCON), q3rcon (Quake 3 rcon), wrapper (hub-agent starts the server)",
+  "game.bridge": `how hub-agent talks to the game: sim (simulated), ${BRIDGE_KINDS.map((k) => k.help).join(", ")}`,
   "game.preset": "the game: minecraft, gmod, rust, cs2 or openarena (see the README for each game's settings)",
   "game.map": "the map to report when the game cannot tell",
   "game.sim.players": 'sim bridge only: players online at start, "<id>:<nick>,<id>:<nick>"',
@@ -297,7 +295,7 @@ export const KEY_HELP: Record<string, string> = {
     "sim bridge only: a file every game action (exec, kick, message, …) is appended to as a JSON line",
   "rewards.allow_script":
     "run SCRIPT rewards (code from the service) when the game bridge can run scripts; off by default",
-  "game.rcon.host": "the game server's RCON host (rcon and q3rcon bridges)",
+  "game.rcon.host": "the game server's console host (every network console bridge)",
   "game.rcon.port": "the RCON port (default: the preset's, e.g. 25575 for minecraft, 27015 for gmod)",
   "game.rcon.password": "the RCON password (rcon.password / rcon_password / rconpassword on the server)",
   "game.rcon.password_file": "a file holding the RCON password instead; relative to this file",

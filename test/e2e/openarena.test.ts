@@ -124,7 +124,7 @@ describe.skipIf(!installed)("OpenArena end to end (real ioquake3 server)", () =>
     const output = new PassThrough();
     let shownText = "";
     output.on("data", (d) => (shownText += String(d)));
-    const opts = presetBridgeOptions(config, { clock: systemClock, logger, input: console, output });
+    const opts = await presetBridgeOptions(config, { clock: systemClock, logger, input: console, output });
     const wrapper = opts.transport;
     if (!(wrapper instanceof Wrapper)) throw new Error("game.bridge = wrapper should give a Wrapper");
     const lines: string[] = [];

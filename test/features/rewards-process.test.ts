@@ -45,7 +45,7 @@ describe("sim bridge config", () => {
       cwd: dir,
     });
     if (!loaded.ok) throw new Error(loaded.problems.join("\n"));
-    const sim = createBridge(loaded.config, { clock: systemClock, logger: silentLogger }) as SimGame;
+    const sim = (await createBridge(loaded.config, { clock: systemClock, logger: silentLogger })) as SimGame;
     expect((await sim.status()).players).toEqual([
       { id: "76561198012345671", name: "Alice" },
       { id: "76561198087654322", name: "Bob: the builder" },

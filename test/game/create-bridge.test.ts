@@ -26,7 +26,7 @@ afterEach(async () => {
 async function bridgeFor(env: Record<string, string>): Promise<GameBridge> {
   const r = await loadConfig({ env: { ...base, ...env }, cwd: mkdtempSync(join(tmpdir(), "hub-create-")) });
   if (!r.ok) throw new Error(r.problems.join("\n"));
-  const bridge = createBridge(r.config, { clock: systemClock, logger: memoryLogger(), input: new PassThrough() });
+  const bridge = await createBridge(r.config, { clock: systemClock, logger: memoryLogger(), input: new PassThrough() });
   cleanups.push(() => bridge.stop());
   return bridge;
 }

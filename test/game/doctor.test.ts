@@ -53,7 +53,7 @@ describe("doctor: the game check", () => {
       {
         name: "game",
         status: "ok",
-        message: `RCON 127.0.0.1:${fake.port} (Minecraft (vanilla/Paper + LuckPerms)): password accepted; 2 players online: Alice, Bob`,
+        message: `Source RCON 127.0.0.1:${fake.port} (Minecraft (vanilla/Paper + LuckPerms)): password accepted; 2 players online: Alice, Bob`,
       },
     ]);
     expect(fake.commands).toEqual(["list uuids"]);
@@ -84,7 +84,7 @@ describe("doctor: the game check", () => {
     expect(check).toMatchObject({
       name: "game",
       status: "fail",
-      message: `RCON 127.0.0.1:${fake.port} refused the password`,
+      message: `Source RCON 127.0.0.1:${fake.port} refused the password`,
       kind: "config",
     });
     expect(check!.fix).toContain("game.rcon.password");
@@ -165,7 +165,7 @@ describe("hub-agent doctor (compiled) with an RCON bridge", () => {
     };
     const good = await hub(["doctor"], { env: { ...service, ...env } });
     expect(good.stdout).toMatch(
-      /✔ game +RCON 127\.0\.0\.1:\d+ \(Minecraft.*\): password accepted; 2 players online: Alice, Bob/,
+      /✔ game +Source RCON 127\.0\.0\.1:\d+ \(Minecraft.*\): password accepted; 2 players online: Alice, Bob/,
     );
     expect(good.code).toBe(0);
     const bad = await hub(["doctor"], { env: { ...service, ...env, HUB_GAME_RCON_PASSWORD: "wrong-pw-4242" } });

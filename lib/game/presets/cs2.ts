@@ -62,11 +62,13 @@ export const cs2: Preset = {
   multiGroup: false,
   colours: "strip",
   commandPrefix: "!",
-  rcon: {
-    dialect: "source",
-    port: 27015,
-    enable:
-      'start the server with +rcon_password "<the password>" (RCON is TCP on the game port, 27015 by default; on Linux CS:GO needed -usercon)',
+  consoles: {
+    rcon: {
+      dialect: "source",
+      port: 27015,
+      enable:
+        'start the server with +rcon_password "<the password>" (RCON is TCP on the game port, 27015 by default; on Linux CS:GO needed -usercon)',
+    },
   },
   lines: hlLogLines(),
   list: { command: "status", parse: parseCs2Status },

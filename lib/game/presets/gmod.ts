@@ -35,10 +35,12 @@ export const gmod: Preset = {
   multiGroup: false,
   colours: "strip",
   commandPrefix: "!",
-  rcon: {
-    dialect: "source",
-    port: 27015,
-    enable: 'start srcds with +rcon_password "<the password>" (RCON is TCP on the game port, 27015 by default)',
+  consoles: {
+    rcon: {
+      dialect: "source",
+      port: 27015,
+      enable: 'start srcds with +rcon_password "<the password>" (RCON is TCP on the game port, 27015 by default)',
+    },
   },
   lines: {
     ready: [/^VAC secure mode is activated\.$/],

@@ -63,11 +63,13 @@ export const minecraft: Preset = {
   multiGroup: true,
   colours: "minecraft",
   commandPrefix: "!",
-  rcon: {
-    dialect: "minecraft",
-    port: 25575,
-    enable:
-      "in server.properties set enable-rcon=true, rcon.port=25575, rcon.password=<the password> and broadcast-rcon-to-ops=false, then restart the server",
+  consoles: {
+    rcon: {
+      dialect: "minecraft",
+      port: 25575,
+      enable:
+        "in server.properties set enable-rcon=true, rcon.port=25575, rcon.password=<the password> and broadcast-rcon-to-ops=false, then restart the server",
+    },
   },
   lines: {
     ready: [new RegExp(`${P}Done \\([\\d.,]+s\\)! For help, type`)],

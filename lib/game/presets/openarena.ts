@@ -54,10 +54,12 @@ export const openarena: Preset = {
   multiGroup: false,
   colours: "quake",
   commandPrefix: "!",
-  q3rcon: {
-    port: 27960,
-    enable:
-      "set rconpassword <the password> (+set rconpassword … on the command line or in server.cfg); rcon uses the game's UDP port, 27960 by default",
+  consoles: {
+    q3rcon: {
+      port: 27960,
+      enable:
+        "set rconpassword <the password> (+set rconpassword … on the command line or in server.cfg); rcon uses the game's UDP port, 27960 by default",
+    },
   },
   lines: {
     ready: [/^AAS initialized\.$/],

@@ -42,11 +42,13 @@ export const rust: Preset = {
   multiGroup: true,
   colours: "strip",
   commandPrefix: "!",
-  rcon: {
-    dialect: "source",
-    port: 28016,
-    enable:
-      'start the server with +rcon.web 0 +rcon.port 28016 +rcon.password "<the password>" (hub-agent speaks Source RCON; WebRCON is not supported yet)',
+  consoles: {
+    rcon: {
+      dialect: "source",
+      port: 28016,
+      enable:
+        'start the server with +rcon.web 0 +rcon.port 28016 +rcon.password "<the password>" (hub-agent speaks Source RCON; WebRCON is not supported yet)',
+    },
   },
   lines: {
     ready: [/^Server startup complete$/],

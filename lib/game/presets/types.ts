@@ -50,6 +50,13 @@ export interface PlayerList {
   map?: string;
 }
 
+/** A network console's defaults in a preset. `dialect`: a variant of the protocol (Source RCON: `minecraft`). */
+export interface ConsoleDefaults {
+  port: number;
+  enable: string;
+  dialect?: string;
+}
+
 /**
  * A game: everything the composed bridge needs to know about one game's console, as data and small pure
  * functions. Operators override the data fields in config (`[game.overrides]`); the functions stay.
@@ -75,9 +82,11 @@ export interface Preset {
   commandPrefix: string;
   /** Reported when the player list doesn't say; 0 when unknown. */
   maxPlayers?: number;
-  /** The console's defaults for `game.bridge = "rcon"` / `"q3rcon"`, and how to turn it on (for doctor's fixes). */
-  rcon?: { dialect: "source" | "minecraft"; port: number; enable: string };
-  q3rcon?: { port: number; enable: string };
+  /**
+   * The network consoles this game speaks, by `game.bridge` kind (`rcon`, `q3rcon`, …): each one's default port
+   * and how to turn it on (for doctor's fixes). A kind missing here is one the game doesn't have.
+   */
+  consoles: Partial<Record<string, ConsoleDefaults>>;
   /** Checked in this order; the first kind with a matching pattern wins. */
   lines: Partial<Record<LineKind, RegExp[]>>;
   /** `until`: the reply's last line, for a wrapped console without `echo` (Minecraft). */

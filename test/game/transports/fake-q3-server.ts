@@ -8,7 +8,7 @@ import * as dgram from "node:dgram";
 export interface FakeQ3Options {
   password?: string;
   /** Returns the console output of a command. */
-  handler?: (command: string) => string;
+  handler?: (command: string) => string | Promise<string>;
   /** Redirect buffer: SV_OUTPUTBUF_LENGTH (1024 - 16), minus the terminating NUL. */
   flushAt?: number;
   /** Never answer (for timeouts). */
@@ -26,26 +26,47 @@ export class FakeQ3Server {
 
   static async start(o: FakeQ3Options = {}): Promise<FakeQ3Server> {
     const s = new FakeQ3Server(o);
-    s.#socket.on("message", (msg, rinfo) => s.#onMessage(msg, rinfo));
-    await new Promise<void>((resolve) => s.#socket.bind(0, s.host, () => resolve()));
-    s.port = s.#socket.address().port;
+    await s.#bind();
     return s;
+  }
+
+  /** Resolves once `command` has been received (already or later). */
+  async received(command: string): Promise<void> {
+    while (!this.commands.includes(command)) await new Promise<void>((resolve) => this.#waiters.push(resolve));
+  }
+
+  /** A server restart: the socket closes (a command being answered gets no reply) and binds the same port again. */
+  async restart(): Promise<void> {
+    await this.close();
+    this.#socket = dgram.createSocket("udp4");
+    await this.#bind();
   }
 
   close(): Promise<void> {
     return new Promise((resolve) => this.#socket.close(() => resolve()));
   }
 
-  #onMessage(msg: Buffer, rinfo: dgram.RemoteInfo): void {
+  #waiters: (() => void)[] = [];
+
+  async #bind(): Promise<void> {
+    this.#socket.on("message", (msg, rinfo) => void this.#onMessage(msg, rinfo));
+    await new Promise<void>((resolve) => this.#socket.bind(this.port, this.host, () => resolve()));
+    this.port = this.#socket.address().port;
+  }
+
+  async #onMessage(msg: Buffer, rinfo: dgram.RemoteInfo): Promise<void> {
     if (!msg.subarray(0, 4).equals(Buffer.from([0xff, 0xff, 0xff, 0xff]))) return;
     const line = msg.subarray(4).toString("utf8");
     const m = /^rcon +(\S+) +(.*)$/s.exec(line);
     if (!m || this.o.silent) return;
     const [, password = "", command = ""] = m;
-    const output =
-      password === (this.o.password ?? "secret")
-        ? (this.commands.push(command), (this.o.handler ?? ((c) => `${c}\n`))(command))
-        : "Bad rconpassword.\n";
+    const ok = password === (this.o.password ?? "secret");
+    if (ok) {
+      this.commands.push(command);
+      for (const w of this.#waiters.splice(0)) w();
+    }
+    const socket = this.#socket;
+    const output = ok ? await (this.o.handler ?? ((c) => `${c}\n`))(command) : "Bad rconpassword.\n";
     // Com_Printf appends whole messages (lines here) and flushes first when the next one wouldn't fit.
     const flushAt = this.o.flushAt ?? 1007;
     const buffers: string[] = [];
@@ -61,7 +82,9 @@ export class FakeQ3Server {
     for (const text of buffers) {
       this.datagramsSent++;
       const datagram = Buffer.concat([Buffer.from([0xff, 0xff, 0xff, 0xff]), Buffer.from(`print\n${text}`)]);
-      this.#socket.send(datagram, rinfo.port, rinfo.address);
+      // A restart closed the socket this command came in on: its answer is lost, as on a real restart.
+      if (socket !== this.#socket) return;
+      socket.send(datagram, rinfo.port, rinfo.address);
     }
   }
 }

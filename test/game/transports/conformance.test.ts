@@ -1,0 +1,51 @@
+/** Every transport against its fake server, through the one conformance suite (./conformance.ts). */
+import { Q3Rcon } from "../../../lib/game/transports/q3-rcon.ts";
+import { SourceRcon } from "../../../lib/game/transports/source-rcon.ts";
+import { testTransport } from "./conformance.ts";
+import { FakeQ3Server } from "./fake-q3-server.ts";
+import { FakeSourceRconServer } from "./fake-source-rcon-server.ts";
+
+const console = (command: string, bigReply: string) =>
+  command === "big"
+    ? bigReply
+    : command === "hang"
+      ? new Promise<string>(() => {})
+      : command.startsWith("echo ")
+        ? command.slice(5)
+        : `Unknown command "${command}"`;
+
+for (const dialect of ["source", "minecraft"] as const) {
+  testTransport(`Source RCON (${dialect})`, {
+    bigReplyChars: 12_400,
+    async start({ password, bigReply }) {
+      const fake = await FakeSourceRconServer.start({ dialect, password, handler: (c) => console(c, bigReply) });
+      return {
+        client: (pw) =>
+          new SourceRcon({
+            host: fake.host,
+            port: fake.port,
+            password: pw,
+            dialect,
+            backoff: { initialMs: 10, maxMs: 50 },
+          }),
+        received: (c) => fake.received(c),
+        restart: () => fake.restart(),
+        close: () => fake.close(),
+      };
+    },
+  });
+}
+
+testTransport("Quake 3 rcon", {
+  bigReplyChars: 6_000,
+  hangTimeoutMs: 1500,
+  async start({ password, bigReply }) {
+    const fake = await FakeQ3Server.start({ password, handler: (c) => console(c, bigReply) });
+    return {
+      client: (pw) => new Q3Rcon({ host: fake.host, port: fake.port, password: pw, quietMs: 100 }),
+      received: (c) => fake.received(c),
+      restart: () => fake.restart(),
+      close: () => fake.close(),
+    };
+  },
+});

@@ -1,0 +1,99 @@
+/**
+ * The conformance suite every transport runs with its protocol-faithful fake server (like unstorage's testDriver):
+ * command and reply, a wrong password, a large reply, concurrent commands, a server restart, and close(). A new
+ * transport adds one `testTransport(...)` call in conformance.test.ts.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import type { Transport, TransportError } from "../../../lib/game/transports/transport.ts";
+
+/** A fake server started for one test. It answers `echo <text>` with `<text>`, `big` with `bigReply`, and never
+ * answers `hang`. */
+export interface FakeConsole {
+  /** A client of this server (a real transport) with this password. */
+  client(password: string): Transport;
+  /** Resolves once the server has received `command`. */
+  received(command: string): Promise<void>;
+  /** The server restarts on the same address: connections drop, a command being answered gets no reply. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface TransportHarness {
+  /** Starts a fake server whose password is `password` and whose `big` command answers `bigReply`. */
+  start(opts: { password: string; bigReply: string }): Promise<FakeConsole>;
+  /** The largest reply the protocol carries that this suite should check (bytes of text). */
+  bigReplyChars: number;
+  /** Per-command timeout for `hang` (UDP consoles end replies by a quiet period, so keep it above that). */
+  hangTimeoutMs?: number;
+}
+
+/** Lines with multi-byte characters, so packet boundaries can fall inside a character. */
+function bigText(chars: number): string {
+  const lines: string[] = [];
+  for (let i = 0; lines.join("\n").length < chars; i++)
+    lines.push(`${String(i).padStart(4, "0")} ä € — ${"x".repeat(i % 50)}`);
+  return lines.join("\n");
+}
+
+const text = (reply: string) => reply.replace(/\n+$/, "");
+
+export function testTransport(name: string, harness: TransportHarness): void {
+  describe(`${name}: transport conformance`, () => {
+    const cleanups: (() => Promise<void>)[] = [];
+    afterEach(async () => {
+      for (const fn of cleanups.splice(0).reverse()) await fn();
+    });
+    const big = bigText(harness.bigReplyChars);
+    const setup = async (password = "secret") => {
+      const server = await harness.start({ password: "secret", bigReply: big });
+      cleanups.push(() => server.close());
+      const client = server.client(password);
+      cleanups.push(() => client.close());
+      return { server, client };
+    };
+
+    test("a command gets its reply", async () => {
+      const { client } = await setup();
+      expect(text(await client.send("echo hello world"))).toBe("hello world");
+      expect(text(await client.send("echo again"))).toBe("again");
+    });
+
+    test("a wrong password is an auth error", async () => {
+      const { client } = await setup("wrong");
+      const err = (await client.send("echo secret?", { timeoutMs: 3000 }).catch((e) => e)) as TransportError;
+      expect(err.code).toBe("auth");
+    });
+
+    test("a large reply arrives whole and exact", async () => {
+      const { client } = await setup();
+      expect(text(await client.send("big"))).toBe(big);
+    });
+
+    test("concurrent commands each get their own reply", async () => {
+      const { client } = await setup();
+      const words = ["one", "two", "three", "four", "five"];
+      expect((await Promise.all(words.map((w) => client.send(`echo ${w}`)))).map(text)).toEqual(words);
+    });
+
+    test("a server restart fails the command in flight (it may have run); the next command works", async () => {
+      const { server, client } = await setup();
+      expect(text(await client.send("echo before"))).toBe("before");
+      const inFlight = client.send("hang", { timeoutMs: harness.hangTimeoutMs ?? 2000 }).catch((e) => e);
+      await server.received("hang");
+      await server.restart();
+      const err = (await inFlight) as TransportError;
+      expect(["disconnected", "timeout"]).toContain(err.code);
+      expect(err.written).toBe(true);
+      expect(text(await client.send("echo after", { timeoutMs: 5000 }))).toBe("after");
+    });
+
+    test("close() fails the command in flight and every later one", async () => {
+      const { server, client } = await setup();
+      const inFlight = client.send("hang").catch((e: TransportError) => e.code);
+      await server.received("hang");
+      await client.close();
+      expect(await inFlight).toBe("closed");
+      expect(((await client.send("echo x").catch((e) => e)) as TransportError).code).toBe("closed");
+    });
+  });
+}

@@ -19,19 +19,6 @@ import { mayHaveRun } from "../game/transports/transport.ts";
 /** What the timer runs (gmod: "DIRECT always includes DISABLE"); the only events allowed without a user. */
 export const TIMER_EVENTS: readonly RewardEvent[] = ["DIRECT", "DISABLE"];
 
-/** A bridge that can run scripts (SCRIPT rewards) says so by having these. */
-export interface ScriptRunner {
-  runScript(script: string, player: GamePlayer | null): Promise<void>;
-  /** Escapes a value for the script language (a string literal). */
-  escapeScript(value: string): string;
-}
-
-export function scriptRunner(bridge: GameBridge): ScriptRunner | undefined {
-  const b = bridge as GameBridge & Partial<ScriptRunner>;
-  if (typeof b.runScript !== "function" || typeof b.escapeScript !== "function") return undefined;
-  return { runScript: (s, p) => b.runScript!(s, p), escapeScript: (v) => b.escapeScript!(v) };
-}
-
 export const rewards = (agent: FeatureContext): void => new Rewards(agent).install();
 
 /** Did anything reach the game? "partly" counts as executed: its first lines may have had effects. */
@@ -245,14 +232,14 @@ export class Rewards {
     if (type === "SCRIPT") {
       const script = data?.script;
       if (typeof script !== "string") return this.refuse(id, "its data has no script text");
-      const runner = scriptRunner(bridge);
+      const runner = bridge.script;
       if (!config.rewards.allow_script)
         return this.refuse(id, "SCRIPT rewards are off; set rewards.allow_script = true to run code from VyHub");
-      if (!runner) return this.refuse(id, "this game bridge cannot run scripts");
-      const text = this.fill(id, script, values, (v) => runner.escapeScript(v));
+      if (!runner) return this.refuse(id, "this game has no script console (SCRIPT rewards run on Garry's Mod)");
+      const text = this.fill(id, script, values, (v) => runner.escape(v));
       return async () => {
         try {
-          await runner.runScript(text, player);
+          await runner.run(text, player);
           return "yes";
         } catch (e) {
           if (mayHaveRun(e)) return "maybe";

@@ -41,9 +41,19 @@ export interface GameStatus {
   map?: string;
 }
 
+/** Runs SCRIPT rewards' code, where the game has a script console (Garry's Mod: Lua through `lua_run`). */
+export interface ScriptRunner {
+  /** A value as a complete string literal of the script language. */
+  escape(value: string): string;
+  /** Runs the code (its values already escaped), for the reward's player where the game can say who that is. */
+  run(code: string, player: GamePlayer | null): Promise<void>;
+}
+
 export interface GameBridge {
   /** The service's user type for this game's ids (STEAM, MINECRAFT, …). */
   readonly userType: string;
+  /** Present when the game can run SCRIPT rewards. */
+  readonly script?: ScriptRunner;
   readonly caps: {
     /** Which events this bridge can report. */
     events: ReadonlySet<BridgeEventType>;

@@ -6,7 +6,15 @@
  */
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import type { BridgeEvent, BridgeEventType, GameBridge, GameEnd, GamePlayer, GameStatus } from "./bridge.ts";
+import type {
+  BridgeEvent,
+  BridgeEventType,
+  GameBridge,
+  GameEnd,
+  GamePlayer,
+  GameStatus,
+  ScriptRunner,
+} from "./bridge.ts";
 import type { CommandKind, LineKind, PlayerList, Preset } from "./presets/types.ts";
 import { LINE_KINDS } from "./presets/types.ts";
 import { render, TemplateError, type TemplateValues } from "./presets/template.ts";
@@ -14,7 +22,7 @@ import { type LineRef, Roster } from "./roster.ts";
 import { parseChatCommand } from "./chat.ts";
 import { cleanLine, type LineSource } from "./sources/lines.ts";
 import { PlayerPoll } from "./sources/poll.ts";
-import { errorMessage, type SendOptions, type Transport } from "./transports/transport.ts";
+import { errorMessage, type SendOptions, type Transport, TransportError } from "./transports/transport.ts";
 import { OwnGroupChanges } from "./echoes.ts";
 
 /** A server process hub-agent runs (the wrapper): it knows when the game is ready or gone, and what the operator typed. */
@@ -75,9 +83,14 @@ export class PresetBridge implements GameBridge {
   #lost = false;
   #started = false;
 
+  /** SCRIPT rewards, where the preset has a script console. */
+  readonly script?: ScriptRunner;
+
   constructor(o: PresetBridgeOptions) {
     this.#o = o;
     this.preset = o.preset;
+    const script = o.preset.script;
+    if (script) this.script = { escape: (v) => script.escape(v), run: (code, player) => this.#runScript(code, player) };
     this.#log = o.logger.withTag("game");
     this.userType = o.preset.userType;
     this.caps = {
@@ -185,6 +198,19 @@ export class PresetBridge implements GameBridge {
 
   escape(value: string): string {
     return this.preset.escape(value);
+  }
+
+  /** The script's lines in order; only the last runs the code, so a failure before it leaves nothing run. */
+  async #runScript(code: string, player: GamePlayer | null): Promise<void> {
+    const lines = this.preset.script!.lines(code, player, crypto.randomUUID().slice(0, 8));
+    for (const [i, line] of lines.entries()) {
+      try {
+        await this.exec(line);
+      } catch (e) {
+        if (i === lines.length - 1 || !(e instanceof TransportError) || !e.written) throw e;
+        throw new TransportError(e.code, `the script was not run: ${e.message}`, { cause: e });
+      }
+    }
   }
 
   // ── Lines ──────────────────────────────────────────────────────────────────

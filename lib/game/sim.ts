@@ -5,7 +5,7 @@
 import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
 import { systemClock, type Clock } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
-import type { BridgeEvent, BridgeEventType, GameBridge, GamePlayer, GameStatus } from "./bridge.ts";
+import type { BridgeEvent, BridgeEventType, GameBridge, GamePlayer, GameStatus, ScriptRunner } from "./bridge.ts";
 import { parseChatCommand } from "./chat.ts";
 import { SIM_USER_TYPE } from "./user-type.ts";
 import { OwnGroupChanges } from "./echoes.ts";
@@ -35,7 +35,7 @@ export interface SimAction {
   op?: "add" | "remove";
   seconds?: number;
   command?: string;
-  /** A script run by `runScript`. */
+  /** A script run by `script.run`. */
   script?: string;
 }
 
@@ -65,7 +65,7 @@ export interface SimGameOptions {
    * read what a `run` process did even after it was killed.
    */
   actionsLog?: string;
-  /** Lets the sim run scripts (SCRIPT rewards): adds `runScript`. */
+  /** Lets the sim run scripts (SCRIPT rewards): adds `script`. */
   scripts?: boolean;
 }
 
@@ -79,8 +79,7 @@ export class SimGame implements GameBridge {
   actions: SimAction[] = [];
   execReply: string | ((command: string) => string);
   /** Present only with the `scripts` option: how a bridge says it can run scripts. */
-  readonly runScript?: (script: string, player: GamePlayer | null) => Promise<void>;
-  readonly escapeScript?: (value: string) => string;
+  readonly script?: ScriptRunner;
 
   private actionsLog: string | undefined;
   private players = new Map<string, GamePlayer>();
@@ -110,12 +109,14 @@ export class SimGame implements GameBridge {
     this.actionsLog = o.actionsLog;
     for (const p of o.players ?? []) this.players.set(p.id, { ...p });
     if (o.scripts) {
-      this.runScript = async (script, player) => {
-        this.check("script");
-        this.record({ type: "script", script, ...(player ? { player: player.id } : {}) });
-        this.log.info(`script: ${script}`);
+      this.script = {
+        escape: (value) => JSON.stringify(value),
+        run: async (script, player) => {
+          this.check("script");
+          this.record({ type: "script", script, ...(player ? { player: player.id } : {}) });
+          this.log.info(`script: ${script}`);
+        },
       };
-      this.escapeScript = (value) => JSON.stringify(value);
     }
   }
 

@@ -700,7 +700,7 @@ describe("SCRIPT and other types", () => {
     await setup({ env: { HUB_REWARDS_ALLOW_SCRIPT: "true" } });
     await join(CAROL);
     await advance(MIN);
-    expect(logged(`reward ${STARTER} not executed: this game bridge cannot run scripts`)).toHaveLength(1);
+    expect(logged(`reward ${STARTER} not executed: this game has no script console`)).toHaveLength(1);
     expect(patches()).toEqual([]);
   });
 

@@ -9,6 +9,8 @@ import type { GameBridge } from "../../lib/game/bridge.ts";
 import { createBridge } from "../../lib/game/index.ts";
 import { PresetBridge } from "../../lib/game/preset-bridge.ts";
 import { SimGame } from "../../lib/game/sim.ts";
+import { mayHaveRun, type TransportError } from "../../lib/game/transports/transport.ts";
+import { until } from "../support/until.ts";
 import { memoryLogger } from "../../lib/log.ts";
 import { FakeQ3Server } from "./transports/fake-q3-server.ts";
 import { FakeSourceRconServer } from "./transports/fake-source-rcon-server.ts";
@@ -81,5 +83,33 @@ describe("createBridge", () => {
     });
     expect(bridge.caps.events.has("operator_input")).toBe(true);
     await expect(bridge.start()).rejects.toThrow("cannot start");
+  });
+
+  test("gmod over rcon runs SCRIPT rewards as lua_run lines; minecraft has no script console", async () => {
+    let chunks = 0;
+    let hangOnChunk = 0;
+    const fake = await FakeSourceRconServer.start({
+      handler: (c) => (c.startsWith("lua_run _G.") && ++chunks === hangOnChunk ? new Promise<string>(() => {}) : ""),
+    });
+    cleanups.push(() => fake.close());
+    const env = { HUB_GAME_RCON_PORT: String(fake.port), HUB_GAME_RCON_PASSWORD: "secret", HUB_GAME_BRIDGE: "rcon" };
+    expect((await bridgeFor({ ...env, HUB_GAME_PRESET: "minecraft" })).script).toBeUndefined();
+    const bridge = await bridgeFor({ ...env, HUB_GAME_PRESET: "gmod" });
+    const code = `PLAYER:ChatPrint(${bridge.script!.escape('Thanks "you"; quit')}) ${"-- padding ".repeat(60)}`;
+    await bridge.script!.run(code, { id: "76561198000000001", name: "Carol" });
+    expect(fake.commands.length).toBeGreaterThan(2);
+    expect(fake.commands.every((c) => c.startsWith("lua_run "))).toBe(true);
+    expect(fake.commands.at(-1)).toContain("RunString(util.Base64Decode(s)");
+    // A line before the last one is lost: the code was not run, so the reward may be tried again.
+    fake.commands.length = 0;
+    chunks = 0;
+    hangOnChunk = 2;
+    const pending = bridge.script!.run(code, null).catch((e: TransportError) => e);
+    await until(() => fake.commands.length === 2, "the second chunk");
+    await fake.restart();
+    const err = (await pending) as TransportError;
+    expect(err.message).toContain("the script was not run");
+    expect(mayHaveRun(err)).toBe(false);
+    expect(fake.commands.some((c) => c.includes("RunString"))).toBe(false);
   });
 });

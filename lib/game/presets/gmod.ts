@@ -5,6 +5,7 @@
  * changes (ULX keeps them in Lua; a Lua addon is the only reliable way), respawns.
  */
 import { quoteForSourceConsole } from "./escape.ts";
+import { luaRunLines, luaString } from "./lua.ts";
 import { hlLogLines } from "./hl-log.ts";
 import { anySteamTo64, steamValues } from "./ids.ts";
 import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
@@ -57,4 +58,6 @@ export const gmod: Preset = {
   },
   echo: (marker) => `echo ${marker}`,
   escape: quoteForSourceConsole,
+  // SCRIPT rewards are Lua with a PLAYER local, as the official addon runs them.
+  script: { escape: luaString, lines: luaRunLines },
 };

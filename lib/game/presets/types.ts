@@ -97,4 +97,10 @@ export interface Preset {
   commands: Partial<Record<CommandKind, string>>;
   /** One value → one argument of one command on this console (GameBridge.escape). */
   escape(value: string): string;
+  /** SCRIPT rewards, where the game has a script console: values as string literals, and the lines that run code. */
+  script?: {
+    escape(value: string): string;
+    /** The console lines that run `code`; only the last one runs it. `tag` is unique per run. */
+    lines(code: string, player: { id: string } | null, tag: string): string[];
+  };
 }

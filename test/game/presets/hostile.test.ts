@@ -8,52 +8,8 @@ import type { GamePlayer } from "../../../lib/game/bridge.ts";
 import { escapeForMinecraftConsole, MAX_VALUE_BYTES, sanitize } from "../../../lib/game/presets/escape.ts";
 import { PRESETS, type Preset, type PresetName } from "../../../lib/game/presets/index.ts";
 import { parseMinecraftConsole, parseQuakeConsole, parseRustConsole, parseSourceConsole } from "./consoles.ts";
+import { HOSTILE } from "./hostile-values.ts";
 import { recordingBridge } from "./recording.ts";
-
-export const HOSTILE: readonly string[] = [
-  "a;quit",
-  "a; quit",
-  '";quit;"',
-  "a\nquit",
-  "a\rquit",
-  "a\r\nquit",
-  '"',
-  "'",
-  'a"b"c',
-  "%s%s%n%x",
-  "$(reboot)",
-  "${HOME}",
-  "\\",
-  "trailing\\",
-  '\\";quit;//',
-  "//comment",
-  "/* x */ quit",
-  "Ünïcødé 日本語 🎮",
-  "x".repeat(5000),
-  "🎮".repeat(500),
-  "",
-  "   ",
-  "\t\ttab",
-  "nul\0byte",
-  "line\u2028separator",
-  "next\u0085line",
-  "\u001b[31mred\u001b[0m",
-  "@a @e[type=creeper]",
-  "§cred§r",
-  "^1red^7",
-  "{text}",
-  '{"text":"x"}',
-  "\ud800lone surrogate",
-  "quit",
-  '" ; rcon_password x ; "',
-  'a\\"; quit; echo "',
-  "\u202equit",
-  "<color=red>x</color>",
-  "👩‍👩‍👧 family",
-  "`backtick`",
-  "vertical\u000btab",
-  "exec autoexec.cfg",
-];
 
 const BENIGN = "BENIGN";
 

@@ -8,7 +8,7 @@
  */
 import type { FeatureContext } from "../feature.ts";
 import { describeError, type AppliedReward, type RewardEvent } from "../api/client.ts";
-import type { GameBridge, GamePlayer } from "../game/bridge.ts";
+import type { GamePlayer } from "../game/bridge.ts";
 import type { Logger } from "../log.ts";
 import { ExecutedRewards } from "../rewards/executed.ts";
 import { RewardFailures } from "../rewards/failures.ts";

@@ -56,7 +56,11 @@ export class FakeQ3Server {
 
   async #onMessage(msg: Buffer, rinfo: dgram.RemoteInfo): Promise<void> {
     if (!msg.subarray(0, 4).equals(Buffer.from([0xff, 0xff, 0xff, 0xff]))) return;
-    const line = msg.subarray(4).toString("utf8");
+    // SV_ConnectionlessPacket reads the request with MSG_ReadStringLine: up to the first newline or NUL.
+    const line = msg
+      .subarray(4)
+      .toString("utf8")
+      .split(/[\n\0]/)[0]!;
     const m = /^rcon +(\S+) +(.*)$/s.exec(line);
     if (!m || this.o.silent) return;
     const [, password = "", command = ""] = m;

@@ -247,7 +247,7 @@ describe("game bridge configuration", () => {
     ]);
     expect(await problems({ ...rcon, HUB_GAME_BRIDGE: "telnet" })).toEqual([
       expect.stringContaining(
-        'game.bridge = "telnet" (from HUB_GAME_BRIDGE) must be one of: sim, rcon, wrapper, q3rcon',
+        'game.bridge = "telnet" (from HUB_GAME_BRIDGE) must be one of: sim, rcon, wrapper, q3rcon, webrcon',
       ),
     ]);
     expect(await problems({ ...rcon, HUB_GAME_PRESET: "openarena" })).toEqual([

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { systemClock } from "../../lib/clock.ts";
 import { loadConfig } from "../../lib/config/index.ts";
-import type { GameBridge } from "../../lib/game/bridge.ts";
+import type { BridgeEvent, GameBridge } from "../../lib/game/bridge.ts";
 import { createBridge } from "../../lib/game/index.ts";
 import { PresetBridge } from "../../lib/game/preset-bridge.ts";
 import { SimGame } from "../../lib/game/sim.ts";
@@ -14,6 +14,7 @@ import { until } from "../support/until.ts";
 import { memoryLogger } from "../../lib/log.ts";
 import { FakeQ3Server } from "./transports/fake-q3-server.ts";
 import { FakeSourceRconServer } from "./transports/fake-source-rcon-server.ts";
+import { FakeWebRconServer } from "./transports/fake-web-rcon-server.ts";
 
 const base = {
   HUB_API_URL: "https://api.example/x/v1",
@@ -111,5 +112,34 @@ describe("createBridge", () => {
     expect(err.message).toContain("the script was not run");
     expect(mayHaveRun(err)).toBe(false);
     expect(fake.commands.some((c) => c.includes("RunString"))).toBe(false);
+  });
+
+  test("webrcon: Rust's broadcast is the event stream; chat comes from its fields, so a nick can't forge an id", async () => {
+    const fake = await FakeWebRconServer.start({
+      handler: (c) =>
+        c === "playerlist" ? JSON.stringify([{ SteamID: "76561198000000001", DisplayName: "Alice", Ping: 20 }]) : "",
+    });
+    cleanups.push(() => fake.close());
+    const bridge = await bridgeFor({
+      HUB_GAME_BRIDGE: "webrcon",
+      HUB_GAME_PRESET: "rust",
+      HUB_GAME_RCON_PORT: String(fake.port),
+      HUB_GAME_RCON_PASSWORD: "secret",
+    });
+    const events: BridgeEvent[] = [];
+    bridge.on((e) => void events.push(e));
+    await bridge.start();
+    expect((await bridge.status()).players).toEqual([{ id: "76561198000000001", name: "Alice", extra: { Ping: 20 } }]);
+    fake.broadcast("203.0.113.7:61234/76561198000000002/Bob joined [windows/76561198000000002]");
+    fake.chat("76561198000000002", "Bob[76561198000000001] : !ban Alice", "!dashboard");
+    // Rust's console echo of the chat line is not a second copy.
+    fake.broadcast("[CHAT] Bob[76561198000000001] : !dashboard");
+    await until(() => events.some((e) => e.type === "chat_command"), "the chat command");
+    const bob = events.find((e) => e.type === "player_connect" && e.player.id === "76561198000000002");
+    expect(bob).toBeDefined();
+    const chats = events.filter((e) => e.type === "chat_command");
+    expect(chats).toEqual([
+      expect.objectContaining({ command: "dashboard", player: expect.objectContaining({ id: "76561198000000002" }) }),
+    ]);
   });
 });

@@ -5,12 +5,13 @@
 import type { BridgeKind } from "./kind.ts";
 import { q3Rcon } from "./q3-rcon.ts";
 import { sourceRcon } from "./source-rcon.ts";
+import { webRcon } from "./web-rcon.ts";
 import { wrapper } from "./wrapper.ts";
 
 export type { BridgeDeps, BridgeKind, BridgeParts, KindInput, RawConfig, RemoteConsoleSection } from "./kind.ts";
 
 /** Each kind reads its own section's type; the factory hands it `config.game[kind.section]`. */
-export const BRIDGE_KINDS: readonly BridgeKind[] = [sourceRcon, wrapper, q3Rcon];
+export const BRIDGE_KINDS: readonly BridgeKind[] = [sourceRcon, wrapper, q3Rcon, webRcon];
 
 /** Every value `game.bridge` takes: the simulated game and the kinds. */
 export const BRIDGE_NAMES: readonly string[] = ["sim", ...BRIDGE_KINDS.map((k) => k.name)];

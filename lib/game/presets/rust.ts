@@ -1,7 +1,7 @@
 /**
- * Rust with Oxide/uMod groups (docs/game-consoles.md §3.4, §5.3). Modern Rust speaks WebRCON (a WebSocket whose
- * broadcast is the event stream); hub-agent does not implement it yet. Until it does, use Source RCON
- * (`+rcon.web 0`, legacy) and/or the wrapper or a `-logfile` for events. Sees: join and leave lines with
+ * Rust with Oxide/uMod groups (docs/game-consoles.md §3.4, §5.3). Modern Rust speaks WebRCON (`bridge =
+ * "webrcon"`: a WebSocket whose broadcast is the event stream); the legacy Source RCON (`+rcon.web 0`) needs the
+ * wrapper or a `-logfile` for events. Sees: join and leave lines with
  * SteamID64s, chat (`[CHAT]` lines, format unverified), the ready line; `playerlist` JSON for polling.
  * Cannot see: spawns, deaths, in-game group changes. Vanilla Rust has no private message.
  */
@@ -43,11 +43,14 @@ export const rust: Preset = {
   colours: "strip",
   commandPrefix: "!",
   consoles: {
+    webrcon: {
+      port: 28016,
+      enable: 'start the server with +rcon.web 1 +rcon.port 28016 +rcon.password "<the password>"',
+    },
     rcon: {
       dialect: "source",
       port: 28016,
-      enable:
-        'start the server with +rcon.web 0 +rcon.port 28016 +rcon.password "<the password>" (hub-agent speaks Source RCON; WebRCON is not supported yet)',
+      enable: 'start the server with +rcon.web 0 +rcon.port 28016 +rcon.password "<the password>" (the legacy console)',
     },
   },
   lines: {

@@ -1,9 +1,11 @@
 /** Every transport against its fake server, through the one conformance suite (./conformance.ts). */
 import { Q3Rcon } from "../../../lib/game/transports/q3-rcon.ts";
 import { SourceRcon } from "../../../lib/game/transports/source-rcon.ts";
+import { WebRcon } from "../../../lib/game/transports/web-rcon.ts";
 import { testTransport } from "./conformance.ts";
 import { FakeQ3Server } from "./fake-q3-server.ts";
 import { FakeSourceRconServer } from "./fake-source-rcon-server.ts";
+import { FakeWebRconServer } from "./fake-web-rcon-server.ts";
 
 const console = (command: string, bigReply: string) =>
   command === "big"
@@ -43,6 +45,19 @@ testTransport("Quake 3 rcon", {
     const fake = await FakeQ3Server.start({ password, handler: (c) => console(c, bigReply) });
     return {
       client: (pw) => new Q3Rcon({ host: fake.host, port: fake.port, password: pw, quietMs: 100 }),
+      received: (c) => fake.received(c),
+      restart: () => fake.restart(),
+      close: () => fake.close(),
+    };
+  },
+});
+
+testTransport("Rust WebRCON", {
+  bigReplyChars: 200_000,
+  async start({ password, bigReply }) {
+    const fake = await FakeWebRconServer.start({ password, handler: (c) => console(c, bigReply) });
+    return {
+      client: (pw) => new WebRcon({ host: fake.host, port: fake.port, password: pw }),
       received: (c) => fake.received(c),
       restart: () => fake.restart(),
       close: () => fake.close(),

@@ -114,7 +114,7 @@ export class WebRcon implements Transport, LineSource {
     if (this.#closed) return;
     this.#closed = true;
     this.#retry?.abort();
-    for (const p of [...this.#pending.values()]) p.reject(this.#error("closed", "transport closed"));
+    for (const p of this.#pending.values()) p.reject(this.#error("closed", "transport closed"));
     const ws = await this.#socket?.catch(() => undefined);
     ws?.close();
     this.#events.emit("closed");
@@ -158,7 +158,7 @@ export class WebRcon implements Transport, LineSource {
         }
         if (this.#socket) this.#socket = undefined;
         // A command in flight may have run: its reply is lost with the connection.
-        for (const p of [...this.#pending.values()]) p.reject(this.#error("disconnected", "connection lost"));
+        for (const p of this.#pending.values()) p.reject(this.#error("disconnected", "connection lost"));
         if (this.#closed) return;
         this.#events.emit("connecting", this.#error("disconnected", "connection lost"));
         this.#reconnectLater();

@@ -2,6 +2,7 @@
  * Every `game.bridge` kind but the simulated game: adding a console is one module in this folder (a `BridgeKind`,
  * ./kind.ts) and one line here. Config validation, the bridge factory and `doctor` read this list.
  */
+import { econ } from "./econ.ts";
 import type { BridgeKind } from "./kind.ts";
 import { q3Rcon } from "./q3-rcon.ts";
 import { sourceRcon } from "./source-rcon.ts";
@@ -11,7 +12,7 @@ import { wrapper } from "./wrapper.ts";
 export type { BridgeDeps, BridgeKind, BridgeParts, KindInput, RawConfig, RemoteConsoleSection } from "./kind.ts";
 
 /** Each kind reads its own section's type; the factory hands it `config.game[kind.section]`. */
-export const BRIDGE_KINDS: readonly BridgeKind[] = [sourceRcon, wrapper, q3Rcon, webRcon];
+export const BRIDGE_KINDS: readonly BridgeKind[] = [sourceRcon, wrapper, q3Rcon, webRcon, econ];
 
 /** Every value `game.bridge` takes: the simulated game and the kinds. */
 export const BRIDGE_NAMES: readonly string[] = ["sim", ...BRIDGE_KINDS.map((k) => k.name)];

@@ -48,6 +48,14 @@ export function quoteForRustConsole(value: string): string {
 }
 
 /**
+ * Teeworlds / DDNet: a command ends at `;` outside double quotes, and inside quotes a backslash escapes the next
+ * character (so a value ending in `\` would swallow the closing quote): quoted, with `"` as `'` and `\` as `/`.
+ */
+export function quoteForTeeworldsConsole(value: string): string {
+  return `"${sanitize(value).replace(/"/g, "'").replace(/\\/g, "/")}"`;
+}
+
+/**
  * Minecraft (Brigadier): one line is one command, with no separator, so a value is safe once it holds no line
  * break. Values go where the command takes the rest of the line (`kick <target> <reason>`), where `@a`, `@e`, …
  * would be expanded to entity names: a zero-width space after `@` keeps them literal.

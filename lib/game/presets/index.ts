@@ -8,6 +8,7 @@ import { gmod } from "./gmod.ts";
 import { minecraft } from "./minecraft.ts";
 import { openarena } from "./openarena.ts";
 import { rust } from "./rust.ts";
+import { teeworlds } from "./teeworlds.ts";
 import { placeholdersOf, TemplateError } from "./template.ts";
 import {
   COMMAND_KINDS,
@@ -21,7 +22,7 @@ import {
 
 export * from "./types.ts";
 
-export const PRESETS: Record<PresetName, Preset> = { minecraft, gmod, rust, cs2, openarena };
+export const PRESETS: Record<PresetName, Preset> = { minecraft, gmod, rust, cs2, openarena, teeworlds };
 
 /** `[game.overrides]` as the config schema delivers it (snake_case, all optional). */
 export interface PresetOverrides {

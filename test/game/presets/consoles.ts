@@ -33,6 +33,38 @@ export function parseRustConsole(line: string): string[][] {
 }
 
 /**
+ * Teeworlds / DDNet (CConsole::ExecuteLine): a command ends at a line break, or at `;` outside double quotes; inside
+ * quotes a backslash escapes the next character (a `\"` doesn't end the argument).
+ */
+export function parseTeeworldsConsole(line: string): string[][] {
+  const commands: string[] = [];
+  let current = "";
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (c === "\n" || c === "\r") {
+      commands.push(current);
+      current = "";
+      quoted = false;
+      continue;
+    }
+    if (quoted && c === "\\" && i + 1 < line.length) {
+      current += c + line[++i];
+      continue;
+    }
+    if (c === '"') quoted = !quoted;
+    if (c === ";" && !quoted) {
+      commands.push(current);
+      current = "";
+      continue;
+    }
+    current += c;
+  }
+  commands.push(current);
+  return commands.map((c) => tokenize(c, { breakChars: "", backslash: true })).filter((args) => args.length > 0);
+}
+
+/**
  * Minecraft: one line is one command (no separator character), split at spaces; the last argument of `kick`,
  * `say`, … takes the rest of the line.
  */

@@ -7,7 +7,13 @@ import { describe, expect, test } from "bun:test";
 import type { GamePlayer } from "../../../lib/game/bridge.ts";
 import { escapeForMinecraftConsole, MAX_VALUE_BYTES, sanitize } from "../../../lib/game/presets/escape.ts";
 import { PRESETS, type Preset, type PresetName } from "../../../lib/game/presets/index.ts";
-import { parseMinecraftConsole, parseQuakeConsole, parseRustConsole, parseSourceConsole } from "./consoles.ts";
+import {
+  parseMinecraftConsole,
+  parseQuakeConsole,
+  parseRustConsole,
+  parseSourceConsole,
+  parseTeeworldsConsole,
+} from "./consoles.ts";
 import { HOSTILE } from "./hostile-values.ts";
 import { recordingBridge } from "./recording.ts";
 
@@ -19,6 +25,7 @@ const PLAYERS: Record<PresetName, (name: string) => GamePlayer> = {
   cs2: (name) => ({ id: "76561197960287930", name, slot: "7" }),
   rust: (name) => ({ id: "76561197960287930", name }),
   openarena: (name) => ({ id: name, name, slot: "3" }),
+  teeworlds: (name) => ({ id: name, name, slot: "3" }),
 };
 
 /** The argument a value becomes on each console once it went through the preset's escaping. */
@@ -28,6 +35,7 @@ const EXPECTED: Record<PresetName, (value: string) => string> = {
   cs2: (v) => sanitize(v).replace(/"/g, "'"),
   openarena: (v) => sanitize(v).replace(/"/g, "'"),
   rust: (v) => sanitize(v).replace(/"/g, "'").replace(/;/g, ",").replace(/\\/g, "/"),
+  teeworlds: (v) => sanitize(v).replace(/"/g, "'").replace(/\\/g, "/"),
 };
 
 const PARSE: Record<Exclude<PresetName, "minecraft">, (line: string) => string[][]> = {
@@ -35,6 +43,7 @@ const PARSE: Record<Exclude<PresetName, "minecraft">, (line: string) => string[]
   cs2: parseSourceConsole,
   openarena: parseQuakeConsole,
   rust: parseRustConsole,
+  teeworlds: parseTeeworldsConsole,
 };
 
 type Action = (b: ReturnType<typeof recordingBridge>["bridge"], value: string, preset: Preset) => Promise<unknown>;

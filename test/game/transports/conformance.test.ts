@@ -1,8 +1,10 @@
 /** Every transport against its fake server, through the one conformance suite (./conformance.ts). */
+import { Econ } from "../../../lib/game/transports/econ.ts";
 import { Q3Rcon } from "../../../lib/game/transports/q3-rcon.ts";
 import { SourceRcon } from "../../../lib/game/transports/source-rcon.ts";
 import { WebRcon } from "../../../lib/game/transports/web-rcon.ts";
 import { testTransport } from "./conformance.ts";
+import { FakeEconServer } from "./fake-econ-server.ts";
 import { FakeQ3Server } from "./fake-q3-server.ts";
 import { FakeSourceRconServer } from "./fake-source-rcon-server.ts";
 import { FakeWebRconServer } from "./fake-web-rcon-server.ts";
@@ -58,6 +60,23 @@ testTransport("Rust WebRCON", {
     const fake = await FakeWebRconServer.start({ password, handler: (c) => console(c, bigReply) });
     return {
       client: (pw) => new WebRcon({ host: fake.host, port: fake.port, password: pw }),
+      received: (c) => fake.received(c),
+      restart: () => fake.restart(),
+      close: () => fake.close(),
+    };
+  },
+});
+
+testTransport("Teeworlds econ", {
+  bigReplyChars: 20_000,
+  async start({ password, bigReply }) {
+    // The console prints line by line: a big reply is many lines.
+    const fake = await FakeEconServer.start({
+      password,
+      handler: (c) => (c === "big" ? bigReply.split("\n").map((l) => ["Console", l] as [string, string]) : []),
+    });
+    return {
+      client: (pw) => new Econ({ host: fake.host, port: fake.port, password: pw }),
       received: (c) => fake.received(c),
       restart: () => fake.restart(),
       close: () => fake.close(),

@@ -1,0 +1,133 @@
+/**
+ * A Teeworlds 0.7 econ server for tests, as the real one behaves (checked against teeworlds-server 0.7.5): the
+ * `Enter password:` prompt, `Wrong password N/3.`, then every console line as `[hh:mm:ss][category]: text\n`
+ * followed by two NULs; a command is echoed as `[server]: cid=0 cmd='…'` and `echo x` prints `[Console]: x`.
+ * `;` separates commands outside quotes. `hang` stops the server reading (a stuck server).
+ */
+import * as net from "node:net";
+
+export interface FakeEconOptions {
+  password?: string;
+  /** The console lines a command prints, as [category, text] pairs (default: echo only). */
+  handler?: (command: string) => [string, string][];
+}
+
+export class FakeEconServer {
+  readonly host = "127.0.0.1";
+  port = 0;
+  commands: string[] = [];
+  #server?: net.Server;
+  #sockets = new Set<net.Socket>();
+  #waiters: (() => void)[] = [];
+
+  private constructor(private o: FakeEconOptions) {}
+
+  static async start(o: FakeEconOptions = {}): Promise<FakeEconServer> {
+    const s = new FakeEconServer(o);
+    await s.#listen();
+    return s;
+  }
+
+  async received(command: string): Promise<void> {
+    while (!this.commands.includes(command)) await new Promise<void>((resolve) => this.#waiters.push(resolve));
+  }
+
+  /** A console line every authenticated client sees (a join, a chat line). */
+  broadcast(category: string, text: string): void {
+    for (const s of this.#sockets) if ((s as net.Socket & { authed?: boolean }).authed) s.write(line(category, text));
+  }
+
+  async restart(): Promise<void> {
+    await this.close();
+    await this.#listen();
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.#sockets) s.destroy();
+    this.#sockets.clear();
+    const server = this.#server;
+    this.#server = undefined;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  #listen(): Promise<void> {
+    const server = (this.#server = net.createServer((s) => this.#accept(s)));
+    return new Promise((resolve) =>
+      server.listen(this.port, this.host, () => {
+        this.port = (server.address() as net.AddressInfo).port;
+        resolve();
+      }),
+    );
+  }
+
+  #accept(socket: net.Socket & { authed?: boolean }): void {
+    this.#sockets.add(socket);
+    socket.on("close", () => this.#sockets.delete(socket));
+    socket.on("error", () => {});
+    socket.write("Enter password:\n\0\0");
+    let wrong = 0;
+    let buf = "";
+    let stuck = false;
+    socket.on("data", (chunk) => {
+      if (stuck) return;
+      buf += chunk.toString("utf8");
+      const lines = buf.split("\n");
+      buf = lines.pop() ?? "";
+      for (const input of lines) {
+        if (stuck) return;
+        if (!socket.authed) {
+          if (input === (this.o.password ?? "secret")) {
+            socket.authed = true;
+            socket.write("Authentication successful. External console access granted.\n\0\0");
+            socket.write(line("econ", "cid=0 authed"));
+          } else {
+            socket.write(`Wrong password ${++wrong}/3.\n\0\0`);
+            if (wrong >= 3) socket.destroy();
+          }
+          continue;
+        }
+        socket.write(line("server", `cid=0 cmd='${input}'`));
+        for (const command of splitCommands(input)) {
+          this.commands.push(command);
+          for (const w of this.#waiters.splice(0)) w();
+          if (command === "hang") {
+            stuck = true;
+            return;
+          }
+          const out = this.o.handler?.(command) ?? [];
+          const echo = /^echo (.*)$/.exec(command);
+          for (const [category, text] of echo ? [["Console", unquote(echo[1]!)] as [string, string]] : out)
+            socket.write(line(category, text));
+        }
+      }
+    });
+  }
+}
+
+function line(category: string, text: string): string {
+  const t = new Date().toISOString().slice(11, 19);
+  return `[${t}][${category}]: ${text}\n\0\0`;
+}
+
+/** Commands of one line: `;` outside double quotes separates them. */
+function splitCommands(input: string): string[] {
+  const out: string[] = [];
+  let current = "";
+  let quoted = false;
+  for (let i = 0; i < input.length; i++) {
+    const c = input[i]!;
+    if (c === "\\" && quoted) {
+      current += c + (input[++i] ?? "");
+      continue;
+    }
+    if (c === '"') quoted = !quoted;
+    if (c === ";" && !quoted) {
+      out.push(current.trim());
+      current = "";
+    } else current += c;
+  }
+  out.push(current.trim());
+  return out.filter(Boolean);
+}
+
+const unquote = (s: string) => (s.startsWith('"') && s.endsWith('"') ? s.slice(1, -1).replace(/\\(.)/g, "$1") : s);

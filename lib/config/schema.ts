@@ -288,7 +288,7 @@ export const KEY_HELP: Record<string, string> = {
     "the largest answer read from the service, in bytes (default 16 MiB); a larger one is refused, not read",
   "storage.dir": "where queues and caches live; relative to this file",
   "game.bridge": `how hub-agent talks to the game: sim (simulated), ${BRIDGE_KINDS.map((k) => k.help).join(", ")}`,
-  "game.preset": "the game: minecraft, gmod, rust, cs2 or openarena (see the README for each game's settings)",
+  "game.preset": `the game: ${PRESET_NAMES.join(", ")} (see the README for each game's settings)`,
   "game.map": "the map to report when the game cannot tell",
   "game.sim.players": 'sim bridge only: players online at start, "<id>:<nick>,<id>:<nick>"',
   "game.sim.actions_log":

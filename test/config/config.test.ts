@@ -240,10 +240,10 @@ describe("game bridge configuration", () => {
       expect.stringContaining("game.rcon.password is missing: set password under [game.rcon]"),
     ]);
     expect(p[0]).toContain(
-      'game.bridge = "rcon" (from HUB_GAME_BRIDGE) needs to know the game (minecraft, gmod, rust, cs2, openarena)',
+      'game.bridge = "rcon" (from HUB_GAME_BRIDGE) needs to know the game (minecraft, gmod, rust, cs2, openarena, teeworlds)',
     );
     expect(await problems({ ...rcon, HUB_GAME_PRESET: "quake" })).toEqual([
-      'game.preset = "quake" (from HUB_GAME_PRESET) must be one of: minecraft, gmod, rust, cs2, openarena (the game: minecraft, gmod, rust, cs2 or openarena (see the README for each game\'s settings))',
+      'game.preset = "quake" (from HUB_GAME_PRESET) must be one of: minecraft, gmod, rust, cs2, openarena, teeworlds (the game: minecraft, gmod, rust, cs2, openarena, teeworlds (see the README for each game\'s settings))',
     ]);
     expect(await problems({ ...rcon, HUB_GAME_BRIDGE: "telnet" })).toEqual([
       expect.stringContaining(

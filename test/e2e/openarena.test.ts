@@ -25,7 +25,7 @@ import type { BridgeEvent } from "../../lib/game/bridge.ts";
 import { presetBridgeOptions } from "../../lib/game/index.ts";
 import { PresetBridge } from "../../lib/game/preset-bridge.ts";
 import type { LineSource } from "../../lib/game/sources/lines.ts";
-import { type ExitInfo, Wrapper } from "../../lib/game/sources/wrapper.ts";
+import { type ExitInfo, WrappedServer } from "../../lib/game/wrap/wrapped-server.ts";
 import { memoryLogger } from "../../lib/log.ts";
 import { loadMessages } from "../../lib/messages.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
@@ -78,7 +78,7 @@ function recording(source: LineSource, lines: string[]): LineSource {
 
 interface World {
   sb: Sandbox;
-  wrapper: Wrapper;
+  wrapped: WrappedServer;
   bridge: PresetBridge;
   agent: Agent;
   /** The operator's terminal: what is written here is typed into the wrapped console. */
@@ -125,11 +125,11 @@ describe.skipIf(!installed)("OpenArena end to end (real ioquake3 server)", () =>
     let shownText = "";
     output.on("data", (d) => (shownText += String(d)));
     const opts = await presetBridgeOptions(config, { clock: systemClock, logger, input: console, output });
-    const wrapper = opts.transport;
-    if (!(wrapper instanceof Wrapper)) throw new Error("game.bridge = wrapper should give a Wrapper");
+    const wrapped = opts.process;
+    if (!(wrapped instanceof WrappedServer)) throw new Error("game.bridge = wrapper should give a WrappedServer");
     const lines: string[] = [];
     const exits: ExitInfo[] = [];
-    wrapper.on("exit", (e) => exits.push(e));
+    wrapped.supervisor.on("exit", (e) => exits.push(e));
     const bridge = new PresetBridge({ ...opts, sources: (opts.sources ?? []).map((s) => recording(s, lines)) });
     const events: BridgeEvent[] = [];
     bridge.on((e) => void events.push(e));
@@ -144,9 +144,9 @@ describe.skipIf(!installed)("OpenArena end to end (real ioquake3 server)", () =>
       messages: await loadMessages(config.lang, { logger }),
       jitter: 0,
     });
-    w = { sb, wrapper, bridge, agent, console, shown: () => shownText, lines, events, exits, logger, home, env };
+    w = { sb, wrapped, bridge, agent, console, shown: () => shownText, lines, events, exits, logger, home, env };
     await bridge.start();
-    await wrapper.whenReady();
+    await wrapped.supervisor.whenReady();
     expect(await agent.start()).toBe(true);
   }, 60_000);
 

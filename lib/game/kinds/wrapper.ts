@@ -29,10 +29,10 @@ export const wrapper: BridgeKind<WrapperSection> = {
         ]
       : [],
   async create({ section, preset, deps, consoleCommands }) {
-    const { Wrapper, interceptWords } = await import("../sources/wrapper.ts");
+    const { WrappedServer, interceptWords } = await import("../wrap/wrapped-server.ts");
     const ready = preset.lines.ready?.[0];
     const output = deps.output === undefined ? process.stdout : deps.output;
-    const w = new Wrapper({
+    const w = new WrappedServer({
       command: required(section.command, "game.wrapper.command"),
       ...(section.cwd ? { cwd: section.cwd } : {}),
       env: section.env,
@@ -48,7 +48,7 @@ export const wrapper: BridgeKind<WrapperSection> = {
       clock: deps.clock,
       logger: deps.logger,
     });
-    return { transport: w, process: w, sources: [w] };
+    return { transport: w.transport, process: w, sources: [w.supervisor] };
   },
   // The server is not started: doctor must not take a second copy of the game's ports.
   async check({ section, preset }) {

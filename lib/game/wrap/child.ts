@@ -1,0 +1,140 @@
+/**
+ * One run of the wrapped server's process: spawned directly (no shell) in its own process group, with the clean
+ * environment of lib/child-env.ts, both pipes read to the end as lines (docs/game-consoles.md §2.3).
+ */
+import { spawn } from "node:child_process";
+import { childEnv } from "../../child-env.ts";
+import type { Clock } from "../../clock.ts";
+import type { Logger } from "../../log.ts";
+import { LineSplitter, type LineStream } from "../sources/lines.ts";
+import { errorMessage } from "../transports/transport.ts";
+
+export interface ChildStatus {
+  code: number | null;
+  signal: string | null;
+}
+
+export interface ServerChild {
+  readonly pid: number;
+  /** Resolves once the process is gone and both pipes are read (2 s after its exit at most). */
+  readonly exited: Promise<ChildStatus>;
+  /** Writes to the server's stdin; false when it is closed. */
+  write(text: string): boolean;
+  /** Signals the whole process group (wrapper scripts such as srcds_run fork the real server); none once gone. */
+  signal(sig: NodeJS.Signals): void;
+  /** Ends the run: the stop command (else SIGTERM), after `stopTimeoutMs` SIGTERM, after `killTimeoutMs` SIGKILL. */
+  stop(how: StopSteps): Promise<void>;
+}
+
+export interface StopSteps {
+  /** The console command that shuts the server down cleanly (`quit`, `stop`); without one, SIGTERM. */
+  stopCommand?: string;
+  /** How long the server may take to exit after the stop command before it gets SIGTERM (default 30 s). */
+  stopTimeoutMs: number;
+  /** How long after SIGTERM before SIGKILL (default 10 s). */
+  killTimeoutMs: number;
+}
+
+export interface ChildOptions {
+  /** The dedicated server and its arguments (`game.wrapper.command`); run directly, no shell. */
+  command: readonly string[];
+  cwd?: string;
+  /** Variables the operator passes (`[game.wrapper.env]`), added to the few every program needs (childEnv). */
+  env?: Record<string, string>;
+  clock: Clock;
+  logger: Logger;
+}
+
+/**
+ * Starts the server; rejects when it can't be started (not found, not executable). Both pipes are always drained
+ * (ioq3 writes its console to stderr; a full pipe would block the game). If hub-agent exits while the server runs,
+ * the server gets SIGTERM.
+ */
+export function spawnChild(o: ChildOptions, onLine: (line: string, stream: LineStream) => void): Promise<ServerChild> {
+  const [file, ...args] = o.command as [string, ...string[]];
+  const child = spawn(file, args, {
+    cwd: o.cwd,
+    env: childEnv(o.env),
+    stdio: ["pipe", "pipe", "pipe"],
+    detached: process.platform !== "win32",
+  });
+  let gone = false;
+  const signal = (sig: NodeJS.Signals) => {
+    if (gone || child.pid === undefined) return;
+    try {
+      if (process.platform === "win32") child.kill(sig);
+      else process.kill(-child.pid, sig);
+    } catch {
+      // already gone
+    }
+  };
+  const killOnExit = () => signal("SIGTERM");
+
+  const splitters = (["stdout", "stderr"] as const).map((stream) => {
+    const splitter = new LineSplitter((line) => onLine(line, stream));
+    child[stream].on("data", (d: Buffer) => splitter.push(d));
+    return splitter;
+  });
+  child.stdin.on("error", (e) => o.logger.debug(`server stdin: ${errorMessage(e)}`));
+  const exited = new Promise<ChildStatus>((resolve) => {
+    let status: ChildStatus | undefined;
+    const finish = () => {
+      if (gone || !status) return;
+      gone = true;
+      for (const s of splitters) s.flush();
+      process.off("exit", killOnExit);
+      resolve(status);
+    };
+    child.once("exit", (code, sig) => {
+      status = { code, signal: sig };
+      // "close" follows once the pipes are drained; a grandchild holding them open must not stall us.
+      o.clock.sleep(2000).then(finish, finish);
+    });
+    child.once("close", () => finish());
+  });
+
+  return new Promise((resolve, reject) => {
+    child.once("error", (e) => {
+      // Only a failed spawn lands here before "spawn"; later errors (a failed kill) are logged.
+      if (child.pid === undefined) {
+        reject(new Error(`game.wrapper.command: cannot start ${JSON.stringify(file)}: ${errorMessage(e)}`));
+      } else o.logger.warn(`server process error: ${errorMessage(e)}`);
+    });
+    child.once("spawn", () => {
+      o.logger.info(`started ${file}`, { pid: child.pid });
+      process.on("exit", killOnExit);
+      const write = (text: string) => {
+        if (child.stdin.destroyed || !child.stdin.writable) return false;
+        child.stdin.write(text);
+        return true;
+      };
+      const run: ServerChild = { pid: child.pid as number, exited, signal, write, stop: (how) => stop(run, how, o) };
+      resolve(run);
+    });
+  });
+}
+
+async function stop(child: ServerChild, how: StopSteps, o: ChildOptions): Promise<void> {
+  const { stopCommand, stopTimeoutMs, killTimeoutMs } = how;
+  const within = async (ms: number) => {
+    const timer = new AbortController();
+    const sleep = o.clock.sleep(ms, timer.signal).then(
+      () => false,
+      () => false,
+    );
+    const exited = await Promise.race([child.exited.then(() => true), sleep]);
+    timer.abort();
+    return exited;
+  };
+  if (stopCommand) {
+    o.logger.info(`stopping the server with "${stopCommand}"`);
+    child.write(`${stopCommand}\n`);
+  } else child.signal("SIGTERM");
+  if (await within(stopTimeoutMs)) return;
+  o.logger.warn(`the server did not exit within ${stopTimeoutMs} ms: sending SIGTERM`);
+  child.signal("SIGTERM");
+  if (await within(killTimeoutMs)) return;
+  o.logger.warn(`the server did not exit within ${killTimeoutMs} ms of SIGTERM: sending SIGKILL`);
+  child.signal("SIGKILL");
+  await child.exited;
+}

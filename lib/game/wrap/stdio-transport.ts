@@ -1,0 +1,232 @@
+/**
+ * Console commands over the wrapped server's stdin, replies read from its stdout and stderr
+ * (docs/game-consoles.md §2.3). stdin has no request/response: a command that needs an answer is followed by an
+ * echo of a marker, and the lines in between are its reply.
+ */
+import type { Clock } from "../../clock.ts";
+import { CommandQueue, type QueuedCommand } from "../transports/command-queue.ts";
+import {
+  mayHaveRun,
+  type SendOptions,
+  type Transport,
+  TransportError,
+  type TransportState,
+} from "../transports/transport.ts";
+import { Gate } from "./gate.ts";
+import { type LineUse, singleMatch, type Supervisor } from "./supervisor.ts";
+
+export interface StdioTransportOptions {
+  /**
+   * Renders a console command that prints `marker` on a line of its own (`(m) => "echo " + m`). Replies are the
+   * lines between a command and its marker. Without it (Minecraft has no echo) commands are fire-and-forget and
+   * resolve with "", unless the call passes `until`.
+   */
+  echo?: (marker: string) => string;
+  /** Default per-command timeout: waiting for the server to be ready, in the queue, and for the reply (default 10 s). */
+  timeoutMs?: number;
+  clock: Clock;
+}
+
+export interface StdioSendOptions extends SendOptions {
+  /** The reply ends with the first line that matches (included); for consoles without an echo command. */
+  until?: RegExp;
+}
+
+/** A command in hub-agent's queue: its reply ends at `until`, else at the echo marker. */
+interface CommandJob {
+  command: string;
+  until?: RegExp;
+}
+
+/** A command written whose reply is still open. */
+interface OpenReply {
+  lines: string[];
+  done: (line: string) => boolean;
+  /** Lines that only close the reply (the marker) are neither part of it nor game output. */
+  swallow: boolean;
+  /** The operator's own line: its answer is theirs to see, not a reply to hub-agent. */
+  show: boolean;
+  resolve: (text: string) => void;
+  reject: (e: Error) => void;
+}
+
+/** A marker line: unlikely in any game's output, and recognisable when a stale one arrives late. */
+const MARKER = /hubagent_end_[0-9a-f]{12}$/;
+
+/** How long a typed line may wait for the server to be ready (a map loading, a restart) and for its marker. */
+const TYPED_TIMEOUT_MS = 5 * 60_000;
+
+/**
+ * The transport of `game.bridge = "wrapper"`. hub-agent's commands run one at a time. The operator's typed lines
+ * (type()) never wait behind them: a typed line is written as soon as the server is ready, even while a command
+ * of hub-agent's waits for its reply. A console reads its stdin in order, so the lines before the command's
+ * marker are still its reply and the typed line's answer comes after it; hub-agent's next command waits until
+ * every typed line got its marker, so their answers are never taken for its reply.
+ */
+export class StdioTransport implements Transport {
+  readonly name: string;
+  #server: Supervisor;
+  #o: StdioTransportOptions & { timeoutMs: number };
+  #commands: CommandQueue<CommandJob>;
+  #typedLines: CommandQueue<CommandJob>;
+  /** The reply to hub-agent's command in flight. */
+  #command?: OpenReply;
+  /** The typed line whose marker is awaited. */
+  #typed?: OpenReply;
+  /** Typed lines not yet answered (waiting for the server, or for their marker); `#noTyped` is open at 0. */
+  #typedCount = 0;
+  #noTyped = new Gate(true);
+
+  constructor(server: Supervisor, opts: StdioTransportOptions) {
+    this.#server = server;
+    this.name = server.name;
+    this.#o = { timeoutMs: 10_000, ...opts };
+    const timeout = (command: string, ms: number) =>
+      new TransportError("timeout", `${this.name}: no reply to "${command.split(" ", 1)[0]}" within ${ms} ms`);
+    this.#commands = new CommandQueue(opts.clock, (job) => this.#runCommand(job), timeout);
+    this.#typedLines = new CommandQueue(opts.clock, (job) => this.#runTyped(job), timeout);
+    server.readLines((line) => this.#read(line));
+    server.on("stopping", (gone) => {
+      this.#commands.abortAll(gone);
+      this.#typedLines.abortAll(gone);
+    });
+    // The command in flight may or may not have run: it fails. Queued ones wait for a restart (or fail).
+    server.on("exit", ({ reason }) => {
+      const error = new TransportError("disconnected", `${this.name}: ${reason} while a command ran`);
+      for (const reply of [this.#command, this.#typed]) reply?.reject(error);
+    });
+  }
+
+  get state(): TransportState {
+    return this.#server.state;
+  }
+
+  on(event: "state", fn: (state: TransportState, error?: Error) => void): () => void {
+    return this.#server.on(event, fn);
+  }
+
+  /**
+   * Writes one console command. Waits for the server to be ready. With an echo command (or `until`) resolves
+   * with the reply's lines; otherwise with "" once written.
+   */
+  send(command: string, opts?: StdioSendOptions): Promise<string> {
+    const gone = this.#server.gone;
+    if (gone) return Promise.reject(gone);
+    if (/[\0\r\n]/.test(command)) {
+      // A line break would make the rest a second command.
+      return Promise.reject(new TransportError("invalid", "console commands can't contain NUL or line breaks"));
+    }
+    const until = opts?.until && singleMatch(opts.until);
+    return this.#commands.push({ command, ...(until ? { until } : {}) }, opts?.timeoutMs ?? this.#o.timeoutMs);
+  }
+
+  /**
+   * Passes on a line the operator typed: as soon as the server is ready, never behind hub-agent's commands; its
+   * answer is the operator's to see. Rejects when the line could not be written.
+   */
+  async type(line: string): Promise<void> {
+    if (!this.#o.echo || line.includes("\0")) {
+      if (!this.#server.write(`${line}\n`)) throw new TransportError("closed", "the server is not running");
+      return;
+    }
+    this.#typedCount++;
+    this.#noTyped.shut();
+    try {
+      await this.#typedLines.push({ command: line }, TYPED_TIMEOUT_MS);
+    } catch (e) {
+      if (!mayHaveRun(e)) throw e; // written: only its marker is late (a `map` change holds the console)
+    } finally {
+      if (--this.#typedCount === 0) this.#noTyped.open();
+    }
+  }
+
+  /** Stops the server: this transport is its console. */
+  close(): Promise<void> {
+    return this.#server.stop();
+  }
+
+  async #runCommand(job: QueuedCommand<CommandJob>): Promise<string> {
+    await this.#server.whenReady(job.signal);
+    // Typed lines go first, and their answers must not be taken for this command's reply: their markers first.
+    while (this.#typedCount > 0) {
+      await this.#noTyped.wait(job.signal);
+      await this.#server.whenReady(job.signal);
+    }
+    if (!job.until && !this.#o.echo) {
+      if (!this.#server.write(`${job.command}\n`)) throw this.#serverGone();
+      job.written = true;
+      return "";
+    }
+    return this.#exchange(job, false);
+  }
+
+  async #runTyped(job: QueuedCommand<CommandJob>): Promise<string> {
+    await this.#server.whenReady(job.signal);
+    return this.#exchange(job, true);
+  }
+
+  /** Writes the command with its marker and resolves with its reply (a typed line's: "", its answer was shown). */
+  #exchange(job: QueuedCommand<CommandJob>, typed: boolean): Promise<string> {
+    const { command, until } = job;
+    const marker = `hubagent_end_${randomHex(6)}`;
+    const echoLine = this.#o.echo?.(marker) ?? "";
+    return new Promise<string>((resolve, reject) => {
+      const settle = (fn: () => void) => {
+        this.#forget(reply);
+        job.signal.removeEventListener("abort", onAbort);
+        fn();
+      };
+      // A typed line was written: a late marker or a server gone (the operator typed `quit`) is no failure.
+      const fail = (e: Error) => settle(() => (typed ? resolve("") : reject(e)));
+      const onAbort = () => fail(job.signal.reason);
+      const reply: OpenReply = {
+        lines: [],
+        swallow: !until,
+        show: typed,
+        done: until
+          ? (line) => until.test(line)
+          : (line) => line.trimEnd().endsWith(marker) && !line.includes(echoLine),
+        resolve: (text) => settle(() => resolve(text)),
+        reject: fail,
+      };
+      if (job.signal.aborted) return onAbort();
+      job.signal.addEventListener("abort", onAbort, { once: true });
+      // One write, so nothing can land between the command and its marker.
+      if (!this.#server.write(until ? `${command}\n` : `${command}\n${echoLine}\n`)) {
+        return settle(() => reject(this.#serverGone()));
+      }
+      job.written = true;
+      if (typed) this.#typed = reply;
+      else this.#command = reply;
+    });
+  }
+
+  #forget(reply: OpenReply): void {
+    if (this.#command === reply) this.#command = undefined;
+    if (this.#typed === reply) this.#typed = undefined;
+  }
+
+  /** Decides what a line of the console is (see LineUse): the end or part of an open reply, or game output. */
+  #read(line: string): LineUse {
+    for (const reply of [this.#command, this.#typed]) {
+      if (!reply?.done(line)) continue;
+      if (!reply.swallow) reply.lines.push(line);
+      reply.resolve(reply.lines.join("\n"));
+      return reply.swallow ? "drop" : "reply";
+    }
+    if (MARKER.test(line.trimEnd())) return "drop"; // the marker of a command that timed out
+    // hub-agent's command was written before any typed line still open: the console answers it first.
+    const open = this.#command ?? this.#typed;
+    if (!open || open.show) return "console";
+    open.lines.push(line);
+    return "reply";
+  }
+
+  #serverGone(): TransportError {
+    return new TransportError("disconnected", `${this.name}: the server is gone`);
+  }
+}
+
+function randomHex(bytes: number): string {
+  return [...crypto.getRandomValues(new Uint8Array(bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+}

@@ -1,0 +1,52 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import type { TransportError } from "../../../lib/game/transports/transport.ts";
+import { until } from "../../agent/harness.ts";
+import { cleanup, wrap } from "./harness.ts";
+
+afterEach(cleanup);
+
+describe("StdioTransport: commands", () => {
+  test("send() waits for ready and returns the lines up to its marker; the marker is not game output", async () => {
+    const w = await wrap(["--ready-delay=300"]);
+    const reply = w.transport.send("say hello");
+    expect(w.transport.state).toBe("connecting");
+    expect(await reply).toBe("[CHAT] Server: hello");
+    expect(w.has("[CHAT] Server: hello")).toBe(true); // still an event line
+    expect(w.texts().some((t) => t.includes("hubagent_end_"))).toBe(false);
+    expect(await Promise.all(["join Alice", "join Bob", "nope"].map((c) => w.transport.send(c)))).toEqual([
+      "Alice joined the game",
+      "Bob joined the game",
+      'Unknown command "nope"',
+    ]);
+  });
+
+  test("without an echo command, commands are fire-and-forget; `until` waits for a matching line", async () => {
+    const w = await wrap([], { echo: undefined });
+    expect(await w.transport.send("join Carol")).toBe("");
+    await until(() => w.has("Carol joined the game"), "the join line");
+    expect(await w.transport.send("join Dave", { until: /joined the game$/ })).toBe("Dave joined the game");
+  });
+
+  test("a line break or NUL can't smuggle in a second command", async () => {
+    const w = await wrap();
+    for (const bad of ["say hi\nquit", "say hi\rquit", "say \0"]) {
+      expect(((await w.transport.send(bad).catch((e) => e)) as TransportError).code).toBe("invalid");
+    }
+    expect(await w.transport.send("say still here")).toBe("[CHAT] Server: still here");
+  });
+
+  test("a command without its marker times out; the late marker is dropped, not taken for the next reply", async () => {
+    const w = await wrap();
+    const err = (await w.transport.send("sleep 500", { timeoutMs: 200 }).catch((e) => e)) as TransportError;
+    expect(err.code).toBe("timeout");
+    expect(err.message).toContain('"sleep"');
+    expect(await w.transport.send("join Erin")).toBe("Erin joined the game");
+    expect(w.texts().some((t) => t.includes("hubagent_end_"))).toBe(false);
+  });
+
+  test("an echo command that never prints the marker times out", async () => {
+    const w = await wrap([], { echo: (m) => `nonsense ${m}` });
+    const err = (await w.transport.send("say x", { timeoutMs: 300 }).catch((e) => e)) as TransportError;
+    expect(err.code).toBe("timeout");
+  });
+});

@@ -51,7 +51,7 @@ export class Agent implements FeatureContext {
   constructor(readonly deps: AgentDeps) {
     this.log = deps.logger.withTag("agent");
     this.events = new EventBus(deps.logger.withTag("events"));
-    this.scheduler = new Scheduler(deps.clock, deps.logger.withTag("scheduler"), deps.jitter);
+    this.scheduler = new Scheduler(deps.clock, deps.logger.withTag("scheduler"), deps.jitter, undefined, deps.jobs);
     this.users = new Users(deps.api, deps.bridge.userType, deps.logger.withTag("users"));
   }
 
@@ -257,7 +257,7 @@ export class Agent implements FeatureContext {
   /** `run --once`: one round of every periodic job, in registration order, once the initial players are known. */
   async runOnce(): Promise<void> {
     await this.initialPlayers;
-    for (const job of this.jobs) await this.scheduler.run(job.name, job.run);
+    for (const job of this.jobs) await this.scheduler.runJob(job.name, job.run);
   }
 
   /** Stops timers, waits for runs and event handlers in flight, and stops listening to the game. */

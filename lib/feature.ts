@@ -11,7 +11,7 @@ import type { Users } from "./users.ts";
 import type { BridgeEventOf, BridgeEventType, GameBridge, GamePlayer } from "./game/bridge.ts";
 import type { Logger } from "./log.ts";
 import type { Messages } from "./messages.ts";
-import type { JobOptions, Scheduler } from "./scheduler.ts";
+import type { JobObserver, JobOptions, Scheduler } from "./scheduler.ts";
 import type { Store } from "./store/index.ts";
 
 export interface AgentDeps {
@@ -26,6 +26,8 @@ export interface AgentDeps {
   features?: readonly Feature[];
   /** Fraction of each interval added at random (default 0.02; tests use 0). */
   jitter?: number;
+  /** Watches the periodic jobs (`run`'s metrics registry). */
+  jobs?: JobObserver;
   /** `run --once`: no timers and no waiting for the service; runOnce() does one round of every job. */
   once?: boolean;
 }

@@ -9,6 +9,14 @@ export interface JobOptions {
   fixedRate?: boolean;
 }
 
+/** Watches the periodic jobs (`run`'s metrics registry, lib/monitor/metrics.ts). */
+export interface JobObserver {
+  /** A job was registered to run every `intervalMs`. */
+  schedule(name: string, intervalMs: number): void;
+  /** Runs one run of job `name`, settling as it does. */
+  track<R>(name: string, run: () => Promise<R>): Promise<R>;
+}
+
 /**
  * Periodic jobs on an injected clock. A job never overlaps itself (the next wait starts when a run ends),
  * each wait gets a small random jitter so many agents do not hit the service in lockstep, and stop() waits for
@@ -26,11 +34,13 @@ export class Scheduler {
     /** Fraction of the interval added at random to each wait (0 in tests for exact cadence). */
     private jitter = 0.02,
     private random: () => number = Math.random,
+    private observer?: JobObserver,
   ) {}
 
   /** Runs `job` every `intervalMs` until stop(), or until the job returns "done". */
   every(name: string, intervalMs: number, job: () => Promise<void | "done">, opts: JobOptions = {}): void {
     const signal = this.abort.signal;
+    this.observer?.schedule(name, intervalMs);
     const loop = async () => {
       let first = true;
       let ran = 0;
@@ -45,7 +55,7 @@ export class Scheduler {
         }
         first = false;
         const started = this.clock.monotonic();
-        if ((await this.run(name, job)) === "done") return;
+        if ((await this.runJob(name, job)) === "done") return;
         ran = this.clock.monotonic() - started;
       }
     };
@@ -66,6 +76,12 @@ export class Scheduler {
     } finally {
       this.running.delete(p);
     }
+  }
+
+  /** One run of the periodic job `name` (as `every` does, and `run --once`): tracked like run(), and observed. */
+  runJob<R>(name: string, job: () => Promise<R>): Promise<R | undefined> {
+    const observer = this.observer;
+    return this.run(name, observer ? () => observer.track(name, job) : job);
   }
 
   /** Runs in flight (tests wait for 0 before moving a manual clock). */

@@ -3,7 +3,7 @@
  * further endpoints of docs/service-api.md §3.21). Every call resolves to an ApiResult and never throws.
  */
 import type { ApiResult } from "./errors.ts";
-import { createTransport, type ApiOptions, type Query, seg } from "./http.ts";
+import { at, createTransport, type ApiOptions, type Query } from "./http.ts";
 import * as s from "./schemas.ts";
 
 export * from "./errors.ts";
@@ -121,16 +121,16 @@ export function createApi(opts: ApiOptions): Api {
       return res.ok ? { ...res, value: res.value.frontend_url } : res;
     },
     probe: () => t.request({ method: "GET", path: "/openapi.json", schema: s.ApiInfoSchema }),
-    getServer: (serverId) => t.request({ method: "GET", path: `/server/${seg(serverId)}`, schema: s.ServerSchema }),
+    getServer: (serverId) => t.request({ method: "GET", ...at`/server/${serverId}`, schema: s.ServerSchema }),
     patchServer: (serverId, status) =>
-      t.request({ method: "PATCH", path: `/server/${seg(serverId)}`, body: status, schema: s.ServerSchema }),
+      t.request({ method: "PATCH", ...at`/server/${serverId}`, body: status, schema: s.ServerSchema }),
     getUser: (identifier, type) =>
-      t.request({ method: "GET", path: `/user/${seg(identifier)}`, query: { type }, schema: s.UserSchema }),
+      t.request({ method: "GET", ...at`/user/${identifier}`, query: { type }, schema: s.UserSchema }),
     createUser: (body) => t.request({ method: "POST", path: "/user/", body, schema: s.UserSchema }),
     getUserGroups: (userId, bundleId) =>
       t.request({
         method: "GET",
-        path: `/user/${seg(userId)}/group`,
+        ...at`/user/${userId}/group`,
         query: { serverbundle_id: bundleId },
         schema: GroupListSchema,
       }),
@@ -138,7 +138,7 @@ export function createApi(opts: ApiOptions): Api {
     createMembership: (userId, body, o) =>
       t.request({
         method: "POST",
-        path: `/user/${seg(userId)}/membership`,
+        ...at`/user/${userId}/membership`,
         query: morph(o),
         body,
         schema: s.MembershipSchema,
@@ -146,30 +146,30 @@ export function createApi(opts: ApiOptions): Api {
     endMemberships: (userId, bundleId, o) =>
       t.request({
         method: "DELETE",
-        path: `/user/${seg(userId)}/membership`,
+        ...at`/user/${userId}/membership`,
         query: { serverbundle_id: bundleId, ...morph(o) },
         schema: null,
       }),
     getMemberships: (userId, bundleId) =>
       t.request({
         method: "GET",
-        path: `/user/${seg(userId)}/membership`,
+        ...at`/user/${userId}/membership`,
         query: { serverbundle_id: bundleId },
         schema: MembershipListSchema,
       }),
     endMembership: (membershipId, o) =>
-      t.request({ method: "DELETE", path: `/user/membership/${seg(membershipId)}`, query: morph(o), schema: null }),
+      t.request({ method: "DELETE", ...at`/user/membership/${membershipId}`, query: morph(o), schema: null }),
     endMembershipByGroup: (userId, groupId, bundleId, o) =>
       t.request({
         method: "DELETE",
-        path: `/user/${seg(userId)}/membership/by-group`,
+        ...at`/user/${userId}/membership/by-group`,
         query: { group_id: groupId, serverbundle_id: bundleId, ...morph(o) },
         schema: s.SuccessSchema,
       }),
     getBundleBans: (bundleId) =>
       t.request({
         method: "GET",
-        path: `/server/bundle/${seg(bundleId)}/ban`,
+        ...at`/server/bundle/${bundleId}/ban`,
         query: { active: true },
         schema: s.BanListSchema,
       }),
@@ -177,18 +177,18 @@ export function createApi(opts: ApiOptions): Api {
     unbanUser: (userId, o) =>
       t.request({
         method: "PATCH",
-        path: `/user/${seg(userId)}/ban`,
+        ...at`/user/${userId}/ban`,
         query: { serverbundle_id: o?.bundleId, ...morph(o) },
         schema: null,
       }),
     patchBan: (banId, body, o) =>
-      t.request({ method: "PATCH", path: `/ban/${seg(banId)}`, query: morph(o), body, schema: s.BanSchema }),
+      t.request({ method: "PATCH", ...at`/ban/${banId}`, query: morph(o), body, schema: s.BanSchema }),
     createWarning: (body, o) =>
       t.request({ method: "POST", path: "/warning/", query: morph(o), body, schema: s.WarningSchema }),
     getAttributeDefinition: (nameOrId) =>
       t.request({
         method: "GET",
-        path: `/user/attribute/definition/${seg(nameOrId)}`,
+        ...at`/user/attribute/definition/${nameOrId}`,
         schema: s.AttributeDefinitionSchema,
       }),
     createAttributeDefinition: (body) =>
@@ -214,7 +214,7 @@ export function createApi(opts: ApiOptions): Api {
     markRewardExecuted: (appliedRewardId, serverIds) =>
       t.request({
         method: "PATCH",
-        path: `/packet/reward/applied/${seg(appliedRewardId)}`,
+        ...at`/packet/reward/applied/${appliedRewardId}`,
         body: { executed_on: serverIds },
         schema: s.AppliedRewardSchema,
       }),
@@ -227,9 +227,8 @@ export function createApi(opts: ApiOptions): Api {
       });
       return r.ok ? { ...r, value: r.value.filter((a) => a.enabled) } : r;
     },
-    getBan: (banId) => t.request({ method: "GET", path: `/ban/${seg(banId)}`, schema: s.BanSchema }),
-    getWarning: (warningId) =>
-      t.request({ method: "GET", path: `/warning/${seg(warningId)}`, schema: s.WarningSchema }),
+    getBan: (banId) => t.request({ method: "GET", ...at`/ban/${banId}`, schema: s.BanSchema }),
+    getWarning: (warningId) => t.request({ method: "GET", ...at`/warning/${warningId}`, schema: s.WarningSchema }),
     listWarnings: (userId, o) =>
       t.request({ method: "GET", path: "/warning/", query: list(userId, o), schema: s.WarningPageSchema }),
     listBans: (userId, o) =>
@@ -240,6 +239,6 @@ export function createApi(opts: ApiOptions): Api {
         schema: s.BanPageSchema,
       }),
     getBundle: (bundleId) =>
-      t.request({ method: "GET", path: `/server/bundle/${seg(bundleId)}`, schema: s.ServerbundleSchema }),
+      t.request({ method: "GET", ...at`/server/bundle/${bundleId}`, schema: s.ServerbundleSchema }),
   };
 }

@@ -11,6 +11,7 @@ import {
   type ApiError,
   type ApiResult,
   DEFAULT_MAX_RESPONSE_BYTES,
+  describeError,
   parseErrorBody,
   redact,
   truncate,
@@ -39,12 +40,45 @@ export interface ApiOptions {
   maxGateWaitMs?: number;
   /** Largest response body read (default DEFAULT_MAX_RESPONSE_BYTES); a longer one is an InvalidResponse. */
   maxResponseBytes?: number;
+  /** Told of every attempt's outcome (the metrics registry of `run`, lib/monitor/metrics.ts); must not throw. */
+  onRequest?: (e: RequestEvent) => void;
+}
+
+/**
+ * How one attempt ended, for metrics: "gate_closed" never left this process (the 429 gate was closed), "network" and
+ * "timeout" got no answer, "key_refused" is a 401, "client_error" any other 4xx but 404.
+ */
+export type RequestOutcome =
+  | "ok"
+  | "not_found"
+  | "client_error"
+  | "key_refused"
+  | "rate_limited"
+  | "gate_closed"
+  | "server_error"
+  | "network"
+  | "timeout"
+  | "invalid";
+
+export interface RequestEvent {
+  method: Method;
+  /** The endpoint with its ids as `{id}` (RequestSpec.route): one label per endpoint, not per player. */
+  route: string;
+  outcome: RequestOutcome;
+  /** The operator's line for a failure (describeError). */
+  error?: string;
+  /** Whether this attempt's result is what the caller gets (false: a GET is tried again). */
+  final: boolean;
+  /** After a 429: how long the gate stays closed, in ms. */
+  gateMs?: number;
 }
 
 export interface RequestSpec<T> {
   method: Method;
-  /** Canonical path from docs/service-api.md §1.4, ids already encoded (see `seg`). */
+  /** Canonical path from docs/service-api.md §1.4, ids already encoded (see `seg` and `at`). */
   path: string;
+  /** The path with its ids as `{id}`, for metrics (default: the path). */
+  route?: string;
   query?: Query;
   body?: unknown;
   /** null: the contract types the response `any`, so the body is ignored. */
@@ -65,6 +99,17 @@ export function joinUrl(base: string, path: string): string {
 /** Encodes one path segment (identifiers are user-controlled strings). */
 export function seg(id: string): string {
   return encodeURIComponent(id);
+}
+
+/**
+ * A path with each interpolated id encoded (`seg`), and its route with each id as `{id}`:
+ * at`/server/${id}` → { path: "/server/541d…", route: "/server/{id}" }.
+ */
+export function at(strings: TemplateStringsArray, ...ids: string[]): { path: string; route: string } {
+  return {
+    path: strings.reduce((out, s, i) => out + s + (i < ids.length ? seg(ids[i] as string) : ""), ""),
+    route: strings.join("{id}"),
+  };
 }
 
 /** Arrays become repeated keys, booleans "true"/"false"; null and undefined are left out. */
@@ -127,22 +172,27 @@ export function createTransport(opts: ApiOptions): Transport {
     const endpoint = `${spec.method} ${spec.path}`;
     const url = joinUrl(opts.url, spec.path) + buildQuery(spec.query);
     const maxAttempts = spec.method === "GET" ? retries + 1 : 1;
+    const route = spec.route ?? spec.path;
     for (let attempt = 1; ; attempt++) {
       const wait = gateUntil - clock.monotonic();
       if (wait > 0) {
         if (spec.method !== "GET" || wait > maxGateWaitMs) {
-          return fail({
+          const closed = fail<T>({
             kind: "RateLimited",
             status: 429,
             endpoint,
             message: "rate limit gate closed",
             retryAfterMs: wait,
           });
+          observe(spec.method, route, closed, true, "gate_closed");
+          return closed;
         }
         await clock.sleep(wait);
       }
       const { result, retry } = await attemptOnce(spec, endpoint, url);
-      if (!retry || attempt >= maxAttempts) return result;
+      const final = !retry || attempt >= maxAttempts;
+      observe(spec.method, route, result, final);
+      if (final) return result;
       // A 429 already set the gate; the next loop waits through it (or gives up if it is long).
       if (result.ok || result.error.kind !== "RateLimited") {
         const base = Math.min(backoffMs * 2 ** (attempt - 1), 8_000);
@@ -257,6 +307,19 @@ export function createTransport(opts: ApiOptions): Transport {
     return fail({ kind: "InvalidResponse", endpoint, field, message, status });
   }
 
+  function observe(
+    method: Method,
+    route: string,
+    result: ApiResult<unknown>,
+    final: boolean,
+    outcome = outcomeOf(result),
+  ) {
+    if (!opts.onRequest) return;
+    const error = result.ok ? undefined : describeError(result.error);
+    const gateMs = outcome === "rate_limited" ? Math.max(0, gateUntil - clock.monotonic()) : undefined;
+    opts.onRequest({ method, route, outcome, final, ...(error ? { error } : {}), ...(gateMs ? { gateMs } : {}) });
+  }
+
   function log(spec: RequestSpec<unknown>, status: number | "ERR", started: number, error?: string) {
     const ms = Math.round(performance.now() - started);
     // Path only: never the headers, the query or the base URL.
@@ -312,6 +375,25 @@ async function readCapped(
     at += c.byteLength;
   }
   return { text: new TextDecoder().decode(all), tooLarge };
+}
+
+function outcomeOf(result: ApiResult<unknown>): RequestOutcome {
+  if (result.ok) return "ok";
+  const e = result.error;
+  switch (e.kind) {
+    case "NotFound":
+      return "not_found";
+    case "RateLimited":
+      return "rate_limited";
+    case "ClientError":
+      return e.status === 401 ? "key_refused" : "client_error";
+    case "ServerError":
+      return "server_error";
+    case "Network":
+      return e.timeout ? "timeout" : "network";
+    case "InvalidResponse":
+      return "invalid";
+  }
 }
 
 function ok<T>(status: number, value: T, headers: Headers): ApiResult<T> {

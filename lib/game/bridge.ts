@@ -89,6 +89,14 @@ export interface GameBridge {
    * hub-agent stopped it (stop(), or the operator typed the stop command). Bridges without a process never call it.
    */
   onEnd?(fn: (end: GameEnd) => void): () => void;
+  /** Whether the game answers now, for `hub-agent status` and the metrics. */
+  health?(): BridgeHealth;
+}
+
+/** "unknown" until the game's first answer or failure; `reason`: why it is down. */
+export interface BridgeHealth {
+  state: "unknown" | "up" | "down";
+  reason?: string;
 }
 
 export interface GameEnd {

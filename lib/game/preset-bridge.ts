@@ -14,6 +14,7 @@ import type {
   GamePlayer,
   GameStatus,
   ScriptRunner,
+  BridgeHealth,
 } from "./bridge.ts";
 import type { CommandKind, LineKind, PlayerList, Preset } from "./presets/types.ts";
 import { LINE_KINDS } from "./presets/types.ts";
@@ -80,6 +81,7 @@ export class PresetBridge implements GameBridge {
   #unsubscribe: (() => void)[] = [];
   /** "unknown" until the first answer (or failure): a game down at startup is logged once, with no `down` event. */
   #state: "unknown" | "up" | "down" = "unknown";
+  #downReason = "";
   #lost = false;
   #started = false;
 
@@ -113,6 +115,10 @@ export class PresetBridge implements GameBridge {
   }
 
   // ── GameBridge ──────────────────────────────────────────────────────────────
+
+  health(): BridgeHealth {
+    return this.#state === "down" ? { state: "down", reason: this.#downReason } : { state: this.#state };
+  }
 
   async start(): Promise<void> {
     if (this.#started) return;
@@ -367,6 +373,7 @@ export class PresetBridge implements GameBridge {
   }
 
   #setDown(reason: string): void {
+    this.#downReason = reason;
     if (this.#state === "down") return;
     const wasUp = this.#state === "up";
     this.#state = "down";

@@ -5,7 +5,15 @@
 import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
 import { systemClock, type Clock } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
-import type { BridgeEvent, BridgeEventType, GameBridge, GamePlayer, GameStatus, ScriptRunner } from "./bridge.ts";
+import type {
+  BridgeEvent,
+  BridgeEventType,
+  BridgeHealth,
+  GameBridge,
+  GamePlayer,
+  GameStatus,
+  ScriptRunner,
+} from "./bridge.ts";
 import { parseChatCommand } from "./chat.ts";
 import { SIM_USER_TYPE } from "./user-type.ts";
 import { OwnGroupChanges } from "./echoes.ts";
@@ -121,6 +129,10 @@ export class SimGame implements GameBridge {
   }
 
   // ── GameBridge ──────────────────────────────────────────────────────────────
+
+  health(): BridgeHealth {
+    return this.downReason === undefined ? { state: "up" } : { state: "down", reason: this.downReason };
+  }
 
   start(): Promise<void> {
     this.emit({ type: "ready" });

@@ -1,6 +1,9 @@
 /** A cached value with the time it was saved, in one file (`cache/<name>`), replaced atomically. */
+import { readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
 import * as v from "valibot";
 import type { Clock } from "../clock.ts";
+import { isMissing, TMP_MARK } from "./driver.ts";
 import { type Records, schemaCheck } from "./records.ts";
 
 export interface Cache<T> {
@@ -27,4 +30,28 @@ export function createCache<T>(name: string, schema: v.GenericSchema<T>, records
     },
     set: (data, savedAt = clock.now()) => records.write(key, { v: 1, savedAt, data }, check),
   };
+}
+
+/**
+ * Every cache of the store and when it was last written: the file's modification time, so that a large cache (the
+ * ban list) is not read to learn its age.
+ */
+export async function listCaches(dir: string): Promise<{ name: string; writtenAt: number }[]> {
+  let names: string[];
+  try {
+    names = await readdir(join(dir, "cache"));
+  } catch (e) {
+    if (isMissing(e)) return [];
+    throw e;
+  }
+  const found = await Promise.all(
+    names
+      .filter((name) => !name.includes(TMP_MARK))
+      .sort()
+      .map(async (name) => {
+        const info = await stat(join(dir, "cache", name)).catch(() => undefined);
+        return info?.isFile() ? [{ name, writtenAt: info.mtimeMs }] : [];
+      }),
+  );
+  return found.flat();
 }

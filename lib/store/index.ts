@@ -12,13 +12,13 @@ import { createStorage } from "unstorage";
 import type { GenericSchema } from "valibot";
 import { type Clock, systemClock } from "../clock.ts";
 import { type Logger, silentLogger } from "../log.ts";
-import { type Cache, createCache } from "./cache.ts";
+import { type Cache, createCache, listCaches } from "./cache.ts";
 import { type Counters, createCounters } from "./counters.ts";
 import atomicFs, { cleanStaleTemp } from "./driver.ts";
 import { StoreWriteError, storeWriteError } from "./errors.ts";
 import { createLocker } from "./lock.ts";
 import { type Queue, createQueue } from "./queue.ts";
-import { type QuarantineRecord, createRecords } from "./records.ts";
+import { type CorruptFile, type QuarantineRecord, createRecords, listCorrupt } from "./records.ts";
 import { checkName } from "./types.ts";
 
 export type { Cache } from "./cache.ts";
@@ -26,7 +26,7 @@ export { StoreWriteError, describeFsError } from "./errors.ts";
 export type { Counters } from "./counters.ts";
 export { LockTimeoutError } from "./lock.ts";
 export type { Queue, QueueEntry } from "./queue.ts";
-export type { QuarantineRecord } from "./records.ts";
+export type { CorruptFile, QuarantineRecord } from "./records.ts";
 
 export interface StoreOptions {
   dir: string;
@@ -57,6 +57,10 @@ export interface Store {
   withLock<R>(name: string, fn: () => Promise<R>, opts?: { timeoutMs?: number }): Promise<R>;
   /** Entries moved to <dir>/corrupt/ so far (by this process), for reporting. */
   quarantined(): QuarantineRecord[];
+  /** Every file in <dir>/corrupt/ (moved there by any process), newest first. */
+  corrupt(): Promise<CorruptFile[]>;
+  /** Every cache and when it was last written. */
+  caches(): Promise<{ name: string; writtenAt: number }[]>;
 }
 
 /** Temp files older than this were left by a writer that died mid-write. */
@@ -96,6 +100,8 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     counters: (name) => createCounters(checkName("counters", name), records, storage, withLock),
     withLock,
     quarantined: () => [...records.quarantined],
+    corrupt: () => listCorrupt(dir),
+    caches: () => listCaches(dir),
   };
 }
 

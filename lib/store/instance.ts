@@ -94,7 +94,7 @@ function holderOf(lock: LockInfo): InstanceHolder | undefined {
   return { pid: f.pid, host: f.host, since: f.since, start: opt(f.start), boot: opt(f.boot) };
 }
 
-type Verdict = "live" | "foreign" | "gone" | "unreadable";
+export type Verdict = "live" | "foreign" | "gone" | "unreadable";
 
 async function judge(holder: InstanceHolder | undefined, self: { host: string; boot?: string }): Promise<Verdict> {
   if (!holder) return "unreadable";
@@ -114,6 +114,21 @@ const REASONS: Record<string, string> = {
   EROFS: "the file system is read-only",
 };
 const reason = (e: unknown) => REASONS[code(e) ?? ""] ?? (e as Error).message;
+
+/**
+ * Who holds the storage directory's instance lock, and whether that run is alive (`hub-agent status`): "live", "gone"
+ * (a dead pid, a reused one, a previous boot), "foreign" (another host: cannot be checked), "unreadable" (an empty or
+ * torn file), or no holder.
+ */
+export async function instanceHolder(
+  dir: string,
+): Promise<{ verdict: Verdict; holder: InstanceHolder } | { verdict: "unreadable" | "none" }> {
+  const held = await readLock(join(dir, INSTANCE_LOCK));
+  if (!held) return { verdict: "none" };
+  const holder = holderOf(held);
+  const verdict = await judge(holder, { host: hostname(), boot: await bootId() });
+  return holder && verdict !== "unreadable" ? { verdict, holder } : { verdict: "unreadable" };
+}
 
 /** Takes the storage directory's instance lock, or throws InstanceBusyError naming the holder. */
 export async function holdInstance(dir: string): Promise<Instance> {

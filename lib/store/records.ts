@@ -4,8 +4,8 @@
  * once, and read as absent. It is never read as "empty" and never blocks the other records. So is a record larger
  * than the cap: its size is checked before it is read, so one huge file cannot exhaust memory.
  */
-import { link, mkdir, open, rename, stat, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { link, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
+import { dirname, join, relative, sep } from "node:path";
 import type { Storage } from "unstorage";
 import * as v from "valibot";
 import type { Clock } from "../clock.ts";
@@ -20,6 +20,49 @@ export interface QuarantineRecord {
   /** Why: a JSON parse error or a schema summary. */
   reason: string;
   at: number;
+}
+
+/** A file in `<dir>/corrupt/`: the store key it was and when it was moved there (from its name). */
+export interface CorruptFile {
+  key: string;
+  file: string;
+  at: number;
+}
+
+/**
+ * Every file in `<dir>/corrupt/`, newest first: what any process quarantined, kept until the operator removes it.
+ * Names are `<key path>.<ms>` (`-<suffix>` when two land in one ms); another name counts by its modification time.
+ */
+export async function listCorrupt(dir: string): Promise<CorruptFile[]> {
+  const root = join(dir, "corrupt");
+  const out: CorruptFile[] = [];
+  const walk = async (at: string): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(at, { withFileTypes: true });
+    } catch (e) {
+      if (isMissing(e)) return;
+      throw e;
+    }
+    for (const entry of entries) {
+      const file = join(at, entry.name);
+      if (entry.isDirectory()) {
+        await walk(file);
+        continue;
+      }
+      const path = relative(root, file).split(sep).join(":");
+      const m = /^(.*)\.(\d{10,})(?:-[0-9a-f]{8})?$/.exec(path);
+      const when = m
+        ? Number(m[2])
+        : await stat(file).then(
+            (s) => s.mtimeMs,
+            () => 0,
+          );
+      out.push({ key: m ? (m[1] as string) : path, file, at: when });
+    }
+  };
+  await walk(root);
+  return out.sort((a, b) => b.at - a.at);
 }
 
 type Verdict<T> = { ok: true; value: T } | { ok: false; reason: string };

@@ -5,6 +5,9 @@ import type { Config } from "../../lib/config/index.ts";
 import type { GameBridge, GameEnd } from "../../lib/game/bridge.ts";
 import type { Logger } from "../../lib/log.ts";
 import type { Clock } from "../../lib/clock.ts";
+import type { Agent } from "../../lib/agent.ts";
+import type { RunMonitor } from "../../lib/monitor/monitor.ts";
+import type { MonitorListener } from "../../lib/monitor/listen.ts";
 
 export default defineCommand({
   meta: {
@@ -76,14 +79,20 @@ export async function runAgent(opts: {
 
 async function serve(opts: Parameters<typeof runAgent>[0], unlocked: boolean): Promise<number> {
   const { config, bridge, clock, logger } = opts;
-  const [{ Agent }, { createApi }, { openStore }, { attachHooks }, { loadMessages }] = await Promise.all([
-    import("../../lib/agent.ts"),
-    import("../../lib/api/client.ts"),
-    import("../../lib/store/index.ts"),
-    import("../../lib/hooks.ts"),
-    import("../../lib/messages.ts"),
-  ]);
+  const [{ Agent }, { createApi }, { openStore }, { attachHooks }, { loadMessages }, { Metrics }, { RunMonitor }] =
+    await Promise.all([
+      import("../../lib/agent.ts"),
+      import("../../lib/api/client.ts"),
+      import("../../lib/store/index.ts"),
+      import("../../lib/hooks.ts"),
+      import("../../lib/messages.ts"),
+      import("../../lib/monitor/metrics.ts"),
+      import("../../lib/monitor/monitor.ts"),
+    ]);
   const messages = await loadMessages(config.lang, { logger });
+  // The one registry of what this run did: fed by the HTTP client and the scheduler, read by `hub-agent status`,
+  // the status page and /metrics (docs/monitoring.md).
+  const metrics = new Metrics(clock);
   const api = createApi({
     url: config.api.url,
     key: config.api.key,
@@ -91,17 +100,79 @@ async function serve(opts: Parameters<typeof runAgent>[0], unlocked: boolean): P
     maxResponseBytes: config.api.max_response_bytes,
     clock,
     logger: logger.withTag("api"),
+    onRequest: metrics.request,
   });
   const store = await openStore({ dir: config.storage.dir, logger, clock, reportWriteErrors: true });
   const features = unlocked ? (await import("../../lib/features/index.ts")).FEATURES_WITHOUT_INSTANCE : undefined;
-  const agent = new Agent({ config, api, store, bridge, clock, logger, messages, once: opts.once, features });
+  const agent = new Agent({
+    config,
+    api,
+    store,
+    bridge,
+    clock,
+    logger,
+    messages,
+    once: opts.once,
+    features,
+    jobs: metrics,
+  });
   attachHooks(agent.events, config.hooks, logger.withTag("hooks"));
+  const monitor = new RunMonitor({
+    store,
+    clock,
+    logger,
+    metrics,
+    mode: opts.once ? "once" : "run",
+    unlocked,
+    bridge: { kind: config.game.bridge, health: bridge.health?.bind(bridge) },
+    players: () => agent.players.values(),
+  });
+  agent.events.on("hub_ready", ({ source }) => monitor.ready(source));
+  monitor.start();
+  const listener = opts.once ? undefined : await listenHttp(config, monitor, logger);
+  try {
+    return await serveAgent(opts, agent, monitor);
+  } finally {
+    await listener?.stop();
+    await monitor.stop();
+  }
+}
+
+/** `[http] listen`: the status page and metrics. A port in use is logged, not fatal: enforcement goes on. */
+async function listenHttp(config: Config, monitor: RunMonitor, logger: Logger): Promise<MonitorListener | undefined> {
+  const text = config.http.listen;
+  if (!text) return undefined;
+  const [{ parseListen, isLoopback }, { monitorHandler }, { listenMonitor }] = await Promise.all([
+    import("../../lib/config/listen.ts"),
+    import("../../lib/monitor/http.ts"),
+    import("../../lib/monitor/listen.ts"),
+  ]);
+  const at = parseListen(text);
+  if (!at) return undefined; // the configuration was validated
+  try {
+    const listener = listenMonitor(at, monitorHandler(monitor, { anyHost: !isLoopback(at.hostname) }));
+    monitor.listening({ url: listener.url, error: null });
+    logger.info(`status page on ${listener.url} (metrics: ${listener.url}metrics)`);
+    return listener;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === "EADDRINUSE" ? "the port is in use: pick another" : (e as Error).message;
+    monitor.listening({ url: null, error: why });
+    logger.error(`http.listen = "${text}": ${why}; running without the status page and /metrics`);
+    return undefined;
+  }
+}
+
+async function serveAgent(opts: Parameters<typeof runAgent>[0], agent: Agent, monitor: RunMonitor): Promise<number> {
+  const { config, bridge, logger, clock } = opts;
+  const store = agent.deps.store;
 
   let stopping: Promise<void> | undefined;
   let stopped!: () => void;
   const done = new Promise<void>((resolve) => (stopped = resolve));
   const stop = (why: string) => {
     stopping ??= (async () => {
+      monitor.stopping();
       logger.info(`stopping (${why}): finishing work in flight`);
       await agent.stop();
       await bridge.stop();

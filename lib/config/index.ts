@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { ConfigSchema, KEY_HELP, SPEC_INTERVALS, type Config } from "./schema.ts";
+import { isLoopback, parseListen } from "./listen.ts";
 import { parseToml } from "./toml.ts";
 
 export { type Config, SPEC_INTERVALS } from "./schema.ts";
@@ -111,6 +112,8 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
   } else if (!hasKey && keyFileSetting === undefined) {
     problems.push(`${missing("api.key", file)}; or put it in a file and set api.key_file / ${envName("api.key_file")}`);
   }
+  const listen = rawString("http.listen");
+  if (listen) problems.push(...checkListen(listen, getPath(raw, "http.allow_remote"), where("http.listen")));
   if (parsed.success) problems.push(...(await checkGame(raw, where, file)));
   if (!parsed.success || problems.length) return { ok: false, problems, file, secrets };
 
@@ -210,6 +213,9 @@ async function checkGame(raw: Record<string, unknown>, where: (path: string) => 
   return problems;
 }
 
+/** A boolean key as the operator wrote it, before the schema read it (`bool` in schema.ts). */
+const isTrue = (raw: unknown) => raw === true || ["true", "1", "yes"].includes(String(raw).toLowerCase());
+
 function checkUrl(url: string, allowInsecure: unknown, where: string, path: string): string[] {
   let u: URL;
   try {
@@ -220,11 +226,21 @@ function checkUrl(url: string, allowInsecure: unknown, where: string, path: stri
   if (u.protocol !== "https:" && u.protocol !== "http:")
     return [`${path} = "${url}" (${where}) must start with https://: ${KEY_HELP[path]}`];
   const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(u.hostname) || u.hostname.startsWith("127.");
-  if (u.protocol === "http:" && !loopback && !["true", "1", "yes", true].includes(allowInsecure as string))
+  if (u.protocol === "http:" && !loopback && !isTrue(allowInsecure))
     return [
       `${path} = "${url}" (${where}) uses plain http to another host, which would send the API key unencrypted: use https://, or set api.allow_insecure = true if you really mean it`,
     ];
   return [];
+}
+
+function checkListen(listen: string, allowRemote: unknown, where: string): string[] {
+  const address = parseListen(listen);
+  if (!address)
+    return [`http.listen = "${listen}" (${where}) is not an address and port: use e.g. 127.0.0.1:9187 or [::1]:9187`];
+  if (isLoopback(address.hostname) || isTrue(allowRemote)) return [];
+  return [
+    `http.listen = "${listen}" (${where}) is not a loopback address, and the status page and /metrics have no password: use 127.0.0.1:${address.port}, or set http.allow_remote = true if you mean to expose them`,
+  ];
 }
 
 function describeIssue(

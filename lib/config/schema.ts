@@ -260,6 +260,14 @@ export const ConfigSchema = v.strictObject({
     {},
   ),
   rewards: v.optional(v.strictObject({ allow_script: bool(false) }), {}),
+  /** The status page, /metrics, /healthz and /readyz of `run` (lib/monitor/); off unless `listen` is set. */
+  http: v.optional(
+    v.strictObject({
+      listen: v.optional(text("must be an address and port, e.g. 127.0.0.1:9187")),
+      allow_remote: bool(false),
+    }),
+    {},
+  ),
   lang: v.optional(text("must be a locale of lang/ (en, de) or a path to a JSON file"), "en"),
   /** Shell-free hooks: event name → command line, run with the event's data as JSON on stdin. */
   hooks: v.optional(v.record(v.string(), text("must be a command to run")), {}),
@@ -322,6 +330,10 @@ export const KEY_HELP: Record<string, string> = {
   "commands.trusted_groups":
     "in-game groups (as the game names them) whose chat bans and unbans apply here at once, before VyHub has checked the player's permission; everyone else's take effect once VyHub accepts them. Ignored where players are known only by name (openarena)",
   lang: "a locale of lang/ (en, de) or a path to your own JSON file",
+  "http.listen":
+    "serve the status page, /metrics, /healthz and /readyz of `run` here, e.g. 127.0.0.1:9187 (off when unset)",
+  "http.allow_remote":
+    "allow http.listen on an address other than loopback: the page and metrics have no password; off by default",
   "intervals.status": "seconds between status updates (spec: 60)",
   "intervals.groups": "seconds between group syncs of online players (spec: 300)",
   "intervals.bans": "seconds between ban-list refreshes (spec: 60)",

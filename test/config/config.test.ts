@@ -160,6 +160,28 @@ describe("configuration", () => {
     expect(insecure.ok).toBe(true);
   });
 
+  test("http.listen: off by default; a loopback address and port; another address only with http.allow_remote", async () => {
+    const off = await loadConfig({ env: good, cwd: dir() });
+    if (!off.ok) throw new Error(off.problems.join("\n"));
+    expect(off.config.http).toEqual({ allow_remote: false });
+    for (const listen of ["127.0.0.1:9187", "[::1]:9187", "localhost:0", "127.0.0.2:80"]) {
+      const r = await loadConfig({ env: { ...good, HUB_HTTP_LISTEN: listen }, cwd: dir() });
+      expect(r.ok ? r.config.http.listen : r.problems).toBe(listen);
+    }
+    expect(await problems({ ...good, HUB_HTTP_LISTEN: "0.0.0.0:9187" })).toEqual([
+      'http.listen = "0.0.0.0:9187" (from HUB_HTTP_LISTEN) is not a loopback address, and the status page and /metrics have no password: use 127.0.0.1:9187, or set http.allow_remote = true if you mean to expose them',
+    ]);
+    for (const listen of ["9187", "127.0.0.1", "127.0.0.1:99999", "::1:9187", "a b:1"])
+      expect(await problems({ ...good, HUB_HTTP_LISTEN: listen })).toEqual([
+        `http.listen = "${listen}" (from HUB_HTTP_LISTEN) is not an address and port: use e.g. 127.0.0.1:9187 or [::1]:9187`,
+      ]);
+    const remote = await loadConfig({
+      env: { ...good, HUB_HTTP_LISTEN: "0.0.0.0:9187", HUB_HTTP_ALLOW_REMOTE: "true" },
+      cwd: dir(),
+    });
+    expect(remote.ok).toBe(true);
+  });
+
   test("unknown keys in the file are refused, naming them", async () => {
     const d = dir();
     const file = join(d, "c.toml");

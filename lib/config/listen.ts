@@ -1,0 +1,19 @@
+/** `http.listen`: an address and port, `127.0.0.1:9187` or `[::1]:9187` (docs/monitoring.md). */
+export interface ListenAddress {
+  hostname: string;
+  /** 0: any free port (the log and `hub-agent status` say which). */
+  port: number;
+}
+
+export function parseListen(text: string): ListenAddress | undefined {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(text.trim());
+  if (!m) return undefined;
+  const port = Number(m[3]);
+  if (port > 65535) return undefined;
+  return { hostname: (m[1] ?? m[2]) as string, port };
+}
+
+/** Only this machine can connect: 127.0.0.0/8, ::1, localhost. */
+export function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "::1" || /^127(\.\d{1,3}){3}$/.test(hostname);
+}

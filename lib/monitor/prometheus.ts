@@ -1,0 +1,141 @@
+/**
+ * /metrics: the status view (lib/monitor/status.ts) in Prometheus' text exposition format 0.0.4 — `# HELP` and
+ * `# TYPE` once per family, then one sample per line; label values escape `\`, `"` and line breaks. Every number
+ * comes from the view, so the page, `hub-agent status` and the metrics never disagree (docs/monitoring.md).
+ */
+import type { StatusView } from "./status.ts";
+
+export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+type Labels = Record<string, string>;
+type Sample = [Labels, number];
+
+const escape = (value: string) => value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+
+function family(name: string, type: "gauge" | "counter", help: string, samples: Sample[]): string[] {
+  if (!samples.length) return [];
+  return [
+    `# HELP ${name} ${help}`,
+    `# TYPE ${name} ${type}`,
+    ...samples.map(([labels, value]) => {
+      const l = Object.entries(labels).map(([k, v]) => `${k}="${escape(v)}"`);
+      return `${name}${l.length ? `{${l.join(",")}}` : ""} ${Number.isFinite(value) ? value : "NaN"}`;
+    }),
+  ];
+}
+
+const seconds = (iso: string | null | undefined) => (iso ? Date.parse(iso) / 1000 : undefined);
+const bool = (b: boolean) => (b ? 1 : 0);
+/** One sample when the value is known, none otherwise (an unknown is not a zero). */
+const known = (value: number | undefined | null, labels: Labels = {}): Sample[] =>
+  value === undefined || value === null ? [] : [[labels, value]];
+
+export function renderMetrics(view: StatusView): string {
+  const s = view.snapshot;
+  const now = Date.parse(view.now);
+  const p = "hub_agent_";
+  const lines = [
+    ...family(`${p}start_time_seconds`, "gauge", "When this run started (Unix time).", known(seconds(s?.started_at))),
+    ...family(`${p}ready`, "gauge", "1 once hub_ready was emitted (the server record is loaded).", [
+      [{}, bool(s?.state === "ready")],
+    ]),
+    ...family(
+      `${p}queue_entries`,
+      "gauge",
+      "Entries in each durable queue.",
+      view.queues.map((q) => [{ queue: q.queue }, q.entries]),
+    ),
+    ...family(
+      `${p}queue_waiting`,
+      "gauge",
+      "Entries of each queue that run still sends to the service.",
+      view.queues.map((q) => [{ queue: q.queue }, q.waiting]),
+    ),
+    ...family(
+      `${p}queue_uncertain`,
+      "gauge",
+      "Entries whose answer was lost: looked up at the service before they are sent again.",
+      view.queues.map((q) => [{ queue: q.queue }, q.uncertain]),
+    ),
+    ...family(
+      `${p}queue_oldest_age_seconds`,
+      "gauge",
+      "Age of the oldest entry of each queue (0 when it is empty).",
+      view.queues.map((q) => [{ queue: q.queue }, q.oldest_age_s ?? 0]),
+    ),
+    ...family(
+      `${p}api_requests_total`,
+      "counter",
+      "Requests to the service by endpoint and outcome (every attempt; gate_closed never left this process).",
+      (s?.requests ?? []).map((r) => [{ method: r.method, endpoint: r.endpoint, outcome: r.outcome }, r.count]),
+    ),
+    ...family(
+      `${p}api_reachable`,
+      "gauge",
+      "1 when the last request got an answer from the service, 0 when it got none (absent before the first).",
+      known(s?.service.reachable === null || !s ? undefined : bool(s.service.reachable)),
+    ),
+    ...family(
+      `${p}api_key_accepted`,
+      "gauge",
+      "0 after the service refused the API key (401) until it accepts it again (absent before the first answer).",
+      known(s?.service.key_accepted === null || !s ? undefined : bool(s.service.key_accepted)),
+    ),
+    ...family(
+      `${p}api_rate_limit_gate_seconds`,
+      "gauge",
+      "Seconds until requests may reach the service again after a 429 (0: the gate is open).",
+      s ? [[{}, Math.max(0, ((seconds(s.service.rate_limited_until) ?? 0) * 1000 - now) / 1000)]] : [],
+    ),
+    ...family(
+      `${p}api_last_rate_limited_timestamp_seconds`,
+      "gauge",
+      "When the service last answered 429 (Unix time).",
+      known(seconds(s?.service.last_429_at)),
+    ),
+    ...family(
+      `${p}job_runs_total`,
+      "counter",
+      "Runs of each periodic job.",
+      (s?.jobs ?? []).map((j) => [{ job: j.name }, j.runs]),
+    ),
+    ...family(
+      `${p}job_failures_total`,
+      "counter",
+      "Runs of each periodic job that threw or met a failure of the service.",
+      (s?.jobs ?? []).map((j) => [{ job: j.name }, j.failures]),
+    ),
+    ...family(
+      `${p}job_last_success_timestamp_seconds`,
+      "gauge",
+      "When each periodic job last ran without a failure (Unix time).",
+      (s?.jobs ?? []).flatMap((j) => known(seconds(j.last_success_at), { job: j.name })),
+    ),
+    ...family(
+      `${p}job_last_error_timestamp_seconds`,
+      "gauge",
+      "When each periodic job last failed (Unix time).",
+      (s?.jobs ?? []).flatMap((j) => known(seconds(j.last_error_at), { job: j.name })),
+    ),
+    ...family(`${p}players_online`, "gauge", "Players online in the game.", known(s?.players.length)),
+    ...family(
+      `${p}bridge_up`,
+      "gauge",
+      "1 when the game answers its console, 0 when it does not or is not known yet.",
+      s ? [[{ bridge: s.bridge.kind }, bool(s.bridge.state === "up")]] : [],
+    ),
+    ...family(
+      `${p}cache_age_seconds`,
+      "gauge",
+      "How long ago each cache of the store was written.",
+      view.caches.flatMap((c) => known(c.age_s, { cache: c.name })),
+    ),
+    ...family(
+      `${p}quarantined_entries`,
+      "gauge",
+      "Unreadable records moved to the store's corrupt/ folder (until the operator removes them).",
+      [[{}, view.quarantine.count]],
+    ),
+  ];
+  return `${lines.join("\n")}\n`;
+}

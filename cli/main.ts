@@ -14,6 +14,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
     summary: "run the agent until SIGINT/SIGTERM (--once: one round of every job, for cron)",
     load: () => import("./commands/run.ts"),
   },
+  status: {
+    summary: "the running agent: service, jobs, queues, players, game bridge, caches, quarantine (0 alive, 1 none)",
+    load: () => import("./commands/status.ts"),
+  },
   demo: {
     summary: "the agent against the built-in service and a simulated game, narrated (--duration N)",
     load: () => import("./commands/demo.ts"),

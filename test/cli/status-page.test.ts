@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
-import { logged, ready, startRun, type AgentRun } from "../support/agent-run.ts";
+import { logged, ready, startRun, statusPageUrl } from "../support/agent-run.ts";
 import { spawn } from "../support/procs.ts";
 import { binary } from "./binary.ts";
 
@@ -82,12 +82,6 @@ function visibleText(dom: string): string {
     .trim();
 }
 
-async function pageUrl(run: AgentRun): Promise<string> {
-  const said = (l: Record<string, unknown>) => String(l.msg).startsWith("status page on ");
-  await logged(run, said, "the status page's address");
-  return /status page on (\S+)/.exec(String(run.lines().find(said)!.msg))![1]!;
-}
-
 describe.skipIf(!installed)("the status page in headless Chromium", () => {
   test("shows the run, the service, the game and its players, the jobs, the queues, refreshed by its script", async () => {
     const dir = mkdtempSync(join(root, "run-"));
@@ -99,7 +93,7 @@ describe.skipIf(!installed)("the status page in headless Chromium", () => {
       env: { HUB_HTTP_LISTEN: "127.0.0.1:0", HUB_INTERVALS_STATUS: "1" },
     });
     await ready(run);
-    const url = await pageUrl(run);
+    const url = await statusPageUrl(run);
     await logged(run, (l) => l.msg === "status sent" && l.players === 2, "a status round with both players");
 
     const dom = await chromium(["--dump-dom", url]);

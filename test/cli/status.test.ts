@@ -11,7 +11,7 @@ import { join } from "node:path";
 import parse from "parse-prometheus-text-format";
 import type { StatusView } from "../../lib/monitor/status.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
-import { logged, ready, startRun, type AgentRun } from "../support/agent-run.ts";
+import { ready, startRun, statusPageUrl } from "../support/agent-run.ts";
 import { until } from "../support/until.ts";
 import { binary, hub } from "./binary.ts";
 
@@ -28,16 +28,17 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
+/** What a one-shot command beside the run needs: the service and the run's store. */
+const envOf = (sb: Sandbox, dir: string) => ({
+  HUB_API_URL: sb.url,
+  HUB_API_KEY: sb.key,
+  HUB_API_SERVER_ID: sb.serverId,
+  HUB_STORAGE_DIR: join(dir, "store"),
+});
+
 /** `hub-agent status` from another process, on the run's store. */
 function status(sb: Sandbox, dir: string, json = false) {
-  return hub(["status", ...(json ? ["--json"] : [])], {
-    env: {
-      HUB_API_URL: sb.url,
-      HUB_API_KEY: sb.key,
-      HUB_API_SERVER_ID: sb.serverId,
-      HUB_STORAGE_DIR: join(dir, "store"),
-    },
-  });
+  return hub(["status", ...(json ? ["--json"] : [])], { env: envOf(sb, dir) });
 }
 
 async function view(sb: Sandbox, dir: string): Promise<StatusView> {
@@ -52,13 +53,6 @@ async function viewWhen(sb: Sandbox, dir: string, pred: (v: StatusView) => boole
     diagnostics: () => JSON.stringify(last, null, 2),
   });
   return last!;
-}
-
-/** The status page's address, from the run's log line. */
-async function pageUrl(run: AgentRun): Promise<string> {
-  const said = (l: Record<string, unknown>) => String(l.msg).startsWith("status page on ");
-  await logged(run, said, "the status page's address");
-  return /status page on (\S+)/.exec(String(run.lines().find(said)!.msg))![1]!;
 }
 
 const lineOf = (out: string, label: string) => out.split("\n").find((l) => l.startsWith(`${label.padEnd(12)} `));
@@ -79,7 +73,7 @@ test(
       const dir = mkdtempSync(join(root, "alive-"));
       const run = await startRun({ sb, dir, name: "run", players: PLAYERS, env: LISTEN });
       await ready(run);
-      const url = await pageUrl(run);
+      const url = await statusPageUrl(run);
       const v = await viewWhen(
         sb,
         dir,
@@ -137,14 +131,7 @@ test(
 
       // The service goes away: a ban waits in its queue, a record becomes unreadable.
       await sb.control.down();
-      const ban = await hub(["ban", "76561198000000109", "10", "cheating"], {
-        env: {
-          HUB_API_URL: sb.url,
-          HUB_API_KEY: sb.key,
-          HUB_API_SERVER_ID: sb.serverId,
-          HUB_STORAGE_DIR: join(dir, "store"),
-        },
-      });
+      const ban = await hub(["ban", "76561198000000109", "10", "cheating"], { env: envOf(sb, dir) });
       expect(ban.code).toBe(6);
       const broken = join(dir, "store", "queue", "warning");
       mkdirSync(broken, { recursive: true });
@@ -240,7 +227,7 @@ test(
       const dir = mkdtempSync(join(root, "metrics-"));
       const run = await startRun({ sb, dir, name: "run", players: PLAYERS, env: LISTEN });
       await ready(run);
-      const url = await pageUrl(run);
+      const url = await statusPageUrl(run);
       // The next status update is answered 429 with a Retry-After of 30 s: the gate closes.
       sb.control.rateLimit(1, 30, { method: "PATCH" });
       let families: ReturnType<typeof parse> = [];
@@ -311,7 +298,7 @@ test(
         players: PLAYERS,
         env: { ...LISTEN, HUB_INTERVALS_USER_RETRY: "0.5" },
       });
-      const url = await pageUrl(run);
+      const url = await statusPageUrl(run);
       expect((await fetch(`${url}healthz`)).status).toBe(200);
       const readyz = await fetch(`${url}readyz`);
       expect(readyz.status).toBe(503);

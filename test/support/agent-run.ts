@@ -93,3 +93,10 @@ export function logged(
 }
 
 export const ready = (run: AgentRun, timeoutMs?: number) => logged(run, (l) => l.msg === "ready", "ready", timeoutMs);
+
+/** The status page's address (`[http] listen`), from the run's log line. */
+export async function statusPageUrl(run: AgentRun): Promise<string> {
+  const said = (l: Record<string, unknown>) => String(l.msg).startsWith("status page on ");
+  await logged(run, said, "the status page's address");
+  return /status page on (\S+)/.exec(String(run.lines().find(said)?.msg))?.[1] ?? "";
+}

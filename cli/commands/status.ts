@@ -76,11 +76,12 @@ function statusLines(v: StatusView): string[] {
       ),
     );
   } else {
+    const which = s && `the last one${s.mode === "once" ? " (run --once)" : ""}, pid ${s.pid} on ${s.host}`;
     const last = !s
       ? "no run has saved its status in this storage directory yet"
       : s.state === "stopped"
-        ? `the last one, pid ${s.pid} on ${s.host}, stopped ${ago(s.written_at)}`
-        : `the last one, pid ${s.pid} on ${s.host}, ended without stopping (killed, crashed or the machine restarted); its last status is ${span(s.age_s)} old`;
+        ? `${which}, stopped ${ago(s.written_at)}`
+        : `${which}, ended without stopping (killed, crashed or the machine restarted); its last status is ${span(s.age_s)} old`;
     lines.push(row("run", `no hub-agent run is alive (storage ${v.storage_dir}); ${last}`));
   }
 

@@ -170,7 +170,7 @@ test(
 );
 
 test(
-  "no run alive: where none ever ran, after a clean stop, after a kill -9; exit 1 each time",
+  "no run alive: where none ever ran, after a clean stop, after a kill -9, after run --once; exit 1 each time",
   () =>
     withSandbox(async (sb) => {
       const dir = mkdtempSync(join(root, "gone-"));
@@ -216,6 +216,22 @@ test(
         ),
       );
       expect(JSON.parse((await status(sb, dir, true)).stdout).run).toMatchObject({ alive: false, lock: "gone" });
+
+      // A cron job's `run --once` leaves its round behind, its jobs run once each.
+      const once = await startRun({ sb, dir, name: "once", players: PLAYERS, args: ["--once"] });
+      expect(await once.proc.exited).toBe(0);
+      const afterOnce = await status(sb, dir, true);
+      expect(afterOnce.code).toBe(1);
+      const v = JSON.parse(afterOnce.stdout) as StatusView;
+      expect(v.snapshot).toMatchObject({ pid: once.proc.pid, mode: "once", state: "stopped" });
+      expect(v.snapshot!.jobs.find((j) => j.name === "status")).toMatchObject({
+        interval_s: null,
+        runs: 1,
+        failures: 0,
+      });
+      expect(lineOf((await status(sb, dir)).stdout, "run")).toMatch(
+        new RegExp(`; the last one \\(run --once\\), pid ${once.proc.pid} on ${hostname()}, stopped \\d+s ago$`),
+      );
     }),
   60_000,
 );

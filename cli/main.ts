@@ -52,6 +52,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
     summary: "start the in-memory service for trying hub-agent out",
     load: () => import("./commands/sandbox.ts"),
   },
+  completion: {
+    summary: "print the shell completion script: bash, zsh or fish",
+    load: () => import("./commands/completion.ts"),
+  },
 };
 
 export const main: CommandDef = {
@@ -84,4 +88,5 @@ export function rootHelp(): string {
   ].join("\n");
 }
 
-if (import.meta.main) process.exit(await runCli(main, process.argv.slice(2), rootHelp));
+// No top-level await: `completion` imports this module for the command table while the CLI runs.
+if (import.meta.main) void runCli(main, process.argv.slice(2), rootHelp).then((code) => process.exit(code));

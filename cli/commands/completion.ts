@@ -1,0 +1,29 @@
+import { defineCommand } from "citty";
+import { globalArgs, createContext } from "../context.ts";
+import { CliError, EXIT } from "../exit.ts";
+import { SHELLS, type Shell } from "../completion.ts";
+
+export default defineCommand({
+  meta: {
+    name: "completion",
+    description: "print the shell completion script: bash, zsh or fish (e.g. source <(hub-agent completion bash))",
+  },
+  args: {
+    ...globalArgs,
+    shell: { type: "positional", description: "bash, zsh or fish", valueHint: SHELLS.join("|"), required: true },
+  },
+  async run({ args }) {
+    const ctx = createContext(args);
+    const shell = args.shell as Shell;
+    if (!SHELLS.includes(shell))
+      throw new CliError(`unknown shell "${args.shell}": use ${SHELLS.join(", ")}`, EXIT.USAGE);
+    // The command table itself (cli/main.ts), loaded lazily like every command; main.ts is already loaded.
+    const [{ main }, { commandTree, completionScript }] = await Promise.all([
+      import("../main.ts"),
+      import("../completion.ts"),
+    ]);
+    const script = completionScript(shell, await commandTree(main));
+    if (ctx.json) ctx.emit({ shell, script });
+    else process.stdout.write(script);
+  },
+});

@@ -13,7 +13,7 @@
  * ban-list refresh is an hour away, so the kick after the CLI's ban is its "sanctions changed" marker's doing.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -33,36 +33,9 @@ import { openStore } from "../../lib/store/index.ts";
 import { until } from "../agent/harness.ts";
 import { binary, hub } from "../cli/binary.ts";
 import { sendStatus } from "../../lib/features/status.ts";
+import { OPENARENA_SKIP_REASON, openarenaCommand, openarenaInstalled } from "../support/openarena.ts";
 
-const SERVER = process.env.HUB_OPENARENA_SERVER ?? "/usr/games/openarena-server";
-const installed = existsSync(SERVER);
-if (!installed) {
-  console.warn(
-    `SKIPPED: the OpenArena end-to-end test needs ${SERVER} (Debian package openarena-server; .ci/run installs it ` +
-      "as root, or run `apt-get install openarena-server`, or set HUB_OPENARENA_SERVER)",
-  );
-}
-
-/** Loopback only, no master servers, console on the piped stdin, bots allowed (docs/game-consoles.md §7). */
-function serverCommand(port: number, home: string): string[] {
-  const set = (name: string, value: string) => ["+set", name, value];
-  return [
-    SERVER,
-    ...set("ttycon", "0"),
-    ...set("dedicated", "1"),
-    ...set("net_enabled", "1"),
-    ...set("net_ip", "127.0.0.1"),
-    ...set("net_port", String(port)),
-    ...set("sv_master1", ""),
-    ...set("sv_master2", ""),
-    ...set("sv_master3", ""),
-    ...set("bot_enable", "1"),
-    ...set("sv_hostname", "hub-agent-e2e"),
-    ...set("fs_homepath", home), // instead of ~/.openarena
-    "+map",
-    "oa_dm1",
-  ];
-}
+if (!openarenaInstalled) console.warn(`SKIPPED: the OpenArena end-to-end test ${OPENARENA_SKIP_REASON}`);
 
 /** The same source, also recording every line for the assertions. */
 function recording(source: LineSource, lines: string[]): LineSource {
@@ -94,7 +67,7 @@ interface World {
   env: Record<string, string>;
 }
 
-describe.skipIf(!installed)("OpenArena end to end (real ioquake3 server)", () => {
+describe.skipIf(!openarenaInstalled)("OpenArena end to end (real ioquake3 server)", () => {
   let w: World;
   const SLOW = 30_000; // a loaded 2-core machine may take a while to load the map
 
@@ -110,7 +83,7 @@ describe.skipIf(!installed)("OpenArena end to end (real ioquake3 server)", () =>
       HUB_STORAGE_DIR: join(home, "data"),
       HUB_GAME_BRIDGE: "wrapper",
       HUB_GAME_PRESET: "openarena",
-      HUB_GAME_WRAPPER_COMMAND: JSON.stringify(serverCommand(20_000 + Math.floor(Math.random() * 30_000), home)),
+      HUB_GAME_WRAPPER_COMMAND: JSON.stringify(openarenaCommand(20_000 + Math.floor(Math.random() * 30_000), home)),
       HUB_INTERVALS_PLAYER_POLL: "3600", // the steps ask for the list when they need it
       HUB_INTERVALS_QUEUES: "2",
       HUB_INTERVALS_REWARDS: "2",

@@ -120,6 +120,33 @@ function splitFlags(all: CommandNode[]): { common: Flag[]; own: (n: CommandNode)
   return { common, own: (n) => n.flags.filter((f) => !names.has(f.name)) };
 }
 
+/**
+ * The loop of the bash and zsh scripts that reads the words before the cursor: `<path>` becomes the command's words
+ * ("queue status"), `npos` the count of its positional arguments so far; after a literal -- it returns at once.
+ */
+function walk(
+  all: CommandNode[],
+  o: { words: string; from: number; to: string; path: string; skipValue: string },
+): string[] {
+  const p = o.path;
+  const paths = all.filter((n) => n.path.length).map((n) => (n.path.length > 1 ? `"${key(n)}"` : key(n)));
+  return [
+    `  for (( i = ${o.from}; i < ${o.to}; i++ )); do`,
+    `    word=\${${o.words}[i]}`,
+    `    case $word in`,
+    `      --) return 0 ;;`,
+    `      ${valueFlags(all).join("|")}) ${o.skipValue} ;;`,
+    `      -*) ;;`,
+    `      *)`,
+    `        case "\${${p}:+$${p} }$word" in`,
+    `          ${paths.join("|")}) ${p}="\${${p}:+$${p} }$word"; npos=0 ;;`,
+    `          *) (( npos++ )) ;;`,
+    `        esac ;;`,
+    `    esac`,
+    `  done`,
+  ];
+}
+
 function bash(root: CommandNode, program: string): string {
   const all = nodes(root);
   const fn = `_${program.replace(/\W/g, "_")}_complete`;
@@ -134,22 +161,14 @@ function bash(root: CommandNode, program: string): string {
     `  if [[ $cur == "=" ]]; then prev=\${COMP_WORDS[COMP_CWORD-1]}; cur=""; fi`,
     `  if [[ $prev == "=" ]] && (( COMP_CWORD > 1 )); then prev=\${COMP_WORDS[COMP_CWORD-2]}; fi`,
     `  COMPREPLY=()`,
-    `  for (( i = 1; i < COMP_CWORD; i++ )); do`,
-    `    word=\${COMP_WORDS[i]}`,
-    `    case $word in`,
-    `      --) return 0 ;;`,
-    `      ${valueFlags(all).join("|")}) [[ \${COMP_WORDS[i+1]} == "=" ]] && (( i++ )); (( i++ )) ;;`,
-    `      -*) ;;`,
-    `      *)`,
-    `        case "\${path:+$path }$word" in`,
-    `          ${all
-      .filter((n) => n.path.length)
-      .map((n) => (n.path.length > 1 ? `"${key(n)}"` : key(n)))
-      .join("|")}) path="\${path:+$path }$word"; npos=0 ;;`,
-    `          *) (( npos++ )) ;;`,
-    `        esac ;;`,
-    `    esac`,
-    `  done`,
+    ...walk(all, {
+      words: "COMP_WORDS",
+      from: 1,
+      to: "COMP_CWORD",
+      path: "path",
+      // --flag=value arrives as three words: the flag, "=", the value
+      skipValue: `[[ \${COMP_WORDS[i+1]} == "=" ]] && (( i++ )); (( i++ ))`,
+    }),
     `  case "$path:$prev" in`,
   ];
   const bashValue = (f: Flag) =>
@@ -211,22 +230,7 @@ function zsh(root: CommandNode, program: string): string {
     `${fn}() {`,
     `  local path_="" word prev="\${words[CURRENT-1]}" cur="\${words[CURRENT]}" i npos=0`,
     `  local -a items`,
-    `  for (( i = 2; i < CURRENT; i++ )); do`,
-    `    word=\${words[i]}`,
-    `    case $word in`,
-    `      --) return 0 ;;`,
-    `      ${valueFlags(all).join("|")}) (( i++ )) ;;`,
-    `      -*) ;;`,
-    `      *)`,
-    `        case "\${path_:+$path_ }$word" in`,
-    `          ${all
-      .filter((n) => n.path.length)
-      .map((n) => (n.path.length > 1 ? `"${key(n)}"` : key(n)))
-      .join("|")}) path_="\${path_:+$path_ }$word"; npos=0 ;;`,
-    `          *) (( npos++ )) ;;`,
-    `        esac ;;`,
-    `    esac`,
-    `  done`,
+    ...walk(all, { words: "words", from: 2, to: "CURRENT", path: "path_", skipValue: "(( i++ ))" }),
     `  if [[ $cur == --*=* ]]; then prev=\${cur%%=*}; compset -P '*='; fi`,
     `  case "$path_:$prev" in`,
   ];

@@ -82,15 +82,15 @@ async function start(m: Machine) {
   return { proc, stderr: collect(proc.stderr), stdout: collect(proc.stdout) };
 }
 
+/** The configuration's [api] table: the sandbox. */
+const api = () => ["[api]", `url = "${sb.url}"`, `key = "${sb.key}"`, `server_id = "${sb.serverId}"`];
+
 /** The sandbox's settings and a wrapped fake server that passes for OpenArena (its ready line and `quit`). */
 const wrapping =
   (...serverFlags: string[]) =>
   (m: Machine) =>
     [
-      "[api]",
-      `url = "${sb.url}"`,
-      `key = "${sb.key}"`,
-      `server_id = "${sb.serverId}"`,
+      ...api(),
       "[game]",
       'bridge = "wrapper"',
       "[game.wrapper]",
@@ -203,10 +203,7 @@ describe.skipIf(missing !== undefined)("SystemCallFilter= against real processes
   test("every system call of hub-agent and a wrapped OpenArena server (start, players polled, stop) is allowed", async () => {
     const m = machine((m) =>
       [
-        "[api]",
-        `url = "${sb.url}"`,
-        `key = "${sb.key}"`,
-        `server_id = "${sb.serverId}"`,
+        ...api(),
         "[game]",
         'bridge = "wrapper"',
         'preset = "openarena"',

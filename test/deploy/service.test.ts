@@ -232,7 +232,9 @@ describe.skipIf(missing !== undefined)("SystemCallFilter= against real processes
     const lock = JSON.parse(readFileSync(join(m.state, "instance.lock"), "utf8")) as { pid: number };
     process.kill(lock.pid, "SIGTERM");
     expect(await proc.exited).toBe(0);
-    const used = new Set([...readFileSync(trace, "utf8").matchAll(/^\d+ ([a-z_0-9]+)\(/gm)].map((x) => x[1] as string));
+    const used = new Set(
+      [...readFileSync(trace, "utf8").matchAll(/^\d+ +([a-z_0-9]+)\(/gm)].map((x) => x[1] as string),
+    );
     const allowed = await allowedCalls();
     expect(used.size).toBeGreaterThan(30);
     expect([...used].filter((c) => !allowed.has(c)).sort()).toEqual([]);

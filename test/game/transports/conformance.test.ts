@@ -1,9 +1,11 @@
 /** Every transport against its fake server, through the one conformance suite (./conformance.ts). */
+import { DpRcon } from "../../../lib/game/transports/dp-rcon.ts";
 import { Econ } from "../../../lib/game/transports/econ.ts";
 import { Q3Rcon } from "../../../lib/game/transports/q3-rcon.ts";
 import { SourceRcon } from "../../../lib/game/transports/source-rcon.ts";
 import { WebRcon } from "../../../lib/game/transports/web-rcon.ts";
 import { testTransport } from "./conformance.ts";
+import { FakeDpServer } from "./fake-dp-server.ts";
 import { FakeEconServer } from "./fake-econ-server.ts";
 import { FakeQ3Server } from "./fake-q3-server.ts";
 import { FakeSourceRconServer } from "./fake-source-rcon-server.ts";
@@ -53,6 +55,22 @@ testTransport("Quake 3 rcon", {
     };
   },
 });
+
+for (const secure of [0, 1, 2] as const) {
+  testTransport(`DarkPlaces rcon (rcon_secure ${secure})`, {
+    bigReplyChars: 12_000,
+    async start({ password, bigReply }) {
+      // The fake runs `echo` as DarkPlaces does (each word and a space); the rest goes to the shared console.
+      const fake = await FakeDpServer.start({ password, secure, handler: (c) => console(c, bigReply) });
+      return {
+        client: (pw) => new DpRcon({ host: fake.host, port: fake.port, password: pw, secure, probeMs: 300 }),
+        received: (c) => fake.received(c),
+        restart: () => fake.restart(),
+        close: () => fake.close(),
+      };
+    },
+  });
+}
 
 testTransport("Rust WebRCON", {
   bigReplyChars: 200_000,

@@ -35,7 +35,8 @@ function bigText(chars: number): string {
   return lines.join("\n");
 }
 
-const text = (reply: string) => reply.replace(/\n+$/, "");
+/** A reply without the line break(s) ending it (and the space DarkPlaces' `echo` leaves before one). */
+const text = (reply: string) => reply.replace(/ ?\n+$/, "");
 
 export function testTransport(name: string, harness: TransportHarness): void {
   describe(`${name}: transport conformance`, () => {

@@ -5,6 +5,10 @@ import { join } from "node:path";
 import { configKeys, envName, loadConfig } from "../../lib/config/index.ts";
 import { renderTemplate } from "../../lib/config/template.ts";
 import { parseTomlSubset } from "../../lib/config/toml.ts";
+import { PRESET_NAMES } from "../../lib/game/presets/types.ts";
+
+/** Every preset, as the messages list them. */
+const PRESET_LIST = PRESET_NAMES.join(", ");
 
 const SERVER = "541d1c41-1b58-40fc-8780-70c400ea5686";
 const good = { HUB_API_URL: "https://api.vyhub.app/demo/v1", HUB_API_KEY: "k-0123456789", HUB_API_SERVER_ID: SERVER };
@@ -261,11 +265,9 @@ describe("game bridge configuration", () => {
       ),
       expect.stringContaining("game.rcon.password is missing: set password under [game.rcon]"),
     ]);
-    expect(p[0]).toContain(
-      'game.bridge = "rcon" (from HUB_GAME_BRIDGE) needs to know the game (minecraft, gmod, rust, cs2, openarena, teeworlds)',
-    );
+    expect(p[0]).toContain(`game.bridge = "rcon" (from HUB_GAME_BRIDGE) needs to know the game (${PRESET_LIST})`);
     expect(await problems({ ...rcon, HUB_GAME_PRESET: "quake" })).toEqual([
-      'game.preset = "quake" (from HUB_GAME_PRESET) must be one of: minecraft, gmod, rust, cs2, openarena, teeworlds (the game: minecraft, gmod, rust, cs2, openarena, teeworlds (see the README for each game\'s settings))',
+      `game.preset = "quake" (from HUB_GAME_PRESET) must be one of: ${PRESET_LIST} (the game: ${PRESET_LIST} (see the README for each game's settings))`,
     ]);
     expect(await problems({ ...rcon, HUB_GAME_BRIDGE: "telnet" })).toEqual([
       expect.stringContaining(

@@ -56,6 +56,19 @@ export function quoteForTeeworldsConsole(value: string): string {
 }
 
 /**
+ * DarkPlaces (Xonotic, Nexuiz): the console splits commands like Source's, but inside quotes `\"` and `\\` are
+ * escapes, and before running a line it expands `$name` and `${…}` to cvar values (`$$` is one `$`). `say`, `tell`
+ * and `kick` print their arguments as typed, so an escaped quote would show its backslash: quoted, `"` as `'`, `\`
+ * as `/`, `$` as `$$`. Colour codes (`^1`) stay: they colour the text and can't break the command.
+ */
+export function quoteForDarkplacesConsole(value: string): string {
+  return `"${sanitize(value)
+    .replace(/"/g, "'")
+    .replace(/\\/g, "/")
+    .replace(/\$/g, () => "$$")}"`;
+}
+
+/**
  * Minecraft (Brigadier): one line is one command, with no separator, so a value is safe once it holds no line
  * break. Values go where the command takes the rest of the line (`kick <target> <reason>`), where `@a`, `@e`, …
  * would be expanded to entity names: a zero-width space after `@` keeps them literal.

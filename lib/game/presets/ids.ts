@@ -69,3 +69,8 @@ export function stripQuakeColours(text: string): string {
 export function stripMinecraftColours(text: string): string {
   return text.replace(/§[0-9a-fk-orx]/gi, "");
 }
+
+/** DarkPlaces colour codes removed (`^0`–`^9`, `^xRGB`); `^^` is a caret as typed. */
+export function stripDarkplacesColours(text: string): string {
+  return text.replace(/\^(?:x[0-9A-Fa-f]{3}|[0-9]|\^)/g, (code) => (code === "^^" ? "^" : ""));
+}

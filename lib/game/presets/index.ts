@@ -9,6 +9,7 @@ import { minecraft } from "./minecraft.ts";
 import { openarena } from "./openarena.ts";
 import { rust } from "./rust.ts";
 import { teeworlds } from "./teeworlds.ts";
+import { xonotic } from "./xonotic.ts";
 import { placeholdersOf, TemplateError } from "./template.ts";
 import {
   COMMAND_KINDS,
@@ -22,7 +23,7 @@ import {
 
 export * from "./types.ts";
 
-export const PRESETS: Record<PresetName, Preset> = { minecraft, gmod, rust, cs2, openarena, teeworlds };
+export const PRESETS: Record<PresetName, Preset> = { minecraft, gmod, rust, cs2, openarena, teeworlds, xonotic };
 
 /** `[game.overrides]` as the config schema delivers it (snake_case, all optional). */
 export interface PresetOverrides {

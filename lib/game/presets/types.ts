@@ -1,7 +1,7 @@
 import type { ColourMode } from "../bridge.ts";
 import type { TemplateValues } from "./template.ts";
 
-export const PRESET_NAMES = ["minecraft", "gmod", "rust", "cs2", "openarena", "teeworlds"] as const;
+export const PRESET_NAMES = ["minecraft", "gmod", "rust", "cs2", "openarena", "teeworlds", "xonotic"] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
 /**

@@ -106,7 +106,7 @@ describe("presets and overrides", () => {
 
   test("bad overrides are one clear line naming the key", () => {
     expect(() => resolvePreset("quake")).toThrow(
-      'game.preset = "quake" is not a preset: use one of minecraft, gmod, rust, cs2, openarena, teeworlds',
+      `game.preset = "quake" is not a preset: use one of ${PRESET_NAMES.join(", ")}`,
     );
     expect(() => resolvePreset("gmod", { lines: { chat: "(" } })).toThrow(
       "game.overrides.lines.chat is not a valid regular expression",

@@ -65,6 +65,97 @@ export function parseTeeworldsConsole(line: string): string[][] {
 }
 
 /**
+ * DarkPlaces (Cbuf_Execute, Cmd_PreprocessString, COM_ParseToken_Console): a command ends at a line break, or at `;`
+ * outside double quotes; inside quotes `\"` and `\\` are skipped over, and outside them `//` after a space (or at the
+ * start) comments out the rest of the line. Each command then has `$` expanded: `$$` is a `$`, `$` before anything but
+ * a cvar name or `{` stays as it is, and anything else would be replaced by a cvar's value (an error here). Arguments
+ * are quoted strings (with `\"` and `\\` escapes) or words running to the next whitespace.
+ */
+export function parseDarkplacesConsole(line: string): string[][] {
+  const commands: string[] = [];
+  let current = "";
+  let quoted = false;
+  let comment = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (c === "\n" || c === "\r") {
+      commands.push(current);
+      current = "";
+      quoted = false;
+      comment = false;
+      continue;
+    }
+    if (comment) continue;
+    if (c === '"') quoted = !quoted;
+    if (quoted && c === "\\" && (line[i + 1] === '"' || line[i + 1] === "\\")) {
+      current += c + line[++i];
+      continue;
+    }
+    if (!quoted && c === "/" && line[i + 1] === "/" && (i === 0 || /\s/.test(line[i - 1]!))) {
+      comment = true;
+      continue;
+    }
+    if (!quoted && c === ";") {
+      commands.push(current);
+      current = "";
+      continue;
+    }
+    current += c;
+  }
+  commands.push(current);
+  return commands.map((c) => tokenizeDarkplaces(expandDollars(c))).filter((args) => args.length > 0);
+}
+
+function expandDollars(command: string): string {
+  if (/^\s*(alias|bind|in_bind)\s/.test(command)) return command;
+  let out = "";
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i]!;
+    if (c !== "$") {
+      out += c;
+      continue;
+    }
+    const next = command[i + 1] ?? "";
+    if (next === "$") {
+      out += "$";
+      i++;
+    } else if (next === "{" || /[#*0-9a-zA-Z_-]/.test(next)) {
+      throw new Error(`darkplaces: a cvar would be expanded at ${JSON.stringify(command.slice(i))}`);
+    } else {
+      out += "$";
+    }
+  }
+  return out;
+}
+
+function tokenizeDarkplaces(command: string): string[] {
+  const args: string[] = [];
+  let i = 0;
+  const space = (c: string) => c.charCodeAt(0) <= 32;
+  while (i < command.length) {
+    const c = command[i]!;
+    if (space(c)) {
+      i++;
+    } else if (c === "/" && command[i + 1] === "/") {
+      break;
+    } else if (c === '"') {
+      let arg = "";
+      for (i++; i < command.length && command[i] !== '"'; i++) {
+        if (command[i] === "\\" && (command[i + 1] === '"' || command[i + 1] === "\\")) i++;
+        arg += command[i];
+      }
+      i++;
+      args.push(arg);
+    } else {
+      let arg = "";
+      while (i < command.length && !space(command[i]!)) arg += command[i++];
+      args.push(arg);
+    }
+  }
+  return args;
+}
+
+/**
  * Minecraft: one line is one command (no separator character), split at spaces; the last argument of `kick`,
  * `say`, … takes the rest of the line.
  */

@@ -8,6 +8,7 @@ import type { GamePlayer } from "../../../lib/game/bridge.ts";
 import { escapeForMinecraftConsole, MAX_VALUE_BYTES, sanitize } from "../../../lib/game/presets/escape.ts";
 import { PRESETS, type Preset, type PresetName } from "../../../lib/game/presets/index.ts";
 import {
+  parseDarkplacesConsole,
   parseMinecraftConsole,
   parseQuakeConsole,
   parseRustConsole,
@@ -26,6 +27,7 @@ const PLAYERS: Record<PresetName, (name: string) => GamePlayer> = {
   rust: (name) => ({ id: "76561197960287930", name }),
   openarena: (name) => ({ id: name, name, slot: "3" }),
   teeworlds: (name) => ({ id: name, name, slot: "3" }),
+  xonotic: (name) => ({ id: name, name, slot: "3" }),
 };
 
 /** The argument a value becomes on each console once it went through the preset's escaping. */
@@ -36,6 +38,8 @@ const EXPECTED: Record<PresetName, (value: string) => string> = {
   openarena: (v) => sanitize(v).replace(/"/g, "'"),
   rust: (v) => sanitize(v).replace(/"/g, "'").replace(/;/g, ",").replace(/\\/g, "/"),
   teeworlds: (v) => sanitize(v).replace(/"/g, "'").replace(/\\/g, "/"),
+  // `$` is written `$$`, which the console turns back into one.
+  xonotic: (v) => sanitize(v).replace(/"/g, "'").replace(/\\/g, "/"),
 };
 
 const PARSE: Record<Exclude<PresetName, "minecraft">, (line: string) => string[][]> = {
@@ -44,6 +48,7 @@ const PARSE: Record<Exclude<PresetName, "minecraft">, (line: string) => string[]
   openarena: parseQuakeConsole,
   rust: parseRustConsole,
   teeworlds: parseTeeworldsConsole,
+  xonotic: parseDarkplacesConsole,
 };
 
 type Action = (b: ReturnType<typeof recordingBridge>["bridge"], value: string, preset: Preset) => Promise<unknown>;

@@ -1,0 +1,86 @@
+/**
+ * Xonotic and Nexuiz, DarkPlaces games (docs/game-consoles.md §2.8, §3.7). Seen on a real Nexuiz 2.5.2 server here
+ * (Debian's nexuiz-server, engine of 2018); Xonotic's engine and game code print the same lines.
+ *
+ * Lines arrive in two forms: the console as a terminal shows it (colour codes turned into ANSI, which every source
+ * removes) and the raw form of rcon replies and the engine's `log_file` (`^7` starts each line, chat adds `^3`).
+ * The patterns take both. Joins come from the game's event log (`sv_eventlog 1`): `:join:<n>:<slot>:<address or
+ * bot>:<name>`; leaves from the engine's `Client "<name>" dropped`; chat is `<name>^7: <text>`.
+ *
+ * Identity: the player's name, colour codes removed. Nexuiz has no player ids (bots none at all) and Xonotic's
+ * crypto ids are not printed on the console, so as on OpenArena anyone may take a name: the user type is CENTRAL.
+ * A chat line is matched with the longest name it can start with, so text can't make a player speak as another.
+ *
+ * Cannot see: spawns and deaths (the event log names players by a per-connection number, not their slot), team chat
+ * (the game prints it with a carriage return inside), groups (none).
+ */
+import { quoteForDarkplacesConsole } from "./escape.ts";
+import { stripDarkplacesColours } from "./ids.ts";
+import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
+
+/** The start of a line: `^7` in the raw form. */
+const L = String.raw`^(?:\^7)?`;
+/** A player's address in the event log: bot, IPv4 or bracketed IPv6 with or without a port, Xonotic's `_` IPv6. */
+const ADDRESS = String.raw`(?:bot|local(?::\d+)?|[\d.]+(?::\d+)?|\[[^\]\s]*\](?::\d+)?|[0-9A-Fa-f_]+)`;
+
+/**
+ * `status 1`: `<address> <loss> <ping> <h:mm:ss> <frags> #<slot> <name>`, the address padded to 47 characters and
+ * `botclient` for bots, the whole name at the end (the plain `status` cuts names to 16 characters).
+ */
+const ROW = /^(?:\^\d)?\S+\s+\d+\s+(\d+)\s+\d+:\d\d:\d\d\s+(-?\d+)\s+#(\d+)\s+(.*)$/;
+
+export function darkplacesName(raw: string): string {
+  return stripDarkplacesColours(raw).trim();
+}
+
+export function parseDarkplacesStatus(reply: string): PlayerList {
+  const players: ListedPlayer[] = [];
+  for (const line of reply.split(/\r?\n/)) {
+    const m = ROW.exec(line);
+    if (!m) continue;
+    const [, ping, frags, slot = "", raw = ""] = m;
+    const name = darkplacesName(raw);
+    if (name) players.push({ id: name, name, slot, extra: { Frags: Number(frags), Ping: Number(ping) } });
+  }
+  const map = /^map:\s+(\S+)/m.exec(reply)?.[1];
+  const max = /^players:\s+\d+ active \((\d+) max\)/m.exec(reply)?.[1];
+  return { players, ...(map ? { map } : {}), ...(max ? { maxPlayers: Number(max) } : {}) };
+}
+
+export const xonotic: Preset = {
+  name: "xonotic",
+  title: "Xonotic / Nexuiz (DarkPlaces)",
+  userType: "CENTRAL",
+  identity: "name",
+  normaliseId: (raw) => darkplacesName(raw) || undefined,
+  cleanName: darkplacesName,
+  idValues: () => ({}),
+  multiGroup: false,
+  colours: "quake",
+  commandPrefix: "!",
+  consoles: {
+    dprcon: {
+      port: 26000,
+      enable:
+        "set rcon_password <the password, no spaces> in server.cfg, after any rcon_secure (setting rcon_secure clears it); rcon uses the game's UDP port, 26000 by default",
+    },
+  },
+  lines: {
+    // Printed when the server opens its ports for a map, so after every restart too.
+    ready: [new RegExp(`${L}Server listening on address `)],
+    // The name can't start with a space: a chat line ("<name>: <text>") then can't pass for a join.
+    connect: [new RegExp(`${L}:join:\\d+:(?<slot>\\d+):${ADDRESS}:(?<name>\\S.*)$`)],
+    // DarkPlaces since 2024 adds ` (<reason>)`; one holding ": " could be chat, so it is left to the player list.
+    disconnect: [new RegExp(`${L}Client "(?<name>.*)" dropped(?: \\([^:]*\\))?\\s*$`)],
+    chat: [new RegExp(`${L}\\x01?(?<name>.+): (?<text>.*)$`)],
+  },
+  list: { command: "status 1", parse: parseDarkplacesStatus },
+  commands: {
+    kick: "kick # {slot} {reason}",
+    message: "tell #{slot} {text}",
+    broadcast: "say {text}",
+    stop: "quit",
+  },
+  echo: (marker) => `echo ${marker}`,
+  escape: quoteForDarkplacesConsole,
+};

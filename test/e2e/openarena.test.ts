@@ -13,59 +13,16 @@
  * ban-list refresh is an hour away, so the kick after the CLI's ban is its "sanctions changed" marker's doing.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
-import { Agent } from "../../lib/agent.ts";
-import { createApi } from "../../lib/api/client.ts";
-import { systemClock } from "../../lib/clock.ts";
-import { loadConfig } from "../../lib/config/index.ts";
-import type { BridgeEvent } from "../../lib/game/bridge.ts";
-import { presetBridgeOptions } from "../../lib/game/index.ts";
-import { PresetBridge } from "../../lib/game/preset-bridge.ts";
-import type { LineSource } from "../../lib/game/sources/lines.ts";
-import { type ExitInfo, WrappedServer } from "../../lib/game/wrap/wrapped-server.ts";
-import { memoryLogger } from "../../lib/log.ts";
-import { loadMessages } from "../../lib/messages.ts";
-import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
-import { openStore } from "../../lib/store/index.ts";
+import { sendStatus } from "../../lib/features/status.ts";
 import { until } from "../agent/harness.ts";
 import { binary, hub } from "../cli/binary.ts";
-import { sendStatus } from "../../lib/features/status.ts";
 import { OPENARENA_SKIP_REASON, openarenaCommand, openarenaInstalled } from "../support/openarena.ts";
+import { bansOf, online as onlineIn, startWorld, stopWorld, userOf as userIn, type World } from "./world.ts";
 
 if (!openarenaInstalled) console.warn(`SKIPPED: the OpenArena end-to-end test ${OPENARENA_SKIP_REASON}`);
-
-/** The same source, also recording every line for the assertions. */
-function recording(source: LineSource, lines: string[]): LineSource {
-  return {
-    start: (onLine) =>
-      source.start((line, stream) => {
-        lines.push(line);
-        onLine(line, stream);
-      }),
-    stop: () => source.stop(),
-  };
-}
-
-interface World {
-  sb: Sandbox;
-  wrapped: WrappedServer;
-  bridge: PresetBridge;
-  agent: Agent;
-  /** The operator's terminal: what is written here is typed into the wrapped console. */
-  console: PassThrough;
-  /** What the operator's terminal shows of the server's console (hub-agent's stdout). */
-  shown: () => string;
-  lines: string[];
-  events: BridgeEvent[];
-  exits: ExitInfo[];
-  logger: ReturnType<typeof memoryLogger>;
-  home: string;
-  /** The operator's configuration (environment only), also for the CLI commands. */
-  env: Record<string, string>;
-}
 
 describe.skipIf(!openarenaInstalled)("OpenArena end to end (real ioquake3 server)", () => {
   let w: World;
@@ -74,64 +31,17 @@ describe.skipIf(!openarenaInstalled)("OpenArena end to end (real ioquake3 server
   beforeAll(async () => {
     const home = mkdtempSync(join(tmpdir(), "hub-oa-"));
     void binary().catch(() => {}); // compiles while the map loads; the CLI step awaits it (and its error)
-    const sb = await startSandbox();
     // The operator's configuration, as in the README's OpenArena example.
-    const env = {
-      HUB_API_URL: sb.url,
-      HUB_API_KEY: sb.key,
-      HUB_API_SERVER_ID: sb.serverId,
-      HUB_STORAGE_DIR: join(home, "data"),
+    w = await startWorld(home, {
       HUB_GAME_BRIDGE: "wrapper",
       HUB_GAME_PRESET: "openarena",
       HUB_GAME_WRAPPER_COMMAND: JSON.stringify(openarenaCommand(20_000 + Math.floor(Math.random() * 30_000), home)),
-      HUB_INTERVALS_PLAYER_POLL: "3600", // the steps ask for the list when they need it
-      HUB_INTERVALS_QUEUES: "2",
-      HUB_INTERVALS_REWARDS: "2",
-      HUB_INTERVALS_BANS: "3600",
-    };
-    const loaded = await loadConfig({ env, cwd: home });
-    if (!loaded.ok) throw new Error(loaded.problems.join("\n"));
-    const config = loaded.config;
-    const logger = memoryLogger();
-    const console = new PassThrough();
-    const output = new PassThrough();
-    let shownText = "";
-    output.on("data", (d) => (shownText += String(d)));
-    const opts = await presetBridgeOptions(config, { clock: systemClock, logger, input: console, output });
-    const wrapped = opts.process;
-    if (!(wrapped instanceof WrappedServer)) throw new Error("game.bridge = wrapper should give a WrappedServer");
-    const lines: string[] = [];
-    const exits: ExitInfo[] = [];
-    wrapped.supervisor.on("exit", (e) => exits.push(e));
-    const bridge = new PresetBridge({ ...opts, sources: (opts.sources ?? []).map((s) => recording(s, lines)) });
-    const events: BridgeEvent[] = [];
-    bridge.on((e) => void events.push(e));
-    const api = createApi({ url: sb.url, key: sb.key, retries: 0, clock: systemClock, timeoutMs: 5000 });
-    const agent = new Agent({
-      config,
-      api,
-      store: await openStore({ dir: config.storage.dir, clock: systemClock }),
-      bridge,
-      clock: systemClock,
-      logger,
-      messages: await loadMessages(config.lang, { logger }),
-      jitter: 0,
     });
-    w = { sb, wrapped, bridge, agent, console, shown: () => shownText, lines, events, exits, logger, home, env };
-    await bridge.start();
-    await wrapped.supervisor.whenReady();
-    expect(await agent.start()).toBe(true);
   }, 60_000);
 
-  afterAll(async () => {
-    if (!w) return;
-    await w.agent.stop();
-    await w.bridge.stop();
-    await w.sb.stop();
-    rmSync(w.home, { recursive: true, force: true });
-  });
+  afterAll(() => stopWorld(w));
 
-  const online = () => [...w.agent.players.values()].map((p) => p.name).sort();
+  const online = () => onlineIn(w);
 
   test(
     "bots added with addbot are registered as users and reported in the status",
@@ -156,13 +66,7 @@ describe.skipIf(!openarenaInstalled)("OpenArena end to end (real ioquake3 server
     SLOW,
   );
 
-  /** The bot's service user (registered in the first step). */
-  const userOf = (name: string) => {
-    const user = w.sb.state.findUser(name, "CENTRAL");
-    if (!user) throw new Error(`${name} has no service user`);
-    return user;
-  };
-  const bansOf = (name: string) => [...w.sb.state.bans.values()].filter((b) => b.user_id === userOf(name).id);
+  const userOf = (name: string) => userIn(w, name);
   /** ioq3 announces a kick to everyone; the dedicated console prints the broadcast. */
   const kicked = (name: string) => w.lines.some((l) => l.includes(`${name}^7 was kicked`));
 
@@ -171,7 +75,7 @@ describe.skipIf(!openarenaInstalled)("OpenArena end to end (real ioquake3 server
     const r = await hub(["ban", "Sarge", "10", "griefing"], { env: w.env });
     expect(r, r.stderr).toMatchObject({ code: 0 });
     expect(r.stdout).toContain("Sarge has been banned for 10m. Reason: griefing");
-    expect(bansOf("Sarge")).toMatchObject([{ reason: "griefing", length: 600, status: "ACTIVE" }]);
+    expect(bansOf(w, "Sarge")).toMatchObject([{ reason: "griefing", length: 600, status: "ACTIVE" }]);
     // The agent learns of it from the CLI's marker, at once (its own list refresh is an hour away).
     await until(() => kicked("Sarge"), "the server to kick Sarge", SLOW);
     await until(() => !online().includes("Sarge"), "Sarge to leave the agent's players", SLOW);
@@ -205,7 +109,7 @@ describe.skipIf(!openarenaInstalled)("OpenArena end to end (real ioquake3 server
       await until(() => w.shown().includes('"g_speed" is:'), "the answer on the operator's terminal", SLOW);
       await until(() => posts().length === 2, "the console's ban sent to the service", SLOW);
       expect(posts()[1]?.query).toEqual([]); // the console acts as the server: no morph_user_id
-      expect(bansOf("Grunt")).toMatchObject([{ reason: "griefing", length: 600, status: "ACTIVE" }]);
+      expect(bansOf(w, "Grunt")).toMatchObject([{ reason: "griefing", length: 600, status: "ACTIVE" }]);
       await until(() => kicked("Grunt"), "the server to kick Grunt", SLOW);
       await until(() => online().length === 0, "Grunt to leave the agent's players", SLOW);
       expect(w.lines).not.toContain("unknown command: ban"); // what ioq3 answers when the line reaches it

@@ -8,7 +8,6 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import * as dgram from "node:dgram";
 import * as net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,26 +20,12 @@ import type { TransportError } from "../../lib/game/transports/transport.ts";
 import { HOSTILE } from "../game/presets/hostile-values.ts";
 import { spawn } from "../support/procs.ts";
 import { until } from "../support/until.ts";
+import { freePort } from "./world.ts";
 
 const SERVER = "/usr/games/teeworlds-server";
 const installed = existsSync(SERVER);
 if (!installed)
   console.warn(`SKIPPED: the Teeworlds test needs ${SERVER} (Debian package teeworlds-server; .ci/run installs it)`);
-
-async function freePort(kind: "tcp" | "udp"): Promise<number> {
-  if (kind === "udp") {
-    const s = dgram.createSocket("udp4");
-    await new Promise<void>((resolve) => s.bind(0, "127.0.0.1", () => resolve()));
-    const { port } = s.address();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
-    return port;
-  }
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", () => resolve()));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  return port;
-}
 
 const canConnect = (port: number) =>
   new Promise<boolean>((resolve) => {

@@ -3,7 +3,7 @@
  * signed with a fresh challenge each, which servers accept whatever their rcon_secure.
  */
 import type { BridgeKind, RemoteConsoleSection } from "./kind.ts";
-import { checkRemote, passwordProblems, targetOf } from "./remote.ts";
+import { checkRemote, spacelessPasswordProblems, targetOf } from "./remote.ts";
 
 export const dpRcon: BridgeKind<RemoteConsoleSection> = {
   name: "dprcon",
@@ -11,15 +11,8 @@ export const dpRcon: BridgeKind<RemoteConsoleSection> = {
   help: "dprcon (DarkPlaces rcon: Xonotic, Nexuiz)",
   section: "rcon",
   console: true,
-  validate(raw) {
-    const problems = passwordProblems(raw, dpRcon);
-    const password = raw.get("game.rcon.password");
-    if (!problems.length && password !== undefined && /\s/.test(String(password).trim()))
-      problems.push(
-        "game.rcon.password = [redacted] contains spaces, which DarkPlaces reads as several passwords: change rcon_password",
-      );
-    return problems;
-  },
+  validate: (raw) =>
+    spacelessPasswordProblems(raw, dpRcon, "which DarkPlaces reads as several passwords: change rcon_password"),
   async create(input) {
     const { DpRcon } = await import("../transports/dp-rcon.ts");
     const { clock, logger } = input.deps;

@@ -1,6 +1,6 @@
 /** `game.bridge = "q3rcon"`: Quake 3 rcon over UDP (ioquake3, OpenArena); docs/game-consoles.md. */
 import type { BridgeKind, RemoteConsoleSection } from "./kind.ts";
-import { checkRemote, passwordProblems, targetOf } from "./remote.ts";
+import { checkRemote, spacelessPasswordProblems, targetOf } from "./remote.ts";
 
 export const q3Rcon: BridgeKind<RemoteConsoleSection> = {
   name: "q3rcon",
@@ -8,15 +8,7 @@ export const q3Rcon: BridgeKind<RemoteConsoleSection> = {
   help: "q3rcon (Quake 3 rcon: ioquake3, OpenArena)",
   section: "rcon",
   console: true,
-  validate(raw) {
-    const problems = passwordProblems(raw, q3Rcon);
-    const password = raw.get("game.rcon.password");
-    if (!problems.length && password !== undefined && /\s/.test(String(password).trim()))
-      problems.push(
-        "game.rcon.password = [redacted] contains spaces, which Quake 3 rcon can't send: change rconpassword",
-      );
-    return problems;
-  },
+  validate: (raw) => spacelessPasswordProblems(raw, q3Rcon, "which Quake 3 rcon can't send: change rconpassword"),
   async create(input) {
     const { Q3Rcon } = await import("../transports/q3-rcon.ts");
     const { clock, logger } = input.deps;

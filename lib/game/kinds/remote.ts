@@ -22,6 +22,15 @@ export function passwordProblems(raw: RawConfig, kind: BridgeKind): string[] {
   return [];
 }
 
+/** passwordProblems, and a password without whitespace: `consequence` says what the server makes of one, and the fix. */
+export function spacelessPasswordProblems(raw: RawConfig, kind: BridgeKind, consequence: string): string[] {
+  const problems = passwordProblems(raw, kind);
+  const password = raw.get("game.rcon.password");
+  if (!problems.length && password !== undefined && /\s/.test(String(password).trim()))
+    problems.push(`game.rcon.password = [redacted] contains spaces, ${consequence}`);
+  return problems;
+}
+
 /** The preset's defaults for this console (config validation made sure they exist). */
 export function consoleOf(preset: Preset, kind: BridgeKind): ConsoleDefaults {
   const c = preset.consoles[kind.name];

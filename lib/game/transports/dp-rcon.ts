@@ -12,8 +12,8 @@
  * `getchallenge`. So when a request meets silence, a `getchallenge` tells "ignored" (auth) from "not there".
  */
 import { Buffer } from "node:buffer";
-import { type Clock, systemClock } from "../../clock.ts";
-import { type Logger, silentLogger } from "../../log.ts";
+import type { Clock } from "../../clock.ts";
+import type { Logger } from "../../log.ts";
 import type { QueuedCommand } from "./command-queue.ts";
 import { hmacMd4 } from "./md4.ts";
 import { TransportError } from "./transport.ts";
@@ -66,14 +66,7 @@ export class DpRcon extends UdpRcon {
         `a plain DarkPlaces rcon password is read as at most ${MAX_PLAIN_PASSWORD_BYTES} bytes: use a shorter one`,
       );
     }
-    const logger = opts.logger ?? silentLogger;
-    super({
-      host: opts.host,
-      port: opts.port,
-      timeoutMs: opts.timeoutMs ?? 10_000,
-      clock: opts.clock ?? systemClock,
-      logger: logger.withTag("dprcon"),
-    });
+    super(opts, "dprcon");
     this.#password = opts.password;
     this.#secure = secure;
     this.#probeMs = opts.probeMs ?? 1000;

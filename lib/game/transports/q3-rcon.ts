@@ -1,6 +1,6 @@
 import { Buffer } from "node:buffer";
-import { type Clock, systemClock } from "../../clock.ts";
-import { type Logger, silentLogger } from "../../log.ts";
+import type { Clock } from "../../clock.ts";
+import type { Logger } from "../../log.ts";
 import type { QueuedCommand } from "./command-queue.ts";
 import { TransportError } from "./transport.ts";
 import { UdpRcon } from "./udp-rcon.ts";
@@ -37,14 +37,7 @@ export class Q3Rcon extends UdpRcon {
       // ioq3 takes the password as the first space-delimited word after "rcon".
       throw new TransportError("invalid", "Quake 3 rcon passwords must be non-empty and contain no whitespace");
     }
-    const logger = opts.logger ?? silentLogger;
-    super({
-      host: opts.host,
-      port: opts.port,
-      timeoutMs: opts.timeoutMs ?? 10_000,
-      clock: opts.clock ?? systemClock,
-      logger: logger.withTag("q3rcon"),
-    });
+    super(opts, "q3rcon");
     this.#password = opts.password;
     this.#quietMs = opts.quietMs ?? 250;
   }

@@ -8,8 +8,8 @@
 import { Buffer } from "node:buffer";
 import * as dgram from "node:dgram";
 import { isIPv6 } from "node:net";
-import type { Clock } from "../../clock.ts";
-import type { Logger } from "../../log.ts";
+import { type Clock, systemClock } from "../../clock.ts";
+import { type Logger, silentLogger } from "../../log.ts";
 import { CommandQueue, type QueuedCommand } from "./command-queue.ts";
 import { type SendOptions, StateEvents, type Transport, TransportError, type TransportState } from "./transport.ts";
 
@@ -19,10 +19,10 @@ export const OOB = Buffer.from([0xff, 0xff, 0xff, 0xff]);
 export interface UdpRconOptions {
   host: string;
   port: number;
-  /** Per-command timeout (queue and reply). */
-  timeoutMs: number;
-  logger: Logger;
-  clock: Clock;
+  /** Default per-command timeout (queue and reply): 10 s. */
+  timeoutMs?: number;
+  logger?: Logger;
+  clock?: Clock;
 }
 
 /** One command's conversation with the server: what a dialect can do while its reply comes in. */
@@ -39,18 +39,20 @@ export abstract class UdpRcon implements Transport {
   readonly target: string;
   protected readonly clock: Clock;
   protected readonly log: Logger;
-  #o: UdpRconOptions;
+  #o: Required<UdpRconOptions>;
   #events = new StateEvents();
   #queue: CommandQueue;
   #socket?: Promise<dgram.Socket>;
   #onDatagram?: (payload: Buffer) => void;
   #closed = false;
 
-  constructor(o: UdpRconOptions) {
+  /** `tag` names the dialect in log lines. */
+  constructor(opts: UdpRconOptions, tag: string) {
+    const o = { timeoutMs: 10_000, logger: silentLogger, clock: systemClock, ...opts };
     this.#o = o;
     this.target = `${o.host}:${o.port}`;
     this.clock = o.clock;
-    this.log = o.logger;
+    this.log = o.logger.withTag(tag);
     this.#queue = new CommandQueue(
       o.clock,
       (job) => this.run(job),

@@ -28,7 +28,7 @@ export function parseSourceConsole(line: string): string[][] {
 export function parseRustConsole(line: string): string[][] {
   return line
     .split(/[;\r\n]/)
-    .map((c) => tokenize(c, { breakChars: "", backslash: true }))
+    .map((c) => tokenize(c, { breakChars: "", escapes: () => true }))
     .filter((args) => args.length > 0);
 }
 
@@ -37,31 +37,9 @@ export function parseRustConsole(line: string): string[][] {
  * quotes a backslash escapes the next character (a `\"` doesn't end the argument).
  */
 export function parseTeeworldsConsole(line: string): string[][] {
-  const commands: string[] = [];
-  let current = "";
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i]!;
-    if (c === "\n" || c === "\r") {
-      commands.push(current);
-      current = "";
-      quoted = false;
-      continue;
-    }
-    if (quoted && c === "\\" && i + 1 < line.length) {
-      current += c + line[++i];
-      continue;
-    }
-    if (c === '"') quoted = !quoted;
-    if (c === ";" && !quoted) {
-      commands.push(current);
-      current = "";
-      continue;
-    }
-    current += c;
-  }
-  commands.push(current);
-  return commands.map((c) => tokenize(c, { breakChars: "", backslash: true })).filter((args) => args.length > 0);
+  return splitOutsideQuotes(line, { escapes: () => true })
+    .map((c) => tokenize(c, { breakChars: "", escapes: () => true }))
+    .filter((args) => args.length > 0);
 }
 
 /**
@@ -72,6 +50,28 @@ export function parseTeeworldsConsole(line: string): string[][] {
  * are quoted strings (with `\"` and `\\` escapes) or words running to the next whitespace.
  */
 export function parseDarkplacesConsole(line: string): string[][] {
+  return splitOutsideQuotes(line, {
+    escapes: dpEscape,
+    comment: (i) => line[i] === "/" && line[i + 1] === "/" && (i === 0 || /\s/.test(line[i - 1]!)),
+  })
+    .map((c) =>
+      tokenize(expandDollars(c), { breakChars: "", escapes: dpEscape, slashComment: true, wordsToSpace: true }),
+    )
+    .filter((args) => args.length > 0);
+}
+
+/** DarkPlaces: a backslash escapes only a quote or a backslash. */
+const dpEscape = (next: string) => next === '"' || next === "\\";
+
+/**
+ * Splits a line into commands at line breaks and at `;` outside double quotes. Inside quotes a backslash takes the
+ * next character along where `escapes(next)` says so; outside them `comment(i)` says a comment starts at `i`, which
+ * runs to the line break.
+ */
+function splitOutsideQuotes(
+  line: string,
+  o: { escapes: (next: string) => boolean; comment?: (i: number) => boolean },
+): string[] {
   const commands: string[] = [];
   let current = "";
   let quoted = false;
@@ -86,12 +86,12 @@ export function parseDarkplacesConsole(line: string): string[][] {
       continue;
     }
     if (comment) continue;
-    if (c === '"') quoted = !quoted;
-    if (quoted && c === "\\" && (line[i + 1] === '"' || line[i + 1] === "\\")) {
+    if (quoted && c === "\\" && i + 1 < line.length && o.escapes(line[i + 1]!)) {
       current += c + line[++i];
       continue;
     }
-    if (!quoted && c === "/" && line[i + 1] === "/" && (i === 0 || /\s/.test(line[i - 1]!))) {
+    if (c === '"') quoted = !quoted;
+    if (!quoted && o.comment?.(i)) {
       comment = true;
       continue;
     }
@@ -103,7 +103,7 @@ export function parseDarkplacesConsole(line: string): string[][] {
     current += c;
   }
   commands.push(current);
-  return commands.map((c) => tokenizeDarkplaces(expandDollars(c))).filter((args) => args.length > 0);
+  return commands;
 }
 
 function expandDollars(command: string): string {
@@ -126,33 +126,6 @@ function expandDollars(command: string): string {
     }
   }
   return out;
-}
-
-function tokenizeDarkplaces(command: string): string[] {
-  const args: string[] = [];
-  let i = 0;
-  const space = (c: string) => c.charCodeAt(0) <= 32;
-  while (i < command.length) {
-    const c = command[i]!;
-    if (space(c)) {
-      i++;
-    } else if (c === "/" && command[i + 1] === "/") {
-      break;
-    } else if (c === '"') {
-      let arg = "";
-      for (i++; i < command.length && command[i] !== '"'; i++) {
-        if (command[i] === "\\" && (command[i + 1] === '"' || command[i + 1] === "\\")) i++;
-        arg += command[i];
-      }
-      i++;
-      args.push(arg);
-    } else {
-      let arg = "";
-      while (i < command.length && !space(command[i]!)) arg += command[i++];
-      args.push(arg);
-    }
-  }
-  return args;
 }
 
 /**
@@ -214,19 +187,30 @@ function splitCommands(line: string, o: { slashComments: boolean }): string[] {
   return out.filter((c) => tokenize(c, { breakChars: "" }).length > 0);
 }
 
-function tokenize(command: string, o: { breakChars: string; backslash?: boolean }): string[] {
+/**
+ * Arguments: quoted strings (inside, a backslash takes the next character along where `escapes` says so) and words;
+ * `breakChars` are arguments of their own; a word ends at whitespace, and at a quote unless `wordsToSpace`;
+ * `slashComment`: `//` where an argument would start ends the command.
+ */
+function tokenize(
+  command: string,
+  o: { breakChars: string; escapes?: (next: string) => boolean; slashComment?: boolean; wordsToSpace?: boolean },
+): string[] {
   const args: string[] = [];
   let i = 0;
   const space = (c: string) => c.charCodeAt(0) <= 32;
+  const endsWord = (c: string) => space(c) || (c === '"' && !o.wordsToSpace) || o.breakChars.includes(c);
   while (i < command.length) {
     const c = command[i]!;
     if (space(c)) {
       i++;
+    } else if (o.slashComment && c === "/" && command[i + 1] === "/") {
+      break;
     } else if (c === '"') {
       let arg = "";
       i++;
       while (i < command.length && command[i] !== '"') {
-        if (o.backslash && command[i] === "\\" && i + 1 < command.length) i++;
+        if (command[i] === "\\" && i + 1 < command.length && o.escapes?.(command[i + 1]!)) i++;
         arg += command[i++];
       }
       i++;
@@ -236,9 +220,7 @@ function tokenize(command: string, o: { breakChars: string; backslash?: boolean 
       i++;
     } else {
       let arg = "";
-      while (i < command.length && !space(command[i]!) && command[i] !== '"' && !o.breakChars.includes(command[i]!)) {
-        arg += command[i++];
-      }
+      while (i < command.length && !endsWord(command[i]!)) arg += command[i++];
       args.push(arg);
     }
   }

@@ -8,7 +8,8 @@
  * `server denied rcon access`).
  */
 import { Buffer } from "node:buffer";
-import * as dgram from "node:dgram";
+import type * as dgram from "node:dgram";
+import { UdpFake } from "./udp-fake.ts";
 
 export interface FakeDpOptions {
   password?: string;
@@ -24,68 +25,37 @@ export interface FakeDpOptions {
   now?: () => number;
 }
 
-const OOB = Buffer.from([0xff, 0xff, 0xff, 0xff]);
 /** rcon_redirect_buffer is 1400 bytes; it is flushed when 1399 are used (the 5-byte header included). */
 const FLUSH_AT = 1399;
 
-export class FakeDpServer {
-  readonly host = "127.0.0.1";
-  port = 0;
-  /** Every command run (NUL-separated parts of accepted requests). */
-  commands: string[] = [];
+export class FakeDpServer extends UdpFake {
   /** How many datagrams each accepted request was answered with. */
   replies: number[] = [];
   getchallenges = 0;
-  #socket = dgram.createSocket("udp4");
   #challenges = new Map<string, { challenge: string; time: number }>();
-  #waiters: (() => void)[] = [];
 
   /** The server's settings; a test may change them while it runs (`rcon_password` set anew). */
-  private constructor(readonly options: FakeDpOptions) {}
+  private constructor(readonly options: FakeDpOptions) {
+    super();
+  }
 
   static async start(o: FakeDpOptions = {}): Promise<FakeDpServer> {
     const s = new FakeDpServer(o);
-    await s.#bind();
+    await s.bind();
     return s;
   }
 
-  /** Resolves once `command` has been run (already or later). */
-  async received(command: string): Promise<void> {
-    while (!this.commands.includes(command)) await new Promise<void>((resolve) => this.#waiters.push(resolve));
-  }
-
-  /** A restart: the socket closes (a command being answered gets no reply), state is lost, the port is bound again. */
-  async restart(): Promise<void> {
-    await this.close();
+  /** A restart loses the challenges handed out, too. */
+  override async restart(): Promise<void> {
     this.#challenges.clear();
-    this.#socket = dgram.createSocket("udp4");
-    await this.#bind();
+    await super.restart();
   }
 
-  close(): Promise<void> {
-    return new Promise((resolve) => this.#socket.close(() => resolve()));
-  }
-
-  async #bind(): Promise<void> {
-    this.#socket.on("message", (msg, rinfo) => void this.#onMessage(msg, rinfo));
-    await new Promise<void>((resolve) => this.#socket.bind(this.port, this.host, () => resolve()));
-    this.port = this.#socket.address().port;
-  }
-
-  async #onMessage(msg: Buffer, rinfo: dgram.RemoteInfo): Promise<void> {
-    if (!msg.subarray(0, 4).equals(OOB)) return;
-    const data = msg.subarray(4);
+  protected async onDatagram(data: Buffer, reply: (payload: Buffer) => void, rinfo: dgram.RemoteInfo): Promise<void> {
     const peer = `${rinfo.address}:${rinfo.port}`;
-    const socket = this.#socket;
-    const reply = (payload: Buffer) => {
-      // A restart closed the socket this request came in on: its answer is lost, as on a real restart.
-      if (socket === this.#socket) socket.send(Buffer.concat([OOB, payload]), rinfo.port, rinfo.address);
-    };
     const starts = (s: string) => data.subarray(0, s.length).toString("latin1") === s;
     const password = this.options.password ?? "secret";
     const secure = this.options.secure ?? 0;
-    // The engine appends a NUL and runs the commands between endpos-separated strings.
-    const commandsFrom = (at: number) => data.subarray(at);
 
     if (starts("getchallenge")) {
       this.getchallenges++;
@@ -125,7 +95,7 @@ export class FakeDpServer {
       let space = rest.findIndex((b) => b <= 0x20);
       if (space < 0) space = rest.length;
       ok = rest.subarray(0, Math.min(space, 63)).toString("latin1") === password;
-      commands = commandsFrom(5 + Math.min(space + 1, rest.length));
+      commands = data.subarray(5 + Math.min(space + 1, rest.length));
     } else {
       return;
     }
@@ -143,8 +113,7 @@ export class FakeDpServer {
     for (const part of commands!.toString("utf8").split("\0")) {
       if (!part) continue;
       const command = this.options.expands ? part.replaceAll("$$", "$") : part;
-      this.commands.push(command);
-      for (const w of this.#waiters.splice(0)) w();
+      this.ran(command);
       const output = await this.#run(command);
       // Byte by byte, as Con_Rcon_AddChar does: a flush may fall inside a line or a character.
       for (const byte of Buffer.from(output, "utf8")) {

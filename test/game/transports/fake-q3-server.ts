@@ -3,7 +3,7 @@
  * SVC_RemoteCommand does and answers with `print\n` datagrams, flushing at ioq3's redirect buffer size.
  */
 import { Buffer } from "node:buffer";
-import * as dgram from "node:dgram";
+import { UdpFake } from "./udp-fake.ts";
 
 export interface FakeQ3Options {
   password?: string;
@@ -15,61 +15,27 @@ export interface FakeQ3Options {
   silent?: boolean;
 }
 
-export class FakeQ3Server {
-  readonly host = "127.0.0.1";
-  port = 0;
-  commands: string[] = [];
+export class FakeQ3Server extends UdpFake {
   datagramsSent = 0;
-  #socket = dgram.createSocket("udp4");
 
-  private constructor(private o: FakeQ3Options) {}
+  private constructor(private o: FakeQ3Options) {
+    super();
+  }
 
   static async start(o: FakeQ3Options = {}): Promise<FakeQ3Server> {
     const s = new FakeQ3Server(o);
-    await s.#bind();
+    await s.bind();
     return s;
   }
 
-  /** Resolves once `command` has been received (already or later). */
-  async received(command: string): Promise<void> {
-    while (!this.commands.includes(command)) await new Promise<void>((resolve) => this.#waiters.push(resolve));
-  }
-
-  /** A server restart: the socket closes (a command being answered gets no reply) and binds the same port again. */
-  async restart(): Promise<void> {
-    await this.close();
-    this.#socket = dgram.createSocket("udp4");
-    await this.#bind();
-  }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => this.#socket.close(() => resolve()));
-  }
-
-  #waiters: (() => void)[] = [];
-
-  async #bind(): Promise<void> {
-    this.#socket.on("message", (msg, rinfo) => void this.#onMessage(msg, rinfo));
-    await new Promise<void>((resolve) => this.#socket.bind(this.port, this.host, () => resolve()));
-    this.port = this.#socket.address().port;
-  }
-
-  async #onMessage(msg: Buffer, rinfo: dgram.RemoteInfo): Promise<void> {
-    if (!msg.subarray(0, 4).equals(Buffer.from([0xff, 0xff, 0xff, 0xff]))) return;
+  protected async onDatagram(data: Buffer, reply: (payload: Buffer) => void): Promise<void> {
     // SV_ConnectionlessPacket reads the request with MSG_ReadStringLine: up to the first newline or NUL.
-    const line = msg
-      .subarray(4)
-      .toString("utf8")
-      .split(/[\n\0]/)[0]!;
+    const line = data.toString("utf8").split(/[\n\0]/)[0]!;
     const m = /^rcon +(\S+) +(.*)$/s.exec(line);
     if (!m || this.o.silent) return;
     const [, password = "", command = ""] = m;
     const ok = password === (this.o.password ?? "secret");
-    if (ok) {
-      this.commands.push(command);
-      for (const w of this.#waiters.splice(0)) w();
-    }
-    const socket = this.#socket;
+    if (ok) this.ran(command);
     const output = ok ? await (this.o.handler ?? ((c) => `${c}\n`))(command) : "Bad rconpassword.\n";
     // Com_Printf appends whole messages (lines here) and flushes first when the next one wouldn't fit.
     const flushAt = this.o.flushAt ?? 1007;
@@ -85,10 +51,7 @@ export class FakeQ3Server {
     buffers.push(current);
     for (const text of buffers) {
       this.datagramsSent++;
-      const datagram = Buffer.concat([Buffer.from([0xff, 0xff, 0xff, 0xff]), Buffer.from(`print\n${text}`)]);
-      // A restart closed the socket this command came in on: its answer is lost, as on a real restart.
-      if (socket !== this.#socket) return;
-      socket.send(datagram, rinfo.port, rinfo.address);
+      reply(Buffer.from(`print\n${text}`));
     }
   }
 }

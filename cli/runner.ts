@@ -29,7 +29,8 @@ export async function runCli(root: AnyCommand, argv: string[], rootHelp: () => s
     }
     const name = ["hub-agent", ...path].join(" ");
     const subs = await value(cmd.subCommands);
-    if (subs && Object.keys(subs).length) {
+    // A command with subcommands of its own (`sandbox` and `sandbox reward`) runs itself when none is named.
+    if (subs && Object.keys(subs).length && !cmd.run) {
       const given = rest.find((a) => !a.startsWith("-"));
       throw new CliError(
         given

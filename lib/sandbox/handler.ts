@@ -3,6 +3,7 @@
 import type { ControlPanel } from "./control.ts";
 import { ApiError, json, type Route } from "./http.ts";
 import { attributeRoutes } from "./routes/attributes.ts";
+import { controlRoutes } from "./routes/control.ts";
 import { rewardRoutes } from "./routes/rewards.ts";
 import { sanctionRoutes } from "./routes/sanctions.ts";
 import { serverRoutes } from "./routes/server.ts";
@@ -41,7 +42,8 @@ const ROUTES: Route[] = [
   ...userRoutes,
 ];
 
-const compiled = ROUTES.map((route) => {
+// The sandbox's own routes are matched like the others but are no part of the API it models (not in openapi.json).
+const compiled = [...ROUTES, ...controlRoutes].map((route) => {
   const source = route.path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "([^/]+)");
   return { route, pattern: new RegExp(`^${source}$`) };
 });

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
 const root = resolve(import.meta.dir, "..");
-const SANDBOX_USERS = new Set(["cli/commands/demo.ts", "cli/commands/sandbox.ts"]);
+const SANDBOX_USERS = new Set(["cli/commands/demo.ts", "cli/demo-summary.ts", "cli/commands/sandbox.ts"]);
 
 function files(dir: string): string[] {
   return readdirSync(join(root, dir)).flatMap((name) => {

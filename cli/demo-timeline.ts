@@ -49,17 +49,22 @@ export async function playTimeline(
   }
 }
 
-/** The demo's players: Alice and Bob from the in-memory service's seed data, plus two unknown newcomers. */
+/** The demo's players: Alice, Bob and Carol from the in-memory service's seed data, plus two unknown newcomers. */
 export const DEMO_PLAYERS = {
   alice: { id: "76561198012345671", name: "Alice" },
   bob: { id: "76561198087654322", name: "Bob" },
+  carol: { id: "76561198123456783", name: "Carol" },
   dave: { id: "76561198234567894", name: "Dave" },
   erin: { id: "76561198345678905", name: "Erin" },
 } as const satisfies Record<string, GamePlayer>;
 
-/** About 20 s of players joining, chatting `!dashboard`, dying, respawning and leaving; loops cleanly. */
+/**
+ * About 20 s: Alice (a VIP reward waiting) and Dave (new) join, Carol (an admin) joins, Bob (banned in the seed) is
+ * kicked at once, `!dashboard` is answered, Dave spawn-kills Erin and Carol bans him from the chat, everyone else
+ * leaves. The intro of `hub-agent demo` (cli/commands/demo.ts) tells this story: keep them in step.
+ */
 export function demoTimeline(): Timeline {
-  const { alice, bob, dave, erin } = DEMO_PLAYERS;
+  const { alice, bob, carol, dave, erin } = DEMO_PLAYERS;
   const s = (at: number, fn: (sim: SimGame) => void): TimelineStep => ({ at, do: fn });
   return {
     period: 22_000,
@@ -67,19 +72,25 @@ export function demoTimeline(): Timeline {
       s(0, (sim) => sim.join({ ...alice, extra: { Score: 0, Deaths: 0 } })),
       s(1_500, (sim) => sim.spawn(alice.id)),
       s(2_500, (sim) => sim.join({ ...dave })),
+      s(3_000, (sim) => sim.join({ ...carol })),
       s(3_500, (sim) => sim.spawn(dave.id)),
       s(4_500, (sim) => sim.chat(alice.id, "!dashboard")),
       s(6_000, (sim) => sim.join({ ...bob })),
       s(7_500, (sim) => sim.death(dave.id, alice.id)),
       s(8_500, (sim) => sim.join({ ...erin })),
       s(9_000, (sim) => sim.spawn(dave.id)),
+      s(9_500, (sim) => sim.spawn(erin.id)),
       s(10_000, (sim) => sim.chat(erin.id, "hello everyone")),
-      s(11_000, (sim) => sim.chat(dave.id, "!dashboard")),
-      s(12_500, (sim) => sim.spawn(erin.id)),
+      s(10_500, (sim) => sim.death(erin.id, dave.id)),
+      s(11_000, (sim) => sim.spawn(erin.id)),
+      s(11_500, (sim) => sim.death(erin.id, dave.id)),
+      s(12_500, (sim) => sim.chat(carol.id, "!ban Dave 30m spawn killing")),
       s(14_000, (sim) => sim.death(alice.id)),
       s(15_000, (sim) => sim.spawn(alice.id)),
       s(16_500, (sim) => sim.leave(erin.id, "Disconnect by user.")),
+      // Skipped when Carol's ban has kicked him (as it should have).
       s(18_000, (sim) => sim.leave(dave.id, "Disconnect by user.")),
+      s(19_000, (sim) => sim.leave(carol.id, "Disconnect by user.")),
       s(19_500, (sim) => sim.leave(bob.id, "Disconnect by user.")),
       s(20_500, (sim) => sim.leave(alice.id, "Disconnect by user.")),
     ],

@@ -33,7 +33,12 @@ export function walkSteps(markdown: string): Step[] {
 /** A log line's time (the README shows a terminal's 12:00:01, a pipe gets ISO 8601) is not compared. */
 const untimed = (line: string) => line.replace(/^(\d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT[\d:.]+Z) /, "").trimEnd();
 const pattern = (line: string) =>
-  new RegExp(`^${untimed(line).split("…").map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
+  new RegExp(
+    `^${untimed(line)
+      .split("…")
+      .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*")}$`,
+  );
 
 class Terminal {
   readonly lines: string[] = [];
@@ -52,8 +57,9 @@ class Terminal {
 
   private async read(stream: ReadableStream<Uint8Array>) {
     let rest = "";
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-      const parts = (rest + chunk).split("\n");
+    const decoder = new TextDecoder();
+    for await (const bytes of stream) {
+      const parts = (rest + decoder.decode(bytes, { stream: true })).split("\n");
       rest = parts.pop() as string;
       this.lines.push(...parts);
     }
@@ -133,7 +139,12 @@ describe("README: Getting started", () => {
       const saved = steps.find((s) => s.kind === "type" && s.text.includes("cat > hub-agent.toml"))!.text;
       const toml = saved.slice(saved.indexOf("<<'EOF'\n") + 8, saved.indexOf("\nEOF"));
       const printed = term(1).lines.join("\n");
-      expect(printed).toContain(toml.split("\n").map((l) => (l ? `  ${l}` : "")).join("\n"));
+      expect(printed).toContain(
+        toml
+          .split("\n")
+          .map((l) => (l ? `  ${l}` : ""))
+          .join("\n"),
+      );
       // Every command typed in terminal 3 finished with exit 0.
       const t3 = steps.filter((s) => s.kind === "type" && s.terminal === 3).length;
       await until(() => term(3).lines.filter((l) => /^walk-step-done-\d+ 0$/.test(l)).length === t3, "terminal 3", {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 import type { CommandDef } from "citty";
 import { globalArgs } from "./args.ts";
+import { examplesHelp } from "./examples.ts";
 import { runCli } from "./runner.ts";
 
 const VERSION = "0.1.0";
@@ -19,7 +20,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
     load: () => import("./commands/status.ts"),
   },
   demo: {
-    summary: "the agent against the built-in service and a simulated game, narrated (--duration N)",
+    summary: "the agent against the built-in service and a simulated game: one narrated script, then a summary",
     load: () => import("./commands/demo.ts"),
   },
   dashboard: {
@@ -49,7 +50,8 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
     load: () => import("./commands/queue.ts"),
   },
   sandbox: {
-    summary: "start the in-memory service for trying hub-agent out",
+    summary:
+      "start the in-memory service for trying hub-agent out (its players, a config for it); reward <player> <command>",
     load: () => import("./commands/sandbox.ts"),
   },
   completion: {
@@ -82,6 +84,8 @@ export function rootHelp(): string {
     "",
     "OPTIONS (every command)",
     ...flags,
+    "",
+    ...examplesHelp([]),
     "",
     "Run `hub-agent <command> --help` for a command's own options. Exit codes: 0 ok, 1 failure, 2 usage error,",
     "3 configuration error, 4 service unreachable, 5 not found, 6 queued but not yet delivered.",

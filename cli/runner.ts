@@ -1,5 +1,6 @@
 import type { ArgsDef, CommandDef } from "citty";
 import { stripVTControlCharacters as stripAnsi } from "node:util";
+import { examplesHelp } from "./examples.ts";
 import { CliError, EXIT } from "./exit.ts";
 
 type AnyCommand = CommandDef<ArgsDef>;
@@ -108,7 +109,10 @@ async function usage(cmd: AnyCommand, path: string[]): Promise<string> {
   // Plain text (citty colours it even when piped), naming the full invocation rather than the last word.
   const name = path.at(-1) as string;
   const { renderUsage } = await import("citty");
-  return stripAnsi(await renderUsage(cmd)).replace(`USAGE ${name}`, `USAGE hub-agent ${path.join(" ")}`);
+  const text = stripAnsi(await renderUsage(cmd)).replace(`USAGE ${name}`, `USAGE hub-agent ${path.join(" ")}`);
+  // citty has no examples: ours come from one table (cli/examples.ts).
+  const examples = examplesHelp(path);
+  return examples.length ? `${text.trimEnd()}\n\n${examples.join("\n")}` : text;
 }
 
 async function report(e: unknown, json: boolean, command: string[]): Promise<number> {

@@ -74,7 +74,12 @@ async function post(url: string, key: string, payload: unknown): Promise<unknown
     throw new CliError(`the sandbox at ${url} refused the API key: use the key it printed`, EXIT.CONFIG);
   const known = body?.detail?.detail?.known;
   if (res.status === 404 && known)
-    throw new CliError(`no such player in the sandbox: use one of ${known.join(", ")}`, EXIT.NOT_FOUND);
+    throw new CliError(
+      known.length
+        ? `no such player in the sandbox: use one of ${known.join(", ")}`
+        : "the sandbox has no players (it was started with --seed empty): start it with the example data",
+      EXIT.NOT_FOUND,
+    );
   if (res.status === 404)
     throw new CliError(`${url} is not a hub-agent sandbox (404): api.url must point at one`, EXIT.FAILURE);
   throw new CliError(`the sandbox refused the reward (${res.status}): ${body?.detail?.msg ?? text}`, EXIT.FAILURE);

@@ -97,10 +97,15 @@ describe("hub-agent sandbox", () => {
   });
 
   test("the empty seed has no players to list, and its configuration has none online", async () => {
-    const { p, info } = await startSandbox(["--seed", "empty"]);
+    const { p, info, env } = await startSandbox(["--seed", "empty"]);
     expect(info.players).toEqual([]);
     expect(info.config).toContain('bridge = "sim"');
     expect(info.config).not.toContain("[game.sim]");
+    const r = await hub(["sandbox", "reward", "Alice", "say hi"], { env });
+    expect([r.code, r.stderr.trim()]).toEqual([
+      5,
+      "error: the sandbox has no players (it was started with --seed empty): start it with the example data",
+    ]);
     p.kill("SIGINT");
     expect(await p.exited).toBe(0);
   });

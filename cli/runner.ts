@@ -109,7 +109,13 @@ async function usage(cmd: AnyCommand, path: string[]): Promise<string> {
   // Plain text (citty colours it even when piped), naming the full invocation rather than the last word.
   const name = path.at(-1) as string;
   const { renderUsage } = await import("citty");
-  const text = stripAnsi(await renderUsage(cmd)).replace(`USAGE ${name}`, `USAGE hub-agent ${path.join(" ")}`);
+  let text = stripAnsi(await renderUsage(cmd)).replace(`USAGE ${name}`, `USAGE hub-agent ${path.join(" ")}`);
+  // A command that also runs by itself (`sandbox`): its subcommands are optional, not the required word citty shows.
+  const subs = Object.keys((await value(cmd.subCommands)) ?? {});
+  if (cmd.run && subs.length)
+    text = text.replace(/^(USAGE .*) (\S+)$/m, (line, head, tail) =>
+      tail === subs.join("|") ? `${head} [${tail} …]` : line,
+    );
   // citty has no examples: ours come from one table (cli/examples.ts).
   const examples = examplesHelp(path);
   return examples.length ? `${text.trimEnd()}\n\n${examples.join("\n")}` : text;

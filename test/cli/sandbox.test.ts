@@ -110,6 +110,12 @@ describe("hub-agent sandbox", () => {
     expect(await p.exited).toBe(0);
   });
 
+  test("its help shows that reward is a subcommand it can do without", async () => {
+    const help = await hub(["sandbox", "--help"]);
+    expect(help.stdout).toContain("USAGE hub-agent sandbox [OPTIONS] [reward …]\n");
+    expect((await hub(["queue", "--help"])).stdout).toContain("USAGE hub-agent queue [OPTIONS] status|retry|drop\n");
+  });
+
   test("the human output: the players as a table, the configuration, and how to add a reward", async () => {
     const p = spawn([await binary(), "sandbox"], {
       cwd: mkdtempSync(join(tmpdir(), "hub-cwd-")),

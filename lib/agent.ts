@@ -191,12 +191,20 @@ export class Agent implements FeatureContext {
     for (const install of this.deps.features ?? FEATURES) install(this);
 
     // Players already online when the agent starts count as connecting now, marked `resumed`.
+    // The list is a snapshot, and each connect takes a while: one who left meanwhile (kicked by the first ban
+    // refresh, say) is not connected from it, or they would be kicked twice.
     this.initialPlayers = this.scheduler.run("initial-players", async () => {
-      const status = await bridge.status();
-      for (const p of status.players) {
-        if (this.players.has(p.id)) continue;
-        this.resumed.add(p.id);
-        await this.connect(p);
+      const left = new Set<string>();
+      const off = bridge.on((e) => void (e.type === "player_disconnect" && left.add(e.player.id)));
+      try {
+        const status = await bridge.status();
+        for (const p of status.players) {
+          if (this.players.has(p.id) || left.has(p.id)) continue;
+          this.resumed.add(p.id);
+          await this.connect(p);
+        }
+      } finally {
+        off();
       }
     });
   }

@@ -237,6 +237,17 @@ describe("players online at start (initial players)", () => {
     ]);
     expect([...agent.previousOnline].sort()).toEqual([alice.id, carol.id].sort());
   });
+
+  test("a banned player online at start is kicked once: gone by the time the initial players get to them", async () => {
+    const alice = { id: SEED_IDS.steamid64.alice, name: "Alice" };
+    const bob = { id: SEED_IDS.steamid64.bob, name: "Bob" }; // banned in the seed data
+    h = await harness({ sim: { players: [alice, bob] } });
+    await h.agent.start();
+    await until(() => h.events.includes("hub_ply_initialized"), "Alice initialised");
+    await h.idle();
+    expect(h.sim.actionsOf("kick").map((k) => k.player)).toEqual([bob.id]);
+    expect(h.events.filter((e) => e === "hub_ply_connected").length).toBe(1);
+  });
 });
 
 describe("before hub_ready", () => {

@@ -163,6 +163,9 @@ describe("README: Getting started", () => {
       }
       expect(await term(3).close()).toBe(0);
       expect(term(2).lines.some((l) => untimed(l) === "INFO  stopped")).toBe(true);
+      // Each kick shown once, as the README shows it.
+      for (const who of ["Bob", "Alice"])
+        expect(term(2).lines.filter((l) => l.includes(`[game:sim] ${who} was kicked`)).length).toBe(1);
     },
     { timeout: 120_000 },
   );

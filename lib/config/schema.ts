@@ -192,6 +192,7 @@ export const ConfigSchema = v.strictObject({
           port: v.optional(port),
           password: v.optional(text("must not be empty")),
           password_file: v.optional(text("must be a path to a file that holds the RCON password")),
+          allow_remote: bool(false),
         }),
         {},
       ),
@@ -303,10 +304,15 @@ export const KEY_HELP: Record<string, string> = {
     "sim bridge only: a file every game action (exec, kick, message, …) is appended to as a JSON line",
   "rewards.allow_script":
     "run SCRIPT rewards (code from the service) when the game bridge can run scripts; off by default",
-  "game.rcon.host": "the game server's console host (every network console bridge)",
-  "game.rcon.port": "the RCON port (default: the preset's, e.g. 25575 for minecraft, 27015 for gmod)",
-  "game.rcon.password": "the RCON password (rcon.password / rcon_password / rconpassword on the server)",
+  "game.rcon.host":
+    "the game server's console host (every network console bridge); for the plugin bridge, the address hub-agent listens on",
+  "game.rcon.port":
+    "the RCON port (default: the preset's, e.g. 25575 for minecraft, 27015 for gmod); for the plugin bridge, the port hub-agent listens on (default 25585)",
+  "game.rcon.password":
+    "the RCON password (rcon.password / rcon_password / rconpassword on the server); for the plugin bridge, the token the plugin presents",
   "game.rcon.password_file": "a file holding the RCON password instead; relative to this file",
+  "game.rcon.allow_remote":
+    "plugin bridge only: allow game.rcon.host to be an address other than loopback, for a game server on another machine (the token then crosses the network unencrypted); off by default",
   "game.wrapper.command":
     'the dedicated server to start and its arguments, e.g. ["./srcds_run", "-game", "garrysmod", "-norestart"]; in the environment a JSON array',
   "game.wrapper.cwd": "the directory to start the server in; relative to this file",

@@ -52,5 +52,6 @@ export async function presetBridgeOptions(config: Config, deps: BridgeDeps): Pro
     sources: [...(parts.sources ?? []), ...(logFile ? [new LogTail({ path: logFile, clock, logger })] : [])],
     ...(parts.process ? { process: parts.process } : {}),
     ...(parts.parseReplies ? { parseReplies: true } : {}),
+    ...(parts.structured ? { structured: parts.structured } : {}),
   };
 }

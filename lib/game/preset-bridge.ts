@@ -25,6 +25,7 @@ import { cleanLine, type LineSource } from "./sources/lines.ts";
 import { PlayerPoll } from "./sources/poll.ts";
 import { errorMessage, type SendOptions, type Transport, TransportError } from "./transports/transport.ts";
 import { OwnGroupChanges } from "./echoes.ts";
+import type { PlayerRef, StructuredConsole, StructuredEvent } from "./structured.ts";
 
 /** A server process hub-agent runs (the wrapper): it knows when the game is ready or gone, and what the operator typed. */
 export interface ServerProcess {
@@ -53,6 +54,11 @@ export interface PresetBridgeOptions {
   process?: ServerProcess;
   /** Parse command replies as event lines: Quake 3 rcon prints events caused by a command into its reply only. */
   parseReplies?: boolean;
+  /**
+   * A console that reports players itself (the plugin protocol): its events, player list, kicks, messages and
+   * groups replace the preset's lines and command templates; `exec` still goes through the transport.
+   */
+  structured?: StructuredConsole;
   /** Player-list polling interval (`intervals.player_poll`); 0 polls only for status() and resyncs. */
   pollIntervalMs: number;
   clock: Clock;
@@ -95,10 +101,12 @@ export class PresetBridge implements GameBridge {
     if (script) this.script = { escape: (v) => script.escape(v), run: (code, player) => this.#runScript(code, player) };
     this.#log = o.logger.withTag("game");
     this.userType = o.preset.userType;
+    const events = eventTypes(o.preset, { lines: !!o.sources?.length || !!o.parseReplies, wrapped: !!o.process });
+    for (const type of o.structured?.events ?? []) events.add(type);
     this.caps = {
-      events: eventTypes(o.preset, { lines: !!o.sources?.length || !!o.parseReplies, wrapped: !!o.process }),
+      events,
       multiGroup: o.preset.multiGroup,
-      privateMessage: o.preset.commands.message !== undefined,
+      privateMessage: o.structured !== undefined || o.preset.commands.message !== undefined,
       colours: o.preset.colours,
       identity: o.preset.identity,
     };
@@ -131,6 +139,11 @@ export class PresetBridge implements GameBridge {
         proc.on("down", (reason) => this.#processDown(reason)),
         proc.on("operator_input", (line) => this.#emit({ type: "operator_input", line })),
       );
+    }
+    const structured = this.#o.structured;
+    if (structured) {
+      this.#unsubscribe.push(structured.onEvent((e) => this.#structured(e)));
+      await structured.start();
     }
     for (const source of this.#o.sources ?? []) await source.start((line) => this.#line(line));
     this.#poll.start();
@@ -168,13 +181,17 @@ export class PresetBridge implements GameBridge {
   }
 
   async kick(player: GamePlayer, reason: string): Promise<void> {
-    await this.#command("kick", { ...this.#values(player), reason });
+    const structured = this.#o.structured;
+    if (structured) await structured.kick(this.#playerRef(player), reason);
+    else await this.#command("kick", { ...this.#values(player), reason });
   }
 
   async message(player: GamePlayer | null, text: string): Promise<void> {
     const lines = text.split(/\r\n|\r|\n/).filter((l) => l.trim() !== "");
+    const structured = this.#o.structured;
     for (const line of lines) {
-      if (player) await this.#command("message", { ...this.#values(player), text: line });
+      if (structured) await structured.message(player && this.#playerRef(player), line);
+      else if (player) await this.#command("message", { ...this.#values(player), text: line });
       else await this.#command("broadcast", { text: line });
     }
   }
@@ -184,6 +201,11 @@ export class PresetBridge implements GameBridge {
       throw new BridgeCommandError(
         `group ${JSON.stringify(group)} can't be used on the ${this.preset.name} console: use letters, digits and _ . + - only`,
       );
+    }
+    const structured = this.#o.structured;
+    if (structured) {
+      this.#own.note(player.id, group, op);
+      return structured.setGroup(this.#playerRef(player), group, op, seconds);
     }
     const temp = op === "add" && seconds !== undefined && this.preset.commands.group_add_temp !== undefined;
     const kind: CommandKind = op === "remove" ? "group_remove" : temp ? "group_add_temp" : "group_add";
@@ -304,6 +326,52 @@ export class PresetBridge implements GameBridge {
     return ref;
   }
 
+  // ── A structured console's events ──────────────────────────────────────────
+
+  #structured(e: StructuredEvent): void {
+    const roster = this.#roster;
+    const ref = this.#ref({ id: e.player.id, name: e.player.name, slot: e.player.slot }, "");
+    if (ref.id === undefined) {
+      this.#log.debug(`ignored a ${e.type} event of a player without a usable id`, { id: e.player.id });
+      return;
+    }
+    switch (e.type) {
+      case "connect":
+        roster.connect(ref, e.ip ? { ip: e.ip } : undefined);
+        return;
+      case "disconnect":
+        roster.disconnect(ref, e.reason);
+        return;
+      case "spawn":
+      case "death": {
+        const player = roster.find(ref);
+        if (!player) return;
+        if (e.type === "spawn") return this.#emit({ type: "player_spawn", player });
+        const killer = e.killer && roster.find(this.#ref({ id: e.killer.id, name: e.killer.name }, ""));
+        return this.#emit({ type: "player_death", player, ...(killer ? { killer } : {}) });
+      }
+      case "chat": {
+        const player = roster.find(ref);
+        const parsed = parseChatCommand(e.text, this.preset.commandPrefix);
+        if (player && parsed) this.#emit({ type: "chat_command", player, ...parsed });
+        return;
+      }
+      case "group": {
+        if (this.#own.isEcho(ref.id, e.group, e.op)) return; // our own change, reported back
+        const player = roster.get(ref.id) ?? { id: ref.id, name: ref.name ?? ref.id };
+        const seconds = e.seconds !== undefined ? { seconds: e.seconds } : {};
+        this.#emit({ type: "group_change", player, group: e.group, op: e.op, ...seconds });
+        return;
+      }
+    }
+  }
+
+  /** A player as the structured console knows them: its own id spelling is the slot the roster kept. */
+  #playerRef(player: GamePlayer): PlayerRef {
+    const slot = player.slot ?? this.#roster.get(player.id)?.slot;
+    return { id: player.id, name: player.name, ...(slot !== undefined ? { slot } : {}) };
+  }
+
   // ── Commands ───────────────────────────────────────────────────────────────
 
   async #command(kind: CommandKind, values: TemplateValues): Promise<void> {
@@ -337,6 +405,15 @@ export class PresetBridge implements GameBridge {
   // ── Polling, up and down ──────────────────────────────────────────────────
 
   async #list(): Promise<PlayerList> {
+    const structured = this.#o.structured;
+    if (structured) {
+      const list = await structured.players();
+      const players = list.players.map(({ id, ...p }) => {
+        const ref = this.#ref({ id, name: p.name, slot: p.slot }, "");
+        return { ...p, name: ref.name ?? p.name, ...(ref.id !== undefined ? { id: ref.id } : {}) };
+      });
+      return { ...list, players };
+    }
     const { command, until, parse } = this.preset.list;
     return parse(await this.exec(command, until ? { until } : undefined));
   }

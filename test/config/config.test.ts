@@ -303,7 +303,7 @@ describe("game bridge configuration", () => {
     writeFileSync(file, `[game]\nbridge = "rcon"\npreset = "gmod"\n[game.rcon]\npassword_file = "rcon.pw"\n`);
     const r = await loadConfig({ env: good, cwd: "/", file });
     if (!r.ok) throw new Error(r.problems.join("\n"));
-    expect(r.config.game.rcon).toEqual({ host: "127.0.0.1", password: "from-file-pw" });
+    expect(r.config.game.rcon).toEqual({ host: "127.0.0.1", password: "from-file-pw", allow_remote: false });
     expect(r.secrets).toContain("from-file-pw");
     expect((await problems({ ...good, HUB_GAME_RCON_PASSWORD: "x-pw" }, file))[0]).toContain("keep only one");
     writeFileSync(join(d, "rcon.pw"), "");

@@ -48,6 +48,8 @@ export interface BridgeParts {
   sources?: LineSource[];
   /** The game server as a child process, when hub-agent runs it. */
   process?: import("../preset-bridge.ts").PresetBridgeOptions["process"];
+  /** A console that reports players itself (the plugin protocol): the bridge uses it for events, the list and actions. */
+  structured?: import("../structured.ts").StructuredConsole;
   /** Command replies carry game events too (Quake 3: a kick's disconnect appears only in the reply). */
   parseReplies?: boolean;
 }

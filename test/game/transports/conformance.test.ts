@@ -1,12 +1,14 @@
 /** Every transport against its fake server, through the one conformance suite (./conformance.ts). */
 import { DpRcon } from "../../../lib/game/transports/dp-rcon.ts";
 import { Econ } from "../../../lib/game/transports/econ.ts";
+import { PluginLink } from "../../../lib/game/transports/plugin-link.ts";
 import { Q3Rcon } from "../../../lib/game/transports/q3-rcon.ts";
 import { SourceRcon } from "../../../lib/game/transports/source-rcon.ts";
 import { WebRcon } from "../../../lib/game/transports/web-rcon.ts";
 import { testTransport } from "./conformance.ts";
 import { FakeDpServer } from "./fake-dp-server.ts";
 import { FakeEconServer } from "./fake-econ-server.ts";
+import { FakePlugin } from "./fake-plugin.ts";
 import { FakeQ3Server } from "./fake-q3-server.ts";
 import { FakeSourceRconServer } from "./fake-source-rcon-server.ts";
 import { FakeWebRconServer } from "./fake-web-rcon-server.ts";
@@ -98,6 +100,32 @@ testTransport("Teeworlds econ", {
       received: (c) => fake.received(c),
       restart: () => fake.restart(),
       close: () => fake.close(),
+    };
+  },
+});
+
+testTransport("plugin protocol", {
+  bigReplyChars: 200_000,
+  async start({ password, bigReply }) {
+    // The roles are reversed: hub-agent's side listens, and the fake plugin (holding the game's token) connects.
+    let fake: FakePlugin | undefined;
+    const { promise: started, resolve } = Promise.withResolvers<FakePlugin>();
+    return {
+      client: (token) => {
+        const link = new PluginLink({ host: "127.0.0.1", port: 0, token });
+        void link.start().then(() => {
+          fake = FakePlugin.start({
+            port: link.address()!.port,
+            token: password,
+            handler: (c) => console(c, bigReply),
+          });
+          resolve(fake);
+        });
+        return link;
+      },
+      received: async (c) => (await started).received(c),
+      restart: async () => (await started).restart(),
+      close: async () => fake?.close(),
     };
   },
 });

@@ -1,0 +1,468 @@
+/**
+ * The plugin protocol's listener (docs/plugin-protocol.md): hub-agent listens on a TCP address, a plugin inside the
+ * game server connects to it, says hello with the shared token, then sends events and answers requests, each
+ * correlated by id. One plugin at a time: a newly authenticated connection replaces the old one (a restarted game
+ * server's plugin comes back before the old socket is known dead). A bad line is logged and answered with an
+ * error, never fatal; a line longer than the limit is dropped whole.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import * as net from "node:net";
+import { type Clock, systemClock } from "../../clock.ts";
+import { type Logger, silentLogger } from "../../log.ts";
+import type { BridgeEventType } from "../bridge.ts";
+import type { PlayerList } from "../presets/types.ts";
+import type { PlayerRef, StructuredConsole, StructuredEvent } from "../structured.ts";
+import {
+  BadLine,
+  encode,
+  type Op,
+  parseLine,
+  parseOutput,
+  parsePlayers,
+  type PluginMessage,
+  PROTOCOL_VERSION,
+} from "./plugin-protocol.ts";
+import { errorMessage, type SendOptions, StateEvents, type Transport, TransportError } from "./transport.ts";
+
+export interface PluginLinkOptions {
+  host: string;
+  /** 0: any free port (`address()` says which). */
+  port: number;
+  token: string;
+  /** Per request, unless the caller says otherwise. */
+  timeoutMs?: number;
+  /** How long a new connection has to say hello. */
+  helloTimeoutMs?: number;
+  /** Silence after which the link pings, and after twice which it drops the plugin. */
+  idleMs?: number;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/** A line from an authenticated plugin may be this long (an exec's output); a longer one is dropped. */
+export const MAX_LINE_BYTES = 1024 * 1024;
+/** Before hello, lines are short: an unauthenticated peer can't make hub-agent buffer much. */
+const MAX_HELLO_BYTES = 4096;
+const TIMEOUT = Symbol("timeout");
+/** Connections waiting for their hello at once; more are closed at once. */
+const MAX_PENDING = 8;
+
+/** The plugin refused a request (`"ok": false`): its own words, e.g. "no such player". */
+export class PluginRefused extends Error {
+  override name = "PluginRefused";
+}
+
+interface Conn {
+  socket: net.Socket;
+  peer: string;
+  authed: boolean;
+  /** Requests in flight by id. */
+  pending: Map<number, { resolve(r: unknown): void; reject(e: Error): void }>;
+  lastHeard: number;
+}
+
+export class PluginLink implements Transport, StructuredConsole {
+  readonly events: ReadonlySet<BridgeEventType> = new Set<BridgeEventType>([
+    "player_connect",
+    "player_disconnect",
+    "player_spawn",
+    "player_death",
+    "chat_command",
+    "group_change",
+  ]);
+  #o: Required<Omit<PluginLinkOptions, "logger">>;
+  #log: Logger;
+  #state = new StateEvents();
+  #listeners = new Set<(e: StructuredEvent) => void>();
+  #server?: net.Server;
+  #listening?: Promise<void>;
+  #active?: Conn;
+  #pendingConns = new Set<Conn>();
+  /** Callers waiting for a plugin to connect. */
+  #waiters = new Set<{ resolve(c: Conn): void; reject(e: Error): void }>();
+  /** The last connection's refused hello: what a caller waiting for a plugin is told. */
+  #authFailed?: TransportError;
+  #nextId = 1;
+  #closed = false;
+  #tokenDigest: Buffer;
+  #keepalive?: AbortController;
+
+  constructor(opts: PluginLinkOptions) {
+    this.#o = { timeoutMs: 10_000, helloTimeoutMs: 5_000, idleMs: 30_000, clock: systemClock, ...opts };
+    this.#log = (opts.logger ?? silentLogger).withTag("plugin");
+    this.#tokenDigest = digest(opts.token);
+  }
+
+  /** host:port as configured (the bound port once listening, when 0 was asked). */
+  get target(): string {
+    const a = this.address();
+    return a ? `${formatHost(a.host)}:${a.port}` : `${formatHost(this.#o.host)}:${this.#o.port}`;
+  }
+
+  address(): { host: string; port: number } | undefined {
+    const a = this.#server?.address();
+    return a && typeof a === "object" ? { host: a.address, port: a.port } : undefined;
+  }
+
+  on(_event: "state", fn: (state: "connecting" | "connected" | "closed", error?: Error) => void): () => void {
+    return this.#state.on(fn);
+  }
+
+  onEvent(fn: (e: StructuredEvent) => void): () => void {
+    this.#listeners.add(fn);
+    return () => this.#listeners.delete(fn);
+  }
+
+  /** Binds the address (once); rejects with one line when it can't. */
+  start(): Promise<void> {
+    if (this.#closed) return Promise.reject(this.#error("closed", "the plugin link is closed"));
+    this.#listening ??= new Promise<void>((resolve, reject) => {
+      const server = net.createServer((socket) => this.#accept(socket));
+      this.#server = server;
+      server.once("error", (e: NodeJS.ErrnoException) => {
+        const why =
+          e.code === "EADDRINUSE" ? "the address is in use (another hub-agent, or another program)" : e.message;
+        reject(new TransportError("disconnected", `could not listen for the plugin on ${this.target}: ${why}`));
+      });
+      server.listen({ host: this.#o.host, port: this.#o.port, exclusive: true }, () => {
+        server.on("error", (e) => this.#log.warn(`plugin listener: ${errorMessage(e)}`));
+        this.#log.info(`waiting for the game's plugin on ${this.target}`);
+        this.#state.emit("connecting", new Error(`no plugin has connected to ${this.target} yet`));
+        this.#keepaliveLoop();
+        resolve();
+      });
+    });
+    return this.#listening;
+  }
+
+  // ── Transport: a console command is an `exec` request ──────────────────────
+
+  async send(command: string, opts?: SendOptions): Promise<string> {
+    if (command.includes("\0")) throw this.#error("invalid", "a command can't contain a NUL byte");
+    return parseOutput(await this.#request("exec", { cmd: command }, opts?.timeoutMs));
+  }
+
+  // ── StructuredConsole ─────────────────────────────────────────────────────
+
+  async players(opts?: { timeoutMs?: number }): Promise<PlayerList> {
+    const r = parsePlayers(await this.#request("players", {}, opts?.timeoutMs));
+    return {
+      players: r.players.map((p) => ({ id: p.id, name: p.name, ...(p.slot ? { slot: p.slot } : {}) })),
+      ...(r.max !== undefined ? { maxPlayers: r.max } : {}),
+      ...(r.map ? { map: r.map } : {}),
+    };
+  }
+
+  async kick(player: PlayerRef, reason: string): Promise<void> {
+    await this.#request("kick", { p: player.id, ...slotOf(player), reason });
+  }
+
+  async message(player: PlayerRef | null, text: string): Promise<void> {
+    await this.#request("message", { ...(player ? { p: player.id, ...slotOf(player) } : {}), text });
+  }
+
+  async setGroup(player: PlayerRef, group: string, op: "add" | "remove", seconds?: number): Promise<void> {
+    const time = seconds !== undefined ? { seconds: Math.max(1, Math.ceil(seconds)) } : {};
+    await this.#request("group", { p: player.id, ...slotOf(player), group, action: op, ...time });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#keepalive?.abort();
+    const closed = this.#error("closed", "the plugin link was closed");
+    for (const w of this.#waiters) w.reject(closed);
+    this.#waiters.clear();
+    for (const c of [...this.#pendingConns, ...(this.#active ? [this.#active] : [])]) this.#drop(c, closed);
+    const server = this.#server;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    this.#state.emit("closed");
+  }
+
+  // ── Requests ──────────────────────────────────────────────────────────────
+
+  async #request(op: Op, fields: Record<string, unknown>, timeoutMs = this.#o.timeoutMs): Promise<unknown> {
+    if (this.#closed) throw this.#error("closed", "the plugin link is closed");
+    const { clock } = this.#o;
+    const stop = new AbortController();
+    const timedOut = clock.sleep(timeoutMs, stop.signal).then(
+      (): typeof TIMEOUT => TIMEOUT,
+      (): typeof TIMEOUT => TIMEOUT,
+    );
+    try {
+      await this.start();
+      const conn = await this.#connection(timedOut, timeoutMs);
+      const id = this.#nextId++;
+      const reply = new Promise<unknown>((resolve, reject) => conn.pending.set(id, { resolve, reject }));
+      conn.socket.write(encode({ t: "req", id, op, ...fields }));
+      const r = await Promise.race([reply, timedOut]);
+      if (r === TIMEOUT) {
+        conn.pending.delete(id);
+        throw this.#error("timeout", `the plugin did not answer "${op}" within ${timeoutMs} ms`, true);
+      }
+      return r;
+    } finally {
+      stop.abort();
+    }
+  }
+
+  /** The authenticated plugin, waiting for one to connect (within the request's time). */
+  async #connection(timedOut: Promise<typeof TIMEOUT>, timeoutMs: number): Promise<Conn> {
+    if (this.#active) return this.#active;
+    if (this.#authFailed) throw this.#authFailed;
+    let waiter!: { resolve(c: Conn): void; reject(e: Error): void };
+    const connected = new Promise<Conn>((resolve, reject) => {
+      waiter = { resolve, reject };
+      this.#waiters.add(waiter);
+    });
+    try {
+      const c = await Promise.race([connected, timedOut]);
+      if (c === TIMEOUT)
+        throw this.#error("disconnected", `no plugin connected to ${this.target} within ${timeoutMs} ms`);
+      return c;
+    } finally {
+      this.#waiters.delete(waiter);
+    }
+  }
+
+  // ── Connections ───────────────────────────────────────────────────────────
+
+  #accept(socket: net.Socket): void {
+    const peer = `${formatHost(socket.remoteAddress ?? "?")}:${socket.remotePort ?? "?"}`;
+    if (this.#closed || this.#pendingConns.size >= MAX_PENDING) {
+      socket.destroy();
+      return;
+    }
+    socket.setNoDelay(true);
+    const conn: Conn = { socket, peer, authed: false, pending: new Map(), lastHeard: this.#o.clock.monotonic() };
+    this.#pendingConns.add(conn);
+    const hello = new AbortController();
+    this.#o.clock.sleep(this.#o.helloTimeoutMs, hello.signal).then(
+      () => {
+        if (conn.authed || socket.destroyed) return;
+        this.#log.warn(`a connection from ${peer} sent no hello within ${this.#o.helloTimeoutMs} ms: closed`);
+        this.#reply(conn, { t: "error", error: "hello_timeout", message: "say hello first (with the token)" });
+        this.#drop(conn);
+      },
+      () => {},
+    );
+    const lines = new BoundedLines(
+      (line) => this.#line(conn, line),
+      (bytes) => {
+        const limit = conn.authed ? MAX_LINE_BYTES : MAX_HELLO_BYTES;
+        this.#log.warn(`dropped a line of over ${bytes} bytes from the plugin at ${peer} (the limit is ${limit})`);
+        this.#reply(conn, { t: "error", error: "line_too_long", message: `lines are limited to ${limit} bytes` });
+        if (!conn.authed) this.#drop(conn);
+      },
+      () => (conn.authed ? MAX_LINE_BYTES : MAX_HELLO_BYTES),
+    );
+    socket.on("data", (chunk: Buffer) => {
+      conn.lastHeard = this.#o.clock.monotonic();
+      lines.push(chunk);
+    });
+    socket.on("error", () => {}); // "close" follows and says it
+    socket.on("close", () => {
+      hello.abort();
+      this.#closedConn(conn);
+    });
+  }
+
+  #line(conn: Conn, line: string): void {
+    if (conn.socket.destroyed) return;
+    let m: PluginMessage;
+    try {
+      m = parseLine(line);
+    } catch (e) {
+      if (!(e instanceof BadLine)) throw e;
+      this.#log.warn(`ignored a line from the plugin at ${conn.peer}: ${e.message}`, { line: line.slice(0, 120) });
+      this.#reply(conn, { t: "error", error: "bad_line", message: e.message });
+      if (!conn.authed) this.#drop(conn);
+      return;
+    }
+    if (!conn.authed) return this.#hello(conn, m);
+    switch (m.t) {
+      case "hello":
+        this.#reply(conn, { t: "error", error: "bad_line", message: "already said hello" });
+        return;
+      case "event":
+        this.#emit(m.event);
+        return;
+      case "res": {
+        const waiting = conn.pending.get(m.id);
+        if (!waiting) {
+          this.#log.warn(`the plugin answered request ${m.id}, which is not waiting (late, or never asked)`);
+          return;
+        }
+        conn.pending.delete(m.id);
+        if (m.ok) waiting.resolve(m.r);
+        else waiting.reject(new PluginRefused(`the plugin refused: ${m.err}`));
+        return;
+      }
+      case "ping":
+        this.#reply(conn, { t: "pong" });
+        return;
+      case "pong":
+        return;
+      case "unknown":
+        this.#log.debug(`ignored ${m.what} from the plugin (a newer protocol?)`);
+        return;
+    }
+  }
+
+  #hello(conn: Conn, m: PluginMessage): void {
+    if (m.t !== "hello") {
+      this.#log.warn(`a connection from ${conn.peer} spoke before its hello: closed`);
+      this.#reply(conn, { t: "error", error: "hello_first", message: "say hello first (with the token)" });
+      return this.#drop(conn);
+    }
+    if (m.v !== PROTOCOL_VERSION) {
+      this.#log.warn(`the plugin at ${conn.peer} speaks protocol version ${m.v}; this hub-agent speaks 1: closed`);
+      this.#reply(conn, { t: "error", error: "version", message: `this hub-agent speaks version ${PROTOCOL_VERSION}` });
+      return this.#drop(conn);
+    }
+    if (!timingSafeEqual(digest(m.token), this.#tokenDigest)) {
+      const err = this.#error(
+        "auth",
+        `the plugin at ${conn.peer} presented a wrong token: copy game.rcon.password into the plugin's settings`,
+      );
+      this.#log.warn(err.message);
+      this.#authFailed = err;
+      this.#reply(conn, { t: "error", error: "auth", message: "wrong token" });
+      this.#drop(conn);
+      for (const w of this.#waiters) w.reject(err);
+      return;
+    }
+    conn.authed = true;
+    this.#pendingConns.delete(conn);
+    this.#authFailed = undefined;
+    const old = this.#active;
+    this.#active = conn;
+    if (old) {
+      this.#log.info(`the plugin at ${old.peer} is replaced by a new connection from ${conn.peer}`);
+      this.#reply(old, { t: "error", error: "replaced", message: "a newer connection took over" });
+      this.#drop(old, this.#error("disconnected", "the plugin reconnected while the request was in flight", true));
+    }
+    this.#reply(conn, { t: "welcome", v: PROTOCOL_VERSION });
+    const what = [m.game, m.software].filter(Boolean).join(", ");
+    this.#log.info(`the plugin connected from ${conn.peer}${what ? ` (${what})` : ""}`);
+    this.#state.emit("connected");
+    for (const w of this.#waiters) w.resolve(conn);
+  }
+
+  #closedConn(conn: Conn): void {
+    this.#pendingConns.delete(conn);
+    const lost = this.#error("disconnected", `the plugin at ${conn.peer} disconnected`, true);
+    for (const p of conn.pending.values()) p.reject(lost);
+    conn.pending.clear();
+    if (this.#active !== conn) return;
+    this.#active = undefined;
+    if (this.#closed) return;
+    this.#log.warn(`the plugin at ${conn.peer} disconnected; waiting for it on ${this.target}`);
+    this.#state.emit("connecting", new Error(`the plugin disconnected from ${this.target}`));
+  }
+
+  #drop(conn: Conn, error?: TransportError): void {
+    if (error) for (const p of conn.pending.values()) p.reject(error);
+    conn.pending.clear();
+    conn.socket.end();
+    conn.socket.destroySoon?.();
+    // A peer that never reads must not hold the socket open.
+    setTimeout(() => conn.socket.destroy(), 1000).unref?.();
+  }
+
+  #reply(conn: Conn, message: Record<string, unknown>): void {
+    if (!conn.socket.destroyed && conn.socket.writable) conn.socket.write(encode(message));
+  }
+
+  /** Pings a quiet plugin; one silent for twice the idle time is gone (a half-open socket never says so). */
+  async #keepaliveLoop(): Promise<void> {
+    const stop = (this.#keepalive = new AbortController());
+    const { clock, idleMs } = this.#o;
+    for (;;) {
+      try {
+        await clock.sleep(idleMs / 2, stop.signal);
+      } catch {
+        return;
+      }
+      const conn = this.#active;
+      if (!conn) continue;
+      const quiet = clock.monotonic() - conn.lastHeard;
+      if (quiet >= idleMs * 2) {
+        this.#log.warn(`the plugin at ${conn.peer} was silent for ${Math.round(quiet / 1000)} s: dropped`);
+        this.#drop(conn);
+        conn.socket.destroy();
+      } else if (quiet >= idleMs) this.#reply(conn, { t: "ping" });
+    }
+  }
+
+  #emit(e: StructuredEvent): void {
+    for (const fn of this.#listeners) {
+      try {
+        fn(e);
+      } catch (err) {
+        this.#log.error("plugin event listener threw", { error: errorMessage(err) });
+      }
+    }
+  }
+
+  #error(code: TransportError["code"], message: string, written = false): TransportError {
+    return new TransportError(code, message, { written });
+  }
+}
+
+/** Splits a byte stream into lines (UTF-8 across chunks, `\n` or `\r\n`), dropping any line over the limit whole. */
+class BoundedLines {
+  #decoder = new TextDecoder("utf-8");
+  #parts: string[] = [];
+  #bytes = 0;
+  #dropping = false;
+
+  constructor(
+    private onLine: (line: string) => void,
+    private onTooLong: (bytes: number) => void,
+    private limit: () => number,
+  ) {}
+
+  push(chunk: Uint8Array): void {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, start);
+      const piece = chunk.subarray(start, nl === -1 ? chunk.length : nl);
+      this.#take(piece, nl !== -1);
+      if (nl === -1) return;
+      start = nl + 1;
+    }
+  }
+
+  #take(piece: Uint8Array, ends: boolean): void {
+    if (!this.#dropping) {
+      this.#bytes += piece.length;
+      if (this.#bytes > this.limit()) {
+        this.#dropping = true;
+        this.#parts = [];
+        this.#decoder = new TextDecoder("utf-8");
+        this.onTooLong(this.limit());
+      } else this.#parts.push(this.#decoder.decode(piece, { stream: !ends }));
+    }
+    if (!ends) return;
+    const line = this.#parts.join("").replace(/\r$/, "");
+    const dropped = this.#dropping;
+    this.#parts = [];
+    this.#bytes = 0;
+    this.#dropping = false;
+    if (!dropped && line.trim() !== "") this.onLine(line);
+  }
+}
+
+/** The token compared in constant time: digests have one length whatever the token's. */
+function digest(token: string): Buffer {
+  return createHash("sha256").update(token, "utf8").digest();
+}
+
+function formatHost(host: string): string {
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+function slotOf(player: PlayerRef): { slot?: string } {
+  return player.slot ? { slot: player.slot } : {};
+}

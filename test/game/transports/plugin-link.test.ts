@@ -77,7 +77,7 @@ describe("plugin link", () => {
     await link.kick(ALICE, "bye");
     await link.message(null, "hello all");
     await link.setGroup({ ...ALICE, slot: "7" }, "vip", "add", 90.5);
-    const ops = p.requests.map((r) => ({ ...r, id: undefined }));
+    const ops: Record<string, unknown>[] = p.requests.map((r) => ({ ...r, id: undefined }));
     expect(ops).toEqual([
       { t: "req", id: undefined, op: "players" },
       { t: "req", id: undefined, op: "kick", p: ALICE.id, reason: "bye" },

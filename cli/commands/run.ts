@@ -192,7 +192,13 @@ async function serveAgent(opts: Parameters<typeof runAgent>[0], agent: Agent, mo
   process.once("SIGTERM", () => void stop("SIGTERM"));
   void opts.until?.then(() => stop("time is up"));
 
-  await bridge.start();
+  try {
+    await bridge.start();
+  } catch (e) {
+    // The game's side can't start at all (the plugin's port in use): one line, nothing else to stop yet but it.
+    await bridge.stop().catch(() => {});
+    throw new CliError((e as Error).message, EXIT.FAILURE);
+  }
   const started = await agent.start();
   if (opts.once) {
     if (started) await agent.runOnce();

@@ -15,6 +15,7 @@ import { checkGame } from "../../lib/game/doctor.ts";
 import { createBridge } from "../../lib/game/index.ts";
 import type { PresetBridge } from "../../lib/game/preset-bridge.ts";
 import { memoryLogger } from "../../lib/log.ts";
+import { hub } from "../cli/binary.ts";
 import { until } from "../support/until.ts";
 import { freePort } from "../e2e/world.ts";
 import { FakePlugin } from "./transports/fake-plugin.ts";
@@ -184,4 +185,28 @@ describe("doctor through the registry", () => {
     expect(inUse).toMatchObject({ status: "fail", kind: "failure" });
     expect(inUse!.message).toContain("the address is in use");
   });
+});
+
+describe("run", () => {
+  test("the plugin's port in use: `run` exits 1 with one line naming the address", async () => {
+    const busy = net.createServer();
+    await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", () => resolve()));
+    cleanups.push(() => new Promise<void>((resolve) => busy.close(() => resolve())));
+    const port = (busy.address() as net.AddressInfo).port;
+    const home = mkdtempSync(join(tmpdir(), "hub-plugin-run-"));
+    const r = await hub(["run"], {
+      env: {
+        ...base,
+        HUB_STORAGE_DIR: join(home, "data"),
+        HUB_GAME_BRIDGE: "plugin",
+        HUB_GAME_PRESET: "minecraft",
+        HUB_GAME_RCON_PORT: String(port),
+        HUB_GAME_RCON_PASSWORD: "tok",
+      },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split("\n").at(-1)).toBe(
+      `error: could not listen for the plugin on 127.0.0.1:${port}: the address is in use (another hub-agent, or another program)`,
+    );
+  }, 120_000); // the first CLI step may wait for the compile on a loaded machine
 });

@@ -3,8 +3,9 @@
  * JavaScript, run with Node as its operators do) with hub-agent's plugin (plugins/flying-squid/), hub-agent against
  * the in-memory service, and a real Minecraft client, a mineflayer bot, in offline mode. The plugin connects to
  * hub-agent with its token; the bot's join is registered with its UUID (the offline-mode UUID, computed here as the
- * game does), its `!dashboard` is answered in its chat, a reward's `give` puts diamonds in its inventory, and
- * `hub-agent ban` (the compiled CLI) gets it kicked, and kicked again when it comes back.
+ * game does), its `!dashboard` is answered in its chat, a reward's `give` puts diamonds in its inventory, its death
+ * and an `op` given in the game arrive as events, and `hub-agent ban` (the compiled CLI) gets it kicked, and kicked
+ * again when it comes back.
  *
  * Both servers bind 127.0.0.1; flying-squid has no master server or heartbeat in offline mode. Skipped, with the
  * reason, when flying-squid or mineflayer (devDependencies, installed by `npm ci`) or Node is missing.
@@ -162,6 +163,18 @@ describe.skipIf(missing !== undefined)("flying-squid + mineflayer through the pl
     const diamonds = () => first.bot.inventory.items().find((i) => i.name === "diamond")?.count ?? 0;
     await until(() => diamonds() === 3, "3 diamonds in the bot's inventory", SLOW);
     await until(() => applied.executed_on.includes(w.sb.serverId), "the reward reported executed", SLOW);
+  }, 40_000);
+
+  test("what no console prints reaches hub-agent: a death, and an op given in the game as a group change", async () => {
+    const has = (type: string, extra: (e: (typeof w.events)[number]) => boolean = () => true) =>
+      w.events.filter((e) => e.type === type && "player" in e && e.player.id === uuid && extra(e)).length;
+    expect(await w.bridge.exec(`kill ${NAME}`)).toBe(`Killed ${NAME}`); // what the command printed
+    await until(() => has("player_death") === 1, "the death event", SLOW);
+    // No respawn follows: flying-squid 1.12 expects the respawn request as 0, which 1.21.4's protocol names
+    // "perform_respawn" (plugins/flying-squid/README.md). The bot stays dead, and connected.
+    await w.bridge.exec(`op ${NAME}`);
+    const opped = (e: (typeof w.events)[number]) => e.type === "group_change" && e.op === "add" && e.group === "op";
+    await until(() => has("group_change", opped) === 1, "the op as a group change", SLOW);
   }, 40_000);
 
   test("`hub-agent ban Bot1` (the compiled CLI): the bot is kicked, and kicked again when it comes back", async () => {

@@ -14,8 +14,11 @@ export interface Context {
   say(text: string): void;
   /** The machine result on stdout with --json. */
   emit(value: unknown): void;
-  /** Loads and validates the configuration; a bad one is a CliError with exit code 3. */
-  config(): Promise<Config>;
+  /**
+   * Loads and validates the configuration; a bad one is a CliError with exit code 3. Its warnings (intervals below
+   * the spec's) are logged only with `warnings` (`run` and `doctor`): one-shot commands would repeat them every time.
+   */
+  config(opts?: { warnings?: boolean }): Promise<Config>;
   /** Registers a secret so it never appears in output or logs. */
   secret(value: string): void;
 }
@@ -40,7 +43,7 @@ export function createContext(flags: GlobalFlags): Context {
       if (json) out(jsonPrintable(JSON.stringify(value, null, 2)));
     },
     secret: (value) => void secrets.push(value),
-    async config() {
+    async config(opts = {}) {
       const { loadConfig } = await import("../lib/config/index.ts");
       const result = await loadConfig({ file: flags.config, env: process.env, cwd: process.cwd() });
       secrets.push(...result.secrets);
@@ -48,7 +51,7 @@ export function createContext(flags: GlobalFlags): Context {
         const where = result.file ? ` (${result.file})` : " (no config file; environment only)";
         throw new CliError(`configuration is not valid${where}`, EXIT.CONFIG, result.problems);
       }
-      for (const w of result.warnings) logger.warn(w);
+      if (opts.warnings) for (const w of result.warnings) logger.warn(w);
       return result.config;
     },
   };

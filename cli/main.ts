@@ -4,7 +4,7 @@ import { globalArgs } from "./args.ts";
 import { examplesHelp } from "./examples.ts";
 import { runCli } from "./runner.ts";
 
-const VERSION = "0.1.0";
+export const VERSION = "0.1.0";
 
 /**
  * Every command, loaded only when run: a one-shot command must start fast, so `--help` renders from this
@@ -54,6 +54,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
       "start the in-memory service for trying hub-agent out (its players, a config for it); reward <player> <command>",
     load: () => import("./commands/sandbox.ts"),
   },
+  help: {
+    summary: "the list of commands, or one command's help: help [<command>] (as <command> --help)",
+    load: () => import("./commands/help.ts"),
+  },
+  version: { summary: "print the version (as --version, -V)", load: () => import("./commands/version.ts") },
   completion: {
     summary: "print the shell completion script: bash, zsh or fish",
     load: () => import("./commands/completion.ts"),

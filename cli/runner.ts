@@ -24,7 +24,7 @@ export async function runCli(root: AnyCommand, argv: string[], rootHelp: () => s
       process.stderr.write(rootHelp() + "\n");
       return EXIT.USAGE;
     }
-    if (path.length === 0 && flags.includes("--version")) {
+    if (path.length === 0 && (flags.includes("--version") || flags.includes("-V"))) {
       process.stdout.write(`${(await value(root.meta))?.version}\n`);
       return EXIT.OK;
     }
@@ -47,6 +47,21 @@ export async function runCli(root: AnyCommand, argv: string[], rootHelp: () => s
   } catch (e) {
     return await report(e, json, command);
   }
+}
+
+/**
+ * `hub-agent help [<command>…]`: the root help, or the command's usage as `<command> --help` prints it. A word that
+ * names no command is a usage error, as everywhere else.
+ */
+export async function helpText(root: AnyCommand, words: string[], rootHelp: () => string): Promise<string> {
+  if (words.length === 0) return rootHelp();
+  const { cmd, path, rest } = await resolve(root, words);
+  if (rest.length)
+    throw new CliError(
+      `hub-agent help takes a command, not "${words.join(" ")}": try \`hub-agent help ${path.join(" ")}\``,
+      EXIT.USAGE,
+    );
+  return usage(cmd, path);
 }
 
 async function value<T>(v: T | (() => T | Promise<T>) | Promise<T> | undefined): Promise<T | undefined> {

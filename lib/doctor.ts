@@ -71,11 +71,13 @@ function checkReachable(res: ApiResult<Server>, url: string, ms: number): Check 
   if (res.ok || !unanswered(res)) return { name: "service", status: "ok", message: `${url} answered in ${ms} ms` };
   const e = res.error;
   const fix =
-    e.kind === "Network"
-      ? "check api.url (scheme, host, port and the /<instance>/v1 path), DNS and the firewall; `curl -I <api.url>/openapi.json` should answer"
-      : e.kind === "RateLimited"
-        ? "the service is rate-limiting this key: wait, and make sure only one hub-agent runs per server"
-        : "the service is having trouble: try again later, and check the service's status page";
+    e.kind === "Network" && e.tls
+      ? "check that api.url is the service's https:// address (http:// for a plain-HTTP sandbox); for a certificate of your own authority, add that authority with NODE_EXTRA_CA_CERTS=<file.pem> in hub-agent's environment"
+      : e.kind === "Network"
+        ? "check api.url (scheme, host, port and the /<instance>/v1 path), DNS and the firewall; `curl -I <api.url>/openapi.json` should answer"
+        : e.kind === "RateLimited"
+          ? "the service is rate-limiting this key: wait, and make sure only one hub-agent runs per server"
+          : "the service is having trouble: try again later, and check the service's status page";
   return { name: "service", status: "fail", message: `${url}: ${describeError(e)}`, fix, kind: "unreachable" };
 }
 
@@ -125,9 +127,14 @@ function checkServer(res: ApiResult<Server>, config: Config): Check {
 }
 
 function checkClock(res: ApiResult<Server>, now: number): Check {
-  const date = res.ok ? res.headers.get("date") : null;
+  if (!res.ok) {
+    const why = unanswered(res) ? "the service did not answer" : "the service refused the request";
+    return { name: "clock", status: "skipped", message: `${why}: its clock could not be compared` };
+  }
+  const date = res.headers.get("date");
   const theirs = date ? Date.parse(date) : NaN;
-  if (Number.isNaN(theirs)) return { name: "clock", status: "skipped", message: "the service sent no Date header" };
+  if (Number.isNaN(theirs))
+    return { name: "clock", status: "skipped", message: `the service's answer had no readable Date header` };
   const skew = now - theirs;
   const text = `${Math.abs(Math.round(skew / 1000))} s ${skew >= 0 ? "ahead of" : "behind"} the service`;
   const fix = "sync this machine's clock (systemd-timesyncd or chrony); ban and membership times depend on it";

@@ -65,9 +65,12 @@ export class Scheduler {
   /** Runs a job once now (tracked, so stop() waits for it); errors are logged, never thrown. */
   async run<R>(name: string, job: () => Promise<R>): Promise<R | undefined> {
     const p = job().catch((e: unknown) => {
-      // A store write failure was logged by the store once; repeating it every round would bury the log.
-      const level = (e as { reported?: boolean })?.reported ? "debug" : "error";
-      this.logger[level](`${name} failed: ${(e as Error)?.message ?? e}`);
+      // A store write failure was logged by the store once; repeating it every round would bury the log. A run cut
+      // short by stop() (its console closed, its request abandoned) is no error either: the next start redoes it.
+      const quiet = (e as { reported?: boolean })?.reported || this.abort.signal.aborted;
+      this.logger[quiet ? "debug" : "error"](
+        `${name} failed${this.stopped ? " while stopping" : ""}: ${(e as Error)?.message ?? e}`,
+      );
       return undefined;
     });
     this.running.add(p);

@@ -21,7 +21,7 @@ export default defineCommand({
     const ctx = createContext(args);
     const checks: Check[] = [];
     try {
-      const config = await ctx.config();
+      const config = await ctx.config({ warnings: true });
       checks.push({ name: "config", status: "ok", message: "valid" });
       const { runChecks } = await import("../../lib/doctor.ts");
       checks.push(...(await runChecks(config, { logger: ctx.logger.withTag("api") })));

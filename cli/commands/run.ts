@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { globalArgs, createContext } from "../context.ts";
 import { CliError, EXIT } from "../exit.ts";
-import type { Config } from "../../lib/config/index.ts";
+import type { Config, LoadResult } from "../../lib/config/index.ts";
 import type { GameBridge, GameEnd } from "../../lib/game/bridge.ts";
 import type { Logger } from "../../lib/log.ts";
 import type { Clock } from "../../lib/clock.ts";
@@ -20,14 +20,28 @@ export default defineCommand({
   },
   async run({ args }) {
     const ctx = createContext(args);
-    const config = await ctx.config();
+    const config = await ctx.config({ warnings: true });
     const { createBridge } = await import("../../lib/game/index.ts");
     const { systemClock } = await import("../../lib/clock.ts");
     // A wrapped server's console is copied to stdout for the operator (logs are on stderr); --json keeps stdout clean.
     const output = ctx.json ? null : process.stdout;
     const { redact } = await import("../context.ts");
     const bridge = await createBridge(config, { clock: systemClock, logger: ctx.logger, output, redact });
-    process.exitCode = await runAgent({ config, bridge, clock: systemClock, logger: ctx.logger, once: !!args.once });
+    // SIGHUP reads the configuration again, as it was found at start (the same file, the environment of then).
+    const { loadConfig } = await import("../../lib/config/index.ts");
+    const reread = async () => {
+      const result = await loadConfig({ file: args.config, env: process.env, cwd: process.cwd() });
+      for (const secret of result.secrets) ctx.secret(secret); // a new key or password never reaches the log
+      return result;
+    };
+    process.exitCode = await runAgent({
+      config,
+      bridge,
+      clock: systemClock,
+      logger: ctx.logger,
+      once: !!args.once,
+      reread,
+    });
   },
 });
 
@@ -39,6 +53,8 @@ export async function runAgent(opts: {
   logger: Logger;
   once?: boolean;
   until?: Promise<void>;
+  /** Reads the configuration again on SIGHUP (`run` only). */
+  reread?: () => Promise<LoadResult>;
 }): Promise<number> {
   const { config, logger } = opts;
   const [{ resolve }, { holdInstance, InstanceBusyError, InstanceLockError }] = await Promise.all([
@@ -170,12 +186,18 @@ async function serveAgent(opts: Parameters<typeof runAgent>[0], agent: Agent, mo
   let stopping: Promise<void> | undefined;
   let stopped!: () => void;
   const done = new Promise<void>((resolve) => (stopped = resolve));
+  let signalled = false;
   const stop = (why: string) => {
     stopping ??= (async () => {
       monitor.stopping();
       logger.info(`stopping (${why}): finishing work in flight`);
-      await agent.stop();
-      await bridge.stop();
+      // At most STOP_BUDGET_MS of hub-agent's own work, whatever the game's console does (lib/shutdown.ts).
+      const { stopWithin, STOP_BUDGET_MS } = await import("../../lib/shutdown.ts");
+      const { abandoned } = await stopWithin({ clock, agent, bridge });
+      if (abandoned)
+        logger.info(
+          `work still in flight after ${STOP_BUDGET_MS / 1000} s was left; what was not delivered stays queued for the next run`,
+        );
       stopped();
     })();
     return stopping;
@@ -188,22 +210,29 @@ async function serveAgent(opts: Parameters<typeof runAgent>[0], agent: Agent, mo
     ended = end;
     void stop(end.requested ? "the server was stopped from its console" : end.reason);
   });
-  process.once("SIGINT", () => void stop("SIGINT"));
-  process.once("SIGTERM", () => void stop("SIGTERM"));
+  const onSignal = (signal: NodeJS.Signals) => {
+    signalled = true;
+    void stop(signal);
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  if (opts.reread && !opts.once) process.on("SIGHUP", () => void hangup(opts.reread!, config, logger));
   void opts.until?.then(() => stop("time is up"));
 
+  // A stop while starting (the game or the service not answering yet) ends the wait at once.
+  const halted = done.then(() => false as const);
   try {
-    await bridge.start();
+    await Promise.race([bridge.start(), halted]);
   } catch (e) {
     // The game's side can't start at all (the plugin's port in use): one line, nothing else to stop yet but it.
     await bridge.stop().catch(() => {});
     throw new CliError((e as Error).message, EXIT.FAILURE);
   }
-  const started = await agent.start();
+  const started = !stopping && (await Promise.race([agent.start(), halted]));
   if (opts.once) {
-    if (started) await agent.runOnce();
+    if (started) await Promise.race([agent.runOnce(), halted]);
     await stop("one round done");
-    if (!started)
+    if (!started && !signalled)
       throw new CliError("the service is unreachable and no usable cached server record exists", EXIT.UNREACHABLE);
     // Cron reads the exit code: 6 while anything queued still waits for the service.
     const { queueStatus } = await import("../../lib/queues.ts");
@@ -221,4 +250,27 @@ async function serveAgent(opts: Parameters<typeof runAgent>[0], agent: Agent, mo
     throw new CliError(`${ended.reason.replace(/^the server/, "the game server")} (${why})`, EXIT.FAILURE);
   }
   return EXIT.OK;
+}
+
+/**
+ * SIGHUP: the configuration is read and checked again, and the line says what a restart would change; nothing is
+ * applied live (the agent, its queues and the game bridge keep running as they started). A configuration that no
+ * longer loads is said in one line, so a bad edit is caught before the next restart.
+ */
+async function hangup(reread: () => Promise<LoadResult>, running: Config, logger: Logger): Promise<void> {
+  const result = await reread().catch((e: unknown) => ({ ok: false as const, problems: [String(e)], file: undefined }));
+  const where = result.file ?? "the environment";
+  if (!result.ok) {
+    const more = result.problems.length > 1 ? ` (and ${result.problems.length - 1} more: see hub-agent doctor)` : "";
+    logger.warn(`SIGHUP: ${where} is not valid, the running configuration stays: ${result.problems[0]}${more}`);
+    return;
+  }
+  const { changedKeys } = await import("../../lib/config/changes.ts");
+  const changed = changedKeys(running, result.config);
+  if (!changed.length) return logger.info(`SIGHUP: ${where} is valid and unchanged`);
+  const keys =
+    changed.length > 8 ? `${changed.slice(0, 8).join(", ")} and ${changed.length - 8} more` : changed.join(", ");
+  logger.warn(
+    `SIGHUP: ${where} is valid; changed: ${keys}. hub-agent reads its configuration only at start: restart it to apply (systemctl restart hub-agent)`,
+  );
 }

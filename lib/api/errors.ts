@@ -7,8 +7,8 @@ export type ApiError =
   | { kind: "ClientError"; status: number; endpoint: string; message: string; code?: string }
   /** 5xx and any other non-2xx. */
   | { kind: "ServerError"; status: number; endpoint: string; message: string }
-  /** Refused, DNS, reset, or the per-attempt timeout. */
-  | { kind: "Network"; endpoint: string; message: string; timeout: boolean }
+  /** Refused, DNS, reset, the per-attempt timeout, or TLS (`tls`: the certificate or the handshake). */
+  | { kind: "Network"; endpoint: string; message: string; timeout: boolean; tls?: boolean }
   /** A 2xx whose body is not JSON, or does not match the schema at `field`. */
   /** `status` is the HTTP status the unreadable body came with. */
   | { kind: "InvalidResponse"; endpoint: string; field: string; message: string; status?: number };
@@ -76,7 +76,7 @@ export function describeError(e: ApiError): string {
     case "RateLimited":
       return `${e.endpoint}: 429 rate limited, retry in ${Math.ceil(e.retryAfterMs / 1000)} s`;
     case "Network":
-      return `${e.endpoint}: ${e.timeout ? "timed out" : "network error"}: ${e.message}`;
+      return `${e.endpoint}: ${e.timeout ? "timed out" : e.tls ? "TLS error" : "network error"}: ${e.message}`;
     case "InvalidResponse":
       return `${e.endpoint}: invalid response at ${e.field}: ${e.message}`;
   }

@@ -17,6 +17,7 @@ import {
   truncate,
 } from "./errors.ts";
 import { collectSkipped } from "./schemas.ts";
+import { describeNetworkError } from "./network.ts";
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE";
 export type QueryValue = string | number | boolean | null | undefined | readonly (string | number | boolean)[];
@@ -227,9 +228,15 @@ export function createTransport(opts: ApiOptions): Transport {
       tooLarge = body.tooLarge;
     } catch (err) {
       const timeout = signal.aborted || isTimeout(err);
-      const message = timeout ? `no response within ${timeoutMs} ms` : networkMessage(err);
+      // A short cause in our words ("connection refused: …", "the TLS certificate is self-signed"), never the
+      // request options nor the runtime's developer hints.
+      const why = timeout ? undefined : describeNetworkError(err);
+      const message = why ? truncate(why.message, 200) : `no response within ${timeoutMs} ms`;
       log(spec, "ERR", started, message);
-      return { result: fail({ kind: "Network", endpoint, message: clean(message), timeout }), retry: true };
+      const tls = why?.cause === "tls" ? { tls: true } : {};
+      // A certificate or a protocol mismatch will not mend itself within a retry's backoff.
+      const result = fail<T>({ kind: "Network", endpoint, message: clean(message), timeout, ...tls });
+      return { result, retry: !why || why.cause !== "tls" };
     }
     log(spec, status, started);
 
@@ -412,13 +419,4 @@ function isTimeout(err: unknown): boolean {
     if (name === "TimeoutError") return true;
   }
   return false;
-}
-
-/** A short cause such as "ECONNREFUSED: connection refused"; never the request options. */
-function networkMessage(err: unknown): string {
-  const cause = (err as { cause?: unknown })?.cause ?? err;
-  const code = (cause as { code?: unknown })?.code;
-  const msg = cause instanceof Error ? cause.message : String(cause);
-  const text = typeof code === "string" && !msg.includes(code) ? `${code}: ${msg}` : msg;
-  return truncate(text || "request failed", 200);
 }

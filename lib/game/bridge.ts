@@ -68,6 +68,11 @@ export interface GameBridge {
      */
     identity?: "platform" | "name";
   };
+  /**
+   * The bridge runs the game server itself (the wrapper): its stop() lasts as long as the server takes to exit after
+   * the stop command (SIGTERM after 30 s), which `run`'s shutdown waits for rather than cutting a world save short.
+   */
+  readonly wrapsProcess?: boolean;
   start(): Promise<void>;
   stop(): Promise<void>;
   /** Subscribes to events; returns the unsubscribe function. */

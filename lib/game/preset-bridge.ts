@@ -128,6 +128,10 @@ export class PresetBridge implements GameBridge {
     return this.#state === "down" ? { state: "down", reason: this.#downReason } : { state: this.#state };
   }
 
+  get wrapsProcess(): boolean {
+    return !!this.#o.process;
+  }
+
   async start(): Promise<void> {
     if (this.#started) return;
     this.#started = true;
@@ -150,6 +154,7 @@ export class PresetBridge implements GameBridge {
   }
 
   async stop(): Promise<void> {
+    this.#stopping = true;
     const polling = this.#poll.stop();
     for (const off of this.#unsubscribe.splice(0)) off();
     // Closing the transport first fails a poll in flight at once instead of waiting for its timeout.
@@ -449,7 +454,11 @@ export class PresetBridge implements GameBridge {
     if (this.#o.process) this.#poll.trigger();
   }
 
+  /** Set by stop(): the console closing then (a poll failing with "transport closed") is ours, not the game's. */
+  #stopping = false;
+
   #setDown(reason: string): void {
+    if (this.#stopping) return;
     this.#downReason = reason;
     if (this.#state === "down") return;
     const wasUp = this.#state === "up";

@@ -95,6 +95,9 @@ describe("hub-agent completion", () => {
   test("bash: every command of the command table, subcommands, flags and their values", async () => {
     expect(await bash("")).toEqual(await commandNames());
     expect(await bash("qu")).toEqual(["queue"]);
+    // The aliases of --help and --version are commands of the table, so they complete like the others.
+    expect(await bash("he")).toEqual(["help"]);
+    expect(await bash("ver")).toEqual(["version"]);
     expect(await bash("queue", "")).toEqual(["status", "retry", "drop"]);
     // Global flags (and their values) before the command, as the CLI accepts them.
     expect(await bash("--config", "x.toml", "--json", "queue", "d")).toEqual(["drop"]);

@@ -1,0 +1,56 @@
+/**
+ * One line for a request that got no HTTP answer, in our words: the runtime's own messages carry developer hints
+ * ("pass `verbose: true` in the second argument to fetch()", "Is the computer able to access the url?") that mean
+ * nothing to an operator. TLS failures are told apart: the certificate (untrusted, expired, another host's) and
+ * the protocol (no TLS on that port). Codes are the ones Node and Bun give.
+ */
+
+export type NetworkCause = "tls" | "network";
+
+const CERTIFICATE: Record<string, string> = {
+  DEPTH_ZERO_SELF_SIGNED_CERT: "the TLS certificate is self-signed",
+  SELF_SIGNED_CERT_IN_CHAIN: "the TLS certificate chain ends in an untrusted self-signed certificate",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "the TLS certificate is signed by an authority this machine does not trust",
+  UNABLE_TO_GET_ISSUER_CERT: "the TLS certificate is signed by an authority this machine does not trust",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "the TLS certificate is signed by an authority this machine does not trust",
+  CERT_UNTRUSTED: "the TLS certificate is not trusted",
+  CERT_REJECTED: "the TLS certificate was rejected",
+  CERT_SIGNATURE_FAILURE: "the TLS certificate's signature is invalid",
+  CERT_REVOKED: "the TLS certificate was revoked",
+  CERT_HAS_EXPIRED: "the TLS certificate has expired",
+  CERT_NOT_YET_VALID: "the TLS certificate is not valid yet (is this machine's clock right?)",
+  ERR_TLS_CERT_ALTNAME_INVALID: "the TLS certificate is for another host name",
+  HOSTNAME_MISMATCH: "the TLS certificate is for another host name",
+};
+
+const NETWORK: Record<string, string> = {
+  ECONNREFUSED: "connection refused: nothing listens at that host and port",
+  ConnectionRefused: "connection refused: nothing listens at that host and port",
+  ECONNRESET: "the connection was closed before an answer (a TLS server spoken to over http://?)",
+  ConnectionClosed: "the connection was closed before an answer (a TLS server spoken to over http://?)",
+  ENOTFOUND: "the host name does not resolve",
+  EAI_AGAIN: "the host name could not be resolved now (DNS did not answer)",
+  EHOSTUNREACH: "the host is unreachable",
+  ENETUNREACH: "the network is unreachable",
+  ETIMEDOUT: "the connection timed out",
+};
+
+/** Bun's and Node's hint sentences, kept out of a message we do not recognise. */
+const HINTS = [
+  /\s*For more information, pass `verbose: true`[^.]*\.?/g,
+  /\s*Is the computer able to access the url\?/g,
+];
+
+export function describeNetworkError(err: unknown): { message: string; cause: NetworkCause } {
+  const cause = (err as { cause?: unknown })?.cause ?? err;
+  const code = String((cause as { code?: unknown })?.code ?? "");
+  if (CERTIFICATE[code]) return { message: `${CERTIFICATE[code]} (${code})`, cause: "tls" };
+  if (code === "EPROTO" || code.startsWith("ERR_SSL_") || code.startsWith("ERR_TLS_"))
+    return { message: `the TLS handshake failed: does the service speak HTTPS on that port? (${code})`, cause: "tls" };
+  if (NETWORK[code]) return { message: `${NETWORK[code]} (${code})`, cause: "network" };
+  let text = cause instanceof Error ? cause.message : String(cause);
+  for (const hint of HINTS) text = text.replace(hint, "");
+  text = text.replace(/\s+/g, " ").trim();
+  if (code && !text.includes(code)) text = `${code}: ${text}`;
+  return { message: text || "request failed", cause: "network" };
+}

@@ -1,0 +1,54 @@
+import type { Clock } from "./clock.ts";
+import type { GameBridge } from "./game/bridge.ts";
+
+/**
+ * How long `run` gives its own work after SIGINT/SIGTERM, in monotonic time: the process exits within 2 s whatever
+ * the game's console does (README: Running as a service). The rest of the 2 s is the status snapshot, the instance
+ * lock and the exit itself.
+ */
+export const STOP_BUDGET_MS = 1_500;
+
+/** True when `p` settled within `ms` (resolved or rejected), false when the time ran out first. */
+export async function within(clock: Clock, p: Promise<unknown>, ms: number): Promise<boolean> {
+  const timer = new AbortController();
+  const expired = clock.sleep(ms, timer.signal).then(
+    () => false,
+    () => false,
+  );
+  const settled = await Promise.race([
+    p.then(
+      () => true,
+      () => true,
+    ),
+    expired,
+  ]);
+  timer.abort();
+  return settled;
+}
+
+/**
+ * Stops the agent, then the game bridge, on a budget: work in flight (a queue round, a console command) gets half of
+ * it; then the bridge is closed, which fails a console command still waiting at once instead of at its timeout (an
+ * unreachable host, a peer that never answers); then whatever is left of the budget. Work still running then is
+ * abandoned: the process exits, and the durable queues hold what was not delivered (an entry already sent is
+ * marked uncertain and looked up before it is sent again). A bridge that runs the game server is the exception:
+ * its stop is waited for whole, so the server's own shutdown (a world save) is never cut short.
+ */
+export async function stopWithin(o: {
+  clock: Clock;
+  agent: { stop(): Promise<void> };
+  bridge: GameBridge;
+  budgetMs?: number;
+}): Promise<{ abandoned: boolean }> {
+  const { clock, bridge } = o;
+  const budget = o.budgetMs ?? STOP_BUDGET_MS;
+  const deadline = clock.monotonic() + budget;
+  const left = () => Math.max(0, deadline - clock.monotonic());
+  const agent = o.agent.stop();
+  let agentDone = await within(clock, agent, budget / 2);
+  const bridgeStop = bridge.stop();
+  let bridgeDone = bridge.wrapsProcess ? (await bridgeStop.catch(() => {}), true) : false;
+  if (!agentDone) agentDone = await within(clock, agent, left());
+  if (!bridgeDone) bridgeDone = await within(clock, bridgeStop, left());
+  return { abandoned: !agentDone || !bridgeDone };
+}

@@ -40,9 +40,9 @@ export async function runCli(root: AnyCommand, argv: string[], rootHelp: () => s
         EXIT.USAGE,
       );
     }
-    checkFlags((await value(cmd.args)) ?? {}, flags, name);
+    const rawArgs = arrange((await value(cmd.args)) ?? {}, rest, name);
     const { runCommand } = await import("citty");
-    await runCommand(cmd, { rawArgs: rest });
+    await runCommand(cmd, { rawArgs });
     return typeof process.exitCode === "number" ? process.exitCode : EXIT.OK;
   } catch (e) {
     return await report(e, json, command);
@@ -102,6 +102,65 @@ function firstPositional(argv: string[], args: ArgsDef): number {
   }
   return -1;
 }
+
+/** Positionals that take the rest of the line (a ban's reason, the words of `help queue retry`). */
+const REST_OF_LINE = new Set(["reason", "command"]);
+
+/** A word that is a value, not an option, although it starts with "-": a negative number (`ban x -5 r`), or "-". */
+const isValueWord = (a: string) => a === "-" || /^-\d/.test(a);
+
+/**
+ * The command's argv as citty gets it: its options first (a value option as `--name=value`, so a value that starts
+ * with "-" stays its value), then `--`, then the positional words in order. Refuses, in one line naming the value and
+ * the fix: an unknown option, an option without its value, a missing argument, and words the command does not take.
+ */
+function arrange(args: ArgsDef, rest: string[], name: string): string[] {
+  const options: string[] = [];
+  const words: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i] as string;
+    if (a === "--") {
+      words.push(...rest.slice(i + 1));
+      break;
+    }
+    if (!a.startsWith("-") || isValueWord(a)) {
+      words.push(a);
+      continue;
+    }
+    const key = a.replace(/^-+/, "").split("=")[0] as string;
+    const def = args[key] ?? args[camel(key)];
+    if ((def?.type === "string" || def?.type === "enum") && !a.includes("=")) {
+      if (i + 1 >= rest.length)
+        throw new CliError(
+          `${a} needs a value: ${a} <${def.valueHint ?? "value"}> (see \`${name} --help\`)`,
+          EXIT.USAGE,
+        );
+      options.push(`${a}=${rest[++i]}`);
+    } else options.push(a);
+  }
+  checkFlags(args, options, name);
+  const positionals = Object.entries(args).filter(([, def]) => def.type === "positional");
+  const synopsis = positionals
+    .map(([key, def]) => {
+      const word = `<${key}${REST_OF_LINE.has(key) ? "…" : ""}>`;
+      return def.required === false ? `[${word}]` : word;
+    })
+    .join(" ");
+  const missing = positionals.find(([, def], i) => def.required !== false && i >= words.length);
+  if (missing) {
+    const word = `<${missing[0]}${REST_OF_LINE.has(missing[0]) ? "…" : ""}>`;
+    throw new CliError(`${name} needs ${word}: ${name} ${synopsis}`, EXIT.USAGE);
+  }
+  const last = positionals.at(-1)?.[0];
+  if (words.length > positionals.length && !(last && REST_OF_LINE.has(last))) {
+    const extra = words.slice(positionals.length).join(" ");
+    const takes = positionals.length ? `${name} ${synopsis}` : "it takes no arguments";
+    throw new CliError(`${name} does not take "${extra}": ${takes}`, EXIT.USAGE);
+  }
+  return [...options, "--", ...words];
+}
+
+const camel = (key: string) => key.replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
 
 /** Refuses flags the command does not define: citty would silently ignore them (and `--lenght 5` is a typo). */
 function checkFlags(args: ArgsDef, flags: string[], name: string) {

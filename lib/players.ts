@@ -105,7 +105,7 @@ export interface ResolveOptions {
 
 /** Resolves `<player>`; a PlayerError says why not. */
 export async function resolvePlayer(input: string, o: ResolveOptions): Promise<ResolvedPlayer> {
-  if (!input.trim()) throw new PlayerError("unknown", `no player given: use ${idForms(o.userType)}, or a nick`);
+  if (!input.trim()) throw new PlayerError("invalid", `the player is empty: use ${idForms(o.userType)}, or a nick`);
   const arg = parsePlayerArg(input, o.userType);
   let found: ResolvedPlayer;
   if (arg.kind === "invalid")

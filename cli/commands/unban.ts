@@ -27,8 +27,6 @@ export default defineCommand({
   },
   async run({ args }) {
     const ctx = createContext(args);
-    if (args._.length > 1)
-      throw new CliError(`unban takes one player, not "${args._.join(" ")}": hub-agent unban <player>`, EXIT.USAGE);
     const s = await openSession(ctx);
     const target = await resolveRef(s, args.player);
     const processor = await resolveCreator(s, args.as);

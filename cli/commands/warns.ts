@@ -11,8 +11,6 @@ export default defineCommand({
   },
   async run({ args }) {
     const ctx = createContext(args);
-    if (args._.length > 1)
-      throw new CliError(`warns takes one player, not "${args._.join(" ")}": hub-agent warns <player>`, EXIT.USAGE);
     const s = await openSession(ctx);
     const target = await resolveRef(s, args.player);
     const serverbundleId = await bundleId(s);

@@ -262,6 +262,11 @@ export class Agent implements FeatureContext {
     await this.deps.bridge.kick(player, reason);
   }
 
+  /** The periodic jobs, in the order `runOnce` runs them. */
+  get jobNames(): string[] {
+    return this.jobs.map((j) => j.name);
+  }
+
   /** `run --once`: one round of every periodic job, in registration order, once the initial players are known. */
   async runOnce(): Promise<void> {
     await this.initialPlayers;

@@ -8,6 +8,8 @@ import type { Clock } from "../../lib/clock.ts";
 import type { Agent } from "../../lib/agent.ts";
 import type { RunMonitor } from "../../lib/monitor/monitor.ts";
 import type { MonitorListener } from "../../lib/monitor/listen.ts";
+import type { Metrics } from "../../lib/monitor/metrics.ts";
+import type { OnceSummary } from "../../lib/monitor/once.ts";
 
 export default defineCommand({
   meta: {
@@ -34,14 +36,35 @@ export default defineCommand({
       for (const secret of result.secrets) ctx.secret(secret); // a new key or password never reaches the log
       return result;
     };
-    process.exitCode = await runAgent({
+    // --once --json: one object on stdout, the round's summary with the exit code (an error too, instead of the
+    // runner's {"error": …}); the error's line still goes to the log.
+    let summary: OnceSummary | undefined;
+    const onceReport = args.once && ctx.json ? (s: OnceSummary) => void (summary = s) : undefined;
+    const agentRun = runAgent({
       config,
       bridge,
       clock: systemClock,
       logger: ctx.logger,
       once: !!args.once,
       reread,
+      onceReport,
     });
+    if (!onceReport) {
+      process.exitCode = await agentRun;
+      return;
+    }
+    let code: number;
+    let error: string | null = null;
+    try {
+      code = await agentRun;
+    } catch (e) {
+      if (!(e instanceof CliError) || !summary) throw e;
+      ctx.logger.error(e.message);
+      [code, error] = [e.code, e.message];
+    }
+    const result = { [EXIT.OK]: "ok", [EXIT.QUEUED]: "queued", [EXIT.UNREACHABLE]: "unreachable" }[code] ?? "failed";
+    ctx.emit({ exit_code: code, result, error, ...summary });
+    process.exitCode = code;
   },
 });
 
@@ -55,6 +78,8 @@ export async function runAgent(opts: {
   until?: Promise<void>;
   /** Reads the configuration again on SIGHUP (`run` only). */
   reread?: () => Promise<LoadResult>;
+  /** `run --once --json`: what the round did, told before `run` exits (with or without an error). */
+  onceReport?: (summary: OnceSummary) => void;
 }): Promise<number> {
   const { config, logger } = opts;
   const [{ resolve }, { holdInstance, InstanceBusyError, InstanceLockError }] = await Promise.all([
@@ -147,7 +172,7 @@ async function serve(opts: Parameters<typeof runAgent>[0], unlocked: boolean): P
   monitor.start();
   const listener = opts.once ? undefined : await listenHttp(config, monitor, logger);
   try {
-    return await serveAgent(opts, agent, monitor);
+    return await serveAgent(opts, agent, monitor, metrics);
   } finally {
     await listener?.stop();
     await monitor.stop();
@@ -179,7 +204,12 @@ async function listenHttp(config: Config, monitor: RunMonitor, logger: Logger): 
   }
 }
 
-async function serveAgent(opts: Parameters<typeof runAgent>[0], agent: Agent, monitor: RunMonitor): Promise<number> {
+async function serveAgent(
+  opts: Parameters<typeof runAgent>[0],
+  agent: Agent,
+  monitor: RunMonitor,
+  metrics: Metrics,
+): Promise<number> {
   const { config, bridge, logger, clock } = opts;
   const store = agent.deps.store;
 
@@ -221,6 +251,10 @@ async function serveAgent(opts: Parameters<typeof runAgent>[0], agent: Agent, mo
 
   // A stop while starting (the game or the service not answering yet) ends the wait at once.
   const halted = done.then(() => false as const);
+  const { queueStatus } = await import("../../lib/queues.ts");
+  const before = opts.once ? await queueStatus(store, clock.now()) : [];
+  let source: "api" | "cache" | undefined;
+  agent.events.on("hub_ready", (e) => void (source = e.source));
   try {
     await Promise.race([bridge.start(), halted]);
   } catch (e) {
@@ -232,11 +266,15 @@ async function serveAgent(opts: Parameters<typeof runAgent>[0], agent: Agent, mo
   if (opts.once) {
     if (started) await Promise.race([agent.runOnce(), halted]);
     await stop("one round done");
+    const after = await queueStatus(store, clock.now());
+    if (opts.onceReport) {
+      const { onceSummary } = await import("../../lib/monitor/once.ts");
+      opts.onceReport(onceSummary({ source, metrics, jobNames: agent.jobNames, before, after }));
+    }
     if (!started && !signalled)
       throw new CliError("the service is unreachable and no usable cached server record exists", EXIT.UNREACHABLE);
     // Cron reads the exit code: 6 while anything queued still waits for the service.
-    const { queueStatus } = await import("../../lib/queues.ts");
-    const waiting = (await queueStatus(store, clock.now())).filter((q) => q.waiting > 0);
+    const waiting = after.filter((q) => q.waiting > 0);
     if (!waiting.length) return EXIT.OK;
     const list = waiting.map((q) => `${q.queue}: ${q.waiting}`).join(", ");
     logger.warn(`not everything queued was delivered (${list}); see hub-agent queue status`);

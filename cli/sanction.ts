@@ -62,16 +62,23 @@ const PLAYER_EXIT: Record<PlayerErrorKind, ExitCode> = {
 
 /**
  * `<player>` (or `--as`) as the sanction queues need it (lib/players.ts resolveTarget). Nicks come from the "online"
- * list `run` keeps; it counts as stale after two status rounds without an update. A service user id the service
+ * list `run` keeps (and, for `<player>`, its list of recently seen players); it counts as stale after two status
+ * rounds without an update. A service user id the service
  * cannot be asked about now is queued as given and resolved at delivery.
  */
 export async function resolveRef(s: Session, input: string, what = "player"): Promise<PlayerRef> {
-  const { resolveTarget, PlayerError } = await import("../lib/players.ts");
-  const { onlineCache } = await import("../lib/features/online.ts");
+  const [{ resolveTarget, PlayerError }, { onlineCache }, { recentCache }] = await Promise.all([
+    import("../lib/players.ts"),
+    import("../lib/features/online.ts"),
+    import("../lib/features/recent.ts"),
+  ]);
   try {
     return await resolveTarget(input, {
       userType: s.userType,
       online: () => onlineCache(s.store).get(),
+      // The target may have left (kicked by the ban being lifted): players `run` saw lately count too. Not for
+      // --as: whose permissions a command borrows is named by someone online, or by id.
+      ...(what === "player" ? { recent: () => recentCache(s.store).get() } : {}),
       maxAgeMs: 2 * s.config.intervals.status * 1000 + 5_000,
       now: Date.now(),
       api: s.api,

@@ -1,10 +1,12 @@
 /**
  * `<player>` as an operator types it: a platform id in any of its usual spellings (normalised to the form the
  * service keys users by), a service user id (`user:<uuid>`, or a bare dashed UUID where no game id has that form),
- * or the nick of an online player (from the "online" cache that `run` keeps, see features/online.ts).
+ * or the nick of an online player (from the "online" cache that `run` keeps, see features/online.ts) or of one seen
+ * recently (the "recent" cache, features/recent.ts).
  */
 import { describeError, isRejected, type Api, type ApiError, type User, type UserType } from "./api/client.ts";
 import type { Online, OnlinePlayer } from "./features/online.ts";
+import type { Recent } from "./features/recent.ts";
 import { anySteamTo64, minecraftUuid } from "./game/presets/ids.ts";
 import type { PlayerRef } from "./sanctions/schemas.ts";
 import { cacheAge } from "./store/cache.ts";
@@ -95,6 +97,8 @@ export interface ResolveOptions {
   userType: string;
   /** The online cache (for nicks) and the oldest it may be, in ms. */
   online: () => Promise<{ savedAt: number; data: Online } | undefined>;
+  /** Players seen recently who are no longer online (features/recent.ts): nicks match them too, by the same rules. */
+  recent?: () => Promise<{ savedAt: number; data: Recent } | undefined>;
   maxAgeMs: number;
   now: number;
   /** Needed to look up service user ids and for `user` lookups; without it a service user id is taken as given. */
@@ -145,15 +149,42 @@ async function byNick(nick: string, o: ResolveOptions): Promise<ResolvedPlayer> 
       "stale",
       `"${nick}" is not a player id and the list of online players is ${Number.isFinite(age) ? `${Math.round(age / 1000)} s old` : "dated in the future"} (is \`hub-agent run\` running?): ${forms}`,
     );
-  const hits = matchNick(nick, cached.data.players);
+  // Who left lately counts as well, in one list with who is online: an exact nick anywhere wins over a partial one,
+  // and a nick that fits an online player and one who left is ambiguous, never guessed.
+  const here = new Set(cached.data.players.map((p) => p.id));
+  const recent = o.recent ? await recentList(o) : undefined;
+  const gone = new Map((recent?.data.players ?? []).filter((p) => !here.has(p.id)).map((p) => [p.id, p]));
+  const hits = matchNick(nick, [...cached.data.players, ...gone.values()]);
   if (hits.length === 1) {
     const [p] = hits as [OnlinePlayer];
     return { id: p.id, userId: p.user_id, name: p.name };
   }
-  if (!hits.length) throw new PlayerError("unknown", `no online player is named "${nick}": ${forms}`);
-  const list = hits.map((p) => `${p.name} (${p.id})`).join(", ");
-  throw new PlayerError("ambiguous", `"${nick}" matches ${hits.length} online players: ${list}; give the id instead`);
+  const who = o.recent ? "online or recently seen" : "online";
+  if (!hits.length) throw new PlayerError("unknown", `no ${who} player is named "${nick}": ${forms}`);
+  const label = (p: OnlinePlayer) => {
+    const left = gone.get(p.id);
+    return left ? `${p.name} (${p.id}, seen ${ago(o.now - left.last_seen)} ago)` : `${p.name} (${p.id})`;
+  };
+  const list = hits.map(label).join(", ");
+  throw new PlayerError("ambiguous", `"${nick}" matches ${hits.length} ${who} players: ${list}; give the id instead`);
 }
+
+/** The recent list, if it is of this game's ids. */
+async function recentList(o: ResolveOptions) {
+  const cached = await o.recent?.();
+  return cached?.data.user_type === o.userType ? cached : undefined;
+}
+
+const ago = (ms: number) => {
+  const s = Math.max(0, Math.round(ms / 1000));
+  return s < 120
+    ? `${s} s`
+    : s < 7200
+      ? `${Math.round(s / 60)} min`
+      : s < 172800
+        ? `${Math.round(s / 3600)} h`
+        : `${Math.round(s / 86400)} d`;
+};
 
 /**
  * A nick as it looks: compatibility forms folded (fullwidth letters, odd spaces), invisible characters (zero-width,

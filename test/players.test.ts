@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createApi, type Api } from "../lib/api/client.ts";
 import type { Online } from "../lib/features/online.ts";
+import type { Recent } from "../lib/features/recent.ts";
 import { PlayerError, matchNick, parsePlayerArg, resolvePlayer, type ResolveOptions } from "../lib/players.ts";
 import { SEED_IDS, startSandbox, type Sandbox } from "../lib/sandbox/index.ts";
 
@@ -222,6 +223,34 @@ describe("resolvePlayer", () => {
     const stale = await failure("alice", opts());
     expect(stale.kind).toBe("stale");
     expect(stale.message).toContain("the list of online players is 121 s old (is `hub-agent run` running?)");
-    expect((await failure("  ", opts())).kind).toBe("unknown");
+    expect((await failure("  ", opts())).kind).toBe("invalid");
+  });
+
+  test("a nick also names a player seen recently who left, by the same rules: exact first, several refused", async () => {
+    online = { user_type: "STEAM", players: [{ id: ALICE, name: "Alice", user_id: SEED_IDS.users.alice }] };
+    savedAt = NOW - 10_000;
+    const left = (players: Recent["players"], user_type = "STEAM") => ({
+      recent: async () => ({ savedAt, data: { user_type, players } }),
+    });
+    const zoe = { id: "76561198000000007", name: "Zoe", user_id: null, last_seen: NOW - 300_000 };
+    const zoey = { id: "76561198000000008", name: "Zoey", user_id: "u-8", last_seen: NOW - 7200_000 };
+    expect(await resolvePlayer("zoe", opts(left([zoe, zoey])))).toEqual({ id: zoe.id, userId: null, name: "Zoe" });
+    expect(await resolvePlayer("zoey", opts(left([zoe, zoey])))).toEqual({ id: zoey.id, userId: "u-8", name: "Zoey" });
+    // "zo" fits both: refused with when each was seen.
+    const both = await failure("zo", opts(left([zoe, zoey])));
+    expect([both.kind, both.message]).toEqual([
+      "ambiguous",
+      `"zo" matches 2 online or recently seen players: Zoe (${zoe.id}, seen 5 min ago), Zoey (${zoey.id}, seen 2 h ago); give the id instead`,
+    ]);
+    // Online and gone in one list: "ali" fits Alice online and Alina who left, so it names neither.
+    const alina = { id: "76561198000000009", name: "Alina", user_id: null, last_seen: NOW - 60_000 };
+    expect((await failure("ali", opts(left([alina])))).kind).toBe("ambiguous");
+    // An exact nick wins wherever it is; an online player's entry in the recent list is not counted twice.
+    const aliceToo = { id: ALICE, name: "Alice", user_id: SEED_IDS.users.alice, last_seen: NOW };
+    expect((await resolvePlayer("alice", opts(left([alina, aliceToo])))).id).toBe(ALICE);
+    // Another game's list is no list; nobody by that name at all is "unknown", naming both lists.
+    expect((await failure("zoe", opts(left([zoe], "MINECRAFT")))).kind).toBe("unknown");
+    const none = await failure("Yolanda", opts(left([zoe])));
+    expect(none.message).toStartWith('no online or recently seen player is named "Yolanda"');
   });
 });

@@ -2,6 +2,7 @@ import * as v from "valibot";
 import type { FeatureContext } from "../feature.ts";
 import type { Store } from "../store/index.ts";
 import { serial } from "../serial.ts";
+import { RecentPlayers, recentCache } from "./recent.ts";
 
 /**
  * Who is online, for one-shot commands (`hub-agent ban <nick> …`): `run` keeps the store cache "online" current on
@@ -26,13 +27,28 @@ export type Online = v.InferOutput<typeof OnlineSchema>;
 export const onlineCache = (store: Store) => store.cache("online", OnlineSchema);
 
 export function online(agent: FeatureContext): void {
-  const { store, bridge, config } = agent.deps;
+  const { store, bridge, config, clock, logger } = agent.deps;
   const cache = onlineCache(store);
   const players = new Map<string, OnlinePlayer>();
+  // Everyone seen lately, kept after they leave so a command can still name them by nick (features/recent.ts).
+  const recent = new RecentPlayers(bridge.userType, () => clock.now());
+  const previous = recentCache(store)
+    .get()
+    .then(
+      (cached) => recent.merge(cached?.data),
+      (e: unknown) =>
+        logger.warn(`the list of recently seen players is unreadable, starting a new one: ${(e as Error).message}`),
+    );
   // Writes in order, so that a slow write can never overwrite a newer list with an older one; a failed write is
   // reported by the caller and the next one still runs.
   const writing = serial();
-  const save = () => writing(() => cache.set({ user_type: bridge.userType, players: [...players.values()] }));
+  const save = () =>
+    writing(async () => {
+      await cache.set({ user_type: bridge.userType, players: [...players.values()] });
+      for (const p of players.values()) recent.seen(p);
+      await previous;
+      await recentCache(store).set(recent.snapshot());
+    });
   const seen = (id: string, name: string) => {
     players.set(id, { id, name, user_id: agent.users.get(id)?.id ?? players.get(id)?.user_id ?? null });
   };
@@ -43,6 +59,8 @@ export function online(agent: FeatureContext): void {
     return save();
   });
   agent.onGame("player_disconnect", ({ player }) => {
+    const p = players.get(player.id);
+    if (p) recent.seen(p); // the moment they left is the last time they were seen
     players.delete(player.id);
     return save();
   });

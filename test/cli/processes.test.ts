@@ -106,7 +106,7 @@ describe("one-shot commands next to a running agent", () => {
     await stop(agent);
   }, 90_000);
 
-  test("a nick resolves through the online list run keeps; the ban kicks the player and the list forgets them", async () => {
+  test("a nick resolves through the online list run keeps; the ban kicks the player, who can still be unbanned by nick", async () => {
     const zoe = "76561198200000001";
     const agent = await startRun({
       HUB_GAME_SIM_PLAYERS: `${zoe}:Zoe Quinn,76561198200000002:Zed`,
@@ -130,9 +130,19 @@ describe("one-shot commands next to a running agent", () => {
     await until(() => existsSync(agent.env.HUB_GAME_SIM_ACTIONS_LOG as string) && kicked(), "the kick", agent);
     await until(async () => (await online()).join() === "Zed", "Zoe to leave the online list", agent);
 
-    const gone = await hub(["ban", "zoe", "1h", "again"], { env: agent.env });
-    expect(gone.code).toBe(5);
-    expect(gone.stderr).toContain('error: no online player is named "zoe"');
+    // Zoe is gone from the online list, not from the list of recently seen players: the nick still names her.
+    const unban = await hub(["unban", "zoe", "--json"], { env: agent.env });
+    expect(unban.code).toBe(0);
+    expect(JSON.parse(unban.stdout)).toMatchObject({ status: "delivered", player: { id: zoe, name: "Zoe Quinn" } });
+    const zoeUser = sb.state.findUser(zoe, "STEAM")?.id;
+    const active = [...sb.state.bans.values()].filter((b) => b.user_id === zoeUser && sb.state.banActive(b));
+    expect(active).toHaveLength(0);
+    // Never seen: refused as before, naming both lists.
+    const nobody = await hub(["unban", "yolanda"], { env: agent.env });
+    expect(nobody.code).toBe(5);
+    expect(nobody.stderr.trim()).toBe(
+      'error: no online or recently seen player is named "yolanda": use a SteamID64, STEAM_X:Y:Z or [U:1:N], or a service user id',
+    );
     await stop(agent);
   }, 60_000);
 });

@@ -128,8 +128,10 @@ function checkServer(res: ApiResult<Server>, config: Config): Check {
 
 function checkClock(res: ApiResult<Server>, now: number): Check {
   if (!res.ok) {
-    const why = unanswered(res) ? "the service did not answer" : "the service refused the request";
-    return { name: "clock", status: "skipped", message: `${why}: its clock could not be compared` };
+    const message = unanswered(res)
+      ? "the service did not answer: its clock could not be compared"
+      : "no usable answer from the service (see above): its clock was not compared";
+    return { name: "clock", status: "skipped", message };
   }
   const date = res.headers.get("date");
   const theirs = date ? Date.parse(date) : NaN;

@@ -8,26 +8,26 @@
 export type NetworkCause = "tls" | "network";
 
 const CERTIFICATE: Record<string, string> = {
-  DEPTH_ZERO_SELF_SIGNED_CERT: "the TLS certificate is self-signed",
-  SELF_SIGNED_CERT_IN_CHAIN: "the TLS certificate chain ends in an untrusted self-signed certificate",
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "the TLS certificate is signed by an authority this machine does not trust",
-  UNABLE_TO_GET_ISSUER_CERT: "the TLS certificate is signed by an authority this machine does not trust",
-  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "the TLS certificate is signed by an authority this machine does not trust",
-  CERT_UNTRUSTED: "the TLS certificate is not trusted",
-  CERT_REJECTED: "the TLS certificate was rejected",
-  CERT_SIGNATURE_FAILURE: "the TLS certificate's signature is invalid",
-  CERT_REVOKED: "the TLS certificate was revoked",
-  CERT_HAS_EXPIRED: "the TLS certificate has expired",
-  CERT_NOT_YET_VALID: "the TLS certificate is not valid yet (is this machine's clock right?)",
-  ERR_TLS_CERT_ALTNAME_INVALID: "the TLS certificate is for another host name",
-  HOSTNAME_MISMATCH: "the TLS certificate is for another host name",
+  DEPTH_ZERO_SELF_SIGNED_CERT: "the certificate is self-signed",
+  SELF_SIGNED_CERT_IN_CHAIN: "the certificate chain ends in an untrusted self-signed certificate",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "the certificate is signed by an authority this machine does not trust",
+  UNABLE_TO_GET_ISSUER_CERT: "the certificate is signed by an authority this machine does not trust",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "the certificate is signed by an authority this machine does not trust",
+  CERT_UNTRUSTED: "the certificate is not trusted",
+  CERT_REJECTED: "the certificate was rejected",
+  CERT_SIGNATURE_FAILURE: "the certificate's signature is invalid",
+  CERT_REVOKED: "the certificate was revoked",
+  CERT_HAS_EXPIRED: "the certificate has expired",
+  CERT_NOT_YET_VALID: "the certificate is not valid yet (is this machine's clock right?)",
+  ERR_TLS_CERT_ALTNAME_INVALID: "the certificate is for another host name",
+  HOSTNAME_MISMATCH: "the certificate is for another host name",
 };
 
 const NETWORK: Record<string, string> = {
   ECONNREFUSED: "connection refused: nothing listens at that host and port",
   ConnectionRefused: "connection refused: nothing listens at that host and port",
-  ECONNRESET: "the connection was closed before an answer (a TLS server spoken to over http://?)",
-  ConnectionClosed: "the connection was closed before an answer (a TLS server spoken to over http://?)",
+  ECONNRESET: "the connection was closed before an answer; does the service want https://?",
+  ConnectionClosed: "the connection was closed before an answer; does the service want https://?",
   ENOTFOUND: "the host name does not resolve",
   EAI_AGAIN: "the host name could not be resolved now (DNS did not answer)",
   EHOSTUNREACH: "the host is unreachable",
@@ -46,7 +46,7 @@ export function describeNetworkError(err: unknown): { message: string; cause: Ne
   const code = String((cause as { code?: unknown })?.code ?? "");
   if (CERTIFICATE[code]) return { message: `${CERTIFICATE[code]} (${code})`, cause: "tls" };
   if (code === "EPROTO" || code.startsWith("ERR_SSL_") || code.startsWith("ERR_TLS_"))
-    return { message: `the TLS handshake failed: does the service speak HTTPS on that port? (${code})`, cause: "tls" };
+    return { message: `the handshake failed: does the service speak HTTPS on that port? (${code})`, cause: "tls" };
   if (NETWORK[code]) return { message: `${NETWORK[code]} (${code})`, cause: "network" };
   let text = cause instanceof Error ? cause.message : String(cause);
   for (const hint of HINTS) text = text.replace(hint, "");

@@ -1,0 +1,171 @@
+/**
+ * `run` as a service manager drives it: SIGINT/SIGTERM end it within 2 s with exit 0 whatever the game's console
+ * does (nothing listening, a peer that takes the connection and never answers), with no error logged after
+ * "stopping"; SIGHUP re-reads the configuration and says what a restart would change, without stopping. Real
+ * processes of the compiled binary against the in-memory service.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { createServer, type Server, type Socket } from "node:net";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Sandbox } from "../../lib/sandbox/index.ts";
+import { binary } from "./binary.ts";
+import { spawn } from "../support/procs.ts";
+import { until } from "../support/until.ts";
+import { useSandbox } from "../support/sandbox.ts";
+
+let sb: Sandbox;
+useSandbox((s) => (sb = s));
+
+interface Agent {
+  proc: ReturnType<typeof spawn>;
+  log: () => string;
+}
+
+async function startRun(env: Record<string, string>, args: string[] = []): Promise<Agent> {
+  const dir = mkdtempSync(join(tmpdir(), "hub-signals-"));
+  const file = join(dir, "run.log");
+  const proc = spawn([await binary(), "run", ...args], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "", HUB_STORAGE_DIR: join(dir, "store"), ...env },
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: Bun.file(file),
+  });
+  return { proc, log: () => (existsSync(file) ? readFileSync(file, "utf8") : "") };
+}
+
+const waitFor = (agent: Agent, what: string, cond: (log: string) => boolean) =>
+  until(() => cond(agent.log()), what, {
+    timeoutMs: 20_000,
+    abort: () => (agent.proc.exitCode !== null ? `run exited with ${agent.proc.exitCode}` : undefined),
+    diagnostics: () => `run's log:\n${agent.log()}`,
+  });
+
+/** Sends the signal and measures until the process has exited, on the monotonic clock. */
+async function stopTimed(agent: Agent, signal: NodeJS.Signals): Promise<{ code: number; ms: number }> {
+  const started = performance.now();
+  agent.proc.kill(signal);
+  const code = await agent.proc.exited;
+  return { code, ms: performance.now() - started };
+}
+
+const afterStopping = (log: string) => log.slice(log.indexOf("stopping ("));
+
+const servers: Server[] = [];
+const sockets: Socket[] = [];
+afterEach(() => {
+  for (const s of sockets.splice(0)) s.destroy();
+  for (const s of servers.splice(0)) s.close();
+});
+
+/** A TCP peer that accepts every connection and never says a word. */
+async function silentPeer(): Promise<{ port: number; connections: () => number }> {
+  let count = 0;
+  const server = createServer((socket) => {
+    count++;
+    sockets.push(socket);
+    socket.on("error", () => {});
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { port: (server.address() as { port: number }).port, connections: () => count };
+}
+
+/** A loopback port nothing listens on (taken and released). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const service = () => ({ HUB_API_URL: sb.url, HUB_API_KEY: sb.key, HUB_API_SERVER_ID: sb.serverId });
+const rcon = (port: number) => ({
+  ...service(),
+  HUB_GAME_BRIDGE: "rcon",
+  HUB_GAME_PRESET: "minecraft",
+  HUB_GAME_RCON_HOST: "127.0.0.1",
+  HUB_GAME_RCON_PORT: String(port),
+  HUB_GAME_RCON_PASSWORD: "signals-test-pw",
+});
+
+describe("prompt shutdown", () => {
+  test("SIGINT while the game's console refuses connections: exit 0 within 2 s, no error after stopping", async () => {
+    const agent = await startRun(rcon(await closedPort()));
+    await waitFor(agent, "ready and the console failing", (l) => l.includes("INFO  ready") && l.includes("retrying"));
+    const { code, ms } = await stopTimed(agent, "SIGINT");
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(2_000);
+    const tail = afterStopping(agent.log());
+    expect(tail).toContain("stopped");
+    expect(tail).not.toContain("ERROR");
+  }, 60_000);
+
+  test("SIGTERM while a command waits on a console that never answers: exit 0 within 2 s, no error after stopping", async () => {
+    const peer = await silentPeer();
+    const agent = await startRun(rcon(peer.port));
+    // The connection is taken and the authentication (then the player list) waits for a reply that never comes.
+    await waitFor(agent, "ready", (l) => l.includes("INFO  ready"));
+    await until(() => peer.connections() > 0, "the console connection");
+    const { code, ms } = await stopTimed(agent, "SIGTERM");
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(2_000);
+    const tail = afterStopping(agent.log());
+    expect(tail).toContain("stopped");
+    expect(tail).not.toContain("ERROR");
+    expect(tail).not.toContain("is not reachable");
+  }, 60_000);
+
+  test("SIGINT while the service does not answer yet: exit 0 within 2 s", async () => {
+    const peer = await silentPeer(); // an "API" that takes the request and never answers
+    const agent = await startRun({
+      ...service(),
+      HUB_API_URL: `http://127.0.0.1:${peer.port}/v1`,
+      HUB_API_TIMEOUT: "30",
+    });
+    await until(() => peer.connections() > 0, "the request to the service");
+    const { code, ms } = await stopTimed(agent, "SIGINT");
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(2_000);
+    expect(afterStopping(agent.log())).not.toContain("ERROR");
+  }, 60_000);
+});
+
+describe("SIGHUP", () => {
+  test("re-reads the configuration: unchanged, changed (named, for a restart), broken (the running one stays)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hub-hup-"));
+    const file = join(dir, "hub-agent.toml");
+    const base = `[api]\nurl = "${sb.url}"\nkey = "${sb.key}"\nserver_id = "${sb.serverId}"\n\n[game]\nbridge = "sim"\n`;
+    writeFileSync(file, base);
+    const agent = await startRun({}, ["--config", file]);
+    await waitFor(agent, "ready", (l) => l.includes("INFO  ready"));
+
+    agent.proc.kill("SIGHUP");
+    await waitFor(agent, "the unchanged line", (l) => l.includes(`SIGHUP: ${file} is valid and unchanged`));
+
+    writeFileSync(file, `${base}\n[intervals]\nbans = 120\n`);
+    agent.proc.kill("SIGHUP");
+    await waitFor(agent, "the changed line", (l) =>
+      l.includes(`SIGHUP: ${file} is valid; changed: intervals.bans. hub-agent reads its configuration only at start`),
+    );
+
+    writeFileSync(file, `${base}\n[intervals\n`);
+    agent.proc.kill("SIGHUP");
+    await waitFor(agent, "the invalid line", (l) =>
+      l.includes(`SIGHUP: ${file} is not valid, the running configuration stays:`),
+    );
+    const hup = agent
+      .log()
+      .split("\n")
+      .filter((l) => l.includes("SIGHUP"));
+    expect(hup).toHaveLength(3); // one line each
+    expect(agent.log()).not.toContain(sb.key);
+
+    expect(agent.proc.exitCode).toBeNull(); // still running
+    const { code } = await stopTimed(agent, "SIGTERM");
+    expect(code).toBe(0);
+  }, 60_000);
+});

@@ -23,19 +23,21 @@ export default defineCommand({
   async run({ args }) {
     const ctx = createContext(args);
     const config = await ctx.config({ warnings: true });
-    const { createBridge } = await import("../../lib/game/index.ts");
-    const { systemClock } = await import("../../lib/clock.ts");
-    // A wrapped server's console is copied to stdout for the operator (logs are on stderr); --json keeps stdout clean.
-    const output = ctx.json ? null : process.stdout;
-    const { redact } = await import("../context.ts");
-    const bridge = await createBridge(config, { clock: systemClock, logger: ctx.logger, output, redact });
-    // SIGHUP reads the configuration again, as it was found at start (the same file, the environment of then).
+    // SIGHUP checks the configuration again (the same file and environment) and never ends `run`: from here on,
+    // before the agent is up too.
     const { loadConfig } = await import("../../lib/config/index.ts");
     const reread = async () => {
       const result = await loadConfig({ file: args.config, env: process.env, cwd: process.cwd() });
       for (const secret of result.secrets) ctx.secret(secret); // a new key or password never reaches the log
       return result;
     };
+    process.on("SIGHUP", () => void hangup(reread, config, ctx.logger));
+    const { createBridge } = await import("../../lib/game/index.ts");
+    const { systemClock } = await import("../../lib/clock.ts");
+    // A wrapped server's console is copied to stdout for the operator (logs are on stderr); --json keeps stdout clean.
+    const output = ctx.json ? null : process.stdout;
+    const { redact } = await import("../context.ts");
+    const bridge = await createBridge(config, { clock: systemClock, logger: ctx.logger, output, redact });
     // --once --json: one object on stdout, the round's summary with the exit code (an error too, instead of the
     // runner's {"error": …}); the error's line still goes to the log.
     let summary: OnceSummary | undefined;
@@ -46,7 +48,6 @@ export default defineCommand({
       clock: systemClock,
       logger: ctx.logger,
       once: !!args.once,
-      reread,
       onceReport,
     });
     if (!onceReport) {
@@ -76,8 +77,6 @@ export async function runAgent(opts: {
   logger: Logger;
   once?: boolean;
   until?: Promise<void>;
-  /** Reads the configuration again on SIGHUP (`run` only). */
-  reread?: () => Promise<LoadResult>;
   /** `run --once --json`: what the round did, told before `run` exits (with or without an error). */
   onceReport?: (summary: OnceSummary) => void;
 }): Promise<number> {
@@ -246,7 +245,6 @@ async function serveAgent(
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
-  if (opts.reread && !opts.once) process.on("SIGHUP", () => void hangup(opts.reread!, config, logger));
   void opts.until?.then(() => stop("time is up"));
 
   // A stop while starting (the game or the service not answering yet) ends the wait at once.

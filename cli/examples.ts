@@ -11,6 +11,7 @@ export const EXAMPLES: Record<string, [string, string][]> = {
   run: [
     ["hub-agent run", "until SIGINT/SIGTERM"],
     ["hub-agent run --once --quiet", "one round of every job, for cron: exit 0 all delivered, 6 something waits"],
+    ["hub-agent run --once --json", "the same, then one JSON object: each job, each queue, the exit code"],
     ["hub-agent run --config /etc/hub-agent/hub-agent.toml", "another configuration file"],
   ],
   status: [
@@ -23,6 +24,11 @@ export const EXAMPLES: Record<string, [string, string][]> = {
     ["hub-agent demo --duration 60 --json > summary.json", "a minute, then the summary as JSON"],
   ],
   dashboard: [["hub-agent dashboard", "the web page of who is online"]],
+  help: [
+    ["hub-agent help", "the commands (as hub-agent --help)"],
+    ["hub-agent help queue retry", "one command's help (as hub-agent queue retry --help)"],
+  ],
+  version: [["hub-agent version", "the version (as --version and -V)"]],
   doctor: [
     ["hub-agent doctor", "check ./hub-agent.toml, the storage, the service, the key and the clock"],
     ["hub-agent doctor --config /etc/hub-agent/hub-agent.toml", "another configuration file"],

@@ -9,6 +9,7 @@ import type { Agent } from "../../lib/agent.ts";
 import type { RunMonitor } from "../../lib/monitor/monitor.ts";
 import type { MonitorListener } from "../../lib/monitor/listen.ts";
 import type { Metrics } from "../../lib/monitor/metrics.ts";
+import type { RunSignals } from "../run-signals.ts";
 import type { OnceSummary } from "../../lib/monitor/once.ts";
 
 export default defineCommand({
@@ -23,15 +24,13 @@ export default defineCommand({
   async run({ args }) {
     const ctx = createContext(args);
     const config = await ctx.config({ warnings: true });
-    // SIGHUP checks the configuration again (the same file and environment) and never ends `run`: from here on,
-    // before the agent is up too.
+    // SIGHUP reads the configuration again (the same file and environment) and applies what can change live.
     const { loadConfig } = await import("../../lib/config/index.ts");
     const reread = async () => {
       const result = await loadConfig({ file: args.config, env: process.env, cwd: process.cwd() });
       for (const secret of result.secrets) ctx.secret(secret); // a new key or password never reaches the log
       return result;
     };
-    process.on("SIGHUP", () => void hangup(reread, config, ctx.logger));
     const { createBridge } = await import("../../lib/game/index.ts");
     const { systemClock } = await import("../../lib/clock.ts");
     // A wrapped server's console is copied to stdout for the operator (logs are on stderr); --json keeps stdout clean.
@@ -48,6 +47,7 @@ export default defineCommand({
       clock: systemClock,
       logger: ctx.logger,
       once: !!args.once,
+      reread,
       onceReport,
     });
     if (!onceReport) {
@@ -77,9 +77,33 @@ export async function runAgent(opts: {
   logger: Logger;
   once?: boolean;
   until?: Promise<void>;
+  /** Reads the configuration again on SIGHUP (`run`); without it SIGHUP keeps its default action (the demo). */
+  reread?: () => Promise<LoadResult>;
   /** `run --once --json`: what the round did, told before `run` exits (with or without an error). */
   onceReport?: (summary: OnceSummary) => void;
 }): Promise<number> {
+  const { config, logger } = opts;
+  const [{ resolve }, { holdInstance, InstanceBusyError, InstanceLockError }, { RunSignals }] = await Promise.all([
+    import("node:path"),
+    import("../../lib/store/instance.ts"),
+    import("../run-signals.ts"),
+  ]);
+  const signals = new RunSignals({
+    hangup: !!opts.reread,
+    onForce: (signal, code) => {
+      logger.warn(`${signal} again: exiting now, without waiting for the rest`);
+      process.exit(code);
+    },
+  });
+  signals.install();
+  try {
+    return await runLocked(opts, signals);
+  } finally {
+    signals.uninstall();
+  }
+}
+
+async function runLocked(opts: Parameters<typeof runAgent>[0], signals: RunSignals): Promise<number> {
   const { config, logger } = opts;
   const [{ resolve }, { holdInstance, InstanceBusyError, InstanceLockError }] = await Promise.all([
     import("node:path"),
@@ -111,13 +135,21 @@ export async function runAgent(opts: {
     );
   }
   try {
-    return await serve(opts, unlocked);
+    // A reload (SIGHUP) serves the agent again with the new configuration: the game bridge and the lock stay.
+    let served = { ...opts, signals };
+    for (;;) {
+      const result = await serve(served, unlocked);
+      if (typeof result === "number") return result;
+      served = { ...served, config: result.reload };
+    }
   } finally {
     await instance?.release();
   }
 }
 
-async function serve(opts: Parameters<typeof runAgent>[0], unlocked: boolean): Promise<number> {
+type ServeOptions = Parameters<typeof runAgent>[0] & { signals: RunSignals };
+
+async function serve(opts: ServeOptions, unlocked: boolean): Promise<number | { reload: Config }> {
   const { config, bridge, clock, logger } = opts;
   const [{ Agent }, { createApi }, { openStore }, { attachHooks }, { loadMessages }, { Metrics }, { RunMonitor }] =
     await Promise.all([
@@ -204,18 +236,17 @@ async function listenHttp(config: Config, monitor: RunMonitor, logger: Logger): 
 }
 
 async function serveAgent(
-  opts: Parameters<typeof runAgent>[0],
+  opts: ServeOptions,
   agent: Agent,
   monitor: RunMonitor,
   metrics: Metrics,
-): Promise<number> {
+): Promise<number | { reload: Config }> {
   const { config, bridge, logger, clock } = opts;
   const store = agent.deps.store;
 
   let stopping: Promise<void> | undefined;
   let stopped!: () => void;
   const done = new Promise<void>((resolve) => (stopped = resolve));
-  let signalled = false;
   const stop = (why: string) => {
     stopping ??= (async () => {
       monitor.stopping();
@@ -231,82 +262,151 @@ async function serveAgent(
     })();
     return stopping;
   };
+  // SIGHUP (`run`): the configuration read again; what can change live is applied by serving a new agent once this
+  // one has stopped whole (not on the shutdown's budget: two agents on one store would both run `once` rewards).
+  let reloadTo: Config | undefined;
+  const hangup = async () => {
+    if (stopping || reloadTo) return logger.info(`SIGHUP: ignored, ${stopping ? "stopping" : "a reload is under way"}`);
+    const next = await reloadable(opts.reread!, config, logger);
+    if (!next || stopping || reloadTo) return;
+    reloadTo = next;
+    const whole = agent.stop();
+    const { within } = await import("../../lib/shutdown.ts");
+    if (!(await within(clock, whole, RELOAD_NOTICE_MS))) {
+      // A job waiting on the game (a wrapped server not ready yet) or the service holds the reload up, not a stop.
+      const busy = [...metrics.jobs.values()].filter((j) => j.running > 0).map((j) => j.name);
+      logger.warn(
+        `SIGHUP: the agent starts again once its work in flight has finished (${busy.join(", ") || "event handlers"}); SIGINT/SIGTERM still stop at once`,
+      );
+      await whole;
+    }
+    stopped();
+  };
   // A wrapped server gone for good ends `run` too: with a non-zero exit when it went on its own (so a process
   // manager restarts the pair, or tells someone), cleanly when the operator typed its stop command.
   let ended: GameEnd | undefined;
-  bridge.onEnd?.((end) => {
+  const offEnd = bridge.onEnd?.((end) => {
     if (stopping) return; // our own stop
     ended = end;
     void stop(end.requested ? "the server was stopped from its console" : end.reason);
   });
-  const onSignal = (signal: NodeJS.Signals) => {
-    signalled = true;
-    void stop(signal);
-  };
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  const release = opts.signals.serve({
+    stop: (why) => void stop(why),
+    ...(opts.reread
+      ? {
+          hangup: () =>
+            void (opts.once ? reloadable(opts.reread!, config, logger, false) : hangup()).catch((e: unknown) =>
+              logger.warn(`SIGHUP: the reload failed, the running configuration stays: ${(e as Error).message}`),
+            ),
+        }
+      : {}),
+  });
   void opts.until?.then(() => stop("time is up"));
-
-  // A stop while starting (the game or the service not answering yet) ends the wait at once.
-  const halted = done.then(() => false as const);
-  const { queueStatus } = await import("../../lib/queues.ts");
-  const before = opts.once ? await queueStatus(store, clock.now()) : [];
-  let source: "api" | "cache" | undefined;
-  agent.events.on("hub_ready", (e) => void (source = e.source));
   try {
-    await Promise.race([bridge.start(), halted]);
-  } catch (e) {
-    // The game's side can't start at all (the plugin's port in use): one line, nothing else to stop yet but it.
-    await bridge.stop().catch(() => {});
-    throw new CliError((e as Error).message, EXIT.FAILURE);
+    return await serving();
+  } finally {
+    release();
+    offEnd?.();
   }
-  const started = !stopping && (await Promise.race([agent.start(), halted]));
-  if (opts.once) {
-    if (started) await Promise.race([agent.runOnce(), halted]);
-    await stop("one round done");
-    const after = await queueStatus(store, clock.now());
-    if (opts.onceReport) {
-      const { onceSummary } = await import("../../lib/monitor/once.ts");
-      opts.onceReport(onceSummary({ source, metrics, jobNames: agent.jobNames, before, after }));
+
+  async function serving(): Promise<number | { reload: Config }> {
+    // A stop while starting (the game or the service not answering yet) ends the wait at once.
+    const halted = done.then(() => false as const);
+    const { queueStatus } = await import("../../lib/queues.ts");
+    const before = opts.once ? await queueStatus(store, clock.now()) : [];
+    let source: "api" | "cache" | undefined;
+    agent.events.on("hub_ready", (e) => void (source = e.source));
+    try {
+      await Promise.race([bridge.start(), halted]);
+    } catch (e) {
+      // The game's side can't start at all (the plugin's port in use): one line, nothing else to stop yet but it.
+      await bridge.stop().catch(() => {});
+      throw new CliError((e as Error).message, EXIT.FAILURE);
     }
-    if (!started && !signalled)
-      throw new CliError("the service is unreachable and no usable cached server record exists", EXIT.UNREACHABLE);
-    // Cron reads the exit code: 6 while anything queued still waits for the service.
-    const waiting = after.filter((q) => q.waiting > 0);
-    if (!waiting.length) return EXIT.OK;
-    const list = waiting.map((q) => `${q.queue}: ${q.waiting}`).join(", ");
-    logger.warn(`not everything queued was delivered (${list}); see hub-agent queue status`);
-    return EXIT.QUEUED;
+    const started = !stopping && (await Promise.race([agent.start(), halted]));
+    if (opts.once) {
+      if (started) await Promise.race([agent.runOnce(), halted]);
+      await stop("one round done");
+      const after = await queueStatus(store, clock.now());
+      if (opts.onceReport) {
+        const { onceSummary } = await import("../../lib/monitor/once.ts");
+        opts.onceReport(onceSummary({ source, metrics, jobNames: agent.jobNames, before, after }));
+      }
+      if (!started && !opts.signals.signalled)
+        throw new CliError("the service is unreachable and no usable cached server record exists", EXIT.UNREACHABLE);
+      // Cron reads the exit code: 6 while anything queued still waits for the service.
+      const waiting = after.filter((q) => q.waiting > 0);
+      if (!waiting.length) return EXIT.OK;
+      const list = waiting.map((q) => `${q.queue}: ${q.waiting}`).join(", ");
+      logger.warn(`not everything queued was delivered (${list}); see hub-agent queue status`);
+      return EXIT.QUEUED;
+    }
+    if (started) logger.info("ready");
+    await done;
+    if (reloadTo && !stopping) return { reload: reloadTo };
+    await stopping;
+    logger.info("stopped");
+    if (ended && !ended.requested) {
+      const why = config.game.wrapper.restart ? "it kept crashing: restarts given up" : "game.wrapper.restart is off";
+      throw new CliError(`${ended.reason.replace(/^the server/, "the game server")} (${why})`, EXIT.FAILURE);
+    }
+    return EXIT.OK;
   }
-  if (started) logger.info("ready");
-  await done;
-  logger.info("stopped");
-  if (ended && !ended.requested) {
-    const why = config.game.wrapper.restart ? "it kept crashing: restarts given up" : "game.wrapper.restart is off";
-    throw new CliError(`${ended.reason.replace(/^the server/, "the game server")} (${why})`, EXIT.FAILURE);
-  }
-  return EXIT.OK;
 }
 
+/** How long a reload waits for work in flight before it says what it waits for. */
+const RELOAD_NOTICE_MS = 5_000;
+
 /**
- * SIGHUP: the configuration is read and checked again, and the line says what a restart would change; nothing is
- * applied live (the agent, its queues and the game bridge keep running as they started). A configuration that no
- * longer loads is said in one line, so a bad edit is caught before the next restart.
+ * Keys the game bridge was built from (lib/game/index.ts createBridge) and the store's place: a reload keeps their
+ * running values, since changing them means a new bridge (a wrapped server restarted) or another store.
  */
-async function hangup(reread: () => Promise<LoadResult>, running: Config, logger: Logger): Promise<void> {
+const RESTART_ONLY = [/^game\./, /^storage\./, /^intervals\.player_poll$/, /^commands\.(ban|unban|warn|warns)$/];
+
+/**
+ * SIGHUP: the configuration read and checked again, told in one line: not valid (the running one stays), unchanged,
+ * or what is applied and what only a restart applies. Returns the configuration to serve next (the new one with the
+ * restart-only keys as they run), or undefined; `apply` false (`run --once`) only checks.
+ */
+async function reloadable(
+  reread: () => Promise<LoadResult>,
+  running: Config,
+  logger: Logger,
+  apply = true,
+): Promise<Config | undefined> {
   const result = await reread().catch((e: unknown) => ({ ok: false as const, problems: [String(e)], file: undefined }));
   const where = result.file ?? "the environment";
   if (!result.ok) {
     const more = result.problems.length > 1 ? ` (and ${result.problems.length - 1} more: see hub-agent doctor)` : "";
     logger.warn(`SIGHUP: ${where} is not valid, the running configuration stays: ${result.problems[0]}${more}`);
-    return;
+    return undefined;
   }
   const { changedKeys } = await import("../../lib/config/changes.ts");
   const changed = changedKeys(running, result.config);
-  if (!changed.length) return logger.info(`SIGHUP: ${where} is valid and unchanged`);
-  const keys =
-    changed.length > 8 ? `${changed.slice(0, 8).join(", ")} and ${changed.length - 8} more` : changed.join(", ");
-  logger.warn(
-    `SIGHUP: ${where} is valid; changed: ${keys}. hub-agent reads its configuration only at start: restart it to apply (systemctl restart hub-agent)`,
+  if (!changed.length) {
+    logger.info(`SIGHUP: ${where} is valid and unchanged`);
+    return undefined;
+  }
+  const list = (keys: string[]) =>
+    keys.length > 8 ? `${keys.slice(0, 8).join(", ")} and ${keys.length - 8} more` : keys.join(", ");
+  const later = changed.filter((k) => RESTART_ONLY.some((re) => re.test(k)));
+  const now = apply ? changed.filter((k) => !later.includes(k)) : [];
+  const restart = (keys: string[]) => `${list(keys)} apply only at a restart (systemctl restart hub-agent)`;
+  if (!now.length) {
+    logger.warn(`SIGHUP: ${where} is valid; the running configuration stays: ${restart(apply ? later : changed)}`);
+    return undefined;
+  }
+  logger.info(
+    `SIGHUP: ${where} is valid; applying ${list(now)} (the agent starts again, the game bridge keeps running)` +
+      (later.length ? `; ${restart(later)}` : ""),
   );
+  const c = result.config;
+  const { ban, unban, warn, warns } = running.commands;
+  return {
+    ...c,
+    game: running.game,
+    storage: running.storage,
+    intervals: { ...c.intervals, player_poll: running.intervals.player_poll },
+    commands: { ...c.commands, ban, unban, warn, warns },
+  };
 }

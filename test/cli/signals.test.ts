@@ -135,21 +135,40 @@ describe("prompt shutdown", () => {
 });
 
 describe("SIGHUP", () => {
-  test("re-reads the configuration: unchanged, changed (named, for a restart), broken (the running one stays)", async () => {
+  test("reloads the configuration: unchanged, applied live (a status page appears), restart-only keys named, broken (the running one stays)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hub-hup-"));
     const file = join(dir, "hub-agent.toml");
     const base = `[api]\nurl = "${sb.url}"\nkey = "${sb.key}"\nserver_id = "${sb.serverId}"\n\n[game]\nbridge = "sim"\n`;
     writeFileSync(file, base);
     const agent = await startRun({}, ["--config", file]);
-    await waitFor(agent, "ready", (l) => l.includes("INFO  ready"));
+    const readies = () =>
+      agent
+        .log()
+        .split("\n")
+        .filter((l) => l.includes("INFO  ready")).length;
+    await waitFor(agent, "ready", () => readies() === 1);
 
     agent.proc.kill("SIGHUP");
     await waitFor(agent, "the unchanged line", (l) => l.includes(`SIGHUP: ${file} is valid and unchanged`));
 
-    writeFileSync(file, `${base}\n[intervals]\nbans = 120\n`);
+    // [http] listen is applied live: the agent starts again with its status page; game.map only at a restart.
+    const port = await closedPort();
+    writeFileSync(file, `${base}map = "elsewhere"\n\n[http]\nlisten = "127.0.0.1:${port}"\n`);
     agent.proc.kill("SIGHUP");
-    await waitFor(agent, "the changed line", (l) =>
-      l.includes(`SIGHUP: ${file} is valid; changed: intervals.bans. hub-agent reads its configuration only at start`),
+    await waitFor(agent, "the applied line", (l) =>
+      l.includes(
+        `SIGHUP: ${file} is valid; applying http.listen (the agent starts again, the game bridge keeps running); game.map apply only at a restart (systemctl restart hub-agent)`,
+      ),
+    );
+    await waitFor(agent, "ready again", () => readies() === 2);
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+
+    // Only a restart-only key changed: nothing to apply.
+    writeFileSync(file, `${base}map = "again"\n\n[http]\nlisten = "127.0.0.1:${port}"\n`);
+    agent.proc.kill("SIGHUP");
+    await waitFor(agent, "the restart-only line", (l) =>
+      l.includes(`SIGHUP: ${file} is valid; the running configuration stays: game.map apply only at a restart`),
     );
 
     writeFileSync(file, `${base}\n[intervals\n`);
@@ -157,15 +176,18 @@ describe("SIGHUP", () => {
     await waitFor(agent, "the invalid line", (l) =>
       l.includes(`SIGHUP: ${file} is not valid, the running configuration stays:`),
     );
-    const hup = agent
-      .log()
-      .split("\n")
-      .filter((l) => l.includes("SIGHUP"));
-    expect(hup).toHaveLength(3); // one line each
+    expect(
+      agent
+        .log()
+        .split("\n")
+        .filter((l) => l.includes("SIGHUP")),
+    ).toHaveLength(4); // one line each
     expect(agent.log()).not.toContain(sb.key);
+    expect(readies()).toBe(2);
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200); // still serving
 
-    expect(agent.proc.exitCode).toBeNull(); // still running
-    const { code } = await stopTimed(agent, "SIGTERM");
+    const { code, ms } = await stopTimed(agent, "SIGTERM");
     expect(code).toBe(0);
+    expect(ms).toBeLessThan(2_000);
   }, 60_000);
 });

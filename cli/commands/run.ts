@@ -317,7 +317,8 @@ async function serveAgent(
     let source: "api" | "cache" | undefined;
     agent.events.on("hub_ready", (e) => void (source = e.source));
     try {
-      await Promise.race([bridge.start(), halted]);
+      // A signal that came before the start (while the instance lock was taken): the game is never started.
+      if (!stopping) await Promise.race([bridge.start(), halted]);
     } catch (e) {
       // The game's side can't start at all (the plugin's port in use): one line, nothing else to stop yet but it.
       await bridge.stop().catch(() => {});

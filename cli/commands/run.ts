@@ -136,7 +136,7 @@ async function runLocked(opts: Parameters<typeof runAgent>[0], signals: RunSigna
   }
   try {
     // A reload (SIGHUP) serves the agent again with the new configuration: the game bridge and the lock stay.
-    let served = { ...opts, signals };
+    let served = { ...opts, signals, startedAt: opts.clock.now() };
     for (;;) {
       const result = await serve(served, unlocked);
       if (typeof result === "number") return result;
@@ -147,7 +147,7 @@ async function runLocked(opts: Parameters<typeof runAgent>[0], signals: RunSigna
   }
 }
 
-type ServeOptions = Parameters<typeof runAgent>[0] & { signals: RunSignals };
+type ServeOptions = Parameters<typeof runAgent>[0] & { signals: RunSignals; startedAt: number };
 
 async function serve(opts: ServeOptions, unlocked: boolean): Promise<number | { reload: Config }> {
   const { config, bridge, clock, logger } = opts;
@@ -198,6 +198,7 @@ async function serve(opts: ServeOptions, unlocked: boolean): Promise<number | { 
     unlocked,
     bridge: { kind: config.game.bridge, health: bridge.health?.bind(bridge) },
     players: () => agent.players.values(),
+    startedAt: opts.startedAt, // the run's uptime goes on across reloads
   });
   agent.events.on("hub_ready", ({ source }) => monitor.ready(source));
   monitor.start();

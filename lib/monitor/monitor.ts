@@ -26,6 +26,8 @@ export interface MonitorOptions {
   /** `game.bridge` and its health. */
   bridge: { kind: string; health?: () => BridgeHealth };
   players: () => Iterable<GamePlayer>;
+  /** When the run started, if before this monitor (a reload serves a new agent, and a new monitor, in the same run). */
+  startedAt?: number;
 }
 
 const isoOrNull = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
@@ -43,7 +45,7 @@ export class RunMonitor {
   private failed?: string;
 
   constructor(private o: MonitorOptions) {
-    this.startedAt = o.clock.now();
+    this.startedAt = o.startedAt ?? o.clock.now();
   }
 
   /** hub_ready: the run serves, from the live server record or the cached one. */

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { online, onlineCache } from "../../lib/features/online.ts";
+import { recentCache } from "../../lib/features/recent.ts";
 import { SEED_IDS } from "../../lib/sandbox/index.ts";
 import { harness, until, type Harness } from "../agent/harness.ts";
 
@@ -42,6 +43,32 @@ describe("online: the list of online players one-shot commands resolve nicks fro
     h.sim.join(NEWBIE);
     await h.idle();
     expect(await names()).toEqual([["Newbie", null]]);
+  });
+
+  test("who left stays in the list of recently seen players, with the time they left, across restarts", async () => {
+    h = await harness({ features: [online] });
+    h.sim.join(ALICE);
+    await h.agent.start();
+    await until(() => h.agent.users.get(ALICE.id) !== undefined, "Alice's user");
+    await h.idle();
+    await h.clock.advance(60_000);
+    const left = h.clock.now();
+    h.sim.leave(ALICE.id);
+    await h.idle();
+    expect(await names()).toEqual([]);
+    const recent = async () => (await recentCache(h.store).get())!.data;
+    expect((await recent()).players).toEqual([
+      { id: ALICE.id, name: "Alice", user_id: SEED_IDS.users.alice, last_seen: left },
+    ]);
+
+    // The next run (same store) keeps her and adds whoever it sees.
+    await h.agent.stop();
+    const next = h.restart();
+    await h.clock.advance(1000);
+    h.sim.join(NEWBIE);
+    await next.start();
+    await h.idle();
+    expect((await recent()).players.map((p) => p.name)).toEqual(["Newbie", "Alice"]);
   });
 
   test("every status round rewrites the list, so its age tells whether `run` keeps it current", async () => {

@@ -15,6 +15,7 @@ import { describeError } from "../api/client.ts";
 import { parseLength } from "../duration.ts";
 import type { GamePlayer } from "../game/bridge.ts";
 import { PlayerError, matchNick, resolveTarget } from "../players.ts";
+import { recentCache } from "./recent.ts";
 import {
   type Creator,
   type Enforce,
@@ -55,13 +56,23 @@ export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): v
   const online = () =>
     [...agent.players.values()].map((p) => ({ id: p.id, name: p.name, user_id: agent.users.get(p.id)?.id ?? null }));
 
-  /** `<player>`: an online player's id or nick, a platform id, or a service user id. Undefined after answering why. */
+  /** Who left lately (features/recent.ts); unreadable is none: the online players still resolve. */
+  const recent = () =>
+    recentCache(store)
+      .get()
+      .catch(() => undefined);
+
+  /**
+   * `<player>`: an online player's id or nick, a platform id, a service user id, or the nick of a player seen lately
+   * who left (`!unban` of the player a ban just kicked). Undefined after answering why.
+   */
   const target = async (call: CommandCall, query: string): Promise<PlayerRef | undefined> => {
     const players = online();
     try {
       return await resolveTarget(query, {
         userType: bridge.userType,
         online: async () => ({ savedAt: clock.now(), data: { user_type: bridge.userType, players } }),
+        recent,
         maxAgeMs: Number.POSITIVE_INFINITY,
         now: clock.now(),
         api,
@@ -69,7 +80,10 @@ export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): v
     } catch (e) {
       if (!(e instanceof PlayerError)) throw e;
       if (e.kind === "ambiguous") {
-        const list = matchNick(query, players).map((p) => `${p.name} (${p.id})`);
+        const here = new Set(players.map((p) => p.id));
+        const saved = await recent();
+        const gone = saved?.data.user_type === bridge.userType ? saved.data.players.filter((p) => !here.has(p.id)) : [];
+        const list = matchNick(query, [...players, ...gone]).map((p) => `${p.name} (${p.id})`);
         await call.reply(t("command.ambiguous", { query, players: list.join(", ") }));
       } else if (e.kind === "unreachable") await call.reply(t("service.unreachable"));
       else await call.reply(t("command.player_not_found", { query }));

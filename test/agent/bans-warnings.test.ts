@@ -1,6 +1,7 @@
 /** Warnings in `run` (rule 12): warn and warns in game and at the console, the auto-ban refresh, morph rules. */
 import { afterEach, describe, expect, test } from "bun:test";
 import { bans } from "../../lib/features/bans.ts";
+import { online } from "../../lib/features/online.ts";
 import { SEED_IDS } from "../../lib/sandbox/seed.ts";
 import { sanctionQueues } from "../../lib/sanctions/index.ts";
 import { harness, type Harness } from "./harness.ts";
@@ -110,5 +111,25 @@ describe("warns", () => {
     expect(said(DAVE)[1]).toBe("Dave has no warnings.");
     await consoleLine("warns Alice");
     expect(logged("Warnings of Alice (1):")).toBe(true);
+  });
+});
+
+describe("a nick of a player who left", () => {
+  test("resolves from the list of recently seen players: the console unbans the player its ban just kicked", async () => {
+    h = await harness({ features: [online, bans] });
+    await h.agent.start();
+    await h.idle();
+    await join(DAVE);
+    await consoleLine("ban Dave 30m cheating");
+    expect(kicks(DAVE)).toHaveLength(1);
+    expect(h.agent.players.has(DAVE.id)).toBe(false);
+
+    await consoleLine("unban dave");
+    const patches = h.sb.control.requests({ method: "PATCH" }).filter((r) => r.path.endsWith("/ban"));
+    expect(patches).toHaveLength(1);
+    expect(logged("No player matches")).toBe(false);
+    // Never seen at all: still "no player matches".
+    await consoleLine("unban Zelda");
+    expect(logged("No player matches Zelda.")).toBe(true);
   });
 });

@@ -82,12 +82,9 @@ export async function runAgent(opts: {
   /** `run --once --json`: what the round did, told before `run` exits (with or without an error). */
   onceReport?: (summary: OnceSummary) => void;
 }): Promise<number> {
-  const { config, logger } = opts;
-  const [{ resolve }, { holdInstance, InstanceBusyError, InstanceLockError }, { RunSignals }] = await Promise.all([
-    import("node:path"),
-    import("../../lib/store/instance.ts"),
-    import("../run-signals.ts"),
-  ]);
+  const { logger } = opts;
+  // One handler per signal for the whole run, from before the instance lock (cli/run-signals.ts).
+  const { RunSignals } = await import("../run-signals.ts");
   const signals = new RunSignals({
     hangup: !!opts.reread,
     onForce: (signal, code) => {

@@ -10,7 +10,7 @@
  * again. Skipped, with the reason, when the server is not installed (`.ci/run` installs it).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../lib/config/index.ts";
@@ -20,6 +20,7 @@ import { DpRcon } from "../../lib/game/transports/dp-rcon.ts";
 import type { TransportError } from "../../lib/game/transports/transport.ts";
 import { binary, hub } from "../cli/binary.ts";
 import { spawn } from "../support/procs.ts";
+import { socketsOf } from "../support/sockets.ts";
 import { until } from "../support/until.ts";
 import { bansOf, freePort, online, startWorld, stopWorld, userOf, type World } from "./world.ts";
 
@@ -56,42 +57,6 @@ function writeServerConfig(userdir: string, o: { port: number; secure?: 0 | 1 })
 }
 
 const serverCommand = (userdir: string) => [SERVER, "-userdir", userdir, "+exec", "server.cfg", "+map", "aggressor"];
-
-/** The local addresses of a process's UDP and TCP sockets, from /proc (`127.0.0.1:26000`, `[::1]:26000`). */
-function socketsOf(pid: number): string[] {
-  const inodes = new Set<string>();
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    const target = (() => {
-      try {
-        return readlinkSync(`/proc/${pid}/fd/${fd}`);
-      } catch {
-        return "";
-      }
-    })();
-    const m = /^socket:\[(\d+)\]$/.exec(target);
-    if (m) inodes.add(m[1]!);
-  }
-  const out: string[] = [];
-  for (const table of ["udp", "udp6", "tcp", "tcp6"]) {
-    for (const row of readFileSync(`/proc/${pid}/net/${table}`, "utf8").split("\n").slice(1)) {
-      const cols = row.trim().split(/\s+/);
-      if (cols.length < 10 || !inodes.has(cols[9]!)) continue;
-      const [hex = "", portHex = ""] = cols[1]!.split(":");
-      const port = Number.parseInt(portHex, 16);
-      const address =
-        hex.length === 8
-          ? (hex.match(/../g) ?? [])
-              .reverse()
-              .map((b) => Number.parseInt(b, 16))
-              .join(".")
-          : hex === "00000000000000000000000001000000"
-            ? "[::1]"
-            : `[${hex}]`;
-      out.push(`${address}:${port}`);
-    }
-  }
-  return out;
-}
 
 /** Waits until the server answers rcon. */
 async function rconUp(port: number): Promise<void> {

@@ -1,7 +1,9 @@
 /**
  * End-to-end against a real game server: hub-agent wraps an OpenArena dedicated server (Debian package
- * `openarena-server`, ioquake3) with the `openarena` preset, against the in-memory service. The server listens on
- * loopback only, sends no heartbeats and reads its console from the piped stdin (docs/game-consoles.md §7).
+ * `openarena-server`, ioquake3) with the README's configuration, against the in-memory service. The test adds only
+ * loopback addresses (IPv4 and IPv6, checked from /proc), blank master servers, a port and a home directory to the
+ * README's command line; the server reads its console from the piped stdin (docs/game-consoles.md §7). Over rcon:
+ * ./openarena-rcon.test.ts.
  *
  * Runs when the server is installed (`.ci/run` installs it as root with apt); otherwise it is reported as skipped,
  * with the reason. HUB_OPENARENA_SERVER points at another launcher.
@@ -13,29 +15,36 @@
  * ban-list refresh is an hour away, so the kick after the CLI's ban is its "sanctions changed" marker's doing.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseToml } from "../../lib/config/toml.ts";
 import { sendStatus } from "../../lib/features/status.ts";
 import { until } from "../agent/harness.ts";
 import { binary, hub } from "../cli/binary.ts";
-import { OPENARENA_SKIP_REASON, openarenaCommand, openarenaInstalled } from "../support/openarena.ts";
-import { bansOf, online as onlineIn, startWorld, stopWorld, userOf as userIn, type World } from "./world.ts";
+import { forTest, OPENARENA_SKIP_REASON, openarenaInstalled } from "../support/openarena.ts";
+import { readmeBlock } from "../support/readme.ts";
+import { socketsOf } from "../support/sockets.ts";
+import { bansOf, freePort, online as onlineIn, startWorld, stopWorld, userOf as userIn, type World } from "./world.ts";
 
 if (!openarenaInstalled) console.warn(`SKIPPED: the OpenArena end-to-end test ${OPENARENA_SKIP_REASON}`);
 
 describe.skipIf(!openarenaInstalled)("OpenArena end to end (real ioquake3 server)", () => {
   let w: World;
+  let port: number;
   const SLOW = 30_000; // a loaded 2-core machine may take a while to load the map
 
   beforeAll(async () => {
     const home = mkdtempSync(join(tmpdir(), "hub-oa-"));
     void binary().catch(() => {}); // compiles while the map loads; the CLI step awaits it (and its error)
-    // The operator's configuration, as in the README's OpenArena example.
+    // The README's configuration, word for word; the test's additions go into the command line.
+    const toml = readmeBlock("### OpenArena (ioquake3)", "toml", 1);
+    writeFileSync(join(home, "hub-agent.toml"), toml);
+    const readmeCommand = (parseToml(toml) as { game: { wrapper: { command: string[] } } }).game.wrapper.command;
+    port = await freePort("udp");
     w = await startWorld(home, {
-      HUB_GAME_BRIDGE: "wrapper",
-      HUB_GAME_PRESET: "openarena",
-      HUB_GAME_WRAPPER_COMMAND: JSON.stringify(openarenaCommand(20_000 + Math.floor(Math.random() * 30_000), home)),
+      HUB_CONFIG: join(home, "hub-agent.toml"),
+      HUB_GAME_WRAPPER_COMMAND: JSON.stringify(forTest(readmeCommand, port, home)),
     });
   }, 60_000);
 
@@ -62,6 +71,8 @@ describe.skipIf(!openarenaInstalled)("OpenArena end to end (real ioquake3 server
       expect(w.shown()).toContain("AAS initialized.");
       expect(w.lines).toContain("map: oa_dm1");
       expect(w.shown()).not.toContain("map: oa_dm1");
+      // The wrapper starts the launcher, which execs the engine: the server's sockets, loopback only.
+      expect(socketsOf(w.wrapped!.supervisor.pid!).sort()).toEqual([`127.0.0.1:${port}`, `[::1]:${port}`]);
     },
     SLOW,
   );

@@ -14,8 +14,9 @@ import { systemClock } from "../../lib/clock.ts";
 import { loadConfig } from "../../lib/config/index.ts";
 import type { BridgeEvent } from "../../lib/game/bridge.ts";
 import { presetBridgeOptions } from "../../lib/game/index.ts";
-import { PresetBridge } from "../../lib/game/preset-bridge.ts";
+import { PresetBridge, type PresetBridgeOptions } from "../../lib/game/preset-bridge.ts";
 import type { LineSource } from "../../lib/game/sources/lines.ts";
+import { errorMessage } from "../../lib/game/transports/transport.ts";
 import { type ExitInfo, WrappedServer } from "../../lib/game/wrap/wrapped-server.ts";
 import { memoryLogger } from "../../lib/log.ts";
 import { loadMessages } from "../../lib/messages.ts";
@@ -35,11 +36,40 @@ export interface World {
   /** Every line the bridge's sources delivered (the wrapped console, the log file). */
   lines: string[];
   events: BridgeEvent[];
+  /** Every command the bridge sent the game, with the game's reply (or why there was none). */
+  exchanges: Exchange[];
   exits: ExitInfo[];
   logger: ReturnType<typeof memoryLogger>;
   home: string;
   /** The operator's configuration (environment only), also for the CLI commands. */
   env: Record<string, string>;
+}
+
+type BridgeTransport = PresetBridgeOptions["transport"];
+
+export interface Exchange {
+  command: string;
+  reply?: string;
+  error?: string;
+}
+
+/** The same transport, also recording every command and its reply. */
+export function recordingTransport(transport: BridgeTransport, exchanges: Exchange[]): BridgeTransport {
+  return {
+    send: async (command, opts) => {
+      const exchange: Exchange = { command };
+      exchanges.push(exchange);
+      try {
+        exchange.reply = await transport.send(command, opts);
+        return exchange.reply;
+      } catch (e) {
+        exchange.error = errorMessage(e);
+        throw e;
+      }
+    },
+    close: () => transport.close(),
+    on: (event, fn) => transport.on(event, fn),
+  };
 }
 
 /** The same source, also recording every line for the assertions. */
@@ -85,7 +115,12 @@ export async function startWorld(home: string, game: Record<string, string>): Pr
   const exits: ExitInfo[] = [];
   wrapped?.supervisor.on("exit", (e) => exits.push(e));
   const lines: string[] = [];
-  const bridge = new PresetBridge({ ...opts, sources: (opts.sources ?? []).map((s) => recording(s, lines)) });
+  const exchanges: Exchange[] = [];
+  const bridge = new PresetBridge({
+    ...opts,
+    transport: recordingTransport(opts.transport, exchanges),
+    sources: (opts.sources ?? []).map((s) => recording(s, lines)),
+  });
   const events: BridgeEvent[] = [];
   bridge.on((e) => void events.push(e));
   const api = createApi({ url: sb.url, key: sb.key, retries: 0, clock: systemClock, timeoutMs: 5000 });
@@ -99,7 +134,20 @@ export async function startWorld(home: string, game: Record<string, string>): Pr
     messages: await loadMessages(config.lang, { logger }),
     jitter: 0,
   });
-  const w: World = { sb, bridge, agent, console, shown: () => shownText, lines, events, exits, logger, home, env };
+  const w: World = {
+    sb,
+    bridge,
+    agent,
+    console,
+    shown: () => shownText,
+    lines,
+    events,
+    exchanges,
+    exits,
+    logger,
+    home,
+    env,
+  };
   if (wrapped) w.wrapped = wrapped;
   await bridge.start();
   await wrapped?.supervisor.whenReady();

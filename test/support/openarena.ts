@@ -1,7 +1,7 @@
 /**
  * The real OpenArena dedicated server (Debian package `openarena-server`, ioquake3) as the tests start it: loopback
- * only, no master servers, console on the piped stdin, bots allowed (docs/game-consoles.md §7). `.ci/run` installs
- * it as root; a test that needs it reports itself skipped, with SKIP_REASON, when it is missing.
+ * only (IPv4 and IPv6), no master servers, its files under the test's directory (docs/game-consoles.md §7).
+ * `.ci/run` installs it as root; a test that needs it reports itself skipped, with SKIP_REASON, when it is missing.
  */
 import { existsSync } from "node:fs";
 
@@ -11,23 +11,46 @@ export const OPENARENA_SKIP_REASON =
   `needs ${OPENARENA_SERVER} (Debian package openarena-server; .ci/run installs it as root, or run ` +
   "`apt-get install openarena-server`, or set HUB_OPENARENA_SERVER)";
 
-/** The server's command line: listening on 127.0.0.1:<port>, its files under <home> (instead of ~/.openarena). */
-export function openarenaCommand(port: number, home: string): string[] {
-  const set = (name: string, value: string) => ["+set", name, value];
+const set = (name: string, value: string) => ["+set", name, value];
+
+/**
+ * What a test adds to an operator's command line: the game on 127.0.0.1:<port> and [::1]:<port> only (net_enabled
+ * 11 = IPv4 + IPv6 + no LAN multicast socket), every master server blank (a LAN server sends no heartbeat anyway),
+ * its files under <home> (instead of ~/.openarena).
+ */
+export function openarenaTestSettings(port: number, home: string): string[] {
   return [
-    OPENARENA_SERVER,
-    ...set("ttycon", "0"),
-    ...set("dedicated", "1"),
-    ...set("net_enabled", "1"),
+    ...set("net_enabled", "11"),
     ...set("net_ip", "127.0.0.1"),
+    ...set("net_ip6", "::1"),
     ...set("net_port", String(port)),
-    ...set("sv_master1", ""),
-    ...set("sv_master2", ""),
-    ...set("sv_master3", ""),
-    ...set("bot_enable", "1"),
+    ...set("net_port6", String(port)),
+    ...[1, 2, 3, 4, 5].flatMap((n) => set(`sv_master${n}`, "")),
     ...set("sv_hostname", "hub-agent-e2e"),
     ...set("fs_homepath", home),
-    "+map",
-    "oa_dm1",
   ];
+}
+
+/**
+ * An operator's command line (the README's) as a test runs it: the test's launcher and settings, put before the
+ * first `+map` (ioq3 applies every `+set` at start-up anyway).
+ */
+export function forTest(command: string[], port: number, home: string): string[] {
+  const [launcher, ...args] = command;
+  if (launcher !== "/usr/games/openarena-server") throw new Error(`not the OpenArena server: ${launcher}`);
+  const map = args.indexOf("+map");
+  const at = map < 0 ? args.length : map;
+  return [OPENARENA_SERVER, ...args.slice(0, at), ...openarenaTestSettings(port, home), ...args.slice(at)];
+}
+
+/** A wrapped server's command line: console on the piped stdin (`ttycon 0`), bots allowed, map oa_dm1. */
+export function openarenaCommand(port: number, home: string): string[] {
+  return forTest(
+    ["/usr/games/openarena-server", ...set("ttycon", "0"), ...set("dedicated", "1"), ...set("bot_enable", "1")].concat([
+      "+map",
+      "oa_dm1",
+    ]),
+    port,
+    home,
+  );
 }

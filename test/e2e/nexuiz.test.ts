@@ -1,7 +1,8 @@
 /**
  * End-to-end against a real DarkPlaces game: Nexuiz 2.5.2 (Debian package `nexuiz-server`, engine of 2018) with
- * two bots, against the in-memory service, twice: over DarkPlaces rcon (the server started here, its `log_file`
- * followed for events) and wrapped (hub-agent starts the server and reads its console). Each time: the bots are
+ * two bots, against the in-memory service, twice, each time with the README's configuration and `server.cfg` lines
+ * (read from README.md): over DarkPlaces rcon (the server started here, its `log_file` followed for events) and
+ * wrapped (hub-agent starts the server and reads its console). Each time: the bots are
  * registered and counted, `hub-agent ban <bot>` gets the bot kicked, a reward command runs and is reported; over
  * rcon also doctor, the three rcon_secure modes and a bot's `!dashboard`; wrapped also the operator's typed `ban`.
  *
@@ -14,12 +15,14 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../lib/config/index.ts";
+import { parseToml } from "../../lib/config/toml.ts";
 import { sendStatus } from "../../lib/features/status.ts";
 import { checkGame } from "../../lib/game/doctor.ts";
 import { DpRcon } from "../../lib/game/transports/dp-rcon.ts";
 import type { TransportError } from "../../lib/game/transports/transport.ts";
 import { binary, hub } from "../cli/binary.ts";
 import { spawn } from "../support/procs.ts";
+import { readmeBlock } from "../support/readme.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { until } from "../support/until.ts";
 import { bansOf, freePort, online, startWorld, stopWorld, userOf, type World } from "./world.ts";
@@ -32,9 +35,11 @@ if (!installed)
 const PASSWORD = "hub-dp-secret";
 const SLOW = { timeoutMs: 30_000 }; // a loaded 2-core machine takes a while to load a map
 
+const SECTION = "### Xonotic and Nexuiz (DarkPlaces)";
+
 /**
- * The game-side settings of the README: loopback only, no master servers, the event log on, two bots even with
- * nobody else there, rcon, and the console written to `server.log` (in the user directory's `data/`).
+ * The README's `server.cfg` lines, word for word but for the password, after what a test adds: loopback only, no
+ * master servers, a free port, two bots even with nobody else there (and rcon_secure, which goes before the password).
  */
 function writeServerConfig(userdir: string, o: { port: number; secure?: 0 | 1 }): void {
   const cfg = [
@@ -44,19 +49,32 @@ function writeServerConfig(userdir: string, o: { port: number; secure?: 0 | 1 })
     "net_address 127.0.0.1",
     "net_address_ipv6 ::1",
     `port ${o.port}`,
-    "sv_eventlog 1",
     "bot_join_empty 1",
     "bot_number 2",
-    // Nexuiz sets rcon_secure 1; rcon_secure goes before rcon_password.
     ...(o.secure !== undefined ? [`rcon_secure ${o.secure}`] : []),
-    `rcon_password ${PASSWORD}`,
-    "log_file server.log",
+    readmeBlock(SECTION, "", 0).replaceAll("<password>", PASSWORD),
   ];
   mkdirSync(join(userdir, "data"), { recursive: true });
   writeFileSync(join(userdir, "data", "server.cfg"), `${cfg.join("\n")}\n`);
 }
 
-const serverCommand = (userdir: string) => [SERVER, "-userdir", userdir, "+exec", "server.cfg", "+map", "aggressor"];
+/** The README's configurations (0: rcon, 1: wrapped), word for word but for the password and the user directory. */
+function readmeConfig(home: string, userdir: string, index: 0 | 1): string {
+  const file = join(home, "hub-agent.toml");
+  const toml = readmeBlock(SECTION, "toml", index)
+    .replaceAll("<password>", PASSWORD)
+    .replace("/home/xonotic/.xonotic/", `${userdir}/`);
+  writeFileSync(file, toml);
+  return file;
+}
+
+/** The README's command line with the user directory a test uses (in the README: ~/.nexuiz). */
+function serverCommand(userdir: string): string[] {
+  const toml = parseToml(readmeBlock(SECTION, "toml", 1)) as { game: { wrapper: { command: string[] } } };
+  const [launcher = "", ...args] = toml.game.wrapper.command;
+  expect(launcher).toBe(SERVER);
+  return [launcher, "-userdir", userdir, ...args];
+}
 
 /** Waits until the server answers rcon. */
 async function rconUp(port: number): Promise<void> {
@@ -147,13 +165,9 @@ describe.skipIf(!installed)("Nexuiz 2.5.2 over DarkPlaces rcon (real server)", (
       scope: "file",
     });
     await rconUp(port);
-    // The operator's configuration, as in the README's Xonotic / Nexuiz example.
     w = await startWorld(home, {
-      HUB_GAME_BRIDGE: "dprcon",
-      HUB_GAME_PRESET: "xonotic",
-      HUB_GAME_RCON_PORT: String(port),
-      HUB_GAME_RCON_PASSWORD: PASSWORD,
-      HUB_GAME_LOG_FILE: join(userdir, "data", "server.log"),
+      HUB_CONFIG: readmeConfig(home, userdir, 0),
+      HUB_GAME_RCON_PORT: String(port), // the README's is the default, 26000
     });
   }, 60_000);
 
@@ -226,8 +240,7 @@ describe.skipIf(!installed)("Nexuiz 2.5.2 wrapped (real server)", () => {
     const userdir = join(home, "nexuiz");
     writeServerConfig(userdir, { port, secure: 0 });
     w = await startWorld(home, {
-      HUB_GAME_BRIDGE: "wrapper",
-      HUB_GAME_PRESET: "xonotic",
+      HUB_CONFIG: readmeConfig(home, userdir, 1),
       HUB_GAME_WRAPPER_COMMAND: JSON.stringify(serverCommand(userdir)),
     });
   }, 60_000);

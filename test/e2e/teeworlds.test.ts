@@ -2,7 +2,8 @@
  * Against a real Teeworlds 0.7.5 server (Debian package `teeworlds-server`): hub-agent's econ transport logs in,
  * `doctor`'s check passes through the bridge kind registry, a wrong password is named, and every hostile value
  * broadcast with `say` through the preset's escaping comes back as exactly one chat line holding the cleaned value
- * (the real console is the judge of the escaping). The server binds loopback only and does not register with the
+ * (the real console is the judge of the escaping). The server runs the README's config lines, and hub-agent the
+ * README's configuration (only the password and ports filled in). The server binds loopback only and does not register with the
  * master servers. No client can join here (no headless client, no bots in release builds): joins are covered by
  * the preset's fixture test. Skipped, with the reason, when the server is not installed.
  */
@@ -19,10 +20,12 @@ import { Econ } from "../../lib/game/transports/econ.ts";
 import type { TransportError } from "../../lib/game/transports/transport.ts";
 import { HOSTILE } from "../game/presets/hostile-values.ts";
 import { spawn } from "../support/procs.ts";
+import { readmeBlock } from "../support/readme.ts";
 import { until } from "../support/until.ts";
 import { freePort } from "./world.ts";
 
 const SERVER = "/usr/games/teeworlds-server";
+const SECTION = "### Teeworlds and DDNet";
 const installed = existsSync(SERVER);
 if (!installed)
   console.warn(`SKIPPED: the Teeworlds test needs ${SERVER} (Debian package teeworlds-server; .ci/run installs it)`);
@@ -43,18 +46,17 @@ describe.skipIf(!installed)("Teeworlds 0.7.5 over econ (real server)", () => {
     dir = mkdtempSync(join(tmpdir(), "hub-teeworlds-"));
     econPort = await freePort("tcp");
     const gamePort = await freePort("udp");
-    // The config file must be relative to the working directory (the game refuses absolute paths).
+    // The config file must be relative to the working directory (the game refuses absolute paths). The README's
+    // lines, then what a test adds: loopback, no master servers, free ports (a later line wins).
     writeFileSync(
       join(dir, "server.cfg"),
       [
+        readmeBlock(SECTION, "", 0).replaceAll("<password>", PASSWORD),
         'sv_name "hub-agent test"',
         "sv_register 0",
         "bindaddr 127.0.0.1",
         `sv_port ${gamePort}`,
-        "ec_bindaddr 127.0.0.1",
         `ec_port ${econPort}`,
-        `ec_password ${PASSWORD}`,
-        "ec_output_level 2",
       ].join("\n"),
     );
     server = spawn([SERVER, "-f", "server.cfg"], {
@@ -74,15 +76,15 @@ describe.skipIf(!installed)("Teeworlds 0.7.5 over econ (real server)", () => {
   });
 
   test("doctor's check through the registry: password accepted, the player list answers", async () => {
+    // The README's configuration, word for word but for the password.
+    writeFileSync(join(dir, "hub-agent.toml"), readmeBlock(SECTION, "toml", 0).replaceAll("<password>", PASSWORD));
     const loaded = await loadConfig({
       env: {
         HUB_API_URL: "http://127.0.0.1:1/v1",
         HUB_API_KEY: "k",
         HUB_API_SERVER_ID: "541d1c41-1b58-40fc-8780-70c400ea5686",
-        HUB_GAME_BRIDGE: "econ",
-        HUB_GAME_PRESET: "teeworlds",
-        HUB_GAME_RCON_PORT: String(econPort),
-        HUB_GAME_RCON_PASSWORD: PASSWORD,
+        HUB_CONFIG: join(dir, "hub-agent.toml"),
+        HUB_GAME_RCON_PORT: String(econPort), // the README's is the default, 8303
       },
       cwd: dir,
     });

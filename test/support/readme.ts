@@ -13,6 +13,23 @@ export interface CodeBlock {
 
 const README = join(import.meta.dir, "..", "..", "README.md");
 
+/** The headings of the sections one level below `heading` (e.g. every "### …" of "## Games"), in order. */
+export function readmeSubsections(heading: string): string[] {
+  const level = /^#+/.exec(heading)?.[0].length ?? 0;
+  const out: string[] = [];
+  let inSection = false;
+  let fenced = false;
+  for (const line of readFileSync(README, "utf8").split("\n")) {
+    if (/^```/.test(line)) fenced = !fenced;
+    const h = fenced ? null : /^(#+) /.exec(line);
+    if (!h) continue;
+    if (inSection && h[1]!.length <= level) break;
+    if (line.startsWith(heading)) inSection = true;
+    else if (inSection && h[1]!.length === level + 1) out.push(line);
+  }
+  return out;
+}
+
 /** The fenced code blocks of the section whose heading line starts with `heading` (e.g. "### OpenArena"). */
 export function readmeBlocks(heading: string): CodeBlock[] {
   const lines = readFileSync(README, "utf8").split("\n");

@@ -20,8 +20,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseToml } from "../../lib/config/toml.ts";
 import { sendStatus } from "../../lib/features/status.ts";
+import { QUAKE_VALUE_BYTES, sanitize } from "../../lib/game/presets/escape.ts";
+import { openarena } from "../../lib/game/presets/openarena.ts";
 import { until } from "../agent/harness.ts";
 import { binary, hub } from "../cli/binary.ts";
+import { HOSTILE } from "../game/presets/hostile-values.ts";
 import { forTest, OPENARENA_SKIP_REASON, openarenaInstalled } from "../support/openarena.ts";
 import { readmeBlock } from "../support/readme.ts";
 import { socketsOf } from "../support/sockets.ts";
@@ -125,6 +128,39 @@ describe.skipIf(!openarenaInstalled)("OpenArena end to end (real ioquake3 server
       await until(() => online().length === 0, "Grunt to leave the agent's players", SLOW);
       expect(w.lines).not.toContain("unknown command: ban"); // what ioq3 answers when the line reaches it
       expect(w.logger.lines.some((l) => l.msg.includes("Grunt has been banned for 10m. Reason: griefing"))).toBe(true);
+    },
+    SLOW,
+  );
+
+  test(
+    "every hostile value said through the preset's escaping is one console line holding the cleaned value",
+    async () => {
+      const wrong: string[] = [];
+      for (const value of [...HOSTILE, "quit;".repeat(80)]) {
+        const reply = await w.bridge.exec(`say ${openarena.escape(value)}`);
+        const expected = `console: ${sanitize(value, QUAKE_VALUE_BYTES).replace(/"/g, "'")}`;
+        if (reply !== expected) wrong.push(`${JSON.stringify(value)} → ${JSON.stringify(reply)}`);
+      }
+      expect(wrong).toEqual([]);
+      expect(await w.bridge.exec("echo alive")).toBe("alive");
+    },
+    SLOW,
+  );
+
+  test(
+    "ioq3 reads its console 256 bytes at a time: a longer command is refused, lines written at once are never cut",
+    async () => {
+      const err = (await w.bridge.exec(`say "${"y".repeat(300)}"`).catch((e) => e)) as Error;
+      expect(err.message).toContain("this console reads 256 at a time");
+      // The operator types a long line while the agent's command holds the console (a map loading): together they
+      // are more than ioq3 reads at once. Had a read cut the typed line, its rest (`quit"`, after the `;`) would
+      // have run as a command and stopped the server; the line waits for the map's marker instead.
+      const loading = w.bridge.exec("map oa_dm1");
+      await Bun.sleep(0);
+      w.console.write(`say "${"t".repeat(200)};quit"\n`);
+      await loading;
+      await until(() => w.lines.includes(`console: ${"t".repeat(200)};quit`), "the typed line's answer", SLOW);
+      expect(await w.bridge.exec("echo alive")).toBe("alive");
     },
     SLOW,
   );

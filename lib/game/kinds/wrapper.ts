@@ -39,6 +39,7 @@ export const wrapper: BridgeKind<WrapperSection> = {
       ...(preset.commands.stop ? { stopCommand: preset.commands.stop } : {}),
       ...(ready ? { ready } : {}),
       ...(preset.echo ? { echo: preset.echo } : {}),
+      ...(preset.stdinReadBytes ? { readBytes: preset.stdinReadBytes } : {}),
       ...(section.restart ? { restart: {} } : {}),
       input: deps.input ?? process.stdin,
       ...(output ? { output: surviveErrors(output, deps.logger) } : {}),

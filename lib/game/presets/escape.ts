@@ -39,6 +39,17 @@ export function quoteForSourceConsole(value: string): string {
   return `"${sanitize(value).replace(/"/g, "'")}"`;
 }
 
+/** Longest value for a Quake 3 console: no chat line holds more (150 bytes), and see quoteForQuakeConsole. */
+export const QUAKE_VALUE_BYTES = 150;
+
+/**
+ * Quake 3 (ioq3): quoted like Source, and cut to QUAKE_VALUE_BYTES, so that a command with its values stays within
+ * the 256 bytes a wrapped ioq3 reads from its stdin at a time (docs/game-consoles.md §2.3); a longer line is refused.
+ */
+export function quoteForQuakeConsole(value: string): string {
+  return `"${sanitize(value, QUAKE_VALUE_BYTES).replace(/"/g, "'")}"`;
+}
+
 /**
  * Rust's console (Facepunch ConsoleSystem): quoted like Source, but whether `;` inside quotes and backslashes
  * are safe there is unverified, so `;` becomes `,` and `\` becomes `/` as well.

@@ -11,7 +11,7 @@
  * Sees: connect, disconnect, ClientBegin (spawn), kills, chat, the ready line (`AAS initialized.`).
  * Cannot see: groups (none in the game). Kicks can't carry a reason (`clientkick <slot>`).
  */
-import { quoteForSourceConsole } from "./escape.ts";
+import { quoteForQuakeConsole } from "./escape.ts";
 import { stripQuakeColours } from "./ids.ts";
 import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
 
@@ -79,5 +79,7 @@ export const openarena: Preset = {
     stop: "quit",
   },
   echo: (marker) => `echo ${marker}`,
-  escape: quoteForSourceConsole,
+  // ioq3 reads its console from stdin 256 bytes at a time and runs each piece (docs/game-consoles.md §2.3).
+  stdinReadBytes: 256,
+  escape: quoteForQuakeConsole,
 };

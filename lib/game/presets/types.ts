@@ -93,6 +93,11 @@ export interface Preset {
   list: { command: string; parse(reply: string): PlayerList; until?: RegExp };
   /** A console command printing `marker` on its own line, which ends a reply on the wrapped console. */
   echo?: (marker: string) => string;
+  /**
+   * The wrapped console reads its stdin in pieces of at most this many bytes, each run as it is (ioq3: 256), so a
+   * line cut at a piece's end would run its rest as a command of its own; the wrapper never lets that happen.
+   */
+  stdinReadBytes?: number;
   /** Missing commands are things the game can't do (the bridge refuses them with a clear error). */
   commands: Partial<Record<CommandKind, string>>;
   /** One value → one argument of one command on this console (GameBridge.escape). */

@@ -2,6 +2,7 @@ import { Buffer } from "node:buffer";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import type { QueuedCommand } from "./command-queue.ts";
+import { Pacer } from "./pacer.ts";
 import { TransportError } from "./transport.ts";
 import { UdpRcon } from "./udp-rcon.ts";
 
@@ -13,6 +14,8 @@ export interface Q3RconOptions {
   timeoutMs?: number;
   /** The reply is complete when no datagram arrived for this long (the protocol has no end marker). */
   quietMs?: number;
+  /** Requests sent at once, and one more per period after that: default 8 and 1000 ms, below ioq3's limit. */
+  rate?: { burst: number; periodMs: number };
   logger?: Logger;
   clock?: Clock;
 }
@@ -20,6 +23,12 @@ export interface Q3RconOptions {
 const PRINT = Buffer.from("print\n");
 /** ioq3 reads the request with MSG_ReadStringLine into a MAX_STRING_CHARS (1024) buffer. */
 const MAX_REQUEST_BYTES = 1023;
+/**
+ * ioq3 takes a burst of 10 rcon requests from one address, then one a second, and drops the rest unanswered
+ * (docs/game-consoles.md §2.2). hub-agent stays two below, leaving room for an operator's rcon tool beside it.
+ */
+const RATE_BURST = 8;
+const RATE_PERIOD_MS = 1000;
 
 /**
  * Quake 3 / ioquake3 rcon over UDP (the shared part is ./udp-rcon.ts): `\xff\xff\xff\xffrcon <password> <command>`,
@@ -31,6 +40,7 @@ const MAX_REQUEST_BYTES = 1023;
 export class Q3Rcon extends UdpRcon {
   #password: string;
   #quietMs: number;
+  #pacer: Pacer;
 
   constructor(opts: Q3RconOptions) {
     if (/\s/.test(opts.password) || opts.password === "") {
@@ -40,6 +50,8 @@ export class Q3Rcon extends UdpRcon {
     super(opts, "q3rcon");
     this.#password = opts.password;
     this.#quietMs = opts.quietMs ?? 250;
+    const rate = opts.rate ?? { burst: RATE_BURST, periodMs: RATE_PERIOD_MS };
+    this.#pacer = new Pacer(this.clock, rate.burst, rate.periodMs);
   }
 
   protected refuse(command: string): string | undefined {
@@ -51,6 +63,7 @@ export class Q3Rcon extends UdpRcon {
   }
 
   protected async run(job: QueuedCommand): Promise<string> {
+    await this.#pacer.take(job.signal); // a request over the server's limit would be dropped: wait instead
     const parts: Buffer[] = [];
     let quiet: AbortController | undefined;
     const text = await this.exchange(

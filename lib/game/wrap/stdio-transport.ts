@@ -24,6 +24,12 @@ export interface StdioTransportOptions {
   echo?: (marker: string) => string;
   /** Default per-command timeout: waiting for the server to be ready, in the queue, and for the reply (default 10 s). */
   timeoutMs?: number;
+  /**
+   * The console reads its stdin in pieces of at most this many bytes and runs each piece as it is (ioq3: 256): a
+   * line cut at a piece's end would run its rest as a command of its own. Then no more is written than it reads at
+   * once: a longer line is refused, and a write waits until the console echoed the markers of what is still unread.
+   */
+  readBytes?: number;
   clock: Clock;
 }
 
@@ -51,7 +57,9 @@ interface OpenReply {
 }
 
 /** A marker line: unlikely in any game's output, and recognisable when a stale one arrives late. */
-const MARKER = /hubagent_end_[0-9a-f]{12}$/;
+const MARKER = /hubagent_end_([0-9a-f]{12})$/;
+
+const encoder = new TextEncoder();
 
 /** How long a typed line may wait for the server to be ready (a map loading, a restart) and for its marker. */
 const TYPED_TIMEOUT_MS = 5 * 60_000;
@@ -76,6 +84,9 @@ export class StdioTransport implements Transport {
   /** Typed lines not yet answered (waiting for the server, or for their marker); `#noTyped` is open at 0. */
   #typedCount = 0;
   #noTyped = new Gate(true);
+  /** With `readBytes`: what was written and may be unread, each with the marker that proves it read. */
+  #unread: { bytes: number; marker?: string }[] = [];
+  #readMore: (() => void)[] = [];
 
   constructor(server: Supervisor, opts: StdioTransportOptions) {
     this.#server = server;
@@ -94,6 +105,7 @@ export class StdioTransport implements Transport {
     server.on("exit", ({ reason }) => {
       const error = new TransportError("disconnected", `${this.name}: ${reason} while a command ran`);
       for (const reply of [this.#command, this.#typed]) reply?.reject(error);
+      this.#confirm(this.#unread.length); // the next server has a new stdin
     });
   }
 
@@ -165,11 +177,48 @@ export class StdioTransport implements Transport {
     return this.#exchange(job, true);
   }
 
+  /**
+   * With `readBytes`: refuses text longer than the console reads at once, and waits until it fits beside what
+   * may still be unread; the caller writes it at once and records it with `#unread.push`.
+   */
+  async #room(text: string, signal: AbortSignal): Promise<number> {
+    const bytes = encoder.encode(text).length;
+    const max = this.#o.readBytes;
+    if (max === undefined) return bytes;
+    if (bytes > max) {
+      throw new TransportError(
+        "invalid",
+        `${this.name}: the command is ${bytes} bytes with its marker, and this console reads ${max} at a time (a longer line would be cut, its rest run as a command of its own)`,
+      );
+    }
+    while (this.#unread.reduce((sum, u) => sum + u.bytes, 0) + bytes > max) {
+      if (signal.aborted) throw signal.reason;
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = () => reject(signal.reason);
+        signal.addEventListener("abort", onAbort, { once: true });
+        this.#readMore.push(() => {
+          signal.removeEventListener("abort", onAbort);
+          resolve();
+        });
+      });
+    }
+    return bytes;
+  }
+
+  /** The first `count` unread writes were read (a marker after them came back). */
+  #confirm(count: number): void {
+    if (count <= 0) return;
+    this.#unread.splice(0, count);
+    for (const wake of this.#readMore.splice(0)) wake();
+  }
+
   /** Writes the command with its marker and resolves with its reply (a typed line's: "", its answer was shown). */
-  #exchange(job: QueuedCommand<CommandJob>, typed: boolean): Promise<string> {
+  async #exchange(job: QueuedCommand<CommandJob>, typed: boolean): Promise<string> {
     const { command, until } = job;
     const marker = `hubagent_end_${randomHex(6)}`;
     const echoLine = this.#o.echo?.(marker) ?? "";
+    const text = until ? `${command}\n` : `${command}\n${echoLine}\n`;
+    const bytes = await this.#room(text, job.signal);
     return new Promise<string>((resolve, reject) => {
       const settle = (fn: () => void) => {
         this.#forget(reply);
@@ -186,15 +235,18 @@ export class StdioTransport implements Transport {
         done: until
           ? (line) => until.test(line)
           : (line) => line.trimEnd().endsWith(marker) && !line.includes(echoLine),
-        resolve: (text) => settle(() => resolve(text)),
+        resolve: (text) => {
+          // Its end was printed, so it was read (an `until` reply has no marker line to say so).
+          this.#confirm(this.#unread.findIndex((u) => u.marker === marker) + 1);
+          settle(() => resolve(text));
+        },
         reject: fail,
       };
       if (job.signal.aborted) return onAbort();
       job.signal.addEventListener("abort", onAbort, { once: true });
       // One write, so nothing can land between the command and its marker.
-      if (!this.#server.write(until ? `${command}\n` : `${command}\n${echoLine}\n`)) {
-        return settle(() => reject(this.#serverGone()));
-      }
+      if (!this.#server.write(text)) return settle(() => reject(this.#serverGone()));
+      if (this.#o.readBytes !== undefined) this.#unread.push({ bytes, marker });
       job.written = true;
       if (typed) this.#typed = reply;
       else this.#command = reply;
@@ -208,6 +260,9 @@ export class StdioTransport implements Transport {
 
   /** Decides what a line of the console is (see LineUse): the end or part of an open reply, or game output. */
   #read(line: string): LineUse {
+    const marker = MARKER.exec(line.trimEnd())?.[0];
+    // Everything written up to this marker was read.
+    if (marker) this.#confirm(this.#unread.findIndex((u) => u.marker === marker) + 1);
     for (const reply of [this.#command, this.#typed]) {
       if (!reply?.done(line)) continue;
       if (!reply.swallow) reply.lines.push(line);

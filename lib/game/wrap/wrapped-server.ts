@@ -21,12 +21,13 @@ export class WrappedServer implements ServerProcess {
   readonly operatorConsole: OperatorConsole;
 
   constructor(opts: WrapperOptions) {
-    const { echo, timeoutMs, clock = systemClock } = opts;
+    const { echo, timeoutMs, readBytes, clock = systemClock } = opts;
     this.supervisor = new Supervisor(opts);
     this.transport = new StdioTransport(this.supervisor, {
       clock,
       ...(echo ? { echo } : {}),
       ...(timeoutMs ? { timeoutMs } : {}),
+      ...(readBytes ? { readBytes } : {}),
     });
     this.operatorConsole = new OperatorConsole(this.supervisor, this.transport, opts);
   }

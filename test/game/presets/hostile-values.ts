@@ -1,4 +1,7 @@
 /** The hostile nicks, reasons and messages every console escaping is tested with (docs/game-consoles.md §4). */
+import type { Preset } from "../../../lib/game/presets/types.ts";
+import { recordingBridge } from "./recording.ts";
+
 export const HOSTILE: readonly string[] = [
   "a;quit",
   "a; quit",
@@ -43,3 +46,14 @@ export const HOSTILE: readonly string[] = [
   "vertical\u000btab",
   "exec autoexec.cfg",
 ];
+
+/**
+ * The commands a preset renders for a hostile value, which the transports must carry as they are: a broadcast of
+ * it (split at line breaks), and a reward saying the escaped value.
+ */
+export async function hostileCommands(preset: Preset, value: string): Promise<string[]> {
+  const { bridge, transport } = recordingBridge(preset);
+  if (preset.commands.broadcast !== undefined) await bridge.message(null, value);
+  await bridge.exec(`say ${bridge.escape(value)}`);
+  return transport.commands;
+}

@@ -5,7 +5,12 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { GamePlayer } from "../../../lib/game/bridge.ts";
-import { escapeForMinecraftConsole, MAX_VALUE_BYTES, sanitize } from "../../../lib/game/presets/escape.ts";
+import {
+  escapeForMinecraftConsole,
+  MAX_VALUE_BYTES,
+  QUAKE_VALUE_BYTES,
+  sanitize,
+} from "../../../lib/game/presets/escape.ts";
 import { PRESETS, type Preset, type PresetName } from "../../../lib/game/presets/index.ts";
 import {
   parseDarkplacesConsole,
@@ -35,7 +40,7 @@ const EXPECTED: Record<PresetName, (value: string) => string> = {
   minecraft: escapeForMinecraftConsole,
   gmod: (v) => sanitize(v).replace(/"/g, "'"),
   cs2: (v) => sanitize(v).replace(/"/g, "'"),
-  openarena: (v) => sanitize(v).replace(/"/g, "'"),
+  openarena: (v) => sanitize(v, QUAKE_VALUE_BYTES).replace(/"/g, "'"),
   rust: (v) => sanitize(v).replace(/"/g, "'").replace(/;/g, ",").replace(/\\/g, "/"),
   teeworlds: (v) => sanitize(v).replace(/"/g, "'").replace(/\\/g, "/"),
   // `$` is written `$$`, which the console turns back into one.

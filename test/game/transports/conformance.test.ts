@@ -5,6 +5,8 @@ import { PluginLink } from "../../../lib/game/transports/plugin-link.ts";
 import { Q3Rcon } from "../../../lib/game/transports/q3-rcon.ts";
 import { SourceRcon } from "../../../lib/game/transports/source-rcon.ts";
 import { WebRcon } from "../../../lib/game/transports/web-rcon.ts";
+import { PRESETS } from "../../../lib/game/presets/index.ts";
+import type { Preset } from "../../../lib/game/presets/types.ts";
 import { testTransport } from "./conformance.ts";
 import { FakeDpServer } from "./fake-dp-server.ts";
 import { FakeEconServer } from "./fake-econ-server.ts";
@@ -22,9 +24,14 @@ const console = (command: string, bigReply: string) =>
         ? command.slice(5)
         : `Unknown command "${command}"`;
 
+/** The presets that name `kind` among their consoles; Source RCON's dialect is Minecraft's for `minecraft` only. */
+const presetsOver = (kind: string, keep: (p: Preset) => boolean = () => true) =>
+  Object.values(PRESETS).filter((p) => kind in p.consoles && keep(p));
+
 for (const dialect of ["source", "minecraft"] as const) {
   testTransport(`Source RCON (${dialect})`, {
     bigReplyChars: 12_400,
+    presets: presetsOver("rcon", (p) => (p.name === "minecraft") === (dialect === "minecraft")),
     async start({ password, bigReply }) {
       const fake = await FakeSourceRconServer.start({ dialect, password, handler: (c) => console(c, bigReply) });
       return {
@@ -37,6 +44,7 @@ for (const dialect of ["source", "minecraft"] as const) {
             backoff: { initialMs: 10, maxMs: 50 },
           }),
         received: (c) => fake.received(c),
+        commands: () => fake.commands,
         restart: () => fake.restart(),
         close: () => fake.close(),
       };
@@ -46,12 +54,17 @@ for (const dialect of ["source", "minecraft"] as const) {
 
 testTransport("Quake 3 rcon", {
   bigReplyChars: 6_000,
+  presets: presetsOver("q3rcon"),
   hangTimeoutMs: 1500,
   async start({ password, bigReply }) {
-    const fake = await FakeQ3Server.start({ password, handler: (c) => console(c, bigReply) });
+    // ioq3's rate limit, ten times faster (q3-rcon.test.ts checks the real one), and the client's pace to match.
+    const rateLimit = { burst: 10, periodMs: 100 };
+    const fake = await FakeQ3Server.start({ password, rateLimit, handler: (c) => console(c, bigReply) });
     return {
-      client: (pw) => new Q3Rcon({ host: fake.host, port: fake.port, password: pw, quietMs: 100 }),
+      client: (pw) =>
+        new Q3Rcon({ host: fake.host, port: fake.port, password: pw, quietMs: 100, rate: { burst: 8, periodMs: 100 } }),
       received: (c) => fake.received(c),
+      commands: () => fake.commands,
       restart: () => fake.restart(),
       close: () => fake.close(),
     };
@@ -61,12 +74,16 @@ testTransport("Quake 3 rcon", {
 for (const secure of [0, 1, 2] as const) {
   testTransport(`DarkPlaces rcon (rcon_secure ${secure})`, {
     bigReplyChars: 12_000,
+    presets: presetsOver("dprcon"),
+    // An engine that expands `$$` gets it as escaped; to an older one the transport sends the `$` it would run.
+    asRun: (c) => c.replaceAll("$$", "$"),
     async start({ password, bigReply }) {
       // The fake runs `echo` as DarkPlaces does (each word and a space); the rest goes to the shared console.
       const fake = await FakeDpServer.start({ password, secure, handler: (c) => console(c, bigReply) });
       return {
         client: (pw) => new DpRcon({ host: fake.host, port: fake.port, password: pw, secure, probeMs: 300 }),
         received: (c) => fake.received(c),
+        commands: () => fake.commands,
         restart: () => fake.restart(),
         close: () => fake.close(),
       };
@@ -76,11 +93,13 @@ for (const secure of [0, 1, 2] as const) {
 
 testTransport("Rust WebRCON", {
   bigReplyChars: 200_000,
+  presets: presetsOver("webrcon"),
   async start({ password, bigReply }) {
     const fake = await FakeWebRconServer.start({ password, handler: (c) => console(c, bigReply) });
     return {
       client: (pw) => new WebRcon({ host: fake.host, port: fake.port, password: pw }),
       received: (c) => fake.received(c),
+      commands: () => fake.commands,
       restart: () => fake.restart(),
       close: () => fake.close(),
     };
@@ -89,6 +108,7 @@ testTransport("Rust WebRCON", {
 
 testTransport("Teeworlds econ", {
   bigReplyChars: 20_000,
+  presets: presetsOver("econ"),
   async start({ password, bigReply }) {
     // The console prints line by line: a big reply is many lines.
     const fake = await FakeEconServer.start({
@@ -98,6 +118,7 @@ testTransport("Teeworlds econ", {
     return {
       client: (pw) => new Econ({ host: fake.host, port: fake.port, password: pw }),
       received: (c) => fake.received(c),
+      commands: () => fake.commands,
       restart: () => fake.restart(),
       close: () => fake.close(),
     };

@@ -1,10 +1,13 @@
 /**
  * The conformance suite every transport runs with its protocol-faithful fake server (like unstorage's testDriver):
- * command and reply, a wrong password, a large reply, concurrent commands, a server restart, and close(). A new
- * transport adds one `testTransport(...)` call in conformance.test.ts.
+ * command and reply, a wrong password, a large reply, concurrent commands, a server restart, close(), and the
+ * hostile values (test/game/presets/hostile-values.ts) through the escaping of every preset that uses the transport.
+ * A new transport adds one `testTransport(...)` call in conformance.test.ts.
  */
 import { afterEach, describe, expect, test } from "bun:test";
+import type { Preset } from "../../../lib/game/presets/types.ts";
 import type { Transport, TransportError } from "../../../lib/game/transports/transport.ts";
+import { HOSTILE, hostileCommands } from "../presets/hostile-values.ts";
 
 /** A fake server started for one test. It answers `echo <text>` with `<text>`, `big` with `bigReply`, and never
  * answers `hang`. */
@@ -13,6 +16,8 @@ export interface FakeConsole {
   client(password: string): Transport;
   /** Resolves once the server has received `command`. */
   received(command: string): Promise<void>;
+  /** Every command the server has run, in order (as its console split them). */
+  commands(): string[];
   /** The server restarts on the same address: connections drop, a command being answered gets no reply. */
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -25,7 +30,14 @@ export interface TransportHarness {
   bigReplyChars: number;
   /** Per-command timeout for `hang` (UDP consoles end replies by a quiet period, so keep it above that). */
   hangTimeoutMs?: number;
+  /** What the server runs for a command it is sent, where its console rewrites it (DarkPlaces: `$$` is `$`). */
+  asRun?: (command: string) => string;
+  /** The presets whose commands travel over this transport (`consoles` in each preset). */
+  presets: readonly Preset[];
 }
+
+/** The `echo` a transport sends to find where a reply ends (econ, DarkPlaces rcon). */
+const MARKER = /^echo hub-?agent[-_][\w$-]+$/;
 
 /** Lines with multi-byte characters, so packet boundaries can fall inside a character. */
 function bigText(chars: number): string {
@@ -87,6 +99,26 @@ export function testTransport(name: string, harness: TransportHarness): void {
       expect(err.written).toBe(true);
       expect(text(await client.send("echo after", { timeoutMs: 5000 }))).toBe("after");
     });
+
+    for (const preset of harness.presets) {
+      test(`hostile values through the ${preset.name} preset's escaping arrive as one command each, as sent`, async () => {
+        const { server, client } = await setup();
+        const commands = new Map<string, string>(); // each distinct command once, with a value that makes it
+        for (const value of HOSTILE) for (const c of await hostileCommands(preset, value)) commands.set(c, value);
+        for (const [command, value] of commands) {
+          const before = server.commands().length;
+          await client.send(command);
+          // The server ran exactly this command (its console split nothing off), byte for byte, besides the
+          // transport's own reply markers.
+          const ran = server
+            .commands()
+            .slice(before)
+            .filter((c) => !MARKER.test(c));
+          expect({ value, ran }).toEqual({ value, ran: [harness.asRun?.(command) ?? command] });
+        }
+        expect(text(await client.send("echo still here"))).toBe("still here");
+      }, 30_000); // a UDP console ends each reply by a quiet period
+    }
 
     test("close() fails the command in flight and every later one", async () => {
       const { server, client } = await setup();

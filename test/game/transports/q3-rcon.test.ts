@@ -24,6 +24,35 @@ num score ping name            lastmsg address               qport rate
 `;
 
 describe("Q3Rcon", () => {
+  test("keeps under ioq3's rate limit, which drops the requests over it unanswered", async () => {
+    // ioq3's limit (10, then one a second) five times faster; the client paced to match.
+    const rateLimit = { burst: 10, periodMs: 200 };
+    const { fake, rcon } = await setup(
+      { rateLimit, handler: (c) => `${c}\n` },
+      { quietMs: 20, rate: { burst: 8, periodMs: 200 } },
+    );
+    const commands = Array.from({ length: 16 }, (_, i) => `echo ${i}`);
+    const started = performance.now();
+    expect(await Promise.all(commands.map((c) => rcon.send(c)))).toEqual(commands.map((c) => `${c}\n`));
+    expect(fake.dropped).toBe(0);
+    expect(performance.now() - started).toBeGreaterThanOrEqual((16 - 8 - 1) * 200); // waited, after the burst
+    // Unpaced, the same server drops requests (and the command times out).
+    const { fake: other, rcon: unpaced } = await setup(
+      { rateLimit },
+      { quietMs: 20, timeoutMs: 500, rate: { burst: 100, periodMs: 1 } },
+    );
+    const results = await Promise.all(
+      commands.map((c) =>
+        unpaced.send(c).then(
+          () => "ok",
+          (e: TransportError) => e.code,
+        ),
+      ),
+    );
+    expect(results.filter((r) => r === "timeout").length).toBeGreaterThan(0);
+    expect(other.dropped).toBeGreaterThan(0);
+  });
+
   test("sends `rcon <password> <command>` and returns a one-datagram print reply", async () => {
     const { fake, rcon } = await setup({ handler: (c) => (c === "status" ? STATUS : "?\n") });
     expect(await rcon.send("status")).toBe(STATUS);

@@ -1,6 +1,11 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PRESETS } from "../../../lib/game/presets/index.ts";
 import type { TransportError } from "../../../lib/game/transports/transport.ts";
 import { until } from "../../agent/harness.ts";
+import { HOSTILE, hostileCommands } from "../presets/hostile-values.ts";
 import { cleanup, wrap } from "./harness.ts";
 
 afterEach(cleanup);
@@ -34,6 +39,34 @@ describe("StdioTransport: commands", () => {
     }
     expect(await w.transport.send("say still here")).toBe("[CHAT] Server: still here");
   });
+
+  test("hostile values through every preset's escaping reach the console as one line each, as sent", async () => {
+    const input = join(mkdtempSync(join(tmpdir(), "hub-stdio-")), "input");
+    const w = await wrap([`--input=${input}`]);
+    const read = () =>
+      existsSync(input)
+        ? readFileSync(input, "utf8")
+            .trimEnd()
+            .split("\n")
+            .map((l) => JSON.parse(l) as string)
+        : [];
+    for (const preset of Object.values(PRESETS)) {
+      for (const value of HOSTILE) {
+        for (const command of await hostileCommands(preset, value)) {
+          const before = read().length;
+          await w.transport.send(command);
+          // The command's line, then the transport's marker: nothing split off, nothing added.
+          const lines = read().slice(before);
+          expect({ preset: preset.name, value, lines: lines.slice(0, -1) }).toEqual({
+            preset: preset.name,
+            value,
+            lines: [command],
+          });
+          expect(lines.at(-1)).toMatch(/^echo hubagent_end_/);
+        }
+      }
+    }
+  }, 30_000);
 
   test("a command without its marker times out; the late marker is dropped, not taken for the next reply", async () => {
     const w = await wrap();

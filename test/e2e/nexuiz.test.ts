@@ -18,9 +18,12 @@ import { loadConfig } from "../../lib/config/index.ts";
 import { parseToml } from "../../lib/config/toml.ts";
 import { sendStatus } from "../../lib/features/status.ts";
 import { checkGame } from "../../lib/game/doctor.ts";
+import { sanitize } from "../../lib/game/presets/escape.ts";
+import { xonotic } from "../../lib/game/presets/xonotic.ts";
 import { DpRcon } from "../../lib/game/transports/dp-rcon.ts";
 import type { TransportError } from "../../lib/game/transports/transport.ts";
 import { binary, hub } from "../cli/binary.ts";
+import { HOSTILE } from "../game/presets/hostile-values.ts";
 import { spawn } from "../support/procs.ts";
 import { readmeBlock } from "../support/readme.ts";
 import { socketsOf } from "../support/sockets.ts";
@@ -207,6 +210,17 @@ describe.skipIf(!installed)("Nexuiz 2.5.2 over DarkPlaces rcon (real server)", (
     expect(((await wrong.send("echo x").catch((e) => e)) as TransportError).code).toBe("auth");
     await wrong.close();
   }, 30_000);
+
+  test("every hostile value said over rcon through the preset's escaping is one line holding the cleaned value", async () => {
+    const wrong: string[] = [];
+    for (const value of HOSTILE) {
+      const reply = await w.bridge.exec(`say ${xonotic.escape(value)}`);
+      const expected = `<Nexuiz 2.5.2 Server> ${sanitize(value).replace(/"/g, "'").replace(/\\/g, "/")}\n`;
+      if (reply !== expected) wrong.push(`${JSON.stringify(value)} → ${JSON.stringify(reply)}`);
+    }
+    expect(wrong).toEqual([]);
+    expect(await w.bridge.exec("echo alive")).toBe("alive \n");
+  }, 60_000);
 
   /** Lines of the server's log file (raw: `^7` starts each). */
   const logLine = (world: World, text: string) => world.lines.some((l) => l.includes(text));

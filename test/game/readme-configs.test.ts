@@ -1,5 +1,5 @@
 /**
- * Every configuration in the README's "Games" sections, word for word (the password placeholder filled in): it
+ * Every configuration in the README's "Games" and "Your own game" sections, word for word (the password placeholder filled in): it
  * loads, names the section's preset, and a network console configured by it passes `doctor`'s game check against
  * that protocol's fake server, found on the port a test gives it. The real servers run their sections' configurations
  * in test/e2e/ (OpenArena, Nexuiz).
@@ -49,7 +49,7 @@ async function fakeFor(bridge: string, preset: string): Promise<{ port: number; 
   }
 }
 
-const sections = readmeSubsections("## Games");
+const sections = [...readmeSubsections("## Games"), ...readmeSubsections("## Your own game")];
 
 describe("the README's game configurations, word for word", () => {
   test("the Games sections are found, with their TOML blocks", () => {

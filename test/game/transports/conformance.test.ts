@@ -127,6 +127,7 @@ testTransport("Teeworlds econ", {
 
 testTransport("plugin protocol", {
   bigReplyChars: 200_000,
+  presets: Object.values(PRESETS), // a plugin can sit in any game
   async start({ password, bigReply }) {
     // The roles are reversed: hub-agent's side listens, and the fake plugin (holding the game's token) connects.
     let fake: FakePlugin | undefined;
@@ -145,6 +146,7 @@ testTransport("plugin protocol", {
         return link;
       },
       received: async (c) => (await started).received(c),
+      commands: () => (fake?.requests ?? []).filter((r) => r.op === "exec").map((r) => String(r.cmd ?? "")),
       restart: async () => (await started).restart(),
       close: async () => fake?.close(),
     };

@@ -2,6 +2,7 @@ import { type Logger, jsonPrintable, printable } from "../lib/log.ts";
 import type { Config } from "../lib/config/index.ts";
 import { createLogger, redactor, type LogFormat } from "./log.ts";
 import { CliError, EXIT } from "./exit.ts";
+import { stdout } from "./stdio.ts";
 
 export { globalArgs, type GlobalFlags } from "./args.ts";
 import type { GlobalFlags } from "./args.ts";
@@ -32,7 +33,7 @@ export function createContext(flags: GlobalFlags): Context {
     throw new CliError(`--log-format ${format} is not a log format: use pretty or json`, EXIT.USAGE);
   const logger = createLogger({ format: format as LogFormat, quiet: !!flags.quiet, redact });
   const json = !!flags.json;
-  const out = (text: string) => process.stdout.write(redact(text) + "\n");
+  const out = (text: string) => stdout(redact(text));
   return {
     logger,
     json,

@@ -1,5 +1,6 @@
-import { createConsola, LogLevels, type LogObject } from "consola/core";
+import { type ConsolaInstance, createConsola, LogLevels, type LogObject } from "consola/core";
 import { type LogData, type Logger, jsonPrintable, printable } from "../lib/log.ts";
+import { stderr } from "./stdio.ts";
 
 export type LogFormat = "pretty" | "json";
 
@@ -18,9 +19,17 @@ const COLOURS: Record<string, string> = { error: "31", warn: "33", info: "36", d
 
 /** consola's core (its fancy reporter costs ~20 ms of start-up) with three small reporters of our own. */
 export function createLogger(setup: LogSetup): Logger {
-  const write = setup.write ?? ((line: string) => process.stderr.write(line + "\n"));
-  const pretty = setup.format === "pretty" && (setup.tty ?? (process.stderr.isTTY && !process.env.CI));
-  const colour = pretty && !process.env.NO_COLOR;
+  const write = setup.write ?? stderr;
+  // Decided at the first line: asking whether stderr is a terminal builds process.stderr, which a one-shot command
+  // that logs nothing should not pay for (cli/stdio.ts).
+  let style: { pretty: boolean; colour: boolean } | undefined;
+  const styleOf = () => {
+    if (!style) {
+      const pretty = setup.format === "pretty" && !!(setup.tty ?? (process.stderr.isTTY && !process.env.CI));
+      style = { pretty, colour: pretty && !process.env.NO_COLOR };
+    }
+    return style;
+  };
   const envLevel = process.env.HUB_LOG_LEVEL?.toLowerCase();
   const level = setup.quiet ? LogLevels.warn : envLevel === "debug" ? LogLevels.debug : LogLevels.info;
   const reporter = {
@@ -44,6 +53,7 @@ export function createLogger(setup: LogSetup): Logger {
               .map(([k, v]) => ` ${k}=${typeof v === "string" && !/\s/.test(v) ? v : JSON.stringify(v)}`)
               .join("")
           : "";
+        const { pretty, colour } = styleOf();
         const tag = o.tag ? `[${o.tag}] ` : "";
         const time = pretty ? o.date.toTimeString().slice(0, 8) : o.date.toISOString();
         const label = name.toUpperCase().padEnd(5);
@@ -54,15 +64,19 @@ export function createLogger(setup: LogSetup): Logger {
       write(setup.redact(line));
     },
   };
-  const consola = createConsola({ level, reporters: [reporter] });
-  const wrap = (c: typeof consola): Logger => ({
-    debug: (msg, data) => c.debug(msg, data),
-    info: (msg, data) => c.info(msg, data),
-    warn: (msg, data) => c.warn(msg, data),
-    error: (msg, data) => c.error(msg, data),
-    withTag: (tag) => wrap(c.withTag(tag)),
+  // consola and each tagged child are made at their first line: a one-shot command that logs nothing skips them.
+  const wrap = (c: () => ConsolaInstance): Logger => ({
+    debug: (msg, data) => c().debug(msg, data),
+    info: (msg, data) => c().info(msg, data),
+    warn: (msg, data) => c().warn(msg, data),
+    error: (msg, data) => c().error(msg, data),
+    withTag: (tag) => {
+      let tagged: ConsolaInstance | undefined;
+      return wrap(() => (tagged ??= c().withTag(tag)));
+    },
   });
-  return wrap(consola);
+  let consola: ConsolaInstance | undefined;
+  return wrap(() => (consola ??= createConsola({ level, reporters: [reporter] })));
 }
 
 /**

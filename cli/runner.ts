@@ -1,7 +1,7 @@
 import type { ArgsDef, CommandDef } from "citty";
-import { stripVTControlCharacters as stripAnsi } from "node:util";
 import { examplesHelp } from "./examples.ts";
 import { CliError, EXIT } from "./exit.ts";
+import { stderr, stdout } from "./stdio.ts";
 
 type AnyCommand = CommandDef<ArgsDef>;
 
@@ -17,15 +17,15 @@ export async function runCli(root: AnyCommand, argv: string[], rootHelp: () => s
     command = path;
     const flags = rest.slice(0, rest.indexOf("--") === -1 ? undefined : rest.indexOf("--"));
     if (flags.includes("--help") || flags.includes("-h")) {
-      process.stdout.write((path.length === 0 ? rootHelp() : await usage(cmd, path)) + "\n");
+      stdout(path.length === 0 ? rootHelp() : await usage(cmd, path));
       return EXIT.OK;
     }
     if (path.length === 0 && rest.length === 0) {
-      process.stderr.write(rootHelp() + "\n");
+      stderr(rootHelp());
       return EXIT.USAGE;
     }
     if (path.length === 0 && (flags.includes("--version") || flags.includes("-V"))) {
-      process.stdout.write(`${(await value(root.meta))?.version}\n`);
+      stdout(`${(await value(root.meta))?.version}`);
       return EXIT.OK;
     }
     const name = ["hub-agent", ...path].join(" ");
@@ -182,7 +182,10 @@ function checkFlags(args: ArgsDef, flags: string[], name: string) {
 async function usage(cmd: AnyCommand, path: string[]): Promise<string> {
   // Plain text (citty colours it even when piped), naming the full invocation rather than the last word.
   const name = path.at(-1) as string;
-  const { renderUsage } = await import("citty");
+  const [{ renderUsage }, { stripVTControlCharacters: stripAnsi }] = await Promise.all([
+    import("citty"),
+    import("node:util"),
+  ]);
   let text = stripAnsi(await renderUsage(cmd)).replace(`USAGE ${name}`, `USAGE hub-agent ${path.join(" ")}`);
   // A command that also runs by itself (`sandbox`): its subcommands are optional, not the required word citty shows.
   const subs = Object.keys((await value(cmd.subCommands)) ?? {});
@@ -196,9 +199,10 @@ async function usage(cmd: AnyCommand, path: string[]): Promise<string> {
 }
 
 async function report(e: unknown, json: boolean, command: string[]): Promise<number> {
-  const [{ redact }, { jsonPrintable, printable }] = await Promise.all([
+  const [{ redact }, { jsonPrintable, printable }, { stripVTControlCharacters: stripAnsi }] = await Promise.all([
     import("./context.ts"),
     import("../lib/log.ts"),
+    import("node:util"),
   ]);
   const cliError =
     e instanceof CliError
@@ -209,13 +213,13 @@ async function report(e: unknown, json: boolean, command: string[]): Promise<num
           new CliError(`unexpected error: ${(e as Error)?.message ?? String(e)}`, EXIT.FAILURE));
   if (json) {
     const error = { code: cliError.code, message: cliError.message, details: cliError.details };
-    process.stdout.write(redact(jsonPrintable(JSON.stringify({ error }))) + "\n");
+    stdout(redact(jsonPrintable(JSON.stringify({ error }))));
   } else {
     const lines = ["error: " + cliError.message, ...cliError.details.map((d) => "  " + d)];
-    process.stderr.write(redact(lines.map((l) => printable(l)).join("\n")) + "\n");
+    stderr(redact(lines.map((l) => printable(l)).join("\n")));
   }
   if (cliError.code === EXIT.FAILURE && !(e instanceof CliError) && process.env.HUB_LOG_LEVEL === "debug")
-    process.stderr.write(redact(String((e as Error)?.stack)) + "\n");
+    stderr(redact(String((e as Error)?.stack)));
   return cliError.code;
 }
 

@@ -1,7 +1,6 @@
 import * as v from "valibot";
-import type { QueueEntry, Store } from "./store/index.ts";
-import { awaitsReport } from "./rewards/executed.ts";
-import { isUncertain } from "./sanctions/deliver.ts";
+import { awaitsReport } from "./rewards/executed-entry.ts";
+import { type QueueEntry, type Store, isUncertain } from "./store/index.ts";
 
 /**
  * The durable queues `run` drains and one-shot commands fill (docs/client-interface.md rules 10, 11, 12, 14), and

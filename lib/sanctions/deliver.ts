@@ -36,7 +36,7 @@ import {
 } from "../api/client.ts";
 import { DEFAULT_TIMEOUT_MS } from "../api/http.ts";
 import type { Logger } from "../log.ts";
-import { LockTimeoutError, type QueueEntry, type Store } from "../store/index.ts";
+import { LockTimeoutError, type QueueEntry, type Store, isUncertain } from "../store/index.ts";
 import { type Lookup, WARNING_CLOCK_SKEW_MS, bansAround, findBan, findWarning, warningsLike } from "./reconcile.ts";
 import {
   type BanEntry,
@@ -50,6 +50,8 @@ import {
   sanctionQueues,
   unbanCancels,
 } from "./schemas.ts";
+
+export { isUncertain } from "../store/index.ts";
 
 /**
  * - delivered: the service accepted it, or already had it (removed).
@@ -81,14 +83,6 @@ export interface DeliveryReport {
   /** True when another process held the delivery lock for longer than `lockTimeoutMs`: nothing was sent. */
   busy: boolean;
   outcomes: DeliveryOutcome[];
-}
-
-/**
- * Whether a request of this entry may have reached the service. Entries written before the flag existed have only
- * an attempt count: any attempt on record may have been a write whose answer was lost, so it is looked up first.
- */
-export function isUncertain(entry: { attempts: number; uncertain?: boolean }): boolean {
-  return entry.uncertain ?? entry.attempts > 0;
 }
 
 /**

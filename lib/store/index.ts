@@ -25,7 +25,7 @@ export type { Cache } from "./cache.ts";
 export { StoreWriteError, describeFsError } from "./errors.ts";
 export type { Counters } from "./counters.ts";
 export { LockTimeoutError } from "./lock.ts";
-export type { Queue, QueueEntry } from "./queue.ts";
+export { type Queue, type QueueEntry, isUncertain } from "./queue.ts";
 export type { CorruptFile, QuarantineRecord } from "./records.ts";
 
 export interface StoreOptions {

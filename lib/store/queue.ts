@@ -48,6 +48,14 @@ export interface Queue<T> {
   size(): Promise<number>;
 }
 
+/**
+ * Whether a request of this entry may have reached the service. Entries written before the flag existed have only
+ * an attempt count: any attempt on record may have been a write whose answer was lost, so it is looked up first.
+ */
+export function isUncertain(entry: { attempts: number; uncertain?: boolean }): boolean {
+  return entry.uncertain ?? entry.attempts > 0;
+}
+
 export const ID_RE = /^\d{15}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Ids are `<ms, zero-padded to 15>-<uuid>`; within one process they strictly increase, even within one ms. */

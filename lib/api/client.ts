@@ -22,8 +22,6 @@ export interface ListOptions {
 }
 
 export interface Api {
-  /** GET /openapi.json: the connectivity probe (the service serves it without auth). */
-  probe(): Promise<ApiResult<s.ApiInfo>>;
   /** 1. GET /server/{id}: own server record with its bundle. */
   getServer(serverId: string): Promise<ApiResult<s.Server>>;
   /** 2. PATCH /server/{id}: status heartbeat. */
@@ -43,10 +41,6 @@ export interface Api {
   createMembership(userId: string, body: s.MembershipAdd, opts?: MorphOptions): Promise<ApiResult<s.Membership>>;
   /** 8. DELETE /user/{id}/membership?serverbundle_id=: ends all active memberships in the bundle. */
   endMemberships(userId: string, bundleId: string, opts?: MorphOptions): Promise<ApiResult<void>>;
-  /** 9. GET /user/{id}/membership?serverbundle_id=: includes inactive ones (see `active`). */
-  getMemberships(userId: string, bundleId: string): Promise<ApiResult<s.Membership[]>>;
-  /** 10. DELETE /user/membership/{id} */
-  endMembership(membershipId: string, opts?: MorphOptions): Promise<ApiResult<void>>;
   /** DELETE /user/{id}/membership/by-group?group_id=&serverbundle_id= */
   endMembershipByGroup(
     userId: string,
@@ -87,21 +81,15 @@ export interface Api {
   markRewardExecuted(appliedRewardId: string, serverIds: readonly string[]): Promise<ApiResult<s.AppliedReward>>;
   /** 20. GET /advert/?serverbundle_id=&enabled=true; disabled adverts are filtered out here too. */
   getAdverts(bundleId: string): Promise<ApiResult<s.Advert[]>>;
-  /** GET /ban/{id} */
-  getBan(banId: string): Promise<ApiResult<s.Ban>>;
-  /** GET /warning/{id} */
-  getWarning(warningId: string): Promise<ApiResult<s.Warning>>;
   /** GET /warning/?user_id=, newest first. No active filter exists: check `active` and `disabled`. */
   listWarnings(userId: string, opts?: ListOptions): Promise<ApiResult<s.Page<s.Warning>>>;
   /** GET /ban/?user_id=, newest first. */
   listBans(userId: string, opts?: ListOptions & { active?: boolean }): Promise<ApiResult<s.Page<s.Ban>>>;
-  /** GET /server/bundle/{id}: carries the multigroup flag. */
-  getBundle(bundleId: string): Promise<ApiResult<s.Serverbundle>>;
   /** GET /general/frontend-url: the community's web address (rule 17's {web_url} when not configured). */
   getFrontendUrl(): Promise<ApiResult<string>>;
 }
 
-const { GroupListSchema, MembershipListSchema, AdvertListSchema } = s;
+const { GroupListSchema, AdvertListSchema } = s;
 
 export function createApi(opts: ApiOptions): Api {
   const t = createTransport(opts);
@@ -120,7 +108,6 @@ export function createApi(opts: ApiOptions): Api {
       const res = await t.request({ method: "GET", path: "/general/frontend-url", schema: s.FrontendUrlSchema });
       return res.ok ? { ...res, value: res.value.frontend_url } : res;
     },
-    probe: () => t.request({ method: "GET", path: "/openapi.json", schema: s.ApiInfoSchema }),
     getServer: (serverId) => t.request({ method: "GET", ...at`/server/${serverId}`, schema: s.ServerSchema }),
     patchServer: (serverId, status) =>
       t.request({ method: "PATCH", ...at`/server/${serverId}`, body: status, schema: s.ServerSchema }),
@@ -150,15 +137,6 @@ export function createApi(opts: ApiOptions): Api {
         query: { serverbundle_id: bundleId, ...morph(o) },
         schema: null,
       }),
-    getMemberships: (userId, bundleId) =>
-      t.request({
-        method: "GET",
-        ...at`/user/${userId}/membership`,
-        query: { serverbundle_id: bundleId },
-        schema: MembershipListSchema,
-      }),
-    endMembership: (membershipId, o) =>
-      t.request({ method: "DELETE", ...at`/user/membership/${membershipId}`, query: morph(o), schema: null }),
     endMembershipByGroup: (userId, groupId, bundleId, o) =>
       t.request({
         method: "DELETE",
@@ -227,8 +205,6 @@ export function createApi(opts: ApiOptions): Api {
       });
       return r.ok ? { ...r, value: r.value.filter((a) => a.enabled) } : r;
     },
-    getBan: (banId) => t.request({ method: "GET", ...at`/ban/${banId}`, schema: s.BanSchema }),
-    getWarning: (warningId) => t.request({ method: "GET", ...at`/warning/${warningId}`, schema: s.WarningSchema }),
     listWarnings: (userId, o) =>
       t.request({ method: "GET", path: "/warning/", query: list(userId, o), schema: s.WarningPageSchema }),
     listBans: (userId, o) =>
@@ -238,7 +214,5 @@ export function createApi(opts: ApiOptions): Api {
         query: { ...list(userId, o), active: o?.active },
         schema: s.BanPageSchema,
       }),
-    getBundle: (bundleId) =>
-      t.request({ method: "GET", ...at`/server/bundle/${bundleId}`, schema: s.ServerbundleSchema }),
   };
 }

@@ -143,17 +143,6 @@ export const GroupShortSchema = v.looseObject({
 });
 export type GroupShort = v.InferOutput<typeof GroupShortSchema>;
 
-export const ServerbundleSchema = v.looseObject({
-  id: Id,
-  name: v.string(),
-  icon: v.nullish(v.string()),
-  multigroup: v.boolean(),
-  server_type: ServerTypeSchema,
-  default_group: v.nullish(GroupShortSchema),
-  sort_id: v.nullish(v.number()),
-});
-export type Serverbundle = v.InferOutput<typeof ServerbundleSchema>;
-
 export const ServerSchema = v.looseObject({
   id: Id,
   name: v.string(),
@@ -396,14 +385,7 @@ export const AdvertSchema = v.looseObject({
 export type Advert = v.InferOutput<typeof AdvertSchema>;
 
 export const GroupListSchema = lenientArray(GroupSchema);
-export const MembershipListSchema = lenientArray(MembershipSchema);
 export const AdvertListSchema = lenientArray(AdvertSchema);
-
-/** GET /openapi.json, the connectivity probe; clients log info.title and info.version. */
-export const ApiInfoSchema = v.looseObject({
-  info: v.looseObject({ title: v.nullish(v.string()), version: v.nullish(v.string()) }),
-});
-export type ApiInfo = v.InferOutput<typeof ApiInfoSchema>;
 
 /** GET /general/frontend-url: the community's web address, for links such as the server dashboard. */
 export const FrontendUrlSchema = v.looseObject({ frontend_url: v.pipe(v.string(), v.url()) });

@@ -18,7 +18,6 @@ import {
   parseErrorBody,
   parseRetryAfter,
   redact,
-  ServerbundleSchema,
   ServerSchema,
   SuccessSchema,
   TimestampSchema,
@@ -188,7 +187,6 @@ describe("schemas accept the contract examples", () => {
     ["X3 DELETE /user/{uuid}/membership/by-group", SuccessSchema],
     ["X6 GET /warning/?user_id= (list a user's warnings)", WarningPageSchema],
     ["X7 GET /ban/?user_id= (list a user's bans)", BanPageSchema],
-    ["X10 GET /server/bundle/{uuid}", ServerbundleSchema],
   ];
   for (const [key, schema] of cases) {
     test(key, () => {

@@ -43,13 +43,6 @@ function error<T>(r: ApiResult<T>): ApiError {
 const count = (method: string, path: string) => sb.control.requests({ method, path }).length;
 
 describe("endpoints", () => {
-  test("probe reads the service's title and version", async () => {
-    const { api } = mk();
-    const info = value(await api.probe());
-    expect(typeof info.info.title).toBe("string");
-    expect(typeof info.info.version).toBe("string");
-  });
-
   test("1, 2: getServer, patchServer", async () => {
     const { api } = mk();
     const server = value(await api.getServer(sb.serverId));
@@ -95,7 +88,7 @@ describe("endpoints", () => {
     expect(mod?.mappings.some((m) => m.serverbundle_id == null)).toBe(true);
   });
 
-  test("7-10 and by-group: memberships", async () => {
+  test("7, 8 and by-group: memberships", async () => {
     const { api } = mk();
     const begin = new Date(sb.state.now()).toISOString();
     const end = new Date(sb.state.now() + 86_400_000).toISOString();
@@ -105,16 +98,14 @@ describe("endpoints", () => {
     expect(created.group.id).toBe(MODERATOR);
     expect(created.user_id).toBe(BOB);
 
-    const list = value(await api.getMemberships(BOB, sb.bundleId));
-    expect(list.some((m) => m.id === created.id && m.active)).toBe(true);
-
-    value(await api.endMembership(created.id));
-    const after = value(await api.getMemberships(BOB, sb.bundleId));
-    expect(after.find((m) => m.id === created.id)?.active).toBe(false);
+    expect(value(await api.getUserGroups(BOB, sb.bundleId)).map((g) => g.id)).toContain(MODERATOR);
 
     value(await api.createMembership(BOB, { group_id: VIP, serverbundle_id: sb.bundleId }));
     const byGroup = value(await api.endMembershipByGroup(BOB, VIP, sb.bundleId));
     expect(byGroup?.success ?? true).toBe(true);
+    const left = value(await api.getUserGroups(BOB, sb.bundleId)).map((g) => g.id);
+    expect(left).toContain(MODERATOR);
+    expect(left).not.toContain(VIP);
 
     value(await api.createMembership(BOB, { group_id: VIP, serverbundle_id: sb.bundleId }));
     value(await api.endMemberships(BOB, sb.bundleId));
@@ -144,7 +135,7 @@ describe("endpoints", () => {
     expect(unban?.query).toContainEqual(["serverbundle_id", sb.bundleId]);
   });
 
-  test("14: createWarning; getWarning, listWarnings", async () => {
+  test("14: createWarning; listWarnings", async () => {
     const { api } = mk();
     const w = value(
       await api.createWarning(
@@ -154,9 +145,8 @@ describe("endpoints", () => {
     );
     expect(w.reason).toBe("Mic spam");
     expect(w.user.id).toBe(BOB);
-    expect(value(await api.getWarning(ALICE_WARNING)).reason).toBe("Mic spam");
     const page = value(await api.listWarnings(ALICE, { bundleId: sb.bundleId }));
-    expect(page.items.map((i) => i.id)).toContain(ALICE_WARNING);
+    expect(page.items.find((i) => i.id === ALICE_WARNING)?.reason).toBe("Mic spam");
     expect(page.page).toBe(1);
   });
 
@@ -231,18 +221,15 @@ describe("endpoints", () => {
     expect(logged?.query).toContainEqual(["serverbundle_id", sb.bundleId]);
   });
 
-  test("getBan, listBans, getBundle", async () => {
+  test("listBans", async () => {
     const { api } = mk();
-    const ban = value(await api.getBan(ALICE_BAN));
-    expect(ban.serverbundle).toBeNull();
-    expect(ban.length).toBeNull();
     const page = value(await api.listBans(ALICE));
-    expect(page.items.map((b) => b.id)).toContain(ALICE_BAN);
+    const ban = page.items.find((b) => b.id === ALICE_BAN);
+    expect(ban?.serverbundle).toBeNull();
+    expect(ban?.length).toBeNull();
     const logged = sb.control.requests({ method: "GET", path: "/ban/" }).at(-1);
     expect(logged?.query).toContainEqual(["user_id", ALICE]);
     expect(logged?.query).toContainEqual(["sort_desc", "true"]);
-    const bundle = value(await api.getBundle(sb.bundleId));
-    expect(bundle.multigroup).toBe(false);
   });
 });
 

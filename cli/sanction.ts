@@ -47,7 +47,7 @@ export async function openSession(ctx: Context): Promise<Session> {
     openStore({ dir: config.storage.dir, logger }),
     loadMessages(config.lang, { logger }),
   ]);
-  const userType = userTypeOf(config);
+  const userType = await userTypeOf(config);
   return { ctx, config, store, api, messages, userType, settleMs: settleTime(config.api.timeout * 1000) };
 }
 

@@ -26,14 +26,30 @@ type Source = { kind: "file"; file: string } | { kind: "env"; name: string };
 /** HUB_ + the key path in upper case joined by "_": api.server_id → HUB_API_SERVER_ID. */
 export const envName = (path: string) => `HUB_${path.replace(/\./g, "_").toUpperCase()}`;
 
+let keys: readonly string[] | undefined;
+
 /** Every leaf key path of the schema, e.g. "api.url", "intervals.status" (records like hooks excluded). */
-export function configKeys(schema: v.GenericSchema = ConfigSchema, prefix = ""): string[] {
+export function configKeys(): string[] {
+  // Walked once per process, with plain loops: every command that reads the configuration pays for this walk.
+  if (!keys) {
+    const out: string[] = [];
+    collectKeys(ConfigSchema, "", out);
+    keys = out;
+  }
+  return [...keys];
+}
+
+function collectKeys(schema: v.GenericSchema, prefix: string, out: string[]): void {
   const inner = unwrap(schema);
-  if (!("entries" in inner)) return prefix ? [prefix] : [];
+  if (!("entries" in inner)) {
+    if (prefix) out.push(prefix);
+    return;
+  }
   const entries = inner.entries as Record<string, v.GenericSchema>;
-  return Object.entries(entries).flatMap(([key, s]) =>
-    unwrap(s).type === "record" ? [] : configKeys(s, prefix ? `${prefix}.${key}` : key),
-  );
+  for (const key in entries) {
+    const s = entries[key] as v.GenericSchema;
+    if (unwrap(s).type !== "record") collectKeys(s, prefix ? `${prefix}.${key}` : key, out);
+  }
 }
 
 function unwrap(s: v.GenericSchema): v.GenericSchema & { entries?: unknown } {
@@ -51,6 +67,7 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
   const file = explicit || existsSync(candidate) ? candidate : undefined;
 
   let raw: Record<string, unknown> = {};
+  const paths = configKeys();
   if (file) {
     try {
       raw = parseToml(await readFile(file, "utf8"));
@@ -64,11 +81,11 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
             : `is not valid TOML: ${err.message.split("\n")[0]}`;
       return { ok: false, problems: [`config file ${file} ${why}`], file, secrets };
     }
-    for (const path of configKeys()) if (getPath(raw, path) !== undefined) sources.set(path, { kind: "file", file });
+    for (const path of paths) if (getPath(raw, path) !== undefined) sources.set(path, { kind: "file", file });
   }
 
   // Environment variables override the file, key by key.
-  for (const path of configKeys()) {
+  for (const path of paths) {
     const value = opts.env[envName(path)];
     if (value === undefined || value === "") continue;
     setPath(raw, path, value);

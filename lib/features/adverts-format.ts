@@ -7,7 +7,7 @@ import type { ColourMode } from "../game/bridge.ts";
 
 export type { ColourMode };
 
-/** The documented tags (docs guide/adverts.md). Anything else stays literal text. */
+/** The colour tags VyHub documents for adverts (docs/client-interface.md §10.3). Anything else stays literal text. */
 export const COLOUR_TAGS = ["red", "green", "blue", "yellow", "pink"] as const;
 export type ColourTag = (typeof COLOUR_TAGS)[number];
 

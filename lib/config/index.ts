@@ -1,6 +1,5 @@
 import * as v from "valibot";
-import { readFile } from "node:fs/promises";
-import { existsSync } from "node:fs";
+import { readFile, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { ConfigSchema, KEY_HELP, SPEC_INTERVALS, type Config } from "./schema.ts";
 import { isLoopback, parseListen } from "./listen.ts";
@@ -64,7 +63,15 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
   const sources = new Map<string, Source>();
   const explicit = opts.file ?? opts.env.HUB_CONFIG;
   const candidate = resolve(opts.cwd, explicit ?? DEFAULT_CONFIG_FILE);
-  const file = explicit || existsSync(candidate) ? candidate : undefined;
+  // node:fs/promises only: node:fs as well costs every command that reads the configuration ~0.4 ms of start-up.
+  const file =
+    explicit ||
+    (await stat(candidate).then(
+      () => true,
+      () => false,
+    ))
+      ? candidate
+      : undefined;
 
   let raw: Record<string, unknown> = {};
   const paths = configKeys();

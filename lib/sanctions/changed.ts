@@ -7,7 +7,7 @@
  * feature remembers the id it last acted on, compares on every queue round (one small file read) and, where the
  * platform allows, watches the store's cache directory to react immediately.
  */
-import { type FSWatcher, watch } from "node:fs";
+import type { FSWatcher } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import * as v from "valibot";
@@ -63,6 +63,7 @@ export function changeTracker(store: Store): { changed(): Promise<SanctionsChang
  */
 export async function watchSanctionsChanged(store: Store, onChange: () => void, logger: Logger): Promise<() => void> {
   const dir = join(store.dir, "cache");
+  const { watch } = await import("node:fs"); // only `run` watches: one-shot commands skip node:fs
   let watcher: FSWatcher;
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });

@@ -57,21 +57,20 @@ function unwrap(s: v.GenericSchema): v.GenericSchema & { entries?: unknown } {
 
 const SECRET_KEYS = new Set(["api.key", "game.rcon.password"]);
 
+/** node:fs/promises only: loading node:fs as well would cost every command that reads the configuration ~0.4 ms. */
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
+
 export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
   const problems: string[] = [];
   const secrets: string[] = [];
   const sources = new Map<string, Source>();
   const explicit = opts.file ?? opts.env.HUB_CONFIG;
   const candidate = resolve(opts.cwd, explicit ?? DEFAULT_CONFIG_FILE);
-  // node:fs/promises only: node:fs as well costs every command that reads the configuration ~0.4 ms of start-up.
-  const file =
-    explicit ||
-    (await stat(candidate).then(
-      () => true,
-      () => false,
-    ))
-      ? candidate
-      : undefined;
+  const file = explicit || (await exists(candidate)) ? candidate : undefined;
 
   let raw: Record<string, unknown> = {};
   const paths = configKeys();

@@ -8,7 +8,7 @@
  * Peak RSS is read through GNU time: a child spawned from Bun inherits Bun's own high-water mark until it
  * execs, so Bun's own resourceUsage overstates small programs. Run: npm run bench:startup [-- --runs N]
  */
-import { cpSync, mkdtempSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ServerSchema } from "../lib/api/schemas.ts";
@@ -96,3 +96,4 @@ for (const [name] of cases) {
       `${(kb / baseKb).toFixed(2)}×`.padStart(8),
   );
 }
+rmSync(work, { recursive: true, force: true }); // two executables of ~110 MB and a store per ban run

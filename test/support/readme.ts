@@ -20,7 +20,7 @@ export function readmeSubsections(heading: string): string[] {
   let inSection = false;
   let fenced = false;
   for (const line of readFileSync(README, "utf8").split("\n")) {
-    if (/^```/.test(line)) fenced = !fenced;
+    if (line.startsWith("```")) fenced = !fenced;
     const h = fenced ? null : /^(#+) /.exec(line);
     if (!h) continue;
     if (inSection && h[1]!.length <= level) break;

@@ -227,7 +227,17 @@ async function checkGame(raw: Record<string, unknown>, where: (path: string) => 
     problems.push(`${needs} ${kind.title}, which ${presetName} doesn't speak: use game.bridge = ${spoken}`);
   }
   try {
-    resolvePreset(presetName, (getPath(raw, "game.overrides") ?? {}) as never);
+    const resolved = resolvePreset(presetName, (getPath(raw, "game.overrides") ?? {}) as never);
+    if (kind.console && preset.consoles[kind.name]?.port === 0 && getPath(raw, "game.rcon.port") === undefined) {
+      problems.push(
+        `${missing("game.rcon.port", file)}: ${needs} the port of ${kind.title} (the ${presetName} preset has no default)`,
+      );
+    }
+    if (kind.name === "wrapper" && !resolved.echo && !resolved.list.until && !resolved.replyQuietMs) {
+      problems.push(
+        `${needs} to know where a reply ends, and the ${presetName} preset's console has no echo: set game.overrides.echo (e.g. "echo {marker}"), game.overrides.list_end (the list's last line) or game.overrides.reply_quiet (seconds of silence)`,
+      );
+    }
   } catch (e) {
     if (!(e instanceof PresetError)) throw e;
     const key = /game\.overrides\.[\w.]+/.exec(e.message)?.[0];

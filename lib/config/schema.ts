@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { DEFAULT_MAX_RESPONSE_BYTES } from "../api/errors.ts";
 import { BRIDGE_KINDS, BRIDGE_NAMES } from "../game/kinds/index.ts";
+import { ESCAPE_MODE_NAMES } from "../game/presets/escape.ts";
 import { COMMAND_KINDS, LINE_KINDS, PRESET_NAMES } from "../game/presets/types.ts";
 
 /**
@@ -229,6 +230,17 @@ export const ConfigSchema = v.strictObject({
             ),
           ),
           list_command: v.optional(text("must be the console command that lists the players")),
+          list_row: v.optional(text("must be a regular expression for one row of the player list")),
+          list_end: v.optional(v.string("must be a regular expression (a string)")),
+          echo: v.optional(v.string('must be the console\'s echo command with {marker}, e.g. "echo {marker}"')),
+          reply_quiet: v.optional(
+            v.pipe(
+              numeric("must be a number of seconds"),
+              v.gtValue(0, "must be a positive number of seconds"),
+              v.maxValue(5, "must be at most 5 seconds (a reply must end well within a command's 10 s)"),
+            ),
+          ),
+          escape: v.optional(v.picklist(ESCAPE_MODE_NAMES, `must be one of: ${ESCAPE_MODE_NAMES.join(", ")}`)),
           lines: optionalKeys(LINE_KINDS, "must be a regular expression (a string)"),
           commands: optionalKeys(COMMAND_KINDS, "must be a command template (a string)"),
         }),
@@ -327,6 +339,16 @@ export const KEY_HELP: Record<string, string> = {
   "game.overrides.colours": "how advert colour tags render: strip, minecraft or quake",
   "game.overrides.max_players": "the player limit to report, when the game's player list doesn't say",
   "game.overrides.list_command": "the console command that lists the players, instead of the preset's",
+  "game.overrides.list_row":
+    "a regular expression for one player-list row, with named groups (?<name>…) and/or (?<id>…), optionally (?<slot>…); replaces the preset's parser",
+  "game.overrides.list_end":
+    'wrapper: a regular expression for the player list\'s last line, for a console without echo; "" turns it off',
+  "game.overrides.echo":
+    'wrapper: the console command printing a marker after each command, e.g. "echo {marker}"; "" when the console has none',
+  "game.overrides.reply_quiet":
+    "wrapper, console without echo: seconds of silence that end a command's reply (e.g. 0.5)",
+  "game.overrides.escape":
+    'how text values are escaped: quote ("…", " as \', \\ as /), line (as is, one line), strip (only letters, digits, spaces and . , ! ? + = _ -)',
   "intervals.player_poll": "seconds between polls of the game's player list",
   "commands.dashboard": "the chat command that answers with the server dashboard link",
   "commands.ban": "the chat/console command to ban a player",

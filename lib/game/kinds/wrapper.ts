@@ -39,6 +39,7 @@ export const wrapper: BridgeKind<WrapperSection> = {
       ...(ready ? { ready } : {}),
       ...(preset.echo ? { echo: preset.echo } : {}),
       ...(preset.stdinReadBytes ? { readBytes: preset.stdinReadBytes } : {}),
+      ...(preset.replyQuietMs ? { quietMs: preset.replyQuietMs } : {}),
       ...(section.restart ? { restart: {} } : {}),
       input: deps.input ?? process.stdin,
       ...(output ? { output: surviveErrors(output, deps.logger) } : {}),

@@ -92,3 +92,28 @@ export function escapeForMinecraftConsole(value: string): string {
 export function jsonString(value: string): string {
   return JSON.stringify(sanitize(value));
 }
+
+/**
+ * `game.overrides.escape`: the escapings an operator picks for a console hub-agent has no preset for
+ * (docs/game-consoles.md §4).
+ * - `quote`: `"…"`, with `"` as `'` and `\` as `/`: one argument on every console that groups double-quoted text
+ *   and ends a command at `;` only outside quotes (Source, Quake 3, Teeworlds, OpenTTD), whether or not a backslash
+ *   escapes there.
+ * - `line`: the value as it is, control characters removed: for consoles where one line is one command and has no
+ *   separator (Minecraft-like), with the value last in the template.
+ * - `strip`: unquoted, with only letters, marks, digits, spaces and `. , ! ? + = _ -` kept: nothing any console we
+ *   know treats specially survives (the generic preset's default). Spaces still split arguments where the console
+ *   does, so the value belongs last in the template.
+ */
+export const ESCAPE_MODES = {
+  quote: quoteForTeeworldsConsole,
+  line: (value: string) => sanitize(value),
+  strip: stripForAnyConsole,
+} as const satisfies Record<string, (value: string) => string>;
+export type EscapeMode = keyof typeof ESCAPE_MODES;
+export const ESCAPE_MODE_NAMES = Object.keys(ESCAPE_MODES) as EscapeMode[];
+
+/** `strip`: the characters no console we know gives a meaning (see ESCAPE_MODES). */
+export function stripForAnyConsole(value: string): string {
+  return sanitize(value).replace(/[^\p{L}\p{M}\p{N} .,!?+=_-]/gu, "");
+}

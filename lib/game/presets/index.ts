@@ -4,6 +4,8 @@
  */
 import type { ColourMode } from "../bridge.ts";
 import { cs2 } from "./cs2.ts";
+import { ESCAPE_MODE_NAMES, ESCAPE_MODES, type EscapeMode } from "./escape.ts";
+import { generic } from "./generic.ts";
 import { gmod } from "./gmod.ts";
 import { minecraft } from "./minecraft.ts";
 import { openarena } from "./openarena.ts";
@@ -16,6 +18,8 @@ import {
   type CommandKind,
   LINE_KINDS,
   type LineKind,
+  type ListedPlayer,
+  type PlayerList,
   PRESET_NAMES,
   type Preset,
   type PresetName,
@@ -23,7 +27,16 @@ import {
 
 export * from "./types.ts";
 
-export const PRESETS: Record<PresetName, Preset> = { minecraft, gmod, rust, cs2, openarena, teeworlds, xonotic };
+export const PRESETS: Record<PresetName, Preset> = {
+  minecraft,
+  gmod,
+  rust,
+  cs2,
+  openarena,
+  teeworlds,
+  xonotic,
+  generic,
+};
 
 /** `[game.overrides]` as the config schema delivers it (snake_case, all optional). */
 export interface PresetOverrides {
@@ -33,6 +46,15 @@ export interface PresetOverrides {
   colours?: ColourMode;
   max_players?: number;
   list_command?: string;
+  /** A player-list row: named groups `name` and/or `id`, optionally `slot`; every matching line is a player. */
+  list_row?: string;
+  /** The list reply's last line (a wrapped console without `echo`). */
+  list_end?: string;
+  /** The wrapped console's echo command, `{marker}` where the marker goes; "" when it has none. */
+  echo?: string;
+  /** Seconds of silence that end a reply on a wrapped console without echo. */
+  reply_quiet?: number;
+  escape?: EscapeMode;
   lines?: Partial<Record<LineKind, string>>;
   /** "" removes a command (the game can't do it). */
   commands?: Partial<Record<CommandKind, string>>;
@@ -73,6 +95,18 @@ export function resolvePreset(name: string, overrides: PresetOverrides = {}): Pr
   }
   const base = PRESETS[name];
   const o = overrides;
+  if (name === "generic") {
+    for (const [key, example] of [
+      ["list_command", '"clients"'],
+      ["list_row", String.raw`'^ *(?<slot>\d+) +(?<name>.+)$'`],
+    ] as const) {
+      if (!o[key]) {
+        throw new PresetError(
+          `game.overrides.${key} is missing: game.preset = "generic" needs the console's player list (e.g. ${key} = ${example}; see the README's "Your own game")`,
+        );
+      }
+    }
+  }
   const lines = { ...base.lines };
   for (const [kind, source] of Object.entries(o.lines ?? {}) as [LineKind, string][]) {
     if (!LINE_KINDS.includes(kind)) throw new PresetError(`game.overrides.lines.${kind} is not a line kind`);
@@ -89,26 +123,47 @@ export function resolvePreset(name: string, overrides: PresetOverrides = {}): Pr
   if (/\s/.test(prefix)) {
     throw new PresetError(`game.overrides.command_prefix = ${JSON.stringify(prefix)} must not contain spaces`);
   }
+  const list = { ...base.list };
+  if (o.list_command) list.command = o.list_command;
+  if (o.list_row !== undefined) list.parse = rowParser(compileRow(o.list_row), base);
+  if (o.list_end !== undefined) {
+    if (o.list_end === "") delete list.until;
+    else list.until = compile("game.overrides.list_end", o.list_end);
+  }
+  const echo = o.echo === undefined ? base.echo : echoOf(o.echo);
+  if (o.escape !== undefined && !ESCAPE_MODE_NAMES.includes(o.escape)) {
+    throw new PresetError(
+      `game.overrides.escape = "${o.escape}" is not an escaping: use ${ESCAPE_MODE_NAMES.join(", ")}`,
+    );
+  }
+  const { echo: _echo, replyQuietMs: _quiet, ...rest } = base;
+  const quietMs = o.reply_quiet !== undefined ? o.reply_quiet * 1000 : base.replyQuietMs;
   return {
-    ...base,
+    ...rest,
+    ...(echo ? { echo } : {}),
+    ...(quietMs ? { replyQuietMs: quietMs } : {}),
+    ...(o.escape ? { escape: ESCAPE_MODES[o.escape] } : {}),
     userType: o.user_type ?? base.userType,
     commandPrefix: prefix,
     multiGroup: o.multi_group ?? base.multiGroup,
     colours: o.colours ?? base.colours,
     ...(o.max_players !== undefined ? { maxPlayers: o.max_players } : {}),
-    list: o.list_command ? { ...base.list, command: o.list_command } : base.list,
+    list,
     lines,
     commands,
   };
 }
 
-function compileLine(kind: LineKind, source: string): RegExp {
-  let re: RegExp;
+function compile(key: string, source: string): RegExp {
   try {
-    re = new RegExp(source);
+    return new RegExp(source);
   } catch (e) {
-    throw new PresetError(`game.overrides.lines.${kind} is not a valid regular expression: ${(e as Error).message}`);
+    throw new PresetError(`${key} is not a valid regular expression: ${(e as Error).message}`);
   }
+}
+
+function compileLine(kind: LineKind, source: string): RegExp {
+  const re = compile(`game.overrides.lines.${kind}`, source);
   const needs = NEEDS[kind];
   if (needs && !needs.some((g) => source.includes(`(?<${g}>`))) {
     throw new PresetError(
@@ -132,4 +187,45 @@ function checkTemplate(kind: CommandKind, template: string): string {
   }
   if (/[\r\n]/.test(template)) throw new PresetError(`game.overrides.commands.${kind} must be one line`);
   return template;
+}
+
+const MARKER = "{marker}";
+
+/** `game.overrides.echo`: a one-line template printing the marker; "" is a console without echo. */
+function echoOf(template: string): ((marker: string) => string) | undefined {
+  if (template === "") return undefined;
+  if (!template.includes(MARKER)) {
+    throw new PresetError(
+      `game.overrides.echo = ${JSON.stringify(template)} must contain {marker}, e.g. "echo {marker}"`,
+    );
+  }
+  if (/[\r\n]/.test(template)) throw new PresetError("game.overrides.echo must be one line");
+  return (marker) => template.replaceAll(MARKER, marker);
+}
+
+function compileRow(source: string): RegExp {
+  const re = compile("game.overrides.list_row", source);
+  if (!source.includes("(?<name>") && !source.includes("(?<id>")) {
+    throw new PresetError(
+      "game.overrides.list_row needs a named group (?<name>…) or (?<id>…), and (?<slot>…) if the kick command uses {slot}",
+    );
+  }
+  return re;
+}
+
+/** A player list read row by row with the operator's pattern; names and ids are cleaned by the preset. */
+function rowParser(row: RegExp, base: Preset): (reply: string) => PlayerList {
+  return (reply) => {
+    const players: ListedPlayer[] = [];
+    for (const line of reply.split(/\r?\n/)) {
+      const g = row.exec(line)?.groups;
+      if (!g) continue;
+      const name = base.cleanName(g.name ?? g.id ?? "");
+      const id =
+        g.id !== undefined ? base.normaliseId(g.id) : base.identity === "name" ? base.normaliseId(name) : undefined;
+      if (!name && !id) continue;
+      players.push({ ...(id ? { id } : {}), name: name || (id as string), ...(g.slot ? { slot: g.slot.trim() } : {}) });
+    }
+    return { players };
+  };
 }

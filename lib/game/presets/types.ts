@@ -1,7 +1,16 @@
 import type { ColourMode } from "../bridge.ts";
 import type { TemplateValues } from "./template.ts";
 
-export const PRESET_NAMES = ["minecraft", "gmod", "rust", "cs2", "openarena", "teeworlds", "xonotic"] as const;
+export const PRESET_NAMES = [
+  "minecraft",
+  "gmod",
+  "rust",
+  "cs2",
+  "openarena",
+  "teeworlds",
+  "xonotic",
+  "generic",
+] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
 /**
@@ -98,6 +107,11 @@ export interface Preset {
    * line cut at a piece's end would run its rest as a command of its own; the wrapper never lets that happen.
    */
   stdinReadBytes?: number;
+  /**
+   * A wrapped console without `echo`: a reply ends once the server printed nothing for this long (ms). Without it
+   * (and without `list.until`) commands there are fire-and-forget.
+   */
+  replyQuietMs?: number;
   /** Missing commands are things the game can't do (the bridge refuses them with a clear error). */
   commands: Partial<Record<CommandKind, string>>;
   /** One value → one argument of one command on this console (GameBridge.escape). */

@@ -1,7 +1,8 @@
 /**
  * Console commands over the wrapped server's stdin, replies read from its stdout and stderr
  * (docs/game-consoles.md §2.3). stdin has no request/response: a command that needs an answer is followed by an
- * echo of a marker, and the lines in between are its reply.
+ * echo of a marker, and the lines in between are its reply; on a console without echo a reply ends at a pattern
+ * (`until`) or after a quiet period.
  */
 import type { Clock } from "../../clock.ts";
 import { CommandQueue, type QueuedCommand } from "../transports/command-queue.ts";
@@ -22,6 +23,11 @@ export interface StdioTransportOptions {
    * resolve with "", unless the call passes `until`.
    */
   echo?: (marker: string) => string;
+  /**
+   * Without `echo`: a reply ends once the server printed nothing for this long (ms), so every command gets one.
+   * Output the game prints meanwhile (a join) is taken into the reply: the poll after it sees the join instead.
+   */
+  quietMs?: number;
   /** Default per-command timeout: waiting for the server to be ready, in the queue, and for the reply (default 10 s). */
   timeoutMs?: number;
   /**
@@ -52,6 +58,8 @@ interface OpenReply {
   swallow: boolean;
   /** The operator's own line: its answer is theirs to see, not a reply to hub-agent. */
   show: boolean;
+  /** Told of each line taken into the reply (restarts a quiet period). */
+  heard?: () => void;
   resolve: (text: string) => void;
   reject: (e: Error) => void;
 }
@@ -164,7 +172,7 @@ export class StdioTransport implements Transport {
       await this.#noTyped.wait(job.signal);
       await this.#server.whenReady(job.signal);
     }
-    if (!job.until && !this.#o.echo) {
+    if (!job.until && !this.#o.echo && !this.#o.quietMs) {
       if (!this.#server.write(`${job.command}\n`)) throw this.#serverGone();
       job.written = true;
       return "";
@@ -212,18 +220,33 @@ export class StdioTransport implements Transport {
     for (const wake of this.#readMore.splice(0)) wake();
   }
 
-  /** Writes the command with its marker and resolves with its reply (a typed line's: "", its answer was shown). */
+  /**
+   * Writes the command with its marker and resolves with its reply (a typed line's: "", its answer was shown).
+   * Without a marker or `until`, the reply ends after the quiet period.
+   */
   async #exchange(job: QueuedCommand<CommandJob>, typed: boolean): Promise<string> {
     const { command, until } = job;
+    const quietMs = !until && !this.#o.echo ? this.#o.quietMs : undefined;
     const marker = `hubagent_end_${randomHex(6)}`;
     const echoLine = this.#o.echo?.(marker) ?? "";
-    const text = until ? `${command}\n` : `${command}\n${echoLine}\n`;
+    const text = until || quietMs ? `${command}\n` : `${command}\n${echoLine}\n`;
     const bytes = await this.#room(text, job.signal);
     return new Promise<string>((resolve, reject) => {
+      let quiet: AbortController | undefined;
       const settle = (fn: () => void) => {
+        quiet?.abort();
         this.#forget(reply);
         job.signal.removeEventListener("abort", onAbort);
         fn();
+      };
+      /** (Re)starts the quiet period: each line of the reply pushes its end back. */
+      const waitQuiet = () => {
+        quiet?.abort();
+        const own = (quiet = new AbortController());
+        this.#o.clock.sleep(quietMs ?? 0, own.signal).then(
+          () => reply.resolve(reply.lines.join("\n")),
+          () => {}, // a line came in, or the reply settled
+        );
       };
       // A typed line was written: a late marker or a server gone (the operator typed `quit`) is no failure.
       const fail = (e: Error) => settle(() => (typed ? resolve("") : reject(e)));
@@ -234,9 +257,12 @@ export class StdioTransport implements Transport {
         show: typed,
         done: until
           ? (line) => until.test(line)
-          : (line) => line.trimEnd().endsWith(marker) && !line.includes(echoLine),
+          : quietMs
+            ? () => false
+            : (line) => line.trimEnd().endsWith(marker) && !line.includes(echoLine),
+        ...(quietMs ? { heard: waitQuiet } : {}),
         resolve: (text) => {
-          // Its end was printed, so it was read (an `until` reply has no marker line to say so).
+          // Its end was printed, so it was read (an `until` or quiet reply has no marker line to say so).
           this.#confirm(this.#unread.findIndex((u) => u.marker === marker) + 1);
           settle(() => resolve(text));
         },
@@ -250,6 +276,7 @@ export class StdioTransport implements Transport {
       job.written = true;
       if (typed) this.#typed = reply;
       else this.#command = reply;
+      if (quietMs) waitQuiet();
     });
   }
 
@@ -274,6 +301,7 @@ export class StdioTransport implements Transport {
     const open = this.#command ?? this.#typed;
     if (!open || open.show) return "console";
     open.lines.push(line);
+    open.heard?.();
     return "reply";
   }
 

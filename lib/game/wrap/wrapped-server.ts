@@ -21,11 +21,12 @@ export class WrappedServer implements ServerProcess {
   readonly operatorConsole: OperatorConsole;
 
   constructor(opts: WrapperOptions) {
-    const { echo, timeoutMs, readBytes, clock = systemClock } = opts;
+    const { echo, quietMs, timeoutMs, readBytes, clock = systemClock } = opts;
     this.supervisor = new Supervisor(opts);
     this.transport = new StdioTransport(this.supervisor, {
       clock,
       ...(echo ? { echo } : {}),
+      ...(quietMs ? { quietMs } : {}),
       ...(timeoutMs ? { timeoutMs } : {}),
       ...(readBytes ? { readBytes } : {}),
     });

@@ -60,6 +60,40 @@ export function parseDarkplacesConsole(line: string): string[][] {
     .filter((args) => args.length > 0);
 }
 
+/**
+ * OpenTTD (IConsoleCmdExec): one line is one command, no separator; a line starting with `#` is a comment and a line
+ * holding a control character is refused whole. Arguments split at spaces; a `"` anywhere toggles quoting (it is not
+ * part of the argument), and `\"` is a literal quote, inside quotes or not; any other backslash is literal.
+ */
+export function parseOpenttdConsole(line: string): string[][] {
+  return line
+    .split(/\r\n|\r|\n/)
+    .filter((c) => c.trim() !== "" && !c.startsWith("#"))
+    .map((c) => {
+      if ([...c].some((ch) => ch.charCodeAt(0) < 32))
+        throw new Error(`openttd: malformed characters in ${JSON.stringify(c)}`);
+      const args: string[] = [];
+      let current: string | undefined;
+      let quoted = false;
+      for (let i = 0; i < c.length; i++) {
+        const ch = c[i]!;
+        if (ch === " " && !quoted) {
+          if (current !== undefined) args.push(current);
+          current = undefined;
+        } else if (ch === '"') {
+          quoted = !quoted;
+          current ??= "";
+        } else if (ch === "\\" && c[i + 1] === '"') {
+          current = (current ?? "") + c[++i];
+        } else {
+          current = (current ?? "") + ch;
+        }
+      }
+      if (current !== undefined) args.push(current);
+      return args;
+    });
+}
+
 /** DarkPlaces: a backslash escapes only a quote or a backslash. */
 const dpEscape = (next: string) => next === '"' || next === "\\";
 

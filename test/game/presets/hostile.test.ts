@@ -6,15 +6,19 @@
 import { describe, expect, test } from "bun:test";
 import type { GamePlayer } from "../../../lib/game/bridge.ts";
 import {
+  ESCAPE_MODE_NAMES,
+  type EscapeMode,
   escapeForMinecraftConsole,
   MAX_VALUE_BYTES,
   QUAKE_VALUE_BYTES,
   sanitize,
+  stripForAnyConsole,
 } from "../../../lib/game/presets/escape.ts";
-import { PRESETS, type Preset, type PresetName } from "../../../lib/game/presets/index.ts";
+import { PRESETS, type Preset, type PresetName, resolvePreset } from "../../../lib/game/presets/index.ts";
 import {
   parseDarkplacesConsole,
   parseMinecraftConsole,
+  parseOpenttdConsole,
   parseQuakeConsole,
   parseRustConsole,
   parseSourceConsole,
@@ -25,7 +29,10 @@ import { recordingBridge } from "./recording.ts";
 
 const BENIGN = "BENIGN";
 
+type Named = Exclude<PresetName, "generic">;
+
 const PLAYERS: Record<PresetName, (name: string) => GamePlayer> = {
+  generic: (name) => ({ id: name, name, slot: "3" }),
   minecraft: (name) => ({ id: "069a79f4-44e9-4726-a5be-fca90e38aaf5", name }),
   gmod: (name) => ({ id: "76561197960287930", name, slot: "7" }),
   cs2: (name) => ({ id: "76561197960287930", name, slot: "7" }),
@@ -36,7 +43,7 @@ const PLAYERS: Record<PresetName, (name: string) => GamePlayer> = {
 };
 
 /** The argument a value becomes on each console once it went through the preset's escaping. */
-const EXPECTED: Record<PresetName, (value: string) => string> = {
+const EXPECTED: Record<Named, (value: string) => string> = {
   minecraft: escapeForMinecraftConsole,
   gmod: (v) => sanitize(v).replace(/"/g, "'"),
   cs2: (v) => sanitize(v).replace(/"/g, "'"),
@@ -47,7 +54,7 @@ const EXPECTED: Record<PresetName, (value: string) => string> = {
   xonotic: (v) => sanitize(v).replace(/"/g, "'").replace(/\\/g, "/"),
 };
 
-const PARSE: Record<Exclude<PresetName, "minecraft">, (line: string) => string[][]> = {
+const PARSE: Record<Exclude<Named, "minecraft">, (line: string) => string[][]> = {
   gmod: parseSourceConsole,
   cs2: parseSourceConsole,
   openarena: parseQuakeConsole,
@@ -79,7 +86,7 @@ async function rendered(preset: Preset, action: Action, value: string): Promise<
 }
 
 /** Checks one hostile rendering against the benign one, the way the target console reads both. */
-function expectSameShape(preset: Preset, benign: string, hostile: string, value: string) {
+function expectSameShape(preset: Preset & { name: Named }, benign: string, hostile: string, value: string) {
   const expected = EXPECTED[preset.name](value);
   if (preset.name === "minecraft") {
     const b = parseMinecraftConsole(benign);
@@ -112,7 +119,8 @@ describe("hostile values never make a second command", () => {
     expect(HOSTILE.length).toBeGreaterThanOrEqual(30);
   });
 
-  for (const preset of Object.values(PRESETS)) {
+  // The generic preset is covered below, once per escaping an operator can pick.
+  for (const preset of Object.values(PRESETS).filter((p): p is Preset & { name: Named } => p.name !== "generic")) {
     describe(preset.name, () => {
       for (const [what, action] of Object.entries(ACTIONS)) {
         if (action.needs && preset.commands[action.needs] === undefined) continue;
@@ -143,6 +151,76 @@ describe("hostile values never make a second command", () => {
           expect(transport.commands).toEqual([]);
         }
       });
+    });
+  }
+
+  /**
+   * The generic preset with each `game.overrides.escape`, its templates as an operator writes them (the value last),
+   * parsed by every console the mode is documented for (docs/game-consoles.md §4).
+   */
+  const GENERIC_CONSOLES: Record<EscapeMode, Record<string, (line: string) => string[][]>> = {
+    quote: {
+      source: parseSourceConsole,
+      quake: parseQuakeConsole,
+      teeworlds: parseTeeworldsConsole,
+      openttd: parseOpenttdConsole,
+    },
+    line: { minecraft: (line) => [parseMinecraftConsole(line)] },
+    strip: {
+      source: parseSourceConsole,
+      quake: parseQuakeConsole,
+      teeworlds: parseTeeworldsConsole,
+      darkplaces: parseDarkplacesConsole,
+      rust: parseRustConsole,
+      openttd: parseOpenttdConsole,
+      minecraft: (line) => [parseMinecraftConsole(line)],
+    },
+  };
+  /** The value's arguments, joined by single spaces (unquoted modes: the console splits it at its spaces). */
+  const GENERIC_EXPECTED: Record<EscapeMode, (value: string) => string> = {
+    quote: (v) => sanitize(v).replace(/"/g, "'").replace(/\\/g, "/"),
+    line: (v) => sanitize(v).trim().split(/ +/).join(" "),
+    strip: (v) => stripForAnyConsole(v).trim().split(/ +/).join(" "),
+  };
+
+  for (const mode of ESCAPE_MODE_NAMES) {
+    describe(`generic, escape = "${mode}"`, () => {
+      const preset = resolvePreset("generic", {
+        list_command: "clients",
+        list_row: "^Client #(?<slot>\\d+) name: '(?<name>.*)'",
+        escape: mode,
+        commands: { kick: "kick {slot} {reason}", message: "say_client {slot} {text}", broadcast: "say {text}" },
+      });
+      for (const [what, action] of Object.entries(ACTIONS)) {
+        if (action.needs && preset.commands[action.needs] === undefined) continue;
+        for (const [console, parse] of Object.entries(GENERIC_CONSOLES[mode])) {
+          test(`${what}, read by the ${console} console: ${HOSTILE.length} hostile values`, async () => {
+            const [benign] = await rendered(preset, action.run, BENIGN);
+            const [b, ...moreB] = parse(benign!);
+            expect(moreB).toEqual([]);
+            const at = b!.indexOf(BENIGN);
+            for (const value of HOSTILE) {
+              const commands = await rendered(preset, action.run, value);
+              const parts = action.lines ? value.split(/\r\n|\r|\n/).filter((l) => l.trim() !== "") : [value];
+              expect(commands).toHaveLength(parts.length);
+              commands.forEach((command, i) => {
+                try {
+                  const parsed = parse(command);
+                  expect(parsed).toHaveLength(1);
+                  const h = parsed[0]!;
+                  if (at < 0) return expect(h).toEqual(b!); // the value isn't in this command (a kick by slot)
+                  expect(h.slice(0, at)).toEqual(b!.slice(0, at));
+                  const arg = mode === "quote" ? h.slice(at) : h.slice(at).filter((a) => a !== "");
+                  if (mode === "quote") expect(arg).toEqual([GENERIC_EXPECTED[mode](parts[i]!)]);
+                  else expect(arg.join(" ")).toBe(GENERIC_EXPECTED[mode](parts[i]!));
+                } catch (e) {
+                  throw new Error(`${JSON.stringify(value)} → ${JSON.stringify(command)}: ${(e as Error).message}`);
+                }
+              });
+            }
+          });
+        }
+      }
     });
   }
 

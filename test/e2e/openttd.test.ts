@@ -1,0 +1,165 @@
+/**
+ * End-to-end against a real OpenTTD 13 dedicated server (Debian packages `openttd` and `openttd-opengfx`), wrapped,
+ * with the generic preset configured exactly as the README's OpenTTD section says: its `server.cfg` lines and its
+ * hub-agent configuration are read from README.md, so what an operator copies is what runs here. Only the port, the
+ * server's directory and (for speed) a 64×64 map are the test's own.
+ *
+ * A real headless network client (`openttd -v null`, named Alice) joins: the agent registers her with the in-memory
+ * service and counts her; `hub-agent ban Alice …` (the compiled CLI) gets her kicked, and kicked again when she
+ * rejoins. The server binds 127.0.0.1 and ::1 only (checked from /proc) and, with `server_game_type = local`, never
+ * registers with OpenTTD's game coordinator. Skipped, with the reason, when OpenTTD or its base graphics are missing
+ * (`.ci/run` installs both).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sendStatus } from "../../lib/features/status.ts";
+import { binary, hub } from "../cli/binary.ts";
+import { spawn } from "../support/procs.ts";
+import { readmeBlock } from "../support/readme.ts";
+import { socketsOf } from "../support/sockets.ts";
+import { until } from "../support/until.ts";
+import { bansOf, freePort, online, socketsOf, startWorld, stopWorld, userOf, type World } from "./world.ts";
+
+const OPENTTD = "/usr/games/openttd";
+const GRAPHICS = "/usr/share/games/openttd/baseset/opengfx/opengfx.obg";
+const STDBUF = ["/usr/bin/stdbuf", "/bin/stdbuf"].find((p) => existsSync(p));
+const missing = [
+  ...(existsSync(OPENTTD) ? [] : [`${OPENTTD} (Debian package openttd)`]),
+  ...(existsSync(GRAPHICS) ? [] : [`its base graphics (Debian package openttd-opengfx)`]),
+  ...(STDBUF ? [] : ["stdbuf (coreutils)"]),
+];
+if (missing.length) console.warn(`SKIPPED: the OpenTTD test needs ${missing.join(" and ")}; .ci/run installs them`);
+
+/** Waits long enough for a loaded 2-core machine; on a timeout, says what the server printed last. */
+const SLOW = {
+  timeoutMs: 30_000,
+  diagnostics: () => `the server's last lines:\n${world?.lines.slice(-15).join("\n") ?? "(none)"}`,
+};
+let world: World | undefined;
+
+/** The README's OpenTTD section: its `server.cfg` lines and its hub-agent configuration, as an operator copies them. */
+function readmeConfig(): { serverCfg: string; toml: string } {
+  return { serverCfg: readmeBlock("### OpenTTD", "ini"), toml: readmeBlock("### OpenTTD", "toml") };
+}
+
+describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the README's generic preset (real server)", () => {
+  let w: World;
+  let port: number;
+  let home: string;
+  /** The headless client: one at a time, kept from one step to the next (its loop keeps a core busy). */
+  let client: ReturnType<typeof spawn> | undefined;
+
+  beforeAll(async () => {
+    home = mkdtempSync(join(tmpdir(), "hub-openttd-"));
+    void binary().catch(() => {}); // compiles while the map is generated
+    port = await freePort("tcp");
+    const { serverCfg, toml } = readmeConfig();
+    const serverDir = join(home, "server");
+    mkdirSync(serverDir);
+    const cfg = serverCfg.replace(/^server_port = \d+$/m, `server_port = ${port}`);
+    expect(cfg).toContain(`server_port = ${port}`);
+    writeFileSync(join(serverDir, "server.cfg"), `${cfg}[game_creation]\nmap_x = 6\nmap_y = 6\n`);
+    const config = toml.replace(/^cwd = .*$/m, `cwd = ${JSON.stringify(serverDir)}`);
+    expect(config).toContain(serverDir);
+    writeFileSync(join(home, "hub-agent.toml"), config); // startWorld's loadConfig reads it from home
+    w = world = await startWorld(home, {});
+  }, 60_000);
+
+  afterAll(async () => {
+    await stopClient();
+    await stopWorld(w);
+  });
+
+  async function stopClient(): Promise<void> {
+    client?.kill("SIGKILL");
+    await client?.exited;
+    client = undefined;
+  }
+
+  /** A network client named Alice, joining the server; it runs until killed. */
+  function joinClient(): void {
+    const dir = join(home, `client-${Date.now()}`);
+    mkdirSync(dir);
+    writeFileSync(join(dir, "client.cfg"), "[network]\nclient_name = Alice\nuse_relay_service = never\n");
+    // The null video driver runs a set number of game ticks, then exits: enough for minutes.
+    client = spawn(
+      [
+        OPENTTD,
+        "-v",
+        "null:ticks=100000000",
+        "-s",
+        "null",
+        "-m",
+        "null",
+        "-n",
+        `127.0.0.1:${port}`,
+        "-c",
+        "client.cfg",
+        "-x",
+      ],
+      {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? "", HOME: dir },
+        stdout: "ignore",
+        stderr: "ignore",
+        scope: "file",
+      },
+    );
+  }
+
+  const joined = (n: number) =>
+    w.lines.filter((l) => /\*\*\* Alice has joined the game \(Client #\d+\)$/.test(l)).length === n;
+  /** OpenTTD announces a kick with its reason (and prints no "has left the game" line then). */
+  const kicked = (n: number) =>
+    w.lines.filter((l) =>
+      l.includes("*** Alice was kicked. Reason: (You are banned from this server. Reason: griefing"),
+    ).length === n;
+
+  test("the server listens on loopback only (IPv4 and IPv6), and the generic preset names itself", async () => {
+    const pid = w.wrapped!.supervisor.pid!;
+    const sockets = socketsOf(pid).sort();
+    // The game's TCP port and its UDP (LAN discovery) socket, each on 127.0.0.1 and ::1: nothing else.
+    expect([...new Set(sockets)]).toEqual([`127.0.0.1:${port}`, `[::1]:${port}`]);
+    expect(w.logger.lines.some((l) => l.msg === "generic console is reachable")).toBe(true);
+  });
+
+  test("a real network client joins: registered with the service by name, listed by `clients`, counted", async () => {
+    joinClient();
+    await until(() => online(w).includes("Alice"), "Alice online (her join line)", SLOW);
+    await until(() => w.agent.users.get("Alice") !== undefined, "the service user of Alice", SLOW);
+    expect(w.sb.state.findUser("Alice", "CENTRAL")).toMatchObject({ identifier: "Alice", username: "Alice" });
+    // The row pattern reads Alice and leaves out the server's own row (`IP: server`).
+    const status = await w.bridge.status();
+    expect(status.players.map((p) => p.name)).toEqual(["Alice"]);
+    await sendStatus(w.agent);
+    expect(w.sb.state.servers.get(w.sb.serverId)?.users_current).toBe(1);
+    // The replies to the agent's `clients` are its own: the operator's terminal doesn't show them.
+    expect(w.lines.some((l) => l.includes("name: 'Alice'"))).toBe(true);
+    expect(w.shown()).not.toContain("name: 'Alice'");
+  }, 60_000);
+
+  test("`hub-agent ban Alice 10 griefing` (the compiled CLI): the server kicks her, and kicks her again when she rejoins", async () => {
+    await binary();
+    // In the directory of hub-agent.toml, as the operator runs it.
+    const r = await hub(["ban", "Alice", "10", "griefing"], { env: w.env, cwd: w.home });
+    expect(r, r.stderr).toMatchObject({ code: 0 });
+    expect(bansOf(w, "Alice")).toMatchObject([{ reason: "griefing", length: 600, status: "ACTIVE" }]);
+    await until(() => kicked(1), "the server to kick Alice", SLOW);
+    // The leave line (by client id) tells the agent at once; its own poll is an hour away.
+    await until(() => !online(w).includes("Alice"), "Alice to leave the agent's players", SLOW);
+    await stopClient();
+    joinClient();
+    await until(() => joined(2), "Alice to rejoin", SLOW);
+    await until(() => kicked(2), "the server to kick Alice again", SLOW);
+    await until(() => !online(w).includes("Alice"), "Alice gone again", SLOW);
+    const status = await w.bridge.status();
+    expect(status.players).toEqual([]);
+  }, 120_000);
+
+  test("quit stops the server cleanly", async () => {
+    await w.bridge.stop();
+    expect(w.exits).toMatchObject([{ code: 0, requested: true, restarting: false }]);
+  }, 30_000);
+});

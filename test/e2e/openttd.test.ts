@@ -10,17 +10,19 @@
  * registers with OpenTTD's game coordinator. Skipped, with the reason, when OpenTTD or its base graphics are missing
  * (`.ci/run` installs both).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { loadConfig } from "../../lib/config/index.ts";
 import { sendStatus } from "../../lib/features/status.ts";
+import { resolvePreset } from "../../lib/game/presets/index.ts";
 import { binary, hub } from "../cli/binary.ts";
 import { spawn } from "../support/procs.ts";
 import { readmeBlock } from "../support/readme.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { until } from "../support/until.ts";
-import { bansOf, freePort, online, socketsOf, startWorld, stopWorld, userOf, type World } from "./world.ts";
+import { bansOf, freePort, online, startWorld, stopWorld, type World } from "./world.ts";
 
 const OPENTTD = "/usr/games/openttd";
 const GRAPHICS = "/usr/share/games/openttd/baseset/opengfx/opengfx.obg";
@@ -35,9 +37,18 @@ if (missing.length) console.warn(`SKIPPED: the OpenTTD test needs ${missing.join
 /** Waits long enough for a loaded 2-core machine; on a timeout, says what the server printed last. */
 const SLOW = {
   timeoutMs: 30_000,
-  diagnostics: () => `the server's last lines:\n${world?.lines.slice(-15).join("\n") ?? "(none)"}`,
+  diagnostics: () =>
+    `the server's last lines:\n${world?.lines.slice(-15).join("\n") ?? "(none)"}\nthe client's:\n${clientLog()}`,
 };
 let world: World | undefined;
+let clientDir: string | undefined;
+const clientLog = () => {
+  try {
+    return readFileSync(join(clientDir!, "client.log"), "utf8").split("\n").slice(-15).join("\n");
+  } catch {
+    return "(none)";
+  }
+};
 
 /** The README's OpenTTD section: its `server.cfg` lines and its hub-agent configuration, as an operator copies them. */
 function readmeConfig(): { serverCfg: string; toml: string } {
@@ -80,7 +91,7 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the README's gener
 
   /** A network client named Alice, joining the server; it runs until killed. */
   function joinClient(): void {
-    const dir = join(home, `client-${Date.now()}`);
+    const dir = (clientDir = join(home, `client-${Date.now()}`));
     mkdirSync(dir);
     writeFileSync(join(dir, "client.cfg"), "[network]\nclient_name = Alice\nuse_relay_service = never\n");
     // The null video driver runs a set number of game ticks, then exits: enough for minutes.
@@ -102,8 +113,8 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the README's gener
       {
         cwd: dir,
         env: { PATH: process.env.PATH ?? "", HOME: dir },
-        stdout: "ignore",
-        stderr: "ignore",
+        stdout: Bun.file(join(dir, "client.log")),
+        stderr: Bun.file(join(dir, "client.log")),
         scope: "file",
       },
     );
@@ -157,6 +168,18 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the README's gener
     const status = await w.bridge.status();
     expect(status.players).toEqual([]);
   }, 120_000);
+
+  test("a broadcast is the server's public chat, and the README's chat pattern reads that line", async () => {
+    await w.bridge.message(null, 'hello "all"; !dashboard');
+    const said = () => w.lines.find((l) => l.includes("[All] ") && l.endsWith("!dashboard"));
+    await until(() => said() !== undefined, "the server's chat line", SLOW);
+    const loaded = await loadConfig({ env: w.env, cwd: w.home });
+    if (!loaded.ok) throw new Error(loaded.problems.join("\n"));
+    const { game } = loaded.config;
+    const chat = resolvePreset(game.preset!, game.overrides).lines.chat![0]!;
+    // The quotes became ' (escape = "quote"); the `;` stayed text, one argument of one command.
+    expect(chat.exec(said()!)?.groups).toMatchObject({ name: "Unnamed Client", text: "hello 'all'; !dashboard" });
+  });
 
   test("quit stops the server cleanly", async () => {
     await w.bridge.stop();

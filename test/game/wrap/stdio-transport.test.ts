@@ -32,6 +32,15 @@ describe("StdioTransport: commands", () => {
     expect(await w.transport.send("join Dave", { until: /joined the game$/ })).toBe("Dave joined the game");
   });
 
+  test("without an echo command but with a quiet period, a reply is what the server prints until it falls silent", async () => {
+    const w = await wrap([], { echo: undefined, quietMs: 400 });
+    // "working on it", 150 ms of work, then the answer: both inside the quiet period's reach.
+    expect(await w.transport.send("slow 150 done")).toBe("working on it\ndone");
+    expect(await w.transport.send("sleep 10")).toBe(""); // prints nothing: ends after the quiet period
+    expect(await w.transport.send("join Frank")).toBe("Frank joined the game");
+    expect(w.has("Frank joined the game")).toBe(true); // still an event line
+  });
+
   test("a line break or NUL can't smuggle in a second command", async () => {
     const w = await wrap();
     for (const bad of ["say hi\nquit", "say hi\rquit", "say \0"]) {

@@ -95,6 +95,8 @@ export class StdioTransport implements Transport {
   /** With `readBytes`: what was written and may be unread, each with the marker that proves it read. */
   #unread: { bytes: number; marker?: string }[] = [];
   #readMore: (() => void)[] = [];
+  /** Shut while a reply that ends with a quiet period is open: nothing marks where a typed line's answer starts. */
+  #noQuietReply = new Gate(true);
 
   constructor(server: Supervisor, opts: StdioTransportOptions) {
     this.#server = server;
@@ -146,7 +148,16 @@ export class StdioTransport implements Transport {
    */
   async type(line: string): Promise<void> {
     if (!this.#o.echo || line.includes("\0")) {
-      if (!this.#server.write(`${line}\n`)) throw new TransportError("closed", "the server is not running");
+      // Its answer would be taken into an open reply that ends with a quiet period: it waits that reply out (at most
+      // a command's timeout), and hub-agent's next command waits until it is written.
+      this.#typedCount++;
+      this.#noTyped.shut();
+      try {
+        await this.#noQuietReply.wait();
+        if (!this.#server.write(`${line}\n`)) throw new TransportError("closed", "the server is not running");
+      } finally {
+        if (--this.#typedCount === 0) this.#noTyped.open();
+      }
       return;
     }
     this.#typedCount++;
@@ -235,6 +246,7 @@ export class StdioTransport implements Transport {
       let quiet: AbortController | undefined;
       const settle = (fn: () => void) => {
         quiet?.abort();
+        if (quietMs) this.#noQuietReply.open();
         this.#forget(reply);
         job.signal.removeEventListener("abort", onAbort);
         fn();
@@ -276,7 +288,10 @@ export class StdioTransport implements Transport {
       job.written = true;
       if (typed) this.#typed = reply;
       else this.#command = reply;
-      if (quietMs) waitQuiet();
+      if (quietMs) {
+        this.#noQuietReply.shut();
+        waitQuiet();
+      }
     });
   }
 

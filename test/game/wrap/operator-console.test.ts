@@ -83,6 +83,18 @@ describe("OperatorConsole", () => {
     expect(shown()).not.toContain("working on it");
   });
 
+  test("without echo, a line typed while a reply waits for its quiet period is written after it: its answer is shown", async () => {
+    const { w, input, shown } = await terminal({ echo: undefined, quietMs: 300 });
+    const reply = w.transport.send("slow 200 the agent's answer");
+    await until(() => w.has("working on it"), "hub-agent's command to run");
+    input.write("say typed by the operator\n");
+    expect(await reply).toBe("working on it\nthe agent's answer");
+    await until(() => shown().includes("[CHAT] Server: typed by the operator"), "the typed line's answer, shown");
+    // hub-agent's next command comes after the typed line, and its reply is its own.
+    expect(await w.transport.send("say agent")).toBe("[CHAT] Server: agent");
+    expect(shown()).not.toContain("agent's answer");
+  });
+
   test("the stop command typed at the console stops the server as hub-agent's own stop does (no restart)", async () => {
     const { w, input } = await terminal({ restart: { delayMs: 10 } });
     input.write("quit\n");

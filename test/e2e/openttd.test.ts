@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../lib/config/index.ts";
 import { sendStatus } from "../../lib/features/status.ts";
+import { checkGame } from "../../lib/game/doctor.ts";
 import { resolvePreset } from "../../lib/game/presets/index.ts";
 import { binary, hub } from "../cli/binary.ts";
 import { spawn } from "../support/procs.ts";
@@ -128,12 +129,19 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the README's gener
       l.includes("*** Alice was kicked. Reason: (You are banned from this server. Reason: griefing"),
     ).length === n;
 
-  test("the server listens on loopback only (IPv4 and IPv6), and the generic preset names itself", async () => {
+  test("the server listens on loopback only (IPv4 and IPv6); logs and doctor name the generic preset", async () => {
     const pid = w.wrapped!.supervisor.pid!;
     const sockets = socketsOf(pid).sort();
     // The game's TCP port and its UDP (LAN discovery) socket, each on 127.0.0.1 and ::1: nothing else.
     expect([...new Set(sockets)]).toEqual([`127.0.0.1:${port}`, `[::1]:${port}`]);
     expect(w.logger.lines.some((l) => l.msg === "generic console is reachable")).toBe(true);
+    const loaded = await loadConfig({ env: w.env, cwd: w.home });
+    if (!loaded.ok) throw new Error(loaded.problems.join("\n"));
+    const [game] = await checkGame(loaded.config);
+    expect(game).toMatchObject({ status: "ok" });
+    expect(game!.message).toMatch(
+      /^hub-agent run starts \S+\/stdbuf \(generic console\) in \S+ and stops it with "quit"$/,
+    );
   });
 
   test("a real network client joins: registered with the service by name, listed by `clients`, counted", async () => {

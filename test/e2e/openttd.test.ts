@@ -42,15 +42,9 @@ const SLOW = {
     `the server's last lines:\n${world?.lines.slice(-15).join("\n") ?? "(none)"}\nthe client's:\n${clientLog()}`,
 };
 let world: World | undefined;
-let clientDir: string | undefined;
-const clientLog = () => {
-  try {
-    return readFileSync(join(clientDir!, "client.log"), "utf8").split("\n").slice(-15).join("\n");
-  } catch {
-    return "(none)";
-  }
-};
-
+/** What the headless client printed (`-d net=3`), for a step that timed out. */
+let clientOutput: string[] = [];
+const clientLog = () => clientOutput.join("").split("\n").slice(-15).join("\n") || "(nothing)";
 /** The README's OpenTTD section: its `server.cfg` lines and its hub-agent configuration, as an operator copies them. */
 function readmeConfig(): { serverCfg: string; toml: string } {
   return { serverCfg: readmeBlock("### OpenTTD", "ini"), toml: readmeBlock("### OpenTTD", "toml") };
@@ -61,7 +55,7 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the README's gener
   let port: number;
   let home: string;
   /** The headless client: one at a time, kept from one step to the next (its loop keeps a core busy). */
-  let client: ReturnType<typeof spawn> | undefined;
+  let client: { kill(signal: NodeJS.Signals): void; exited: Promise<number> } | undefined;
 
   beforeAll(async () => {
     home = mkdtempSync(join(tmpdir(), "hub-openttd-"));
@@ -92,13 +86,16 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the README's gener
 
   /** A network client named Alice, joining the server; it runs until killed. */
   function joinClient(): void {
-    const dir = (clientDir = join(home, `client-${Date.now()}`));
+    const dir = join(home, `client-${Date.now()}`);
     mkdirSync(dir);
     writeFileSync(join(dir, "client.cfg"), "[network]\nclient_name = Alice\nuse_relay_service = never\n");
     // The null video driver runs a set number of game ticks, then exits: enough for minutes.
-    client = spawn(
+    const output: string[] = (clientOutput = []);
+    const proc = spawn(
       [
         OPENTTD,
+        "-d",
+        "net=3",
         "-v",
         "null:ticks=100000000",
         "-s",
@@ -114,11 +111,17 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the README's gener
       {
         cwd: dir,
         env: { PATH: process.env.PATH ?? "", HOME: dir },
-        stdout: Bun.file(join(dir, "client.log")),
-        stderr: Bun.file(join(dir, "client.log")),
+        stdout: "pipe",
+        stderr: "pipe",
         scope: "file",
       },
     );
+    client = proc;
+    for (const stream of [proc.stdout, proc.stderr]) {
+      void (async () => {
+        for await (const chunk of stream.pipeThrough(new TextDecoderStream())) output.push(chunk);
+      })().catch(() => {});
+    }
   }
 
   const joined = (n: number) =>

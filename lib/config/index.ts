@@ -226,6 +226,18 @@ async function checkGame(raw: Record<string, unknown>, where: (path: string) => 
     const spoken = [...Object.keys(preset.consoles), "wrapper"].map((k) => `"${k}"`).join(" or ");
     problems.push(`${needs} ${kind.title}, which ${presetName} doesn't speak: use game.bridge = ${spoken}`);
   }
+  if (presetName === "generic" && !kind.listsPlayers) {
+    for (const [key, example] of [
+      ["list_command", '"clients"'],
+      ["list_row", String.raw`'^ *(?<slot>\d+) +(?<name>.+)$'`],
+    ] as const) {
+      if (getPath(raw, `game.overrides.${key}`) === undefined) {
+        problems.push(
+          `${missing(`game.overrides.${key}`, file)}: game.preset = "generic" (${where("game.preset")}) needs the console's player list (e.g. ${key} = ${example}; see the README's "Your own game")`,
+        );
+      }
+    }
+  }
   try {
     const resolved = resolvePreset(presetName, (getPath(raw, "game.overrides") ?? {}) as never);
     if (kind.console && preset.consoles[kind.name]?.port === 0 && getPath(raw, "game.rcon.port") === undefined) {

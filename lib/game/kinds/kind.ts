@@ -75,6 +75,8 @@ export interface BridgeKind<S = unknown> {
   readonly section: string;
   /** Needs `preset.consoles[name]` (its default port and how to turn it on); the wrapper needs none. */
   readonly console: boolean;
+  /** Learns the players itself (the plugin says who is online), not from the preset's list command. */
+  readonly listsPlayers?: boolean;
   /** Cross-key checks of the written configuration (what `section` alone can't say): one line per problem. */
   validate?(raw: RawConfig): string[];
   create(input: KindInput<S>): Promise<BridgeParts>;

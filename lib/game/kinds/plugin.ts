@@ -21,6 +21,7 @@ export const plugin: BridgeKind<PluginSection> = {
   help: "plugin (a plugin in the game server connects to hub-agent; docs/plugin-protocol.md)",
   section: "rcon",
   console: false,
+  listsPlayers: true,
   validate(raw) {
     const problems = passwordProblems(raw, plugin);
     const host = String(raw.get("game.rcon.host") ?? "127.0.0.1").trim();

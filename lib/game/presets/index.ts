@@ -95,18 +95,6 @@ export function resolvePreset(name: string, overrides: PresetOverrides = {}): Pr
   }
   const base = PRESETS[name];
   const o = overrides;
-  if (name === "generic") {
-    for (const [key, example] of [
-      ["list_command", '"clients"'],
-      ["list_row", String.raw`'^ *(?<slot>\d+) +(?<name>.+)$'`],
-    ] as const) {
-      if (!o[key]) {
-        throw new PresetError(
-          `game.overrides.${key} is missing: game.preset = "generic" needs the console's player list (e.g. ${key} = ${example}; see the README's "Your own game")`,
-        );
-      }
-    }
-  }
   const lines = { ...base.lines };
   for (const [kind, source] of Object.entries(o.lines ?? {}) as [LineKind, string][]) {
     if (!LINE_KINDS.includes(kind)) throw new PresetError(`game.overrides.lines.${kind} is not a line kind`);

@@ -48,13 +48,6 @@ describe("the generic preset", () => {
     ]);
   });
 
-  test("needs the list command and its row pattern", () => {
-    expect(() => resolvePreset("generic", {})).toThrow(
-      'game.overrides.list_command is missing: game.preset = "generic" needs the console\'s player list',
-    );
-    expect(() => resolvePreset("generic", { list_command: "clients" })).toThrow("game.overrides.list_row is missing");
-  });
-
   test("joins and leaves by polling alone: the list is all it needs", async () => {
     const preset = resolvePreset("generic", { list_command: "clients", list_row: OPENTTD_ROW });
     let list = CLIENTS;
@@ -135,6 +128,18 @@ describe("loading a configuration with the generic preset", () => {
     for (const end of ['echo = "echo {marker}"', "list_end = '^end$'", "reply_quiet = 0.5"]) {
       expect(await problems(`${head}[game.overrides]\n${list}${end}\n`)).toEqual([]);
     }
+  });
+
+  test("a console needs the list command and its row pattern; a plugin, which says who is online, doesn't", async () => {
+    const wrapper = '[game]\nbridge = "wrapper"\npreset = "generic"\n[game.wrapper]\ncommand = ["/bin/true"]\n';
+    const ps = await problems(`${wrapper}[game.overrides]\necho = "echo {marker}"\n`);
+    expect(ps).toHaveLength(2);
+    expect(ps[0]).toStartWith("game.overrides.list_command is missing: set list_command under [game.overrides] in ");
+    expect(ps[0]).toContain(': game.preset = "generic" (in ');
+    expect(ps[0]).toContain('needs the console\'s player list (e.g. list_command = "clients"');
+    expect(ps[1]).toStartWith("game.overrides.list_row is missing");
+    const plugin = '[game]\nbridge = "plugin"\npreset = "generic"\n[game.rcon]\npassword = "a-long-token"\n';
+    expect(await problems(plugin)).toEqual([]);
   });
 
   test("a network console needs its port (generic has no default)", async () => {

@@ -53,6 +53,7 @@ for (const players of [0, 100, 1000]) {
     HUB_API_URL: sb.url,
     HUB_API_KEY: sb.key,
     HUB_API_SERVER_ID: sb.serverId,
+    HUB_GAME_BRIDGE: "sim",
     HUB_STORAGE_DIR: mkdtempSync(join(work, "data-")),
     ...intervals,
     BENCH_PLAYERS: String(players),

@@ -34,6 +34,7 @@ const env = {
   HUB_API_URL: "http://127.0.0.1:9/bench/v1",
   HUB_API_KEY: "bench-key-not-used",
   HUB_API_SERVER_ID: "541d1c41-1b58-40fc-8780-70c400ea5686",
+  HUB_GAME_BRIDGE: "sim",
   HUB_STORAGE_DIR: join(work, "data"),
 };
 // `ban` needs the serverbundle: a store with the server record cached, copied afresh (untimed) before each run.

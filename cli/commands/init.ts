@@ -34,7 +34,7 @@ export default defineCommand({
     } finally {
       await handle.close();
     }
-    ctx.say(`wrote ${file}: fill in api.url, api.key and api.server_id, then run \`hub-agent doctor\``);
+    ctx.say(`wrote ${file}: fill in api.url, api.key, api.server_id and game.bridge, then run \`hub-agent doctor\``);
     ctx.emit({ file });
   },
 });

@@ -3,7 +3,7 @@ import { readFile, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { ConfigSchema, KEY_HELP, SPEC_INTERVALS, type Config } from "./schema.ts";
 import { isLoopback, parseListen } from "./listen.ts";
-import { parseToml } from "./toml.ts";
+import { TomlError, parseToml } from "./toml.ts";
 
 export { type Config, SPEC_INTERVALS } from "./schema.ts";
 
@@ -64,6 +64,12 @@ const exists = (path: string) =>
     () => false,
   );
 
+/** The keys `hub-agent init` fills with a placeholder (template.ts). */
+const PLACEHOLDER_KEYS = ["api.url", "api.key", "api.server_id", "game.bridge"];
+
+/** A value still as the template wrote it: `<…>` in place of the value, or in the URL's path (`/<instance>/`). */
+const isPlaceholder = (value: unknown) => typeof value === "string" && /<[^<>]*>/.test(value);
+
 export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
   const problems: string[] = [];
   const secrets: string[] = [];
@@ -78,6 +84,11 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
     try {
       raw = parseToml(await readFile(file, "utf8"));
     } catch (e) {
+      if (e instanceof TomlError) {
+        const caret = `${" ".repeat(e.column - 1)}^`;
+        const problems = [`${file}:${e.line}:${e.column}: not valid TOML: ${e.reason}`, `| ${e.source}`, `| ${caret}`];
+        return { ok: false, problems, file, secrets };
+      }
       const err = e as NodeJS.ErrnoException;
       const why =
         err.code === "ENOENT"
@@ -108,11 +119,19 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
   }
 
   raw.api ??= {}; // so a missing [api] table is reported key by key, not as one vague line
+  raw.game ??= {}; // likewise game.bridge
+  // `hub-agent init`'s placeholders, left as written: one line each instead of a DNS failure in `doctor`.
+  const placeholders = PLACEHOLDER_KEYS.filter((path) => isPlaceholder(getPath(raw, path)));
+  for (const path of placeholders) {
+    const shown = SECRET_KEYS.has(path) ? "" : ` = ${JSON.stringify(getPath(raw, path))}`;
+    const where = describeSource(sources.get(path), path, file);
+    problems.push(`${path}${shown} (${where}) is still the template's placeholder: replace it with ${KEY_HELP[path]}`);
+  }
   // Report every problem at once: schema issues first, then the checks that look at several keys.
   const parsed = v.safeParse(ConfigSchema, raw);
-  const issues = parsed.success ? [] : parsed.issues;
+  const issues = parsed.success ? [] : parsed.issues.filter((i) => !placeholders.includes(v.getDotPath(i) ?? ""));
   problems.push(...issues.map((issue) => describeIssue(issue, raw, sources, file)));
-  const failed = new Set(issues.map((issue) => v.getDotPath(issue)));
+  const failed = new Set([...issues.map((issue) => v.getDotPath(issue)), ...placeholders]);
   const where = (path: string) => describeSource(sources.get(path), path, file);
   const rawString = (path: string) => (failed.has(path) ? undefined : (getPath(raw, path) as string | undefined));
 

@@ -172,83 +172,82 @@ export const ConfigSchema = v.strictObject({
     ),
   }),
   storage: v.optional(v.strictObject({ dir: v.optional(text("must be a directory path"), "./data") }), {}),
-  game: v.optional(
-    v.strictObject({
-      bridge: v.optional(v.picklist(BRIDGE_NAMES, `must be one of: ${BRIDGE_NAMES.join(", ")}`), "sim"),
-      preset: v.optional(v.picklist(PRESET_NAMES, `must be one of: ${PRESET_NAMES.join(", ")}`)),
-      map: v.optional(text("must be the map name to report when the game cannot tell")),
-      // Before the sub-tables, so `hub-agent init` writes each table once.
-      log_file: v.optional(text("must be a path to the game's log file")),
-      /** Only for `bridge = "sim"`: a simulated game for demos and process tests. */
-      sim: v.optional(
-        v.strictObject({
-          players: v.optional(simPlayers, []),
-          actions_log: v.optional(text("must be a file path")),
-        }),
-        {},
-      ),
-      rcon: v.optional(
-        v.strictObject({
-          host: v.optional(text("must be the game server's host name or IP address"), "127.0.0.1"),
-          port: v.optional(port),
-          password: v.optional(text("must not be empty")),
-          password_file: v.optional(text("must be a path to a file that holds the RCON password")),
-          allow_remote: bool(false),
-        }),
-        {},
-      ),
-      wrapper: v.optional(
-        v.strictObject({
-          command: v.optional(commandLine),
-          cwd: v.optional(text("must be a directory path")),
-          restart: bool(false),
-          /** Only these reach the server besides PATH, HOME, locale and the like: never hub-agent's HUB_* secrets. */
-          env: v.optional(
-            v.record(
-              v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a variable name (letters, digits, _)")),
-              v.string("must be a string (quote numbers)"),
-            ),
-            {},
+  /** Required, as game.bridge is (loadConfig gives a missing [game] table, so the key is named). */
+  game: v.strictObject({
+    /** Required, also for the simulated game: a config that forgot it must not run a game that isn't there. */
+    bridge: v.picklist(BRIDGE_NAMES, `must be one of: ${BRIDGE_NAMES.join(", ")}`),
+    preset: v.optional(v.picklist(PRESET_NAMES, `must be one of: ${PRESET_NAMES.join(", ")}`)),
+    map: v.optional(text("must be the map name to report when the game cannot tell")),
+    // Before the sub-tables, so `hub-agent init` writes each table once.
+    log_file: v.optional(text("must be a path to the game's log file")),
+    /** Only for `bridge = "sim"`: a simulated game for demos and process tests. */
+    sim: v.optional(
+      v.strictObject({
+        players: v.optional(simPlayers, []),
+        actions_log: v.optional(text("must be a file path")),
+      }),
+      {},
+    ),
+    rcon: v.optional(
+      v.strictObject({
+        host: v.optional(text("must be the game server's host name or IP address"), "127.0.0.1"),
+        port: v.optional(port),
+        password: v.optional(text("must not be empty")),
+        password_file: v.optional(text("must be a path to a file that holds the RCON password")),
+        allow_remote: bool(false),
+      }),
+      {},
+    ),
+    wrapper: v.optional(
+      v.strictObject({
+        command: v.optional(commandLine),
+        cwd: v.optional(text("must be a directory path")),
+        restart: bool(false),
+        /** Only these reach the server besides PATH, HOME, locale and the like: never hub-agent's HUB_* secrets. */
+        env: v.optional(
+          v.record(
+            v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a variable name (letters, digits, _)")),
+            v.string("must be a string (quote numbers)"),
           ),
-        }),
-        {},
-      ),
-      overrides: v.optional(
-        v.strictObject({
-          user_type: v.optional(
-            v.pipe(v.string(), v.trim(), v.regex(/^[A-Z0-9_]+$/, "must be a user type of the service, e.g. STEAM")),
+          {},
+        ),
+      }),
+      {},
+    ),
+    overrides: v.optional(
+      v.strictObject({
+        user_type: v.optional(
+          v.pipe(v.string(), v.trim(), v.regex(/^[A-Z0-9_]+$/, "must be a user type of the service, e.g. STEAM")),
+        ),
+        command_prefix: v.optional(text("must be the chat command prefix, e.g. !")),
+        multi_group: v.optional(bool(false)),
+        colours: v.optional(v.picklist(["strip", "minecraft", "quake"], "must be one of: strip, minecraft, quake")),
+        max_players: v.optional(
+          v.pipe(
+            v.union([v.number(), v.pipe(v.string(), v.trim(), v.nonEmpty(), v.transform(Number))]),
+            v.number("must be a number"),
+            v.integer("must be a whole number"),
+            v.minValue(0, "must not be negative"),
           ),
-          command_prefix: v.optional(text("must be the chat command prefix, e.g. !")),
-          multi_group: v.optional(bool(false)),
-          colours: v.optional(v.picklist(["strip", "minecraft", "quake"], "must be one of: strip, minecraft, quake")),
-          max_players: v.optional(
-            v.pipe(
-              v.union([v.number(), v.pipe(v.string(), v.trim(), v.nonEmpty(), v.transform(Number))]),
-              v.number("must be a number"),
-              v.integer("must be a whole number"),
-              v.minValue(0, "must not be negative"),
-            ),
+        ),
+        list_command: v.optional(text("must be the console command that lists the players")),
+        list_row: v.optional(text("must be a regular expression for one row of the player list")),
+        list_end: v.optional(v.string("must be a regular expression (a string)")),
+        echo: v.optional(v.string('must be the console\'s echo command with {marker}, e.g. "echo {marker}"')),
+        reply_quiet: v.optional(
+          v.pipe(
+            numeric("must be a number of seconds"),
+            v.gtValue(0, "must be a positive number of seconds"),
+            v.maxValue(5, "must be at most 5 seconds (a reply must end well within a command's 10 s)"),
           ),
-          list_command: v.optional(text("must be the console command that lists the players")),
-          list_row: v.optional(text("must be a regular expression for one row of the player list")),
-          list_end: v.optional(v.string("must be a regular expression (a string)")),
-          echo: v.optional(v.string('must be the console\'s echo command with {marker}, e.g. "echo {marker}"')),
-          reply_quiet: v.optional(
-            v.pipe(
-              numeric("must be a number of seconds"),
-              v.gtValue(0, "must be a positive number of seconds"),
-              v.maxValue(5, "must be at most 5 seconds (a reply must end well within a command's 10 s)"),
-            ),
-          ),
-          escape: v.optional(v.picklist(ESCAPE_MODE_NAMES, `must be one of: ${ESCAPE_MODE_NAMES.join(", ")}`)),
-          lines: optionalKeys(LINE_KINDS, "must be a regular expression (a string)"),
-          commands: optionalKeys(COMMAND_KINDS, "must be a command template (a string)"),
-        }),
-        {},
-      ),
-    }),
-    {},
-  ),
+        ),
+        escape: v.optional(v.picklist(ESCAPE_MODE_NAMES, `must be one of: ${ESCAPE_MODE_NAMES.join(", ")}`)),
+        lines: optionalKeys(LINE_KINDS, "must be a regular expression (a string)"),
+        commands: optionalKeys(COMMAND_KINDS, "must be a command template (a string)"),
+      }),
+      {},
+    ),
+  }),
   intervals: v.optional(
     v.strictObject({
       ...(Object.fromEntries(

@@ -1,11 +1,44 @@
 import * as v from "valibot";
 import { ConfigSchema, KEY_HELP } from "./schema.ts";
 import { configKeys, envName } from "./index.ts";
+import { BRIDGE_NAMES } from "../game/kinds/index.ts";
 
 const REQUIRED_EXAMPLE: Record<string, string> = {
   "api.url": "https://api.vyhub.app/<instance>/v1",
   "api.key": "<paste the server's API key here>",
   "api.server_id": "<server id, a UUID>",
+  "game.bridge": `<how hub-agent talks to the game: ${BRIDGE_NAMES.join(", ")}>`,
+};
+
+/**
+ * What a key without a default shows, commented out: a value that is valid once uncommented (`tested in
+ * test/config/template.test.ts`), so an operator can start from it. Override lines and commands show "" (off).
+ */
+const EXAMPLES: Record<string, unknown> = {
+  "api.key_file": "api-key",
+  "api.web_url": "https://community.example.org",
+  "game.preset": "minecraft",
+  "game.map": "de_dust2",
+  "game.log_file": "logs/latest.log",
+  "game.sim.actions_log": "sim-actions.jsonl",
+  "game.rcon.port": 27015,
+  "game.rcon.password": "change-me",
+  "game.rcon.password_file": "rcon-password",
+  "game.wrapper.command": ["./srcds_run", "-game", "garrysmod", "-norestart"],
+  "game.wrapper.cwd": "server",
+  "game.overrides.user_type": "STEAM",
+  "game.overrides.command_prefix": "!",
+  "game.overrides.multi_group": false,
+  "game.overrides.colours": "strip",
+  "game.overrides.max_players": 32,
+  "game.overrides.list_command": "status",
+  "http.listen": "127.0.0.1:9187",
+};
+
+/** Keys that replace another one: uncommenting one means commenting the other out. */
+export const ALTERNATIVES: Record<string, string> = {
+  "api.key_file": "key",
+  "game.rcon.password_file": "password",
 };
 
 /** The commented configuration `hub-agent init` writes: every key, its default, and its environment variable. */
@@ -27,9 +60,14 @@ export function renderTemplate(values: Record<string, string> = {}): string {
     }
     out.push(`# ${KEY_HELP[path] ?? path} (${envName(path)})`);
     const given = values[path] ?? REQUIRED_EXAMPLE[path];
-    const fallback = defaultOf(path);
-    if (given !== undefined) out.push(`${key} = ${JSON.stringify(given)}`);
-    else out.push(`# ${key} = ${fallback === undefined ? '""' : JSON.stringify(fallback)}`);
+    if (given !== undefined) {
+      out.push(`${key} = ${JSON.stringify(given)}`);
+      continue;
+    }
+    const example = defaultOf(path) ?? EXAMPLES[path] ?? (path.startsWith("game.overrides.") ? "" : undefined);
+    if (example === undefined) throw new Error(`no commented value for ${path}: add one to EXAMPLES`);
+    const instead = ALTERNATIVES[path] ? `  # instead of ${ALTERNATIVES[path]}` : "";
+    out.push(`# ${key} = ${JSON.stringify(example)}${instead}`);
   }
   out.push(
     "",

@@ -5,7 +5,55 @@
  */
 export function parseToml(text: string): Record<string, unknown> {
   const bun = (globalThis as { Bun?: { TOML: { parse(s: string): unknown } } }).Bun;
-  return (bun ? bun.TOML.parse(text) : parseTomlSubset(text)) as Record<string, unknown>;
+  if (!bun) return parseTomlSubset(text);
+  try {
+    return bun.TOML.parse(text) as Record<string, unknown>;
+  } catch (e) {
+    const message = String((e as Error).message ?? e).replace(/^TOML Parse error: /, "");
+    throw new TomlError(message, ...locate(text, (s) => void bun.TOML.parse(s)));
+  }
+}
+
+/** A syntax error at a 1-based line and column; `source` is that line as written. */
+export class TomlError extends Error {
+  override name = "TomlError";
+  constructor(
+    readonly reason: string,
+    readonly line: number,
+    readonly column: number,
+    readonly source: string,
+  ) {
+    super(`line ${line}, column ${column}: ${reason}`);
+  }
+}
+
+/**
+ * Where a parser that names no position failed: the line after the longest run of whole lines that parses (a
+ * multi-line array cut in half fails, so shorter prefixes prove nothing), and in that line the column after its
+ * longest prefix that still parses (at least its indentation). About 2 ms for a 140-line file: one parse per line
+ * from the end, then per character of one line.
+ */
+export function locate(text: string, parse: (s: string) => void): [line: number, column: number, source: string] {
+  const lines = text.split("\n");
+  const ok = (s: string) => {
+    try {
+      parse(s);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  let good = lines.length - 1;
+  while (good > 0 && !ok(lines.slice(0, good).join("\n"))) good--;
+  const before = good > 0 ? lines.slice(0, good).join("\n") + "\n" : "";
+  const source = (lines[good] ?? "").replace(/\r$/, "");
+  let column = source.length - source.trimStart().length;
+  for (let c = source.length; c > column; c--)
+    if (ok(before + source.slice(0, c))) {
+      column = c;
+      break;
+    }
+  return [good + 1, Math.min(column, Math.max(source.length - 1, 0)) + 1, source];
 }
 
 export function parseTomlSubset(text: string): Record<string, unknown> {
@@ -14,7 +62,9 @@ export function parseTomlSubset(text: string): Record<string, unknown> {
   let i = 0;
   let line = 1;
   const fail = (msg: string): never => {
-    throw new Error(`line ${line}: ${msg}`);
+    const start = text.lastIndexOf("\n", i - 1) + 1;
+    const end = text.indexOf("\n", start);
+    throw new TomlError(msg, line, i - start + 1, text.slice(start, end === -1 ? undefined : end).replace(/\r$/, ""));
   };
   const skip = (newlines: boolean) => {
     for (;;) {

@@ -63,6 +63,7 @@ export async function harness(
       HUB_API_URL: sb.url,
       HUB_API_KEY: sb.key,
       HUB_API_SERVER_ID: sb.serverId,
+      HUB_GAME_BRIDGE: "sim",
       HUB_STORAGE_DIR: dir,
       ...opts.env,
     },

@@ -16,6 +16,7 @@ beforeAll(async () => {
     HUB_API_URL: sb.url,
     HUB_API_KEY: KEY,
     HUB_API_SERVER_ID: sb.serverId,
+    HUB_GAME_BRIDGE: "sim",
     HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-data-")),
   };
   await binary();
@@ -76,7 +77,8 @@ describe("the compiled binary", () => {
     const filled = readFileSync(file, "utf8")
       .replaceAll("https://api.vyhub.app/<instance>/v1", sb.url)
       .replaceAll("<paste the server's API key here>", KEY)
-      .replaceAll("<server id, a UUID>", sb.serverId);
+      .replaceAll("<server id, a UUID>", sb.serverId)
+      .replace(/bridge = "<[^"]*>"/, 'bridge = "sim"');
     writeFileSync(file, filled);
     const doctor = await run(["doctor"], { cwd });
     expect(doctor.code).toBe(0);

@@ -18,6 +18,7 @@ const env = () => ({
   HUB_API_URL: sb.url,
   HUB_API_KEY: sb.key,
   HUB_API_SERVER_ID: sb.serverId,
+  HUB_GAME_BRIDGE: "sim",
   HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-first-")),
 });
 

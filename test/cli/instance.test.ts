@@ -80,6 +80,7 @@ test("two runs started together on one store: one serves, the other exits 7 nami
         HUB_API_URL: sb.url,
         HUB_API_KEY: sb.key,
         HUB_API_SERVER_ID: sb.serverId,
+        HUB_GAME_BRIDGE: "sim",
       },
     });
     expect(status.code).toBe(0);

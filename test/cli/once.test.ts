@@ -14,6 +14,7 @@ test("run --once (cron): exit 6 while a ban waits for the service, 0 once it is 
     HUB_API_URL: sb.url,
     HUB_API_KEY: sb.key,
     HUB_API_SERVER_ID: sb.serverId,
+    HUB_GAME_BRIDGE: "sim",
     HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-once-")),
   };
   expect((await hub(["run", "--once"], { env })).code).toBe(0); // caches the server record

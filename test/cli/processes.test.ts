@@ -32,6 +32,7 @@ async function startRun(extra: Record<string, string> = {}): Promise<Agent> {
     HUB_API_URL: sb.url,
     HUB_API_KEY: sb.key,
     HUB_API_SERVER_ID: sb.serverId,
+    HUB_GAME_BRIDGE: "sim",
     HUB_STORAGE_DIR: join(dir, "store"),
     HUB_API_TIMEOUT: "5",
     ...extra,

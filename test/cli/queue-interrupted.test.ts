@@ -22,6 +22,7 @@ test("flagged: listed until dropped; reported by `run` or `queue retry`, then dr
     HUB_API_URL: sb.url,
     HUB_API_KEY: sb.key,
     HUB_API_SERVER_ID: sb.serverId,
+    HUB_GAME_BRIDGE: "sim",
     HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-interrupted-")),
   };
   const reports = (await openStore({ dir: env.HUB_STORAGE_DIR })).queue(EXECUTED_QUEUE, ExecutedRewardSchema);

@@ -34,6 +34,7 @@ const fresh = () => ({
   HUB_API_URL: sb.url,
   HUB_API_KEY: KEY,
   HUB_API_SERVER_ID: sb.serverId,
+  HUB_GAME_BRIDGE: "sim",
   HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-sanctions-")),
 });
 const run = async (args: string[], env: Record<string, string>) => {

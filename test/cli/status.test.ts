@@ -33,6 +33,7 @@ const envOf = (sb: Sandbox, dir: string) => ({
   HUB_API_URL: sb.url,
   HUB_API_KEY: sb.key,
   HUB_API_SERVER_ID: sb.serverId,
+  HUB_GAME_BRIDGE: "sim",
   HUB_STORAGE_DIR: join(dir, "store"),
 });
 

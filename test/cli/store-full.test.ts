@@ -80,6 +80,7 @@ async function cachedStore(): Promise<Setup> {
     HUB_API_URL: sb.url,
     HUB_API_KEY: sb.key,
     HUB_API_SERVER_ID: sb.serverId,
+    HUB_GAME_BRIDGE: "sim",
     HUB_STORAGE_DIR: join(mnt, "store"),
   };
   sb.state.addBan({ user_id: BOB.user, serverbundle_id: sb.bundleId, reason: "cached ban" });
@@ -226,7 +227,13 @@ test.skipIf(!!cannotMount)(
 
 test("a ban written to the queue whose delivery lock is blocked exits 6 with the reason, and is sent once later", async () => {
   const dir = mkdtempSync(join(tmpdir(), "hub-lock-dir-"));
-  const env = { HUB_API_URL: sb.url, HUB_API_KEY: sb.key, HUB_API_SERVER_ID: sb.serverId, HUB_STORAGE_DIR: dir };
+  const env = {
+    HUB_API_URL: sb.url,
+    HUB_API_KEY: sb.key,
+    HUB_API_SERVER_ID: sb.serverId,
+    HUB_GAME_BRIDGE: "sim",
+    HUB_STORAGE_DIR: dir,
+  };
   const lock = join(dir, "locks", "sanctions.lock");
   mkdirSync(lock, { recursive: true }); // something made a directory where the lock file goes
   const posts = () =>

@@ -29,6 +29,7 @@ test("ESC and BEL in a nick and a reason are escaped in answers, queue status an
     HUB_API_URL: sb.url,
     HUB_API_KEY: sb.key,
     HUB_API_SERVER_ID: sb.serverId,
+    HUB_GAME_BRIDGE: "sim",
     HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-terminal-")),
     HUB_GAME_SIM_PLAYERS: `${ID}:${NICK}`,
   };

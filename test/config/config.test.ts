@@ -4,14 +4,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { configKeys, envName, loadConfig } from "../../lib/config/index.ts";
 import { renderTemplate } from "../../lib/config/template.ts";
-import { parseTomlSubset } from "../../lib/config/toml.ts";
+import { TomlError, parseToml, parseTomlSubset } from "../../lib/config/toml.ts";
 import { PRESET_NAMES } from "../../lib/game/presets/types.ts";
 
 /** Every preset, as the messages list them. */
 const PRESET_LIST = PRESET_NAMES.join(", ");
 
 const SERVER = "541d1c41-1b58-40fc-8780-70c400ea5686";
-const good = { HUB_API_URL: "https://api.vyhub.app/demo/v1", HUB_API_KEY: "k-0123456789", HUB_API_SERVER_ID: SERVER };
+const good = {
+  HUB_API_URL: "https://api.vyhub.app/demo/v1",
+  HUB_API_KEY: "k-0123456789",
+  HUB_API_SERVER_ID: SERVER,
+  HUB_GAME_BRIDGE: "sim",
+};
 const dir = () => mkdtempSync(join(tmpdir(), "hub-config-"));
 
 async function problems(env: Record<string, string>, file?: string, cwd = dir()) {
@@ -60,7 +65,7 @@ describe("configuration", () => {
     const file = join(d, "agent.toml");
     writeFileSync(
       file,
-      `[api]\nurl = "https://a.example/x/v1"\nkey = "file-key-123"\nserver_id = "${SERVER}"\n[intervals]\nstatus = 30\n[storage]\ndir = "state"\n`,
+      `[api]\nurl = "https://a.example/x/v1"\nkey = "file-key-123"\nserver_id = "${SERVER}"\n[game]\nbridge = "sim"\n[intervals]\nstatus = 30\n[storage]\ndir = "state"\n`,
     );
     const r = await loadConfig({
       env: { HUB_INTERVALS_STATUS: "2", HUB_API_URL: "https://b.example/y/v1" },
@@ -79,7 +84,7 @@ describe("configuration", () => {
     const d = dir();
     writeFileSync(
       join(d, "hub-agent.toml"),
-      `[api]\nurl = "https://a.example/x/v1"\nkey = "abcd-key"\nserver_id = "${SERVER}"\n`,
+      `[api]\nurl = "https://a.example/x/v1"\nkey = "abcd-key"\nserver_id = "${SERVER}"\n[game]\nbridge = "sim"\n`,
     );
     const found = await loadConfig({ env: {}, cwd: d });
     expect(found.ok && found.file).toBe(join(d, "hub-agent.toml"));
@@ -89,11 +94,16 @@ describe("configuration", () => {
 
   test("missing keys are named one per line with where to set them", async () => {
     const p = await problems({});
-    expect(p).toHaveLength(3);
+    expect(p).toHaveLength(4);
     expect(p[0]).toStartWith("api.url is missing: set url under [api] in hub-agent.toml, or export HUB_API_URL");
     expect(p[1]).toStartWith("api.server_id is missing");
-    expect(p[2]).toContain("api.key is missing");
-    expect(p[2]).toContain("HUB_API_KEY_FILE");
+    // No silent simulated game: the bridge is named with every kind to choose from.
+    expect(p[2]).toStartWith(
+      "game.bridge is missing: set bridge under [game] in hub-agent.toml, or export HUB_GAME_BRIDGE",
+    );
+    for (const kind of ["sim", "rcon", "q3rcon", "dprcon", "webrcon", "econ", "wrapper"]) expect(p[2]).toContain(kind);
+    expect(p[3]).toContain("api.key is missing");
+    expect(p[3]).toContain("HUB_API_KEY_FILE");
   });
 
   test("a bad value is shown as typed, with its source and the fix", async () => {
@@ -191,7 +201,7 @@ describe("configuration", () => {
     const file = join(d, "c.toml");
     writeFileSync(
       file,
-      `[api]\nurl = "https://a.example/v1"\nkey = "abcd-key"\nserver_id = "${SERVER}"\nserverid = "x"\n`,
+      `[api]\nurl = "https://a.example/v1"\nkey = "abcd-key"\nserver_id = "${SERVER}"\nserverid = "x"\n[game]\nbridge = "sim"\n`,
     );
     expect(await problems({}, file)).toEqual([expect.stringContaining("unknown key api.serverid")]);
   });
@@ -200,7 +210,7 @@ describe("configuration", () => {
     const d = dir();
     writeFileSync(join(d, "key"), "from-file-key\n");
     writeFileSync(join(d, "empty"), "\n");
-    const env = { HUB_API_URL: good.HUB_API_URL, HUB_API_SERVER_ID: SERVER };
+    const env = { HUB_API_URL: good.HUB_API_URL, HUB_API_SERVER_ID: SERVER, HUB_GAME_BRIDGE: "sim" };
     const r = await loadConfig({ env: { ...env, HUB_API_KEY_FILE: "key" }, cwd: d });
     expect(r.ok && r.config.api.key).toBe("from-file-key");
     expect(r.secrets).toContain("from-file-key");
@@ -228,7 +238,11 @@ describe("configuration", () => {
     );
     const d = dir();
     writeFileSync(join(d, "bad.toml"), "[api\nurl = 1");
-    expect((await problems({}, join(d, "bad.toml")))[0]).toContain("is not valid TOML");
+    expect(await problems({}, join(d, "bad.toml"))).toEqual([
+      `${join(d, "bad.toml")}:1:1: not valid TOML: Expected ']' to close a table header but found (0x0A)`,
+      "| [api",
+      "| ^",
+    ]);
   });
 });
 
@@ -301,13 +315,14 @@ describe("game bridge configuration", () => {
     writeFileSync(join(d, "rcon.pw"), "from-file-pw\n");
     const file = join(d, "agent.toml");
     writeFileSync(file, `[game]\nbridge = "rcon"\npreset = "gmod"\n[game.rcon]\npassword_file = "rcon.pw"\n`);
-    const r = await loadConfig({ env: good, cwd: "/", file });
+    const { HUB_GAME_BRIDGE: _, ...api } = good; // the file's bridge
+    const r = await loadConfig({ env: api, cwd: "/", file });
     if (!r.ok) throw new Error(r.problems.join("\n"));
     expect(r.config.game.rcon).toEqual({ host: "127.0.0.1", password: "from-file-pw", allow_remote: false });
     expect(r.secrets).toContain("from-file-pw");
-    expect((await problems({ ...good, HUB_GAME_RCON_PASSWORD: "x-pw" }, file))[0]).toContain("keep only one");
+    expect((await problems({ ...api, HUB_GAME_RCON_PASSWORD: "x-pw" }, file))[0]).toContain("keep only one");
     writeFileSync(join(d, "rcon.pw"), "");
-    expect((await problems(good, file))[0]).toContain("is empty: put the RCON password in it");
+    expect((await problems(api, file))[0]).toContain("is empty: put the RCON password in it");
   });
 
   test("the wrapper's command: a TOML array, or a JSON array in the environment; paths follow the file", async () => {
@@ -418,5 +433,39 @@ describe("TOML subset parser (used where Bun's parser is absent)", () => {
     expect(() => parseTomlSubset("a = bare")).toThrow("strings need quotes");
     expect(() => parseTomlSubset("a = 1\na = 2")).toThrow("set twice");
     expect(() => parseTomlSubset("[[x]]")).toThrow("arrays of tables");
+  });
+});
+
+describe("TOML errors name the line and column", () => {
+  const lines = renderTemplate().split("\n");
+  const withAt = (at: number, bad: string) => [...lines.slice(0, at), bad, ...lines.slice(at)].join("\n");
+
+  test("Bun's parser names no position: it is found by parsing prefixes", () => {
+    const cases: [string, number, number][] = [
+      ["port = 1 x", 61, 10], // junk after a value: at the junk
+      ['  url = "open', 31, 3], // an unterminated string: its line, at the key
+      ["a = [1,", 101, 1], // an array never closed: where it opens, though the parser fails further down
+      ["timeout = 1\ntimeout = 2", 41, 1], // a key set twice: the second one
+    ];
+    for (const [bad, line, column] of cases) {
+      const text = withAt(line - 1, bad);
+      let error: unknown;
+      try {
+        parseToml(text);
+      } catch (e) {
+        error = e;
+      }
+      if (bad.includes("\n")) {
+        expect(error).toMatchObject({ line: line + 1, column, source: "timeout = 2" });
+        continue;
+      }
+      expect(error).toBeInstanceOf(TomlError);
+      expect(error).toMatchObject({ line, column, source: bad });
+    }
+  });
+
+  test("the subset parser names them itself", () => {
+    expect(() => parseTomlSubset("a = 1\nb = 2 x\n")).toThrow("line 2, column 7: unexpected");
+    expect(() => parseTomlSubset("a = 1\nb = 2 x\n")).toThrow(TomlError);
   });
 });

@@ -12,6 +12,7 @@ const env = {
   HUB_API_URL: "https://api.vyhub.app/demo/v1",
   HUB_API_KEY: "k-0123456789",
   HUB_API_SERVER_ID: "541d1c41-1b58-40fc-8780-70c400ea5686",
+  HUB_GAME_BRIDGE: "sim",
 };
 
 test("every TOML example in the README's Games section loads without a problem", async () => {

@@ -39,6 +39,7 @@ describe("sim bridge config", () => {
         HUB_API_URL: "http://127.0.0.1:1/v1",
         HUB_API_KEY: "k",
         HUB_API_SERVER_ID: "541d1c41-1b58-40fc-8780-70c400ea5686",
+        HUB_GAME_BRIDGE: "sim",
         HUB_GAME_SIM_PLAYERS: " 76561198012345671:Alice , 76561198087654322:Bob: the builder",
         HUB_GAME_SIM_ACTIONS_LOG: actions,
       },

@@ -20,6 +20,7 @@ const base = {
   HUB_API_URL: "https://api.example/x/v1",
   HUB_API_KEY: "k-0123456789",
   HUB_API_SERVER_ID: "541d1c41-1b58-40fc-8780-70c400ea5686",
+  HUB_GAME_BRIDGE: "sim",
 };
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -14,7 +14,12 @@ import { FakeQ3Server } from "./transports/fake-q3-server.ts";
 import { FakeSourceRconServer } from "./transports/fake-source-rcon-server.ts";
 
 const SERVER_ID = "541d1c41-1b58-40fc-8780-70c400ea5686";
-const base = { HUB_API_URL: "https://api.example/x/v1", HUB_API_KEY: "k-0123456789", HUB_API_SERVER_ID: SERVER_ID };
+const base = {
+  HUB_API_URL: "https://api.example/x/v1",
+  HUB_API_KEY: "k-0123456789",
+  HUB_API_SERVER_ID: SERVER_ID,
+  HUB_GAME_BRIDGE: "sim",
+};
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -161,6 +166,7 @@ describe("hub-agent doctor (compiled) with an RCON bridge", () => {
       HUB_API_URL: sb.url,
       HUB_API_KEY: "doctor-test-key-123",
       HUB_API_SERVER_ID: sb.serverId,
+      HUB_GAME_BRIDGE: "sim",
       HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-data-")),
     };
     const good = await hub(["doctor"], { env: { ...service, ...env } });

@@ -52,6 +52,7 @@ function laneEnv(sb: Sandbox): Record<string, string> {
     HUB_API_URL: sb.url,
     HUB_API_KEY: sb.key,
     HUB_API_SERVER_ID: sb.serverId,
+    HUB_GAME_BRIDGE: "sim",
     HUB_API_TIMEOUT: String(TIMEOUT_S),
     HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-reliability-")),
   };

@@ -61,6 +61,7 @@ export async function startRun(opts: {
       HUB_API_URL: sb.url,
       HUB_API_KEY: sb.key,
       HUB_API_SERVER_ID: sb.serverId,
+      HUB_GAME_BRIDGE: "sim",
       HUB_STORAGE_DIR: join(dir, "store"),
       HUB_GAME_SIM_PLAYERS: opts.players.map((p) => `${p.id}:${p.name}`).join(","),
       HUB_GAME_SIM_ACTIONS_LOG: actionsLog(dir),

@@ -43,7 +43,13 @@ export async function runCli(root: AnyCommand, argv: string[], rootHelp: () => s
     const rawArgs = arrange((await value(cmd.args)) ?? {}, rest, name);
     const { runCommand } = await import("citty");
     await runCommand(cmd, { rawArgs });
-    return typeof process.exitCode === "number" ? process.exitCode : EXIT.OK;
+    const code = typeof process.exitCode === "number" ? process.exitCode : EXIT.OK;
+    // A refused key or unknown server id met along the way (a cached answer may have served the command): exit 3.
+    const refusal = code === EXIT.CONFIG ? undefined : await (await import("./service.ts")).credentialRefusal();
+    if (!refusal) return code;
+    const { redact } = await import("./context.ts");
+    process.stderr.write(redact(`error: ${refusal}`) + "\n");
+    return EXIT.CONFIG;
   } catch (e) {
     return await report(e, json, command);
   }
@@ -204,13 +210,14 @@ async function report(e: unknown, json: boolean, command: string[]): Promise<num
     import("../lib/log.ts"),
     import("node:util"),
   ]);
-  const cliError =
+  const cliError = await credentialFailure(
     e instanceof CliError
       ? e
       : isCittyUsage(e)
         ? new CliError(stripAnsi((e as Error).message), EXIT.USAGE)
         : ((await storeFailure(e, command)) ??
-          new CliError(`unexpected error: ${(e as Error)?.message ?? String(e)}`, EXIT.FAILURE));
+          new CliError(`unexpected error: ${(e as Error)?.message ?? String(e)}`, EXIT.FAILURE)),
+  );
   if (json) {
     const error = { code: cliError.code, message: cliError.message, details: cliError.details };
     stdout(redact(jsonPrintable(JSON.stringify({ error }))));
@@ -232,6 +239,23 @@ async function storeFailure(e: unknown, command: string[]): Promise<CliError | u
   const line = describeFsError(e);
   if (!line) return undefined;
   return new CliError(QUEUEING.has(command[0] ?? "") ? `${line}; nothing was queued` : line, EXIT.STORE);
+}
+
+/** Codes that say more than a refused key would: the arguments, the store, another run. */
+const KEEPS_ITS_CODE = new Set<number>([EXIT.USAGE, EXIT.CONFIG, EXIT.INSTANCE, EXIT.STORE]);
+
+/**
+ * A failure that followed from a refused key or an unknown server id (the serverbundle unknown, no warnings
+ * listed, no dashboard link): that is what the operator must fix, so it is the line, with exit 3.
+ */
+async function credentialFailure(e: CliError): Promise<CliError> {
+  if (KEEPS_ITS_CODE.has(e.code)) return e;
+  const refusal = await (await import("./service.ts")).credentialRefusal();
+  if (!refusal) return e;
+  return new CliError(
+    e.message.includes("nothing was queued") ? `${refusal}; nothing was queued` : refusal,
+    EXIT.CONFIG,
+  );
 }
 
 const isCittyUsage = (e: unknown) => (e as { name?: string })?.name === "CLIError";

@@ -26,23 +26,16 @@ export interface Session {
 
 export async function openSession(ctx: Context): Promise<Session> {
   const config = await ctx.config();
-  const [{ createApi }, { openStore }, { loadMessages }, { userTypeOf }, { settleTime }] = await Promise.all([
-    import("../lib/api/client.ts"),
+  const [{ serviceApi }, { openStore }, { loadMessages }, { userTypeOf }, { settleTime }] = await Promise.all([
+    import("./service.ts"),
     import("../lib/store/index.ts"),
     import("../lib/messages.ts"),
     import("../lib/game/user-type.ts"),
     import("../lib/sanctions/deliver.ts"),
   ]);
   const logger = ctx.logger;
-  const api = createApi({
-    url: config.api.url,
-    key: config.api.key,
-    timeoutMs: config.api.timeout * 1000,
-    maxResponseBytes: config.api.max_response_bytes,
-    // One attempt: an unanswered request is the queue's to retry, not a reason to keep the operator waiting.
-    retries: 0,
-    logger: logger.withTag("api"),
-  });
+  // One attempt: an unanswered request is the queue's to retry, not a reason to keep the operator waiting.
+  const { api } = await serviceApi(config, { retries: 0, logger: logger.withTag("api") });
   const [store, messages] = await Promise.all([
     openStore({ dir: config.storage.dir, logger }),
     loadMessages(config.lang, { logger }),
@@ -125,9 +118,20 @@ export type Delivery = EntryFate;
 
 /** The command's own round: its player's queued sanctions, then what became of `entryId`. */
 export async function deliver(s: Session, kind: DeliveryOutcome["kind"], entryId: string): Promise<Delivery> {
-  const { deliverOwnEntry } = await import("../lib/sanctions/own-entry.ts");
+  const [{ deliverOwnEntry }, { credentialRefusal }] = await Promise.all([
+    import("../lib/sanctions/own-entry.ts"),
+    import("./service.ts"),
+  ]);
   const deps = { api: s.api, store: s.store, logger: s.ctx.logger.withTag("queue"), settleMs: s.settleMs };
-  return deliverOwnEntry({ ...deps, messages: s.messages }, kind, entryId);
+  const d = await deliverOwnEntry({ ...deps, messages: s.messages }, kind, entryId);
+  // A refused key or unknown server id is the operator's to fix (exit 3), but the entry is safe in its queue.
+  const refusal = d.result === "kept" ? await credentialRefusal() : undefined;
+  if (refusal)
+    throw new CliError(
+      `${refusal}; the ${kind} stays queued (nothing is lost): \`hub-agent run\` sends it once the service accepts this agent, or \`hub-agent queue retry ${entryId}\``,
+      EXIT.CONFIG,
+    );
+  return d;
 }
 
 /** Exit codes of a delivery result: done at the service 0, queued 6, refused 1, unknown user 5. */

@@ -1,4 +1,5 @@
 import { describeError, type Server } from "./api/client.ts";
+import { CREDENTIAL_BACKOFF_MAX_MS, credentialProblem } from "./api/credentials.ts";
 import { bundleOf, serverCache } from "./server-record.ts";
 import { StoreWriteError, cacheWrite } from "./store/index.ts";
 import { cacheAge } from "./store/cache.ts";
@@ -104,6 +105,7 @@ export class Agent implements FeatureContext {
     const { api, config, clock } = this.deps;
     const cache = serverCache(this.deps.store);
     const retryMs = config.intervals.user_retry * 1000;
+    let refusals = 0;
     for (let attempt = 1; !this.scheduler.stopped; attempt++) {
       const res = await api.getServer(config.api.server_id);
       if (res.ok) {
@@ -111,6 +113,8 @@ export class Agent implements FeatureContext {
         return "api";
       }
       const reason = describeError(res.error);
+      // A refused key or unknown server id was named by the API client's guard (lib/api/credentials.ts).
+      const refused = credentialProblem(res.error);
       const cached = await cache.get();
       const usable = cached && cacheAge(cached.savedAt, clock.now()) <= SERVER_CACHE_MAX_AGE_MS;
       // Once per start, also when no cache helps: an operator's hub_api_failed hook is an alert.
@@ -119,7 +123,11 @@ export class Agent implements FeatureContext {
       if (usable) {
         this.server = cached.data;
         const hours = Math.round((clock.now() - cached.savedAt) / 3600_000);
-        this.log.warn(`service unreachable (${reason}); using the server record cached ${hours} h ago`);
+        this.log.warn(
+          refused
+            ? `using the server record cached ${hours} h ago until the service accepts this agent`
+            : `service unreachable (${reason}); using the server record cached ${hours} h ago`,
+        );
         this.refetchInBackground();
         return "cache";
       }
@@ -128,13 +136,16 @@ export class Agent implements FeatureContext {
         : cached.savedAt > clock.now()
           ? "the cached server record is dated in the future (was the clock set back?)"
           : "the cached server record is older than a week";
+      const problem = refused ? "the service refuses this agent" : `service unreachable (${reason})`;
       if (this.deps.once) {
-        this.log.error(`service unreachable (${reason}) and ${why}`);
+        this.log.error(`${problem} and ${why}`);
         return undefined;
       }
-      this.log.error(`service unreachable (${reason}) and ${why}: retrying every ${retryMs / 1000} s`, { attempt });
+      // Asking again every minute cannot fix a refused key: wait longer each time (capped).
+      const waitMs = refused ? Math.min(retryMs * 2 ** refusals++, CREDENTIAL_BACKOFF_MAX_MS) : retryMs;
+      this.log.error(`${problem} and ${why}: asking again in ${Math.round(waitMs / 1000)} s`, { attempt });
       try {
-        await clock.sleep(retryMs, this.scheduler.signal);
+        await clock.sleep(waitMs, this.scheduler.signal);
       } catch {
         return undefined;
       }
@@ -162,9 +173,17 @@ export class Agent implements FeatureContext {
   }
 
   /** Registers a periodic job at `seconds`; `immediate` also runs it at hub_ready. */
-  job(name: string, seconds: number, run: () => Promise<void>, immediate = false, opts: JobOptions = {}): void {
+  job(
+    name: string,
+    seconds: number,
+    run: () => Promise<void>,
+    immediate = false,
+    opts: JobOptions & { offline?: boolean } = {},
+  ): void {
     this.jobs.push({ name, run });
-    if (!this.deps.once) this.scheduler.every(name, seconds * 1000, run, { ...opts, immediate });
+    const { offline, ...rest } = opts;
+    const paused = offline ? undefined : this.deps.servicePaused;
+    if (!this.deps.once) this.scheduler.every(name, seconds * 1000, run, { ...rest, immediate, paused });
   }
 
   /** Subscribes a feature to one kind of game event; handlers run after the agent's own bookkeeping of a connect

@@ -30,6 +30,11 @@ export interface AgentDeps {
   jobs?: JobObserver;
   /** `run --once`: no timers and no waiting for the service; runOnce() does one round of every job. */
   once?: boolean;
+  /**
+   * True while the service refuses the API key and is not to be asked yet (lib/api/credentials.ts): the jobs that
+   * need it skip their turns instead of each failing and logging it; those marked `offline` go on.
+   */
+  servicePaused?: () => boolean;
 }
 
 /** Who typed a command: a player in chat, or the operator at the server console (null). */
@@ -56,7 +61,14 @@ export interface FeatureContext {
   /** Online players found by the initial status rather than seen connecting (hub_ply_initialized `resumed`). */
   readonly resumed: ReadonlySet<string>;
   /** Registers a periodic job at `seconds`; `immediate` also runs it at hub_ready. */
-  job(name: string, seconds: number, run: () => Promise<void>, immediate?: boolean, opts?: JobOptions): void;
+  /** `offline`: the job needs no service and goes on while it refuses the key (see AgentDeps.servicePaused). */
+  job(
+    name: string,
+    seconds: number,
+    run: () => Promise<void>,
+    immediate?: boolean,
+    opts?: JobOptions & { offline?: boolean },
+  ): void;
   /** Subscribes to one kind of game event (after the agent's own bookkeeping of a connect, before a disconnect's). */
   onGame<T extends BridgeEventType>(type: T, fn: (e: BridgeEventOf<T>) => Promise<void> | void): void;
   /** Registers a command typed in chat (with the bridge's prefix) or intercepted at the server console. */

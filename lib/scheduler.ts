@@ -7,6 +7,8 @@ export interface JobOptions {
   /** Measure the interval from the start of one run to the start of the next (a run that spreads its work over
    * the interval keeps the cadence); by default the wait starts when a run ends. */
   fixedRate?: boolean;
+  /** While this says true the job's turns are skipped (not run, not counted): the service refuses the API key. */
+  paused?: () => boolean;
 }
 
 /** Watches the periodic jobs (`run`'s metrics registry, lib/monitor/metrics.ts). */
@@ -54,6 +56,7 @@ export class Scheduler {
           }
         }
         first = false;
+        if (opts.paused?.()) continue;
         const started = this.clock.monotonic();
         if ((await this.runJob(name, job)) === "done") return;
         ran = this.clock.monotonic() - started;

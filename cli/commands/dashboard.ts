@@ -8,17 +8,12 @@ export default defineCommand({
   async run({ args }) {
     const ctx = createContext(args);
     const config = await ctx.config();
-    const [{ createApi }, { openStore }, { dashboardLink }] = await Promise.all([
-      import("../../lib/api/client.ts"),
+    const [{ serviceApi }, { openStore }, { dashboardLink }] = await Promise.all([
+      import("../service.ts"),
       import("../../lib/store/index.ts"),
       import("../../lib/features/dashboard.ts"),
     ]);
-    const api = createApi({
-      url: config.api.url,
-      key: config.api.key,
-      timeoutMs: config.api.timeout * 1000,
-      maxResponseBytes: config.api.max_response_bytes,
-    });
+    const { api } = await serviceApi(config);
     const store = await openStore({ dir: config.storage.dir, logger: ctx.logger });
     const link = await dashboardLink({ api, config, store });
     if (!link.ok)

@@ -115,8 +115,10 @@ async function runLocked(opts: Parameters<typeof runAgent>[0], signals: RunSigna
   } catch (e) {
     if (e instanceof InstanceBusyError) throw new CliError(e.message, EXIT.INSTANCE);
     if (!(e instanceof InstanceLockError)) throw e;
-    const { DISK_REFUSES, fsErrorLine } = await import("../../lib/store/errors.ts");
-    if (!e.code || !DISK_REFUSES.has(e.code)) throw new CliError(e.message, EXIT.FAILURE);
+    const { DISK_REFUSES, fsErrorLine, isStoreErrno } = await import("../../lib/store/errors.ts");
+    // A path set up wrong (no permission, a file in the way) is the store's exit code, like every other command's.
+    if (!e.code || !DISK_REFUSES.has(e.code))
+      throw new CliError(e.message, isStoreErrno(e.code) ? EXIT.STORE : EXIT.FAILURE);
     // A full or read-only disk must not stop enforcement: bans are kicked from the cache, without what needs the lock.
     unlocked = true;
     const dir = resolve(config.storage.dir);
@@ -148,10 +150,10 @@ type ServeOptions = Parameters<typeof runAgent>[0] & { signals: RunSignals; star
 
 async function serve(opts: ServeOptions, unlocked: boolean): Promise<number | { reload: Config }> {
   const { config, bridge, clock, logger } = opts;
-  const [{ Agent }, { createApi }, { openStore }, { attachHooks }, { loadMessages }, { Metrics }, { RunMonitor }] =
+  const [{ Agent }, { serviceApi }, { openStore }, { attachHooks }, { loadMessages }, { Metrics }, { RunMonitor }] =
     await Promise.all([
       import("../../lib/agent.ts"),
-      import("../../lib/api/client.ts"),
+      import("../service.ts"),
       import("../../lib/store/index.ts"),
       import("../../lib/hooks.ts"),
       import("../../lib/messages.ts"),
@@ -162,14 +164,24 @@ async function serve(opts: ServeOptions, unlocked: boolean): Promise<number | { 
   // The one registry of what this run did: fed by the HTTP client and the scheduler, read by `hub-agent status`,
   // the status page and /metrics (docs/monitoring.md).
   const metrics = new Metrics(clock);
-  const api = createApi({
-    url: config.api.url,
-    key: config.api.key,
-    timeoutMs: config.api.timeout * 1000,
-    maxResponseBytes: config.api.max_response_bytes,
+  const { describeCredentialProblem } = await import("../../lib/api/credentials.ts");
+  const { api, guard } = await serviceApi(config, {
     clock,
     logger: logger.withTag("api"),
     onRequest: metrics.request,
+    // `run --once` exits 3 on it; `run` keeps enforcing from its cache and says so once, and once more when it ends.
+    decidesExit: !!opts.once,
+    onChange: (problem, previous) => {
+      if (problem)
+        logger.error(
+          `${describeCredentialProblem(problem, config.api.server_id)}; until then bans are enforced from the cached ban list` +
+            (problem.kind === "key_refused"
+              ? ", queued entries wait, and the service is asked again with growing pauses (at most 30 min)"
+              : ""),
+        );
+      else if (previous?.kind === "key_refused") logger.info("the service accepts the API key again");
+      else logger.info(`the service knows server ${config.api.server_id} again`);
+    },
   });
   const store = await openStore({ dir: config.storage.dir, logger, clock, reportWriteErrors: true });
   const features = unlocked ? (await import("../../lib/features/index.ts")).FEATURES_WITHOUT_INSTANCE : undefined;
@@ -184,6 +196,7 @@ async function serve(opts: ServeOptions, unlocked: boolean): Promise<number | { 
     once: opts.once,
     features,
     jobs: metrics,
+    servicePaused: () => guard.problem()?.kind === "key_refused" && guard.waitMs() > 0,
   });
   attachHooks(agent.events, config.hooks, logger.withTag("hooks"));
   const monitor = new RunMonitor({

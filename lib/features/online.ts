@@ -79,5 +79,6 @@ export function online(agent: FeatureContext): void {
       return save();
     },
     true,
+    { offline: true }, // the store's list of who is online, for the CLI's nicks
   );
 }

@@ -129,5 +129,5 @@ export function playtime(agent: FeatureContext): void {
   });
 
   agent.job("playtime", config.intervals.playtime, send, true);
-  agent.job("playtime-persist", PERSIST_SECONDS, () => persist());
+  agent.job("playtime-persist", PERSIST_SECONDS, () => persist(), false, { offline: true });
 }

@@ -6,6 +6,9 @@
 /** The errno values a full, read-only or misconfigured store produces. */
 const CODES = new Set(["ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "ENOTDIR", "EISDIR", "EEXIST"]);
 
+/** Whether an errno value is one of those: the store's problem (exit 8), not the program's. */
+export const isStoreErrno = (code: string | undefined) => !!code && CODES.has(code);
+
 /** The disk itself refuses writes (full, over quota, read-only), as opposed to a path set up wrong. */
 export const DISK_REFUSES = new Set(["ENOSPC", "EDQUOT", "EROFS"]);
 

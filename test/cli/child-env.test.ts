@@ -56,7 +56,6 @@ test("the wrapped server and hooks get a clean environment; the console copy is 
       HUB_API_URL: sb.url,
       HUB_API_KEY: sb.key,
       HUB_API_SERVER_ID: sb.serverId,
-      HUB_GAME_BRIDGE: "sim",
       HUB_GAME_RCON_PASSWORD: RCON_PASSWORD,
       HUB_STORAGE_DIR: join(dir, "store"),
       HUB_LOG_LEVEL: "debug",

@@ -1,0 +1,100 @@
+/**
+ * When the service refuses the agent itself rather than one request: the API key (401 anywhere; 403 on the server's
+ * own record, which any valid server key may read) or the server id (404 on that record). Nothing the queues or the
+ * jobs do can fix it, so it is named once with its fix, and while the key stays refused the service is asked again
+ * with exponential backoff instead of by every job at every interval (docs/service-api.md §1.5).
+ */
+import type { Clock } from "../clock.ts";
+import type { Api } from "./client.ts";
+import { describeError, type ApiError, type ApiResult } from "./errors.ts";
+
+/** The longest pause between two attempts while the service refuses the key or the server id. */
+export const CREDENTIAL_BACKOFF_MAX_MS = 30 * 60_000;
+
+export interface CredentialProblem {
+  kind: "key_refused" | "unknown_server";
+  error: ApiError;
+}
+
+/** The server's own record: GET (rule 1) and PATCH (the status heartbeat) of /server/<id>. */
+const SERVER_RECORD = /^(GET|PATCH) \/server\/[^/]+$/;
+
+export function credentialProblem(e: ApiError): CredentialProblem | undefined {
+  if (e.kind === "ClientError" && e.status === 401) return { kind: "key_refused", error: e };
+  if (!SERVER_RECORD.test(e.endpoint)) return undefined;
+  if (e.kind === "ClientError" && e.status === 403) return { kind: "key_refused", error: e };
+  if (e.kind === "NotFound") return { kind: "unknown_server", error: e };
+  return undefined;
+}
+
+export const CREDENTIAL_FIX: Record<CredentialProblem["kind"], string> = {
+  key_refused:
+    "put the server's current API key (the service's server settings) in api.key / HUB_API_KEY, or in the file of api.key_file",
+  unknown_server: "copy the server id again from the service's server settings into api.server_id / HUB_API_SERVER_ID",
+};
+
+/** One line: what the service refused, its answer, and the fix. */
+export function describeCredentialProblem(p: CredentialProblem, serverId: string): string {
+  return p.kind === "key_refused"
+    ? `API key refused by the service (${describeError(p.error)}): ${CREDENTIAL_FIX.key_refused}`
+    : `the service knows no server ${serverId} (${describeError(p.error)}): ${CREDENTIAL_FIX.unknown_server}`;
+}
+
+export interface GuardOptions {
+  clock: Clock;
+  /** The first wait after a refused key; doubled after each refusal up to `maxMs`. */
+  baseMs: number;
+  maxMs: number;
+  /** Told when a problem appears (or changes kind) and when the service accepts the agent again (`undefined`). */
+  onChange?: (problem: CredentialProblem | undefined, previous: CredentialProblem | undefined) => void;
+}
+
+export interface CredentialGuard {
+  readonly api: Api;
+  /** The problem the last answer showed, if any. */
+  problem(): CredentialProblem | undefined;
+  /** Milliseconds until a request is let through again (0 when the key is not refused or the wait is over). */
+  waitMs(): number;
+}
+
+/**
+ * `api` with every answer checked for a credential problem. While the key is refused, calls fail at once with the
+ * refusal (not sent: like a 401, it proves nothing happened) until the backoff has passed; then one goes out, and
+ * its answer closes the gate for twice as long or opens it.
+ */
+export function guardCredentials(api: Api, opts: GuardOptions): CredentialGuard {
+  let current: CredentialProblem | undefined;
+  let refusals = 0;
+  let gateUntil = -Infinity;
+  const wait = () => Math.max(0, gateUntil - opts.clock.monotonic());
+
+  const observe = (res: ApiResult<unknown>) => {
+    const found = res.ok ? undefined : credentialProblem(res.error);
+    // Another failure (no answer, a 5xx, one request refused) says nothing about the key either way.
+    if (!res.ok && !found) return;
+    const previous = current;
+    current = found;
+    if (found?.kind === "key_refused") {
+      refusals++;
+      gateUntil = opts.clock.monotonic() + Math.min(opts.baseMs * 2 ** (refusals - 1), opts.maxMs);
+    } else {
+      refusals = 0;
+      gateUntil = -Infinity;
+    }
+    if (found?.kind !== previous?.kind) opts.onChange?.(found, previous);
+  };
+
+  const guarded = new Proxy(api, {
+    get(target, prop, receiver) {
+      const fn = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof fn !== "function") return fn;
+      return async (...args: unknown[]) => {
+        if (current?.kind === "key_refused" && wait() > 0) return { ok: false, error: current.error };
+        const res = (await fn.apply(target, args)) as ApiResult<unknown>;
+        observe(res);
+        return res;
+      };
+    },
+  });
+  return { api: guarded, problem: () => current, waitMs: wait };
+}

@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createApi } from "../../lib/api/client.ts";
+import { credentialProblem, guardCredentials, type CredentialProblem } from "../../lib/api/credentials.ts";
+import { ManualClock } from "../../lib/clock.ts";
+import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+
+let sb: Sandbox;
+beforeAll(async () => void (sb = await startSandbox()));
+afterAll(() => sb?.stop());
+
+test("which refusals are the agent's own: 401 anywhere; 403 and 404 only on the server's record", () => {
+  const e = (kind: "ClientError" | "NotFound", status: number, endpoint: string) =>
+    credentialProblem({ kind, status, endpoint, message: "x" } as never)?.kind;
+  expect(e("ClientError", 401, "POST /ban/")).toBe("key_refused");
+  expect(e("ClientError", 403, "GET /server/541d1c41")).toBe("key_refused");
+  expect(e("ClientError", 403, "POST /ban/")).toBeUndefined(); // an --as user without the permission
+  expect(e("NotFound", 404, "GET /server/541d1c41")).toBe("unknown_server");
+  expect(e("NotFound", 404, "PATCH /server/541d1c41")).toBe("unknown_server");
+  expect(e("NotFound", 404, "GET /server/bundle/x/ban")).toBeUndefined();
+  expect(e("NotFound", 404, "GET /user/123")).toBeUndefined();
+});
+
+test("while the key is refused, calls fail at once; one is let through after a pause that doubles up to the cap", async () => {
+  const clock = new ManualClock();
+  const changes: [string | undefined, string | undefined][] = [];
+  const kind = (p?: CredentialProblem) => p?.kind;
+  const { api, problem, waitMs } = guardCredentials(createApi({ url: sb.url, key: sb.key, retries: 0 }), {
+    clock,
+    baseMs: 1_000,
+    maxMs: 3_000,
+    onChange: (p, prev) => void changes.push([kind(p), kind(prev)]),
+  });
+  const sent = () => sb.control.requests().length;
+  sb.control.failNext({}, 100, 401, { detail: "Invalid token" });
+
+  expect((await api.getGroups()).ok).toBe(false);
+  expect(problem()?.kind).toBe("key_refused");
+  expect(waitMs()).toBe(1_000);
+  const before = sent();
+  const gated = await api.getServer(sb.serverId);
+  expect(gated.ok || gated.error.kind).toBe("ClientError"); // the refusal, not sent
+  expect(sent()).toBe(before);
+
+  for (const [i, pause] of [1_000, 2_000, 3_000, 3_000].entries()) {
+    await clock.advance(pause);
+    expect(waitMs()).toBe(0);
+    await api.getGroups();
+    expect(sent()).toBe(before + 1 + i);
+    expect(waitMs()).toBe(Math.min(pause * 2, 3_000));
+    await clock.advance(0);
+  }
+  expect(changes).toEqual([["key_refused", undefined]]); // said once
+
+  sb.control.reset();
+  await clock.advance(3_000);
+  expect((await api.getGroups()).ok).toBe(true);
+  expect(problem()).toBeUndefined();
+  expect(waitMs()).toBe(0);
+  expect(changes).toEqual([
+    ["key_refused", undefined],
+    [undefined, "key_refused"],
+  ]);
+  // Another failure (no answer) says nothing about the key.
+  sb.control.failNext({}, 1, 503);
+  expect((await api.getGroups()).ok).toBe(false);
+  expect(problem()).toBeUndefined();
+});

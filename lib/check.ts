@@ -11,4 +11,4 @@ export interface Check {
   kind?: FailureKind;
 }
 
-export type FailureKind = "config" | "unreachable" | "failure";
+export type FailureKind = "config" | "unreachable" | "store" | "failure";

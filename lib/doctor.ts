@@ -3,6 +3,8 @@ import { join } from "node:path";
 import type { Config } from "./config/index.ts";
 import { createApi, describeError, type Api, type ApiResult, type Server } from "./api/client.ts";
 import type { Check } from "./check.ts";
+import { fsErrorLine, isStoreErrno } from "./store/errors.ts";
+import { QUARANTINE_FIX, listCorrupt } from "./store/records.ts";
 import type { Logger } from "./log.ts";
 
 export type { Check, FailureKind } from "./check.ts";
@@ -19,6 +21,7 @@ export async function runChecks(config: Config, opts: { logger?: Logger; now?: (
   const now = opts.now ?? Date.now;
   const checks: Check[] = [];
   checks.push(await checkStorage(config.storage.dir));
+  if (checks.at(-1)?.status === "ok") checks.push(await checkQuarantine(config.storage.dir));
 
   const api =
     opts.api ??
@@ -52,15 +55,29 @@ export async function checkStorage(dir: string): Promise<Check> {
     await unlink(probe);
     return { name: "storage", status: "ok", message: `${dir} is writable` };
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
+    const err = e as NodeJS.ErrnoException;
     return {
       name: "storage",
       status: "fail",
-      message: `${dir} is not writable (${code})`,
+      message: err.code && err.path ? fsErrorLine(err.code, err.path, dir) : `${dir} is not writable (${err.code})`,
       fix: "create the directory and give it to the user running hub-agent, or set storage.dir / HUB_STORAGE_DIR",
-      kind: "failure",
+      kind: isStoreErrno(err.code) ? "store" : "failure",
     };
   }
+}
+
+/** Records moved to <dir>/corrupt/ (by any process): a warning, since what they held was not acted on. */
+export async function checkQuarantine(dir: string): Promise<Check> {
+  const root = join(dir, "corrupt");
+  const files = await listCorrupt(dir);
+  if (!files.length) return { name: "storage", status: "ok", message: `no quarantined records (${root})` };
+  const keys = files.slice(0, 5).map((f) => f.key);
+  return {
+    name: "storage",
+    status: "warn",
+    message: `${files.length} unreadable record(s) quarantined in ${root}: ${keys.join(", ")}${files.length > keys.length ? ", …" : ""}`,
+    fix: QUARANTINE_FIX,
+  };
 }
 
 /** The service did not give a usable answer at all: down, failing, or rate-limiting us. */

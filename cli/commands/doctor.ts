@@ -7,6 +7,7 @@ const MARK = { ok: "✔", warn: "!", fail: "✘", skipped: "-" } as const;
 const EXIT_OF: Record<FailureKind, ExitCode> = {
   config: EXIT.CONFIG,
   unreachable: EXIT.UNREACHABLE,
+  store: EXIT.STORE,
   failure: EXIT.FAILURE,
 };
 

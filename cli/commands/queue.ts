@@ -16,29 +16,52 @@ const status = defineCommand({
   async run({ args }) {
     const ctx = createContext(args);
     const store = await openStoreOf(ctx);
-    const { queueStatus } = await import("../../lib/queues.ts");
+    const [{ queueStatus }, { join }, { QUARANTINE_FIX }] = await Promise.all([
+      import("../../lib/queues.ts"),
+      import("node:path"),
+      import("../../lib/store/records.ts"),
+    ]);
     const queues = await queueStatus(store, Date.now());
-    ctx.emit({ queues });
+    const corrupt = await store.corrupt(); // after the queues were read: what reading them moved aside counts too
+    // Records moved aside as unreadable: not acted on, so counted here every time, not only when it happened.
+    const quarantine = {
+      dir: join(store.dir, "corrupt"),
+      count: corrupt.length,
+      files: corrupt.map((c) => ({ key: c.key, file: c.file, at: new Date(c.at).toISOString() })),
+    };
+    ctx.emit({ queues, quarantine });
     if (ctx.json) return;
-    for (const q of queues) {
-      ctx.say(
-        `${q.queue.padEnd(16)} ${q.entries} entr${q.entries === 1 ? "y" : "ies"}${q.oldest_age_s === null ? "" : `, oldest ${q.oldest_age_s} s`}`,
-      );
-      for (const i of q.items) {
-        const what = await describe(q.queue, i.data, i.attempts, i.id);
-        ctx.say(
-          `  ${i.id}  ${i.age_s} s old, ${i.attempts} attempt(s)${i.last_error ? `, last error: ${i.last_error}` : ""}`,
-        );
-        if (i.uncertain)
-          ctx.say(
-            `    uncertain: a request may have reached the service; looked up there before it is sent again` +
-              (i.last_lookup ? ` (last lookup ${i.last_lookup.at}: ${i.last_lookup.result})` : " (not looked up yet)"),
-          );
-        if (what) ctx.say(`    ${what}`);
-      }
-    }
+    await printQueues(ctx, queues);
+    if (!quarantine.count) return ctx.say(`${"quarantine".padEnd(16)} none (${quarantine.dir})`);
+    ctx.say(
+      `${"quarantine".padEnd(16)} ${quarantine.count} unreadable record(s) in ${quarantine.dir}: ${QUARANTINE_FIX}`,
+    );
+    for (const f of quarantine.files) ctx.say(`  ${f.key}  moved ${f.at}: ${f.file}`);
   },
 });
+
+async function printQueues(
+  ctx: Context,
+  queues: Awaited<ReturnType<typeof import("../../lib/queues.ts").queueStatus>>,
+) {
+  for (const q of queues) {
+    ctx.say(
+      `${q.queue.padEnd(16)} ${q.entries} entr${q.entries === 1 ? "y" : "ies"}${q.oldest_age_s === null ? "" : `, oldest ${q.oldest_age_s} s`}`,
+    );
+    for (const i of q.items) {
+      const what = await describe(q.queue, i.data, i.attempts, i.id);
+      ctx.say(
+        `  ${i.id}  ${i.age_s} s old, ${i.attempts} attempt(s)${i.last_error ? `, last error: ${i.last_error}` : ""}`,
+      );
+      if (i.uncertain)
+        ctx.say(
+          `    uncertain: a request may have reached the service; looked up there before it is sent again` +
+            (i.last_lookup ? ` (last lookup ${i.last_lookup.at}: ${i.last_lookup.result})` : " (not looked up yet)"),
+        );
+      if (what) ctx.say(`    ${what}`);
+    }
+  }
+}
 
 const retry = defineCommand({
   meta: {

@@ -22,6 +22,10 @@ export interface QuarantineRecord {
   at: number;
 }
 
+/** What the operator must do about quarantined records (`queue status` and `doctor` say it alike). */
+export const QUARANTINE_FIX =
+  "each file is named after the record it was (a queue:ban:… one is a ban that was never sent: issue it again if it still holds); look at them, then delete them: hub-agent never reads them again";
+
 /** A file in `<dir>/corrupt/`: the store key it was and when it was moved there (from its name). */
 export interface CorruptFile {
   key: string;

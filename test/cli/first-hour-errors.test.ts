@@ -1,17 +1,26 @@
 /**
  * The first hour of an operator, through the compiled binary against the in-memory service: configuration mistakes
- * named with their fix (no silent simulated game, TOML errors with line and column).
+ * named with their fix (no silent simulated game, TOML errors with line and column), and a refused API key or an
+ * unknown server id: exit 3 from every command, nothing lost, and `run` enforcing from its cache meanwhile.
  */
-import { describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { afterEach, describe, expect, test } from "bun:test";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Sandbox } from "../../lib/sandbox/index.ts";
+import { actionsLog, jsonLines, logged, ready, startRun } from "../support/agent-run.ts";
 import { useSandbox } from "../support/sandbox.ts";
-import { hub } from "./binary.ts";
+import { until } from "../support/until.ts";
+import { spawn } from "../support/procs.ts";
+import { binary, hub, type Run } from "./binary.ts";
 
 let sb: Sandbox;
 useSandbox((s) => (sb = s));
+afterEach(() => sb.control.reset());
+
+const BOB = { id: "76561198087654322", user: "f82e6399-324e-49a6-a411-09f621b77325" };
+const ALICE = "76561198012345671";
+const UNKNOWN_SERVER = "00000000-0000-4000-8000-000000000000";
 
 const tmp = (name: string) => mkdtempSync(join(tmpdir(), `hub-${name}-`));
 const apiTable = () => ["[api]", `url = "${sb.url}"`, `key = "${sb.key}"`, `server_id = "${sb.serverId}"`];
@@ -60,4 +69,240 @@ describe("configuration", () => {
       "|             ^",
     ]);
   });
+});
+
+describe("a refused API key or an unknown server id", () => {
+  const env = (dir: string, over: Record<string, string> = {}) => ({
+    HUB_API_URL: sb.url,
+    HUB_API_KEY: sb.key,
+    HUB_API_SERVER_ID: sb.serverId,
+    HUB_GAME_BRIDGE: "sim",
+    HUB_STORAGE_DIR: join(dir, "store"),
+    ...over,
+  });
+  const KEY_LINE =
+    /^error: API key refused by the service \((GET|POST) \S+: 401 .*\): put the server's current API key \(the service's server settings\) in api\.key \/ HUB_API_KEY/;
+  const oneLine = (r: Run) => {
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    return r.stderr.trim();
+  };
+
+  test("every command exits 3 with one line and the fix, with no cache and with one; a ban stays queued", async () => {
+    const fresh = tmp("key");
+    const wrong = env(fresh, { HUB_API_KEY: "not-the-key-0000" });
+    for (const args of [
+      ["ban", ALICE, "30m", "griefing"],
+      ["unban", ALICE],
+      ["warn", ALICE, "spam"],
+      ["warns", ALICE],
+      ["dashboard"],
+      ["run", "--once"],
+    ]) {
+      const r = await hub([...args, "--log-format", "json"], { env: wrong });
+      expect([args.join(" "), r.code]).toEqual([args.join(" "), 3]);
+      const last = r.stderr.trim().split("\n").at(-1) as string;
+      expect(last).toMatch(KEY_LINE);
+      if (args[0] !== "run") expect(oneLine(r)).toBe(last);
+      if (["ban", "unban", "warn"].includes(args[0] as string)) expect(last).toEndWith("; nothing was queued");
+    }
+    const json = await hub(["warns", ALICE, "--json"], { env: wrong });
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stdout).error).toMatchObject({
+      code: 3,
+      message: expect.stringMatching(/^API key refused/),
+    });
+
+    // With the server record cached (a run with the right key), the ban is queued first: nothing is lost.
+    const cached = tmp("key-cached");
+    expect((await hub(["run", "--once"], { env: env(cached) })).code).toBe(0);
+    const wrongCached = env(cached, { HUB_API_KEY: "not-the-key-0000" });
+    const ban = await hub(["ban", ALICE, "30m", "griefing"], { env: wrongCached });
+    expect(ban.code).toBe(3);
+    const line = oneLine(ban);
+    expect(line).toMatch(
+      /^error: API key refused by the service \((GET|POST) \S+: 401 .*\): put the server's current API key/,
+    );
+    const id = /queue retry (\S+)`$/.exec(line)?.[1] as string;
+    expect(line).toContain(
+      "; the ban stays queued (nothing is lost): `hub-agent run` sends it once the service accepts",
+    );
+    const status = JSON.parse((await hub(["queue", "status", "--json"], { env: wrongCached })).stdout);
+    expect(JSON.stringify(status)).toContain(id);
+    const retry = await hub(["queue", "retry", id], { env: wrongCached });
+    expect(retry.code).toBe(3);
+    expect(oneLine(retry)).toContain("the ban stays queued");
+    for (const args of [["warns", ALICE], ["dashboard"], ["run", "--once"]]) {
+      const r = await hub(args, { env: wrongCached });
+      expect([args.join(" "), r.code]).toEqual([args.join(" "), 3]);
+      expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^error: API key refused by the service/);
+    }
+    // The right key again: the queued ban is delivered.
+    const delivered = await hub(["queue", "retry", id], { env: env(cached) });
+    expect(delivered.code).toBe(0);
+    expect([...sb.state.bans.values()].some((b) => b.reason === "griefing")).toBe(true);
+  }, 60_000);
+
+  // (`dashboard` never asks for the server record: it prints the link it was asked for.)
+  test("an unknown server id: exit 3 naming the id and the fix", async () => {
+    const wrong = env(tmp("server"), { HUB_API_SERVER_ID: UNKNOWN_SERVER });
+    for (const args of [["ban", ALICE, "30m", "griefing"], ["warns", ALICE], ["run", "--once"], ["doctor"]]) {
+      const r = await hub(args, { env: wrong });
+      expect([args.join(" "), r.code]).toEqual([args.join(" "), 3]);
+      expect(r.stdout + r.stderr).toContain(`the service knows no server ${UNKNOWN_SERVER}`);
+      expect(r.stdout + r.stderr).toContain("api.server_id / HUB_API_SERVER_ID");
+    }
+  }, 60_000);
+
+  test("run: says so once, keeps kicking from the cached ban list, backs off, and says when the key is accepted again", async () => {
+    const dir = tmp("run-key");
+    sb.state.addBan({ user_id: BOB.user, serverbundle_id: sb.bundleId, reason: "cached ban" });
+    expect((await hub(["run", "--once"], { env: env(dir) })).code).toBe(0);
+    sb.control.failNext({}, 100_000, 401, { detail: "Invalid token" });
+    sb.control.clearRequests();
+    const intervals = {
+      HUB_INTERVALS_STATUS: "0.3",
+      HUB_INTERVALS_BANS: "0.3",
+      HUB_INTERVALS_QUEUES: "0.3",
+      HUB_INTERVALS_USER_RETRY: "1",
+    };
+    const run = await startRun({ sb, dir, name: "run", players: [{ id: BOB.id, name: "Bob" }], env: intervals });
+    try {
+      await ready(run);
+      const kicked = () =>
+        jsonLines(actionsLog(dir))
+          .filter((a) => a.type === "kick")
+          .map((a) => a.player);
+      await until(() => kicked().includes(BOB.id), "Bob kicked from the cached ban list", { timeoutMs: 15_000 });
+      const refused = (l: Record<string, unknown>) => String(l.msg).startsWith("API key refused by the service");
+      await logged(run, refused, "the refused key named");
+      // Jobs every 0.3 s for 4 s would be dozens of requests; with the pauses doubling from 1 s, a handful.
+      const started = performance.now();
+      await until(() => performance.now() - started > 4_000, "4 s of refusals", { timeoutMs: 10_000 });
+      expect(sb.control.requests().length).toBeLessThanOrEqual(6);
+      expect(run.lines().filter(refused)).toHaveLength(1);
+      expect(String(run.lines().find(refused)?.msg)).toContain("bans are enforced from the cached ban list");
+
+      sb.control.reset();
+      const again = (l: Record<string, unknown>) => l.msg === "the service accepts the API key again";
+      await logged(run, again, "the key accepted again", 20_000);
+      await until(
+        () => sb.control.requests({ method: "PATCH" }).some((r) => r.status === 200),
+        "a status round accepted",
+        { timeoutMs: 10_000 },
+      );
+      run.proc.kill("SIGTERM");
+      expect(await run.proc.exited).toBe(0);
+      expect(run.lines().filter(refused)).toHaveLength(1);
+    } finally {
+      run.proc.kill("SIGKILL");
+    }
+  }, 60_000);
+});
+
+describe("the storage directory", () => {
+  const env = (storage: string) => ({
+    HUB_API_URL: sb.url,
+    HUB_API_KEY: sb.key,
+    HUB_API_SERVER_ID: sb.serverId,
+    HUB_GAME_BRIDGE: "sim",
+    HUB_STORAGE_DIR: storage,
+  });
+  const COMMANDS = [
+    ["run"],
+    ["run", "--once"],
+    ["ban", ALICE, "30m", "griefing"],
+    ["warns", ALICE],
+    ["dashboard"],
+    ["queue", "status"],
+    ["status"],
+  ];
+
+  test("a file in the way: every command exits 8 with one line naming the path and the fix", async () => {
+    const dir = tmp("enotdir");
+    writeFileSync(join(dir, "afile"), "x");
+    const storage = join(dir, "afile", "store");
+    for (const args of [...COMMANDS, ["doctor"]]) {
+      const r = await hub(args, { env: env(storage) });
+      expect([args.join(" "), r.code]).toEqual([args.join(" "), 8]);
+      const out = args[0] === "doctor" ? r.stdout : r.stderr;
+      expect(out).toContain(storage);
+      expect(out).toMatch(
+        /a file is where a directory belongs on its path \(ENOTDIR\): move that file away|a part of the path is a file, not a directory; make .* a directory this user can write/,
+      );
+      if (args[0] !== "doctor") expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    }
+  }, 60_000);
+
+  // As root, permissions are not checked: the commands run as nobody (setpriv), the store belonging to root.
+  const asNobody = process.getuid?.() === 0 && Bun.which("setpriv") !== null;
+  test.skipIf(!asNobody)(
+    "no permission (EACCES): every command exits 8 with one line naming the path and the fix",
+    async () => {
+      const dir = tmp("eacces");
+      chmodSync(dir, 0o755);
+      const bin = join(dir, "hub-agent");
+      copyFileSync(await binary(), bin);
+      chmodSync(bin, 0o755);
+      const storage = join(dir, "store");
+      mkdirSync(storage, { mode: 0o700 });
+      for (const args of [...COMMANDS, ["doctor"]]) {
+        const p = spawn(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin, ...args], {
+          cwd: dir,
+          env: { PATH: process.env.PATH ?? "", ...env(storage) },
+          stdin: "ignore",
+          stdout: "pipe",
+          stderr: "pipe",
+        });
+        const [stdout, stderr, code] = await Promise.all([
+          new Response(p.stdout).text(),
+          new Response(p.stderr).text(),
+          p.exited,
+        ]);
+        expect([args.join(" "), code]).toEqual([args.join(" "), 8]);
+        const out = args[0] === "doctor" ? stdout : stderr;
+        expect(out).toContain(storage);
+        expect(out).toMatch(
+          /can't be written by this user \(EACCES\): give the user running hub-agent write access|permission denied; make .* a directory this user can write/,
+        );
+        if (args[0] !== "doctor") expect(stderr.trim().split("\n")).toHaveLength(1);
+      }
+    },
+    60_000,
+  );
+
+  test("quarantined records are counted in queue status (human and --json) and doctor warns with the fix", async () => {
+    const storage = join(tmp("corrupt"), "store");
+    const e = env(storage);
+    expect((await hub(["queue", "status"], { env: e })).stdout).toContain(
+      `quarantine       none (${join(storage, "corrupt")})`,
+    );
+    mkdirSync(join(storage, "queue", "ban"), { recursive: true });
+    writeFileSync(join(storage, "queue", "ban", "001795635553378-d7230e7a-72aa-4641-8fdf-c81765751dec"), "{not json");
+    const first = await hub(["queue", "status"], { env: e }); // reads it: moved aside, reported once in the log
+    expect(first.code).toBe(0);
+    for (let i = 0; i < 2; i++) {
+      const human = await hub(["queue", "status"], { env: e });
+      expect(human.stdout).toContain(
+        `quarantine       1 unreadable record(s) in ${join(storage, "corrupt")}: each file is named after the record it was`,
+      );
+      expect(human.stdout).toContain("  queue:ban:001795635553378-d7230e7a-72aa-4641-8fdf-c81765751dec  moved ");
+      const json = JSON.parse((await hub(["queue", "status", "--json"], { env: e })).stdout);
+      expect(json.quarantine).toMatchObject({
+        dir: join(storage, "corrupt"),
+        count: 1,
+        files: [{ key: "queue:ban:001795635553378-d7230e7a-72aa-4641-8fdf-c81765751dec" }],
+      });
+    }
+    const doctor = await hub(["doctor"], { env: e });
+    expect(doctor.code).toBe(0); // a warning
+    expect(doctor.stdout).toContain(
+      `! storage  1 unreadable record(s) quarantined in ${join(storage, "corrupt")}: queue:ban:001795635553378`,
+    );
+    expect(doctor.stdout).toContain("  fix: each file is named after the record it was");
+    const checks = JSON.parse((await hub(["doctor", "--json"], { env: e })).stdout) as {
+      name: string;
+      status: string;
+    }[];
+    expect(checks.filter((c) => c.name === "storage").map((c) => c.status)).toEqual(["ok", "warn"]);
+  }, 60_000);
 });

@@ -464,6 +464,14 @@ describe("TOML errors name the line and column", () => {
     }
   });
 
+  test("CRLF line ends and a long file (bisected) are located as well", () => {
+    const crlf = withAt(60, "port = 1 x").split("\n").join("\r\n");
+    expect(() => parseToml(crlf)).toThrow("line 61, column 10: Expected a newline");
+    const long = Array.from({ length: 5_000 }, (_, i) => (i % 10 ? `k${i} = ${i}` : `[t${i}]`));
+    long.splice(4_321, 0, 'x = "open');
+    expect(() => parseToml(long.join("\n"))).toThrow(/^line 4322, column 1: Unterminated string/);
+  });
+
   test("the subset parser names them itself", () => {
     expect(() => parseTomlSubset("a = 1\nb = 2 x\n")).toThrow("line 2, column 7: unexpected");
     expect(() => parseTomlSubset("a = 1\nb = 2 x\n")).toThrow(TomlError);

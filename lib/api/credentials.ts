@@ -18,6 +18,7 @@ export interface CredentialProblem {
 
 /** The server's own record: GET (rule 1) and PATCH (the status heartbeat) of /server/<id>. */
 const SERVER_RECORD = /^(GET|PATCH) \/server\/[^/]+$/;
+const SERVER_RECORD_CALLS = new Set(["getServer", "patchServer"]);
 
 export function credentialProblem(e: ApiError): CredentialProblem | undefined {
   if (e.kind === "ClientError" && e.status === 401) return { kind: "key_refused", error: e };
@@ -68,10 +69,12 @@ export function guardCredentials(api: Api, opts: GuardOptions): CredentialGuard 
   let gateUntil = -Infinity;
   const wait = () => Math.max(0, gateUntil - opts.clock.monotonic());
 
-  const observe = (res: ApiResult<unknown>) => {
+  const observe = (res: ApiResult<unknown>, method: string) => {
     const found = res.ok ? undefined : credentialProblem(res.error);
-    // Another failure (no answer, a 5xx, one request refused) says nothing about the key either way.
+    // Another failure (no answer, a 5xx, one request refused) says nothing about the key either way; and only the
+    // server's record answering shows that the server id is known.
     if (!res.ok && !found) return;
+    if (res.ok && current?.kind === "unknown_server" && !SERVER_RECORD_CALLS.has(method)) return;
     const previous = current;
     current = found;
     if (found?.kind === "key_refused") {
@@ -91,7 +94,7 @@ export function guardCredentials(api: Api, opts: GuardOptions): CredentialGuard 
       return async (...args: unknown[]) => {
         if (current?.kind === "key_refused" && wait() > 0) return { ok: false, error: current.error };
         const res = (await fn.apply(target, args)) as ApiResult<unknown>;
-        observe(res);
+        observe(res, String(prop));
         return res;
       };
     },

@@ -65,3 +65,23 @@ test("while the key is refused, calls fail at once; one is let through after a p
   expect((await api.getGroups()).ok).toBe(false);
   expect(problem()).toBeUndefined();
 });
+
+test("an unknown server id is known again only when the server's record answers, not any other request", async () => {
+  const changes: (string | undefined)[] = [];
+  const { api, problem, waitMs } = guardCredentials(createApi({ url: sb.url, key: sb.key, retries: 0 }), {
+    clock: new ManualClock(),
+    baseMs: 1_000,
+    maxMs: 3_000,
+    onChange: (p) => void changes.push(p?.kind),
+  });
+  sb.control.failNext({ path: /^\/server\/[^/]+$/ }, 2, 404);
+  expect((await api.getServer(sb.serverId)).ok).toBe(false);
+  expect(problem()?.kind).toBe("unknown_server");
+  expect(waitMs()).toBe(0); // nothing is held back: the key works for everything else
+  expect((await api.getGroups()).ok).toBe(true);
+  expect(problem()?.kind).toBe("unknown_server");
+  expect((await api.patchServer(sb.serverId, { user_count: 0 } as never)).ok).toBe(false);
+  expect((await api.getServer(sb.serverId)).ok).toBe(true);
+  expect(problem()).toBeUndefined();
+  expect(changes).toEqual(["unknown_server", undefined]);
+});

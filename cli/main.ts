@@ -93,7 +93,8 @@ export function rootHelp(): string {
     ...examplesHelp([]),
     "",
     "Run `hub-agent <command> --help` for a command's own options. Exit codes: 0 ok, 1 failure, 2 usage error,",
-    "3 configuration error, 4 service unreachable, 5 not found, 6 queued but not yet delivered.",
+    "3 configuration error (a refused API key too), 4 service unreachable, 5 not found, 6 queued but not yet",
+    "delivered, 7 another run holds the storage directory, 8 the storage directory can't be written.",
   ].join("\n");
 }
 

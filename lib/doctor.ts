@@ -21,7 +21,8 @@ export async function runChecks(config: Config, opts: { logger?: Logger; now?: (
   const now = opts.now ?? Date.now;
   const checks: Check[] = [];
   checks.push(await checkStorage(config.storage.dir));
-  if (checks.at(-1)?.status === "ok") checks.push(await checkQuarantine(config.storage.dir));
+  const quarantined = checks.at(-1)?.status === "ok" ? await checkQuarantine(config.storage.dir) : undefined;
+  if (quarantined) checks.push(quarantined);
 
   const api =
     opts.api ??
@@ -66,11 +67,11 @@ export async function checkStorage(dir: string): Promise<Check> {
   }
 }
 
-/** Records moved to <dir>/corrupt/ (by any process): a warning, since what they held was not acted on. */
-export async function checkQuarantine(dir: string): Promise<Check> {
+/** Records moved to <dir>/corrupt/ (by any process): a warning, since what they held was not acted on; none: no line. */
+export async function checkQuarantine(dir: string): Promise<Check | undefined> {
   const root = join(dir, "corrupt");
   const files = await listCorrupt(dir);
-  if (!files.length) return { name: "storage", status: "ok", message: `no quarantined records (${root})` };
+  if (!files.length) return undefined;
   const keys = files.slice(0, 5).map((f) => f.key);
   return {
     name: "storage",

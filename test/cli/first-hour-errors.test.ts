@@ -1,7 +1,8 @@
 /**
- * The first hour of an operator, through the compiled binary against the in-memory service: configuration mistakes
- * named with their fix (no silent simulated game, TOML errors with line and column), and a refused API key or an
- * unknown server id: exit 3 from every command, nothing lost, and `run` enforcing from its cache meanwhile.
+ * The first hour of an operator, its mistakes (first-hour.test.ts has the rest), through the compiled binary against
+ * the in-memory service: configuration mistakes named with their fix (no silent simulated game, TOML errors with
+ * line and column), a refused API key or an unknown server id (exit 3 from every command, nothing lost, `run`
+ * enforcing from its cache meanwhile), storage errors (exit 8) and quarantined records counted.
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";

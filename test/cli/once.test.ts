@@ -39,6 +39,7 @@ test("run --once --json: one object with the exit code, each job, and each queue
     HUB_API_URL: sb.url,
     HUB_API_KEY: sb.key,
     HUB_API_SERVER_ID: sb.serverId,
+    HUB_GAME_BRIDGE: "sim",
     HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-once-json-")),
   };
   expect((await hub(["run", "--once"], { env })).code).toBe(0); // caches the server record
@@ -83,6 +84,7 @@ test("run --once --json with the service unreachable and nothing cached: the obj
     HUB_API_URL: "http://127.0.0.1:9/v1", // the discard port: nothing listens
     HUB_API_KEY: sb.key,
     HUB_API_SERVER_ID: sb.serverId,
+    HUB_GAME_BRIDGE: "sim",
     HUB_API_TIMEOUT: "2",
     HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-once-json-")),
   };

@@ -63,7 +63,9 @@ export default defineCommand({
       ctx.logger.error(e.message);
       [code, error] = [e.code, e.message];
     }
-    const result = { [EXIT.OK]: "ok", [EXIT.QUEUED]: "queued", [EXIT.UNREACHABLE]: "unreachable" }[code] ?? "failed";
+    const result =
+      { [EXIT.OK]: "ok", [EXIT.QUEUED]: "queued", [EXIT.UNREACHABLE]: "unreachable", [EXIT.CONFIG]: "refused" }[code] ??
+      "failed";
     ctx.emit({ exit_code: code, result, error, ...summary });
     process.exitCode = code;
   },
@@ -214,7 +216,14 @@ async function serve(opts: ServeOptions, unlocked: boolean): Promise<number | { 
   monitor.start();
   const listener = opts.once ? undefined : await listenHttp(config, monitor, logger);
   try {
-    return await serveAgent(opts, agent, monitor, metrics);
+    const code = await serveAgent(opts, agent, monitor, metrics).catch((e: unknown) => {
+      // `run --once` could not start: a refused key or unknown server id is the reason to name (exit 3).
+      if (opts.once && guard.problem() && e instanceof CliError && e.code === EXIT.UNREACHABLE) return EXIT.CONFIG;
+      throw e;
+    });
+    const problem = opts.once ? guard.problem() : undefined;
+    if (problem) throw new CliError(describeCredentialProblem(problem, config.api.server_id), EXIT.CONFIG);
+    return code;
   } finally {
     await listener?.stop();
     await monitor.stop();

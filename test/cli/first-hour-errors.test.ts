@@ -106,6 +106,13 @@ describe("a refused API key or an unknown server id", () => {
       if (args[0] !== "run") expect(oneLine(r)).toBe(last);
       if (["ban", "unban", "warn"].includes(args[0] as string)) expect(last).toEndWith("; nothing was queued");
     }
+    const once = await hub(["run", "--once", "--json"], { env: wrong });
+    expect(once.code).toBe(3);
+    expect(JSON.parse(once.stdout)).toMatchObject({
+      exit_code: 3,
+      result: "refused",
+      error: expect.stringMatching(/^API key refused by the service/),
+    });
     const json = await hub(["warns", ALICE, "--json"], { env: wrong });
     expect(json.code).toBe(3);
     expect(JSON.parse(json.stdout).error).toMatchObject({
@@ -132,10 +139,13 @@ describe("a refused API key or an unknown server id", () => {
     const retry = await hub(["queue", "retry", id], { env: wrongCached });
     expect(retry.code).toBe(3);
     expect(oneLine(retry)).toContain("the ban stays queued");
-    for (const args of [["warns", ALICE], ["dashboard"], ["run", "--once"]]) {
+    for (const args of [["warns", ALICE], ["dashboard"], ["run", "--once"], ["run", "--once", "--json"]]) {
       const r = await hub(args, { env: wrongCached });
       expect([args.join(" "), r.code]).toEqual([args.join(" "), 3]);
-      expect(r.stderr.trim().split("\n").at(-1)).toMatch(/^error: API key refused by the service/);
+      const said = args.includes("--json")
+        ? `error: ${JSON.parse(r.stdout).error}`
+        : r.stderr.trim().split("\n").at(-1);
+      expect(said).toMatch(/^error: API key refused by the service/);
     }
     // The right key again: the queued ban is delivered.
     const delivered = await hub(["queue", "retry", id], { env: env(cached) });

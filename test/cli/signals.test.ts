@@ -82,7 +82,12 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-const service = () => ({ HUB_API_URL: sb.url, HUB_API_KEY: sb.key, HUB_API_SERVER_ID: sb.serverId });
+const service = () => ({
+  HUB_API_URL: sb.url,
+  HUB_API_KEY: sb.key,
+  HUB_API_SERVER_ID: sb.serverId,
+  HUB_GAME_BRIDGE: "sim",
+});
 const rcon = (port: number) => ({
   ...service(),
   HUB_GAME_BRIDGE: "rcon",

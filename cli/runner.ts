@@ -1,6 +1,6 @@
 import type { ArgsDef, CommandDef } from "citty";
 import { examplesHelp } from "./examples.ts";
-import { CliError, EXIT } from "./exit.ts";
+import { CliError, EXIT, credentialCheck } from "./exit.ts";
 import { stderr, stdout } from "./stdio.ts";
 
 type AnyCommand = CommandDef<ArgsDef>;
@@ -45,10 +45,10 @@ export async function runCli(root: AnyCommand, argv: string[], rootHelp: () => s
     await runCommand(cmd, { rawArgs });
     const code = typeof process.exitCode === "number" ? process.exitCode : EXIT.OK;
     // A refused key or unknown server id met along the way (a cached answer may have served the command): exit 3.
-    const refusal = code === EXIT.CONFIG ? undefined : await (await import("./service.ts")).credentialRefusal();
+    const refusal = code === EXIT.CONFIG ? undefined : await credentialCheck.refusal?.();
     if (!refusal) return code;
     const { redact } = await import("./context.ts");
-    process.stderr.write(redact(`error: ${refusal}`) + "\n");
+    stderr(redact(`error: ${refusal}`));
     return EXIT.CONFIG;
   } catch (e) {
     return await report(e, json, command);
@@ -250,7 +250,7 @@ const KEEPS_ITS_CODE = new Set<number>([EXIT.USAGE, EXIT.CONFIG, EXIT.INSTANCE, 
  */
 async function credentialFailure(e: CliError): Promise<CliError> {
   if (KEEPS_ITS_CODE.has(e.code)) return e;
-  const refusal = await (await import("./service.ts")).credentialRefusal();
+  const refusal = await credentialCheck.refusal?.();
   if (!refusal) return e;
   return new CliError(
     e.message.includes("nothing was queued") ? `${refusal}; nothing was queued` : refusal,

@@ -6,6 +6,7 @@ import type { Api, ApiOptions } from "../lib/api/client.ts";
 import type { CredentialGuard, GuardOptions } from "../lib/api/credentials.ts";
 import type { Config } from "../lib/config/index.ts";
 import type { Clock } from "../lib/clock.ts";
+import { credentialCheck } from "./exit.ts";
 
 /** Guards whose problem decides the command's exit code (not `run`'s: it keeps serving and says so in its log). */
 const watched: { guard: CredentialGuard; serverId: string }[] = [];
@@ -36,6 +37,7 @@ export async function serviceApi(
   const baseMs = Math.min(config.intervals.user_retry * 1000, maxMs);
   const guard = guardCredentials(api, { clock, baseMs, maxMs, onChange });
   if (decidesExit) watched.push({ guard, serverId: config.api.server_id });
+  credentialCheck.refusal = credentialRefusal;
   return { api: guard.api, guard };
 }
 

@@ -95,7 +95,6 @@ export async function startWorld(home: string, game: Record<string, string>): Pr
     HUB_API_URL: sb.url,
     HUB_API_KEY: sb.key,
     HUB_API_SERVER_ID: sb.serverId,
-    HUB_GAME_BRIDGE: "sim",
     HUB_STORAGE_DIR: join(home, "data"),
     HUB_INTERVALS_PLAYER_POLL: "3600",
     HUB_INTERVALS_QUEUES: "2",

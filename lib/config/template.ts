@@ -32,6 +32,9 @@ const EXAMPLES: Record<string, unknown> = {
   "game.overrides.colours": "strip",
   "game.overrides.max_players": 32,
   "game.overrides.list_command": "status",
+  "game.overrides.list_row": "^\\s*(?<slot>\\d+)\\s+(?<name>.+)$",
+  "game.overrides.reply_quiet": 0.5,
+  "game.overrides.escape": "quote",
   "http.listen": "127.0.0.1:9187",
 };
 

@@ -56,6 +56,8 @@ interface Conn {
   socket: net.Socket;
   peer: string;
   authed: boolean;
+  /** Dropped: the lines still buffered (sent in the same write as a refused hello) are not read. */
+  dropped: boolean;
   /** Requests in flight by id. */
   pending: Map<number, { resolve(r: unknown): void; reject(e: Error): void }>;
   lastHeard: number;
@@ -234,7 +236,7 @@ export class PluginLink implements Transport, StructuredConsole {
       return;
     }
     socket.setNoDelay(true);
-    const conn: Conn = { socket, peer, authed: false, pending: new Map(), lastHeard: this.#o.clock.monotonic() };
+    const conn: Conn = { socket, peer, authed: false, dropped: false, pending: new Map(), lastHeard: this.#o.clock.monotonic() };
     this.#pendingConns.add(conn);
     const hello = new AbortController();
     this.#o.clock.sleep(this.#o.helloTimeoutMs, hello.signal).then(
@@ -268,7 +270,7 @@ export class PluginLink implements Transport, StructuredConsole {
   }
 
   #line(conn: Conn, line: string): void {
-    if (conn.socket.destroyed) return;
+    if (conn.dropped || conn.socket.destroyed) return;
     let m: PluginMessage;
     try {
       m = parseLine(line);
@@ -362,6 +364,7 @@ export class PluginLink implements Transport, StructuredConsole {
   }
 
   #drop(conn: Conn, error?: TransportError): void {
+    conn.dropped = true;
     if (error) for (const p of conn.pending.values()) p.reject(error);
     conn.pending.clear();
     conn.socket.end();

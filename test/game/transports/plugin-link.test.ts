@@ -149,6 +149,25 @@ describe("plugin link", () => {
     expect(JSON.stringify(log.lines)).not.toContain("guessed");
   });
 
+  test("a refused hello ends the connection: guesses sent after it in the same write are not tried", async () => {
+    const { link, port, events, warnings } = await setup();
+    const states: string[] = [];
+    link.on("state", (s) => states.push(s));
+    const guesser = await rawPeer(port);
+    const hello = (token: string) => `${JSON.stringify({ t: "hello", v: 1, token })}\n`;
+    const chat = '{"t":"event","e":"chat","p":{"id":"1","name":"x"},"text":"!ban Alice 1d x"}\n';
+    guesser.socket.write(hello("wrong-1") + hello("wrong-2") + hello("s3cret-token") + chat);
+    await until(guesser.closed, "the guesser closed");
+    expect(states).toEqual([]);
+    expect(events).toEqual([]);
+    expect(warnings().filter((w) => w.includes("wrong token"))).toHaveLength(1);
+    const err = await link.send("x", { timeoutMs: 300 }).then(
+      () => undefined,
+      (e: TransportError) => e,
+    );
+    expect(err?.code).toBe("auth");
+  });
+
   test("before hello: anything else closes the connection; silence too, after the hello timeout", async () => {
     const { port, warnings } = await setup({ helloTimeoutMs: 200 });
     const early = await rawPeer(port);

@@ -44,7 +44,7 @@ export const MAX_LINE_BYTES = 1024 * 1024;
 /** Before hello, lines are short: an unauthenticated peer can't make hub-agent buffer much. */
 const MAX_HELLO_BYTES = 4096;
 const TIMEOUT = Symbol("timeout");
-/** Connections waiting for their hello at once; more are closed at once. */
+/** Connections waiting for their hello at once; a newer one closes the oldest. */
 const MAX_PENDING = 8;
 
 /** The plugin refused a request (`"ok": false`): its own words, e.g. "no such player". */
@@ -231,12 +231,25 @@ export class PluginLink implements Transport, StructuredConsole {
 
   #accept(socket: net.Socket): void {
     const peer = `${formatHost(socket.remoteAddress ?? "?")}:${socket.remotePort ?? "?"}`;
-    if (this.#closed || this.#pendingConns.size >= MAX_PENDING) {
-      socket.destroy();
-      return;
+    if (this.#closed) return void socket.destroy();
+    // Full: the oldest waiting peer goes, not the newcomer, so peers that connect and stay silent can't keep the
+    // plugin (which says hello as soon as it connects) out for good.
+    const oldest = this.#pendingConns.size >= MAX_PENDING ? this.#pendingConns.values().next().value : undefined;
+    if (oldest) {
+      this.#log.warn(`${MAX_PENDING} connections are waiting for their hello: the oldest, from ${oldest.peer}, closed`);
+      this.#pendingConns.delete(oldest);
+      this.#drop(oldest);
+      oldest.socket.destroy();
     }
     socket.setNoDelay(true);
-    const conn: Conn = { socket, peer, authed: false, dropped: false, pending: new Map(), lastHeard: this.#o.clock.monotonic() };
+    const conn: Conn = {
+      socket,
+      peer,
+      authed: false,
+      dropped: false,
+      pending: new Map(),
+      lastHeard: this.#o.clock.monotonic(),
+    };
     this.#pendingConns.add(conn);
     const hello = new AbortController();
     this.#o.clock.sleep(this.#o.helloTimeoutMs, hello.signal).then(

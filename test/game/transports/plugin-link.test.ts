@@ -168,6 +168,16 @@ describe("plugin link", () => {
     expect(err?.code).toBe("auth");
   });
 
+  test("peers holding every connection slot without a hello don't lock the plugin out", async () => {
+    const { link, port, plugin } = await setup({ helloTimeoutMs: 60_000 });
+    const squatters = [];
+    for (let i = 0; i < 8; i++) squatters.push(await rawPeer(port));
+    const p = plugin();
+    await p.connected();
+    expect(await link.send("still here", { timeoutMs: 3000 })).toBe("ran still here");
+    await until(() => squatters.some((s) => s.closed()), "the oldest waiting peer closed");
+  });
+
   test("before hello: anything else closes the connection; silence too, after the hello timeout", async () => {
     const { port, warnings } = await setup({ helloTimeoutMs: 200 });
     const early = await rawPeer(port);

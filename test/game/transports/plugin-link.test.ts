@@ -170,7 +170,7 @@ describe("plugin link", () => {
 
   test("peers holding every connection slot without a hello don't lock the plugin out", async () => {
     const { link, port, plugin } = await setup({ helloTimeoutMs: 60_000 });
-    const squatters = [];
+    const squatters: Awaited<ReturnType<typeof rawPeer>>[] = [];
     for (let i = 0; i < 8; i++) squatters.push(await rawPeer(port));
     const p = plugin();
     await p.connected();

@@ -59,9 +59,9 @@ export interface CredentialGuard {
 }
 
 /**
- * `api` with every answer checked for a credential problem. While the key is refused, calls fail at once with the
- * refusal (not sent: like a 401, it proves nothing happened) until the backoff has passed; then one goes out, and
- * its answer closes the gate for twice as long or opens it.
+ * `api` with every answer checked for a credential problem. While the key is refused, calls fail at once as a 401
+ * (not sent: it proves nothing happened) until the backoff has passed; then one goes out, and its answer closes the
+ * gate for twice as long or opens it.
  */
 export function guardCredentials(api: Api, opts: GuardOptions): CredentialGuard {
   let current: CredentialProblem | undefined;
@@ -92,7 +92,7 @@ export function guardCredentials(api: Api, opts: GuardOptions): CredentialGuard 
       const fn = Reflect.get(target, prop, receiver) as unknown;
       if (typeof fn !== "function") return fn;
       return async (...args: unknown[]) => {
-        if (current?.kind === "key_refused" && wait() > 0) return { ok: false, error: current.error };
+        if (current?.kind === "key_refused" && wait() > 0) return { ok: false, error: heldBack(current.error) };
         const res = (await fn.apply(target, args)) as ApiResult<unknown>;
         observe(res, String(prop));
         return res;
@@ -100,4 +100,18 @@ export function guardCredentials(api: Api, opts: GuardOptions): CredentialGuard 
     },
   });
   return { api: guarded, problem: () => current, waitMs: wait };
+}
+
+/**
+ * A call held back: a 401 whatever refused the key, since a 401 is what every caller keeps its work for (a queued
+ * ban, a reward's report). The refusal itself may be a 403 on the server's record, which a ban's POST would take as
+ * the service refusing that ban and drop it, never sent.
+ */
+function heldBack(refusal: ApiError): ApiError {
+  return {
+    kind: "ClientError",
+    status: 401,
+    endpoint: refusal.endpoint,
+    message: `not sent while the API key is refused (${describeError(refusal)})`,
+  };
 }

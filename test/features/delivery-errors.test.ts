@@ -7,6 +7,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApi, type Api } from "../../lib/api/client.ts";
+import { guardCredentials } from "../../lib/api/credentials.ts";
+import { ManualClock } from "../../lib/clock.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { deliverQueues, queueBan, queueWarning, sanctionQueues, type PlayerRef } from "../../lib/sanctions/index.ts";
 import { openStore, type Store } from "../../lib/store/index.ts";
@@ -41,6 +43,19 @@ test("401 (a rotated key) and 408 keep every queued entry for the next round", a
   const second = await deliverQueues({ api, store });
   expect(second.outcomes.map((o) => o.result)).toEqual(["delivered", "delivered"]);
   expect(await queued()).toEqual({ ban: 0, warning: 0 });
+});
+
+test("a key refused on the server's record (403): a ban held back by the guard stays queued, sent once the key works", async () => {
+  await ban();
+  const guarded = guardCredentials(api, { clock: new ManualClock(), baseMs: 60_000, maxMs: 60_000 }).api;
+  sb.control.failNext({ path: /^\/server\/[^/]+$/ }, 1, 403, { detail: "Forbidden" });
+  expect((await guarded.getServer(sb.serverId)).ok).toBe(false);
+  const held = await deliverQueues({ api: guarded, store });
+  expect(held.outcomes.map((o) => o.result)).toEqual(["kept"]);
+  expect(await queued()).toEqual({ ban: 1, warning: 0 });
+  expect(sb.control.requests({ method: "POST", path: "/ban/" })).toHaveLength(0);
+  const later = await deliverQueues({ api, store });
+  expect(later.outcomes.map((o) => o.result)).toEqual(["delivered"]);
 });
 
 test("a 2xx with an unreadable body is delivered: the ban is not sent a second time", async () => {

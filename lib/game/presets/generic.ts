@@ -6,6 +6,7 @@
  * Identity: whatever the row pattern's `id` group holds, as printed (trimmed), else the player's name; the user type
  * is CENTRAL unless overridden. Values are escaped with `strip` until the operator picks a mode their console takes.
  */
+import { knownByName, trimmed } from "./by-name.ts";
 import { stripForAnyConsole } from "./escape.ts";
 import type { ConsoleDefaults, Preset } from "./types.ts";
 
@@ -18,12 +19,7 @@ const ANY_PORT = (kind: string): ConsoleDefaults => ({
 export const generic: Preset = {
   name: "generic",
   title: "generic console",
-  userType: "CENTRAL",
-  identity: "name",
-  normaliseId: (raw) => raw.trim() || undefined,
-  cleanName: (raw) => raw.trim(),
-  idValues: () => ({}),
-  multiGroup: false,
+  ...knownByName(trimmed),
   colours: "strip",
   commandPrefix: "!",
   consoles: Object.fromEntries(["rcon", "q3rcon", "dprcon", "webrcon", "econ"].map((k) => [k, ANY_PORT(k)])),

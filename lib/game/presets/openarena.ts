@@ -11,6 +11,7 @@
  * Sees: connect, disconnect, ClientBegin (spawn), kills, chat, the ready line (`AAS initialized.`).
  * Cannot see: groups (none in the game). Kicks can't carry a reason (`clientkick <slot>`).
  */
+import { knownByName } from "./by-name.ts";
 import { quoteForQuakeConsole } from "./escape.ts";
 import { stripQuakeColours } from "./ids.ts";
 import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
@@ -46,12 +47,7 @@ export function parseQuakeStatus(reply: string): PlayerList {
 export const openarena: Preset = {
   name: "openarena",
   title: "OpenArena (ioquake3)",
-  userType: "CENTRAL",
-  identity: "name",
-  normaliseId: (raw) => quakeName(raw) || undefined,
-  cleanName: quakeName,
-  idValues: () => ({}),
-  multiGroup: false,
+  ...knownByName(quakeName),
   colours: "quake",
   commandPrefix: "!",
   consoles: {

@@ -4,6 +4,7 @@
  * real teeworlds-server 0.7.5 here: econ's login, `echo`, `say` (`[chat]: *** text`) and an empty `status`; the
  * join, leave, chat and status-row formats follow the game's source (no headless client can join here).
  */
+import { knownByName, trimmed } from "./by-name.ts";
 import { quoteForTeeworldsConsole } from "./escape.ts";
 import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
 
@@ -22,12 +23,7 @@ export function parseTeeworldsStatus(reply: string): PlayerList {
 export const teeworlds: Preset = {
   name: "teeworlds",
   title: "Teeworlds / DDNet",
-  userType: "CENTRAL",
-  identity: "name",
-  normaliseId: (raw) => raw.trim() || undefined,
-  cleanName: (raw) => raw.trim(),
-  idValues: () => ({}),
-  multiGroup: false,
+  ...knownByName(trimmed),
   colours: "strip",
   commandPrefix: "/",
   maxPlayers: 16,

@@ -14,6 +14,7 @@
  * Cannot see: spawns and deaths (the event log names players by a per-connection number, not their slot), team chat
  * (the game prints it with a carriage return inside), groups (none).
  */
+import { knownByName } from "./by-name.ts";
 import { quoteForDarkplacesConsole } from "./escape.ts";
 import { stripDarkplacesColours } from "./ids.ts";
 import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
@@ -50,12 +51,7 @@ export function parseDarkplacesStatus(reply: string): PlayerList {
 export const xonotic: Preset = {
   name: "xonotic",
   title: "Xonotic / Nexuiz (DarkPlaces)",
-  userType: "CENTRAL",
-  identity: "name",
-  normaliseId: (raw) => darkplacesName(raw) || undefined,
-  cleanName: darkplacesName,
-  idValues: () => ({}),
-  multiGroup: false,
+  ...knownByName(darkplacesName),
   colours: "quake",
   commandPrefix: "!",
   consoles: {

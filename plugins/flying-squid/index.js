@@ -168,8 +168,11 @@ module.exports.server = function (serv) {
       const res = await serv.commands.use(cmd.replace(/^\//, ""));
       if (res) printed.push(String(res));
     } catch (e) {
-      if (!e.userError) throw e;
-      throw new Error(e.message);
+      // A UserError is flying-squid refusing the command before it ran (not found, bad syntax): nothing happened,
+      // so "ok":false. Anything else broke off a command that had started and may have had effects: it is answered
+      // as run, with the error in its output, so hub-agent never runs a `once` reward a second time.
+      if (e && e.userError) throw new Error(e.message);
+      printed.push(`error: ${e && e.message ? e.message : String(e)}`);
     } finally {
       serv.info = info;
       serv.err = err;

@@ -20,4 +20,17 @@ const server = createMCServer({
   plugins: { [path.resolve(__dirname, "../../plugins/flying-squid")]: o.plugin },
   version: o.version,
 });
-server.on("listening", () => console.log(`listening on 127.0.0.1:${o.port}`));
+server.on("listening", () => {
+  // A command that has an effect, then breaks (as a plugin's command can): the plugin must answer it as run.
+  server.commands.add({
+    base: "hubtest-break",
+    info: "says so in the chat, then throws",
+    usage: "/hubtest-break",
+    op: true,
+    action() {
+      server.broadcast("hubtest-break had its effect");
+      throw new TypeError("broke after its effect");
+    },
+  });
+  console.log(`listening on 127.0.0.1:${o.port}`);
+});

@@ -165,6 +165,13 @@ describe.skipIf(missing !== undefined)("flying-squid + mineflayer through the pl
     await until(() => applied.executed_on.includes(w.sb.serverId), "the reward reported executed", SLOW);
   }, 40_000);
 
+  test("a command that breaks after its effect counts as run (its error in the output); one refused before it ran is refused", async () => {
+    // Answered "ok":false, the first would be taken as not done, and a `once` reward would run a second time.
+    expect(await w.bridge.exec("hubtest-break")).toContain("error: broke after its effect");
+    await until(() => first.seen.chat.includes("hubtest-break had its effect"), "the command's effect", SLOW);
+    await expect(w.bridge.exec("no-such-command")).rejects.toThrow("Command not found");
+  }, 40_000);
+
   test("what no console prints reaches hub-agent: a death, and an op given in the game as a group change", async () => {
     const has = (type: string, extra: (e: (typeof w.events)[number]) => boolean = () => true) =>
       w.events.filter((e) => e.type === type && "player" in e && e.player.id === uuid && extra(e)).length;

@@ -14,7 +14,7 @@ import { ExecutedRewards } from "../rewards/executed.ts";
 import { RewardFailures } from "../rewards/failures.ts";
 import { commandLines, fillTemplate, rewardValues } from "../rewards/replace.ts";
 import { serial } from "../serial.ts";
-import { mayHaveRun } from "../game/transports/transport.ts";
+import { mayHaveRun, unreachable } from "../game/transports/transport.ts";
 
 /** What the timer runs (gmod: "DIRECT always includes DISABLE"); the only events allowed without a user. */
 export const TIMER_EVENTS: readonly RewardEvent[] = ["DIRECT", "DISABLE"];
@@ -243,7 +243,7 @@ export class Rewards {
           return "yes";
         } catch (e) {
           if (mayHaveRun(e)) return "maybe";
-          await this.gameRefused(reward, player, String(e));
+          await this.gameRefused(reward, player, e);
           return "no";
         }
       };
@@ -265,7 +265,7 @@ export class Rewards {
         if (i === 0) {
           // Written and unanswered, it may have run: not run again (never twice), flagged for the operator.
           if (mayHaveRun(e)) return "maybe";
-          await this.gameRefused(reward, player, String(e));
+          await this.gameRefused(reward, player, e);
           return "no";
         }
         this.log.error(
@@ -278,8 +278,22 @@ export class Rewards {
     return "yes";
   }
 
-  /** Nothing ran: counted, so the reward backs off and is given up in the end (docs/pitfalls.md, pitfall 4). */
-  private gameRefused(reward: AppliedReward, player: GamePlayer, error: string): Promise<void> {
+  /**
+   * Nothing ran. Refused by the game: counted, so the reward backs off and is given up in the end (docs/pitfalls.md,
+   * pitfall 4). The console out of reach is no answer of the game: not counted, the next round tries again (an
+   * outage of a few rounds would otherwise give up every reward due meanwhile).
+   */
+  private async gameRefused(reward: AppliedReward, player: GamePlayer, e: unknown): Promise<void> {
+    const error = String(e);
+    if (unreachable(e)) {
+      this.once(`${reward.id} unreachable`, () =>
+        this.log.warn(
+          `reward ${reward.id} (${reward.reward.name}) for ${player.name} waits: the game's console can't be reached (${error}); it runs once the console answers`,
+          { applied_reward_id: reward.id },
+        ),
+      );
+      return;
+    }
     const data = {
       id: reward.id,
       user_id: reward.user.id,

@@ -628,6 +628,27 @@ describe("once", () => {
     expect(await failed()).toEqual([]);
   });
 
+  test("a console out of reach is not the game refusing: tried every round, never given up, run once it answers", async () => {
+    await setup();
+    const r = give(USERS.bob, { on_event: "DIRECT", once: true, data: { command: "vip %nick%" } });
+    const down = new TransportError("disconnected", "RCON 127.0.0.1:27015: connect ECONNREFUSED 127.0.0.1:27015");
+    // Twice as many rounds as would give up a refused reward, each a try (no back-off), nothing written to the game.
+    h.sim.fail("exec", 2 * GIVE_UP_AFTER, down);
+    await join(BOB);
+    for (let m = 1; m <= 2 * GIVE_UP_AFTER; m++) await advance(MIN);
+    expect(execs()).toEqual([]);
+    expect(await failed()).toEqual([]);
+    const waits = h.logger.lines.filter((l) => l.msg.includes(`reward ${r.id}`) && l.msg.includes("can't be reached"));
+    expect(waits.map((l) => l.level)).toEqual(["warn"]); // said once, not every round
+    expect(h.logger.lines.some((l) => l.msg.includes(`reward ${r.id}`) && l.msg.includes("given up"))).toBe(false);
+    // The console answers again: the next round runs it, once, and reports it.
+    await advance(MIN);
+    expect(execs()).toEqual(['vip "Bob"']);
+    await until(() => executedOn(r.id).length === 1, "reported");
+    await advance(MIN);
+    expect(execs()).toEqual(['vip "Bob"']);
+  });
+
   test("a refused reward the service no longer lists (expired, or run elsewhere) is forgotten at the next round", async () => {
     await setup();
     const r = give(USERS.bob, { on_event: "DIRECT", data: { command: "refused" } });

@@ -46,6 +46,14 @@ export function mayHaveRun(e: unknown): boolean {
   return e instanceof TransportError && e.written;
 }
 
+/**
+ * Whether a command failed because the console could not be reached (not connected, closed, the password refused,
+ * no answer to connecting) before anything was written: not the game's answer, so nothing to hold against it.
+ */
+export function unreachable(e: unknown): boolean {
+  return e instanceof TransportError && !e.written && e.code !== "invalid" && e.code !== "protocol";
+}
+
 type StateListener = (state: TransportState, error?: Error) => void;
 
 /** The `on("state")` half of a transport. */

@@ -34,15 +34,39 @@ export interface Run {
   stderr: string;
 }
 
-/** Runs the compiled CLI with a clean environment (plus `env`), no stdin, in `cwd`. */
-export async function hub(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<Run> {
-  const p = spawn([await binary(), ...args], {
+type HubOptions = { env?: Record<string, string>; cwd?: string };
+
+/** The compiled CLI with a clean environment (plus `env`), no stdin, in `cwd` (a new directory by default). */
+async function start(args: string[], opts: HubOptions) {
+  return spawn([await binary(), ...args], {
     cwd: opts.cwd ?? mkdtempSync(join(tmpdir(), "hub-cwd-")),
     env: { PATH: process.env.PATH ?? "", ...opts.env },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
   });
+}
+
+/** A stream's text as it arrives: `text()` is what came so far, `done` all of it once the stream ends. */
+export function collect(stream: ReadableStream<Uint8Array>): { text: () => string; done: Promise<string> } {
+  let text = "";
+  const done = (async () => {
+    const decoder = new TextDecoder();
+    for await (const bytes of stream) text += decoder.decode(bytes, { stream: true });
+    return text;
+  })();
+  return { text: () => text, done };
+}
+
+/** Starts the compiled CLI as `hub` does and leaves it running; its output is read as it arrives. */
+export async function hubInBackground(args: string[], opts: HubOptions = {}) {
+  const proc = await start(args, opts);
+  return { proc, stdout: collect(proc.stdout), stderr: collect(proc.stderr) };
+}
+
+/** Runs the compiled CLI to its end (see `start`). */
+export async function hub(args: string[], opts: HubOptions = {}): Promise<Run> {
+  const p = await start(args, opts);
   const [stdout, stderr, code] = await Promise.all([
     new Response(p.stdout).text(),
     new Response(p.stderr).text(),

@@ -1,11 +1,7 @@
 // `hub-agent demo` through the compiled binary: it introduces itself, plays its script once and ends by itself with
 // a summary; --json prints only the summary, as one object; --loop goes on until Ctrl-C; --duration N stops at N s.
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { binary, hub } from "./binary.ts";
-import { spawn } from "../support/procs.ts";
+import { hub, hubInBackground } from "./binary.ts";
 import { until } from "../support/until.ts";
 
 /** The summary's row for `label`, e.g. "players joined  5: Alice, …". */
@@ -17,26 +13,16 @@ const row = (stdout: string, label: string) =>
     .trim();
 
 async function loopUntilSecondRound() {
-  const p = spawn([await binary(), "demo", "--loop"], {
-    cwd: mkdtempSync(join(tmpdir(), "hub-cwd-")),
-    env: { PATH: process.env.PATH ?? "" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  let stderr = "";
-  void (async () => {
-    const decoder = new TextDecoder();
-    for await (const bytes of p.stderr) stderr += decoder.decode(bytes, { stream: true });
-  })();
-  const stdout = new Response(p.stdout).text();
+  const { proc: p, stdout, stderr } = await hubInBackground(["demo", "--loop"]);
   // The script starts over after about 22 s: Alice joins a second time.
-  await until(() => (stderr.match(/\[game:sim\] Alice joined/g) ?? []).length >= 2, "the script's second round", {
+  const rounds = () => (stderr.text().match(/\[game:sim\] Alice joined/g) ?? []).length;
+  await until(() => rounds() >= 2, "the script's second round", {
     timeoutMs: 60_000,
-    diagnostics: () => stderr,
+    diagnostics: stderr.text,
     abort: () => (p.exitCode === null ? undefined : `demo --loop exited with ${p.exitCode}`),
   });
   p.kill("SIGINT");
-  return { code: await p.exited, stdout: await stdout, stderr };
+  return { code: await p.exited, stdout: await stdout.done, stderr: await stderr.done };
 }
 
 describe("hub-agent demo", () => {

@@ -4,28 +4,17 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { binary, hub } from "./binary.ts";
-import { spawn } from "../support/procs.ts";
+import { hub, hubInBackground } from "./binary.ts";
 import { until } from "../support/until.ts";
 
 /** Starts `hub-agent sandbox --json` and reads the object it prints once listening. */
 async function startSandbox(args: string[] = []) {
-  const p = spawn([await binary(), "sandbox", "--json", ...args], {
-    cwd: mkdtempSync(join(tmpdir(), "hub-cwd-")),
-    env: { PATH: process.env.PATH ?? "" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  let out = "";
-  void (async () => {
-    const decoder = new TextDecoder();
-    for await (const bytes of p.stdout) out += decoder.decode(bytes, { stream: true });
-  })();
-  await until(() => out.endsWith("}\n"), "the sandbox's settings", {
+  const { proc: p, stdout } = await hubInBackground(["sandbox", "--json", ...args]);
+  await until(() => stdout.text().endsWith("}\n"), "the sandbox's settings", {
     abort: () => (p.exitCode === null ? undefined : `sandbox exited with ${p.exitCode}`),
-    diagnostics: () => out,
+    diagnostics: stdout.text,
   });
-  const info = JSON.parse(out) as {
+  const info = JSON.parse(stdout.text()) as {
     url: string;
     key: string;
     server_id: string;
@@ -117,18 +106,11 @@ describe("hub-agent sandbox", () => {
   });
 
   test("the human output: the players as a table, the configuration, and how to add a reward", async () => {
-    const p = spawn([await binary(), "sandbox"], {
-      cwd: mkdtempSync(join(tmpdir(), "hub-cwd-")),
-      env: { PATH: process.env.PATH ?? "" },
-      stdout: "pipe",
-      stderr: "pipe",
+    const { proc: p, stdout } = await hubInBackground(["sandbox"]);
+    await until(() => stdout.text().includes("Stop with Ctrl-C."), "the sandbox's introduction", {
+      diagnostics: stdout.text,
     });
-    let out = "";
-    void (async () => {
-      const decoder = new TextDecoder();
-      for await (const bytes of p.stdout) out += decoder.decode(bytes, { stream: true });
-    })();
-    await until(() => out.includes("Stop with Ctrl-C."), "the sandbox's introduction", { diagnostics: () => out });
+    const out = stdout.text();
     expect(out).toMatch(
       /^ {2}Bob {4}76561198087654322 {2}f82e6399-324e-49a6-a411-09f621b77325 {2}banned \(5d left\): RDM x3$/m,
     );

@@ -78,6 +78,10 @@ const ACTIONS: Record<string, { run: Action; needs?: keyof Preset["commands"]; l
   "reward command with an escaped nick": { run: (b, v) => b.exec(`say ${b.escape(v)}`) },
 };
 
+/** The commands a value becomes: a message is split at its line breaks, one per non-blank line; else one command. */
+const partsOf = (action: { lines?: boolean }, value: string): string[] =>
+  action.lines ? value.split(/\r\n|\r|\n/).filter((l) => l.trim() !== "") : [value];
+
 /** What the console makes of the commands `action` renders for `value`. */
 async function rendered(preset: Preset, action: Action, value: string): Promise<string[]> {
   const { bridge, transport } = recordingBridge(preset);
@@ -129,8 +133,7 @@ describe("hostile values never make a second command", () => {
           expect(benign).toBeDefined();
           for (const value of HOSTILE) {
             const commands = await rendered(preset, action.run, value);
-            // A message is split at its line breaks, one command per non-blank line; anything else is one command.
-            const parts = action.lines ? value.split(/\r\n|\r|\n/).filter((l) => l.trim() !== "") : [value];
+            const parts = partsOf(action, value);
             expect(commands).toHaveLength(parts.length);
             commands.forEach((command, i) => {
               try {
@@ -201,7 +204,7 @@ describe("hostile values never make a second command", () => {
             const at = b!.indexOf(BENIGN);
             for (const value of HOSTILE) {
               const commands = await rendered(preset, action.run, value);
-              const parts = action.lines ? value.split(/\r\n|\r|\n/).filter((l) => l.trim() !== "") : [value];
+              const parts = partsOf(action, value);
               expect(commands).toHaveLength(parts.length);
               commands.forEach((command, i) => {
                 try {

@@ -16,6 +16,24 @@ export interface Clock {
 /** setTimeout's limit: a longer delay (2^31 ms is 24.8 days) overflows and fires at once. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** True when `p` settled within `ms` of `clock`'s time (resolved or rejected), false when the time ran out first. */
+export async function within(clock: Clock, p: Promise<unknown>, ms: number): Promise<boolean> {
+  const timer = new AbortController();
+  const expired = clock.sleep(ms, timer.signal).then(
+    () => false,
+    () => false,
+  );
+  const settled = await Promise.race([
+    p.then(
+      () => true,
+      () => true,
+    ),
+    expired,
+  ]);
+  timer.abort();
+  return settled;
+}
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   monotonic: () => performance.now(),

@@ -1,4 +1,4 @@
-import type { Clock } from "./clock.ts";
+import { within, type Clock } from "./clock.ts";
 import type { GameBridge } from "./game/bridge.ts";
 
 /**
@@ -7,24 +7,6 @@ import type { GameBridge } from "./game/bridge.ts";
  * lock and the exit itself.
  */
 export const STOP_BUDGET_MS = 1_500;
-
-/** True when `p` settled within `ms` (resolved or rejected), false when the time ran out first. */
-export async function within(clock: Clock, p: Promise<unknown>, ms: number): Promise<boolean> {
-  const timer = new AbortController();
-  const expired = clock.sleep(ms, timer.signal).then(
-    () => false,
-    () => false,
-  );
-  const settled = await Promise.race([
-    p.then(
-      () => true,
-      () => true,
-    ),
-    expired,
-  ]);
-  timer.abort();
-  return settled;
-}
 
 /**
  * Stops the agent, then the game bridge, on a budget: work in flight (a queue round, a console command) gets half of

@@ -291,7 +291,7 @@ async function serveAgent(
     if (!next || stopping || reloadTo) return;
     reloadTo = next;
     const whole = agent.stop();
-    const { within } = await import("../../lib/shutdown.ts");
+    const { within } = await import("../../lib/clock.ts");
     if (!(await within(clock, whole, RELOAD_NOTICE_MS))) {
       // A job waiting on the game (a wrapped server not ready yet) or the service holds the reload up, not a stop.
       const busy = [...metrics.jobs.values()].filter((j) => j.running > 0).map((j) => j.name);

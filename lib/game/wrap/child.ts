@@ -4,7 +4,7 @@
  */
 import { spawn } from "node:child_process";
 import { childEnv } from "../../child-env.ts";
-import type { Clock } from "../../clock.ts";
+import { within, type Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import { LineSplitter, type LineStream } from "../sources/lines.ts";
 import { errorMessage } from "../transports/transport.ts";
@@ -116,24 +116,15 @@ export function spawnChild(o: ChildOptions, onLine: (line: string, stream: LineS
 
 async function stop(child: ServerChild, how: StopSteps, o: ChildOptions): Promise<void> {
   const { stopCommand, stopTimeoutMs, killTimeoutMs } = how;
-  const within = async (ms: number) => {
-    const timer = new AbortController();
-    const sleep = o.clock.sleep(ms, timer.signal).then(
-      () => false,
-      () => false,
-    );
-    const exited = await Promise.race([child.exited.then(() => true), sleep]);
-    timer.abort();
-    return exited;
-  };
+  const exitedWithin = (ms: number) => within(o.clock, child.exited, ms);
   if (stopCommand) {
     o.logger.info(`stopping the server with "${stopCommand}"`);
     child.write(`${stopCommand}\n`);
   } else child.signal("SIGTERM");
-  if (await within(stopTimeoutMs)) return;
+  if (await exitedWithin(stopTimeoutMs)) return;
   o.logger.warn(`the server did not exit within ${stopTimeoutMs} ms: sending SIGTERM`);
   child.signal("SIGTERM");
-  if (await within(killTimeoutMs)) return;
+  if (await exitedWithin(killTimeoutMs)) return;
   o.logger.warn(`the server did not exit within ${killTimeoutMs} ms of SIGTERM: sending SIGKILL`);
   child.signal("SIGKILL");
   await child.exited;

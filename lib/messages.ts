@@ -6,7 +6,7 @@
  * File format: `{ "section": { "key": "text with {placeholder}" } }` (one level of nesting) or flat
  * `{ "section.key": "…" }`. Texts may hold `<red>…</red>` colour tags; the game bridge renders them.
  */
-import { readFile as fsReadFile } from "node:fs/promises";
+import { readFile as fsReadFile } from "./fsio.ts";
 import { isAbsolute, resolve } from "node:path";
 // Embedded so the compiled binary needs no files at run time.
 import de from "../lang/de.json" with { type: "json" };

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { readFile, stat } from "node:fs/promises";
+import { readFile, stat } from "../fsio.ts";
 import { dirname, resolve } from "node:path";
 import { ConfigSchema, KEY_HELP, SPEC_INTERVALS, type Config } from "./schema.ts";
 import { isLoopback, parseListen } from "./listen.ts";
@@ -57,7 +57,6 @@ function unwrap(s: v.GenericSchema): v.GenericSchema & { entries?: unknown } {
 
 const SECRET_KEYS = new Set(["api.key", "game.rcon.password"]);
 
-/** node:fs/promises only: loading node:fs as well would cost every command that reads the configuration ~0.4 ms. */
 const exists = (path: string) =>
   stat(path).then(
     () => true,

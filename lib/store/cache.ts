@@ -1,5 +1,5 @@
 /** A cached value with the time it was saved, in one file (`cache/<name>`), replaced atomically. */
-import { readdir, stat } from "node:fs/promises";
+import { readdir, stat } from "../fsio.ts";
 import { join } from "node:path";
 import * as v from "valibot";
 import type { Clock } from "../clock.ts";

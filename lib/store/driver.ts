@@ -1,10 +1,10 @@
 /**
  * An unstorage driver for the local filesystem that never leaves a torn file: every write goes to a
  * temp file in the same directory, is fsynced, then renamed over the target (rename is atomic on
- * POSIX filesystems). Written directly on node:fs/promises rather than wrapping unstorage's fs
+ * POSIX filesystems). Written directly on node's file calls (lib/fsio.ts) rather than wrapping unstorage's fs
  * driver, whose anymatch/picomatch imports cost ~11 ms of startup in every one-shot CLI command.
  */
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from "../fsio.ts";
 import { dirname, join, resolve, sep } from "node:path";
 import { defineDriver } from "unstorage";
 import { StoreWriteError, storeWriteError } from "./errors.ts";

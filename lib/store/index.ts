@@ -6,7 +6,7 @@
  * Layout under `dir`: queue/<name>/<id>, cache/<name>, counters/<name>/<key>, locks/<name>.lock,
  * corrupt/… (quarantined files). Every record is JSON with a format version `v`.
  */
-import { mkdir } from "node:fs/promises";
+import { mkdir } from "../fsio.ts";
 import { join, resolve } from "node:path";
 import { createStorage } from "unstorage";
 import type { GenericSchema } from "valibot";

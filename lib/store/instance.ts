@@ -9,7 +9,7 @@
  * gone: its lock is broken at once (a `run` killed with SIGKILL does not delay the next). An empty or unreadable
  * file never names a holder: it is broken once UNREADABLE_STALE_MS old.
  */
-import { readFile } from "node:fs/promises";
+import { readFile } from "../fsio.ts";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import {

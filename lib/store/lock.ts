@@ -7,7 +7,7 @@
  * A lock file without a readable pid (empty after a power loss, or written by something else) was never a
  * holder's: it is broken once UNREADABLE_STALE_MS old. The pieces are shared with the instance lock (instance.ts).
  */
-import { link, mkdir, open, readFile, stat, unlink, utimes, writeFile } from "node:fs/promises";
+import { link, mkdir, open, readFile, stat, unlink, utimes, writeFile } from "../fsio.ts";
 import { dirname } from "node:path";
 import { TMP_MARK } from "./driver.ts";
 import { serialByKey } from "../serial.ts";

@@ -4,7 +4,7 @@
  * once, and read as absent. It is never read as "empty" and never blocks the other records. So is a record larger
  * than the cap: its size is checked before it is read, so one huge file cannot exhaust memory.
  */
-import { link, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
+import { link, mkdir, open, readdir, rename, stat, unlink } from "../fsio.ts";
 import { dirname, join, relative, sep } from "node:path";
 import type { Storage } from "unstorage";
 import * as v from "valibot";

@@ -1,4 +1,4 @@
-import { mkdir, unlink, writeFile } from "node:fs/promises";
+import { mkdir, unlink, writeFile } from "./fsio.ts";
 import { join } from "node:path";
 import type { Config } from "./config/index.ts";
 import { createApi, describeError, type Api, type ApiResult, type Server } from "./api/client.ts";

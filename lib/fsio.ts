@@ -32,7 +32,8 @@ function settled<T>(call: () => T): Promise<T> {
   }
 }
 
-type Name = "mkdir" | "readdir" | "readFile" | "rename" | "rm" | "stat" | "unlink" | "link" | "utimes" | "writeFile";
+type Name =
+  "access" | "link" | "mkdir" | "readdir" | "readFile" | "rename" | "rm" | "stat" | "unlink" | "utimes" | "writeFile";
 
 function either<K extends Name>(name: K): (typeof fsp)[K] {
   const sync = fs[`${name}Sync`] as (...args: unknown[]) => unknown;
@@ -43,6 +44,7 @@ function either<K extends Name>(name: K): (typeof fsp)[K] {
   return call as (typeof fsp)[K];
 }
 
+export const access = either("access");
 export const mkdir = either("mkdir");
 export const readdir = either("readdir");
 export const readFile = either("readFile");

@@ -4,7 +4,7 @@
  * operations, successes and failures alike, must give the same record in both modes.
  */
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { constants, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as io from "../lib/fsio.ts";
@@ -16,8 +16,8 @@ afterAll(() => {
 });
 
 /** Each step's value, or its error as node reports it (the path made relative so both runs compare). */
-async function script(dir: string): Promise<unknown[]> {
-  const out: unknown[] = [];
+async function script(dir: string): Promise<[string, unknown][]> {
+  const out: [string, unknown][] = [];
   const step = async (what: string, op: () => Promise<unknown>) => {
     try {
       out.push([what, await op()]);
@@ -37,6 +37,8 @@ async function script(dir: string): Promise<unknown[]> {
   await step("read missing", () => io.readFile(at("missing"), "utf8"));
   await step("stat", () => io.stat(at("a/f")).then((s) => [s.isFile(), s.size, s.mode & 0o777]));
   await step("stat missing", () => io.stat(at("nope")));
+  await step("access", () => io.access(at("a/f")));
+  await step("access to run a file that is not executable", () => io.access(at("a/f"), constants.X_OK));
   await step("readdir", () => io.readdir(at("a")).then((n) => n.sort()));
   await step("readdir typed", () =>
     io.readdir(at("a"), { withFileTypes: true }).then((es) => es.map((e) => [e.name, e.isDirectory()]).sort()),
@@ -93,6 +95,7 @@ test("a script of file operations, failures included, gives the same record bloc
     "EISDIR",
     "ENOENT",
     "ENOENT",
+    "EACCES",
     "ENOTDIR",
     "EEXIST",
     "ENOENT",

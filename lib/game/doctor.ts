@@ -3,7 +3,7 @@
  * password right, does the player list answer; can it start the server), and whether the log file is there.
  */
 import { constants } from "node:fs";
-import { access } from "node:fs/promises";
+import { access } from "../fsio.ts";
 import type { Config } from "../config/index.ts";
 import type { Check } from "../check.ts";
 import { systemClock } from "../clock.ts";

@@ -8,7 +8,7 @@
  * platform allows, watches the store's cache directory to react immediately.
  */
 import type { FSWatcher } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdir } from "../fsio.ts";
 import { join } from "node:path";
 import * as v from "valibot";
 import type { Logger } from "../log.ts";

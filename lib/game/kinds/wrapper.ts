@@ -2,7 +2,8 @@
  * `game.bridge = "wrapper"`: hub-agent starts the game server as its child and talks to the server's own console
  * (stdin, stdout and stderr); docs/game-consoles.md. The operator's console passes through.
  */
-import { access, constants, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, stat } from "../../fsio.ts";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import type { Logger } from "../../log.ts";
 import type { BridgeKind } from "./kind.ts";

@@ -2,7 +2,8 @@
  * Start-up cost of one-shot commands, side by side in one run: the compiled `hub-agent --help`,
  * `hub-agent queue status --json` and `hub-agent ban` (the enqueue path: written to the queue, then one delivery
  * attempt refused at once by a closed port, exit 6) against a bare compiled Bun program that prints one line, all
- * built with the flags of `npm run build`.
+ * built with the flags of `npm run build`. Beside them, bench/ban-floor.ts: what disk and network alone cost
+ * `ban`'s enqueue path (one durable write, one refused connection), with no library and no check.
  * Reports median wall time and peak RSS, and their ratios to the bare program (target: within 2×).
  *
  * Peak RSS is read through GNU time: a child spawned from Bun inherits Bun's own high-water mark until it
@@ -28,6 +29,7 @@ const build = (entry: string, out: string) => {
 };
 build("cli/main.ts", join(work, "hub-agent"));
 build("bench/bare.ts", join(work, "bare"));
+build("bench/ban-floor.ts", join(work, "ban-floor"));
 
 const env = {
   PATH: process.env.PATH ?? "",
@@ -59,6 +61,7 @@ const cases: [string, string[], number, (() => string)?][] = [
     6,
     banDir,
   ],
+  ["ban's floor (disk + network)", [join(work, "ban-floor"), "bench"], 6, banDir],
 ];
 
 const samples = new Map(cases.map(([name]) => [name, { ms: [] as number[], kb: [] as number[] }]));

@@ -13,36 +13,48 @@ import { COMMAND_KINDS, LINE_KINDS, PRESET_NAMES } from "../game/presets/types.t
 /** The longest interval: a week. Longer is a typo, not a schedule (and "never" is spelled 0 where it exists). */
 export const MAX_INTERVAL_SECONDS = 7 * 86_400;
 
+// Schemas are immutable values: a part used for many keys is built once and shared. Every command that reads the
+// configuration builds this whole schema first, so its size is start-up time (README, Performance).
+
+/** A number, or a numeric string (environment variables arrive as strings). */
+const NUMBER_OR_STRING = v.union([v.number(), v.pipe(v.string(), v.trim(), v.nonEmpty(), v.transform(Number))]);
+
 /** A number; environment variables arrive as strings, so numeric strings are accepted too. */
-const numeric = (message: string) =>
-  v.pipe(v.union([v.number(), v.pipe(v.string(), v.trim(), v.nonEmpty(), v.transform(Number))]), v.number(message));
+const numeric = (message: string) => v.pipe(NUMBER_OR_STRING, v.number(message));
+
+const MAX_INTERVAL = v.maxValue<number, number, string>(
+  MAX_INTERVAL_SECONDS,
+  `must be at most ${MAX_INTERVAL_SECONDS} seconds (7 days)`,
+);
+const SECONDS = v.pipe(
+  numeric("must be a number of seconds"),
+  v.gtValue(0, "must be a positive number of seconds"),
+  MAX_INTERVAL,
+);
 
 /** A number of seconds up to MAX_INTERVAL_SECONDS; `off`: 0 is allowed too and means "never" (what for, in `off`). */
 const seconds = (fallback: number, off?: string) =>
   v.optional(
-    v.pipe(
-      numeric("must be a number of seconds"),
-      off
-        ? v.minValue(0, `must be a number of seconds, or 0 to switch ${off} off`)
-        : v.gtValue(0, "must be a positive number of seconds"),
-      v.maxValue(MAX_INTERVAL_SECONDS, `must be at most ${MAX_INTERVAL_SECONDS} seconds (7 days)`),
-    ),
+    off
+      ? v.pipe(
+          numeric("must be a number of seconds"),
+          v.minValue(0, `must be a number of seconds, or 0 to switch ${off} off`),
+          MAX_INTERVAL,
+        )
+      : SECONDS,
     fallback,
   );
 
-const bool = (fallback: boolean) =>
-  v.optional(
-    v.pipe(
-      v.union([v.boolean(), v.pipe(v.string(), v.toLowerCase(), v.picklist(["true", "false", "1", "0", "yes", "no"]))]),
-      v.transform((x) => x === true || x === "true" || x === "1" || x === "yes"),
-    ),
-    fallback,
-  );
+const BOOL = v.pipe(
+  v.union([v.boolean(), v.pipe(v.string(), v.toLowerCase(), v.picklist(["true", "false", "1", "0", "yes", "no"]))]),
+  v.transform((x) => x === true || x === "true" || x === "1" || x === "yes"),
+);
+const bool = (fallback: boolean) => v.optional(BOOL, fallback);
 
 const text = (message: string) => v.pipe(v.string(message), v.trim(), v.nonEmpty(message));
 
 const port = v.pipe(
-  v.union([v.number(), v.pipe(v.string(), v.trim(), v.nonEmpty(), v.transform(Number))]),
+  NUMBER_OR_STRING,
   v.number("must be a port number"),
   v.integer("must be a port number (1-65535)"),
   v.minValue(1, "must be a port number (1-65535)"),
@@ -76,7 +88,8 @@ const commandLine = v.pipe(
 
 /** Every key optional: the operator overrides only what differs from the preset. */
 function optionalKeys<K extends string>(keys: readonly K[], message: string) {
-  const entries = Object.fromEntries(keys.map((k) => [k, v.optional(v.string(message))])) as Record<
+  const value = v.optional(v.string(message));
+  const entries = Object.fromEntries(keys.map((k) => [k, value])) as Record<
     K,
     v.OptionalSchema<v.StringSchema<string>, undefined>
   >;
@@ -224,7 +237,7 @@ export const ConfigSchema = v.strictObject({
         colours: v.optional(v.picklist(["strip", "minecraft", "quake"], "must be one of: strip, minecraft, quake")),
         max_players: v.optional(
           v.pipe(
-            v.union([v.number(), v.pipe(v.string(), v.trim(), v.nonEmpty(), v.transform(Number))]),
+            NUMBER_OR_STRING,
             v.number("must be a number"),
             v.integer("must be a whole number"),
             v.minValue(0, "must not be negative"),

@@ -21,6 +21,8 @@ export default defineCommand({
   async run({ args }) {
     const ctx = createContext(args);
     const checks: Check[] = [];
+    /** Lines printed under a check's own (each escaped on its own, so the breaks between them stay breaks). */
+    const below = new Map<Check, string[]>();
     try {
       const config = await ctx.config({ warnings: true });
       checks.push({ name: "config", status: "ok", message: "valid" });
@@ -28,18 +30,22 @@ export default defineCommand({
       checks.push(...(await runChecks(config, { logger: ctx.logger.withTag("api") })));
     } catch (e) {
       if (!(e instanceof CliError) || e.code !== EXIT.CONFIG) throw e;
-      checks.push({
+      const check: Check = {
         name: "config",
         status: "fail",
         message: [e.message, ...e.details].join("\n    "),
         fix: "fix the keys named above (`hub-agent init` writes a commented template)",
         kind: "config",
-      });
+      };
+      checks.push(check);
+      below.set(check, [e.message, ...e.details.map((d) => `    ${d}`)]);
     }
     // --json: each check with the exit code its failure gives.
     ctx.emit(checks.map(({ kind, ...c }) => (kind ? { ...c, exitCode: EXIT_OF[kind] } : c)));
     for (const c of checks) {
-      ctx.say(`${MARK[c.status]} ${c.name.padEnd(8)} ${c.message}`);
+      const [first = c.message, ...rest] = below.get(c) ?? [];
+      ctx.say(`${MARK[c.status]} ${c.name.padEnd(8)} ${first}`);
+      for (const line of rest) ctx.say(line);
       if (c.fix && c.status !== "ok") ctx.say(`  fix: ${c.fix}`);
     }
     const failed = checks.find((c) => c.status === "fail");

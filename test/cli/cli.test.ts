@@ -121,7 +121,12 @@ describe("the compiled binary", () => {
   test("doctor with no configuration exits 3 naming the missing keys", async () => {
     const r = await run(["doctor"]);
     expect(r.code).toBe(3);
-    for (const key of ["api.url", "api.server_id", "api.key"]) expect(r.stdout).toContain(`${key} is missing`);
+    // One line each, under the check's: not joined into one line with the breaks escaped.
+    const lines = r.stdout.split("\n");
+    expect(lines[0]).toBe("✘ config   configuration is not valid (no config file; environment only)");
+    for (const key of ["api.url", "api.server_id", "api.key"])
+      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^    ${key.replace(".", "\\.")} is missing: `)));
+    expect(r.stdout).not.toContain("\\n");
     const json = await run(["doctor", "--json"]);
     expect(json.code).toBe(3);
     expect(JSON.parse(json.stdout)[0]).toMatchObject({ name: "config", status: "fail", exitCode: 3 });

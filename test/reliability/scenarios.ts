@@ -1,9 +1,12 @@
 /**
  * Crash scenarios for the sanction queues, shared by test/reliability/sanctions.test.ts and bench/reliability.ts:
- * the compiled binary is SIGKILLed at the worst moment (the service has handled its request and made the ban,
- * warning or unban, its answer is still held back), then one delivery round per storage directory (`run --once`)
- * must settle every entry, and the service is counted: lost = an intent the service never carried out,
- * duplicates = one carried out more than once (or an unban that lifted a ban issued after it).
+ * the compiled binary is SIGKILLed the moment the service has handled its request, its answer still held back, so
+ * the attempt is on record and its outcome unknown to the agent. In the window "done" the service carried it out
+ * (made the ban or warning, lifted the ban): sending it again would duplicate it. In the window "not done" it did
+ * nothing (a 502, as from a gateway that lost the request): an entry settled without sending it again would be lost.
+ * Then one delivery round per storage directory (`run --once`) must settle every entry, and the service is counted:
+ * lost = an intent the service never carried out, duplicates = one carried out more than once (or an unban that
+ * lifted a ban issued after it).
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,9 +17,12 @@ import { openStore } from "../../lib/store/index.ts";
 import { spawn } from "../support/procs.ts";
 
 export type Kind = "ban" | "warn" | "unban" | "run";
+/** What the service did with the request the process was killed on: carried it out, or nothing (answered 502). */
+export type Window = "done" | "not done";
 
 export interface Figures {
   kind: Kind;
+  window: Window;
   /** Processes SIGKILLed after the service handled their request. */
   kills: number;
   /** Processes that got away (exited on their own or were not killed in time): must be 0. */
@@ -37,6 +43,8 @@ export interface Setup {
 export const TIMEOUT_S = 1;
 /** Answers held back this long after the service did the work: far longer than any process lives. */
 const HOLD_MS = 60_000;
+/** "not done": every matching write is answered 502 without effect until the scenario's kills are over. */
+const ALWAYS = Number.MAX_SAFE_INTEGER;
 /** A process not killed within this is stuck: killed anyway and counted as missed. */
 const STUCK_MS = 60_000;
 
@@ -145,16 +153,26 @@ interface Killed {
   count(failedRounds: number): Figures;
 }
 
-/** `ban` (or `warn`) processes killed after the service made the ban (warning); then one round; then count. */
-async function createScenario(s: Setup, kind: "ban" | "warn", n: number): Promise<Killed> {
+/**
+ * Holds back the answers of the writes `match` picks out, and in the window "not done" makes them do nothing (502):
+ * the setup of one scenario, after the last one's rules are dropped.
+ */
+function hold(sb: Sandbox, match: RequestMatch, window: Window): void {
+  sb.control.reset();
+  sb.control.latency(HOLD_MS, match, { after: true });
+  if (window === "not done") sb.control.failNext(match, ALWAYS, 502);
+}
+
+/** `ban` (or `warn`) processes killed after the service handled the POST; then one round; then count. */
+async function createScenario(s: Setup, kind: "ban" | "warn", n: number, window: Window): Promise<Killed> {
   const { sb } = s;
   const path = kind === "ban" ? "/ban/" : "/warning/";
-  sb.control.latency(HOLD_MS, { method: "POST", path }, { after: true });
+  hold(sb, { method: "POST", path }, window);
   const intents: { id: string; reason: string }[] = [];
   let kills = 0;
   const envs = await inLanes(s, n, async (env, i) => {
     const id = newPlayer();
-    const reason = `reliability ${kind} ${i}`;
+    const reason = `reliability ${kind} ${window} ${i}`;
     intents.push({ id, reason });
     const args = kind === "ban" ? ["ban", id, "30m", reason] : ["warn", id, reason];
     const mine = (e: RequestLogEntry) => (e.body as { reason?: string } | null)?.reason === reason;
@@ -170,20 +188,21 @@ async function createScenario(s: Setup, kind: "ban" | "warn", n: number): Promis
       if (made === 0) lost++;
       duplicates += Math.max(0, made - 1);
     }
-    return { kind, kills, missed: n - kills, duplicates, lost };
+    return { kind, window, kills, missed: n - kills, duplicates, lost };
   };
   return { envs, count };
 }
 
 /**
- * `unban` processes killed after the service lifted the player's ban; then a ban is issued on the web (newer than
- * the unban); then one round. Lost: the old ban still active. Duplicate: a second PATCH, or the newer ban lifted.
+ * `unban` processes killed after the service handled the PATCH (lifted the player's ban, or not); then a ban is
+ * issued on the web (newer than the unban); then one round. Lost: the old ban still active. Duplicate: a second
+ * PATCH that lifted something, or the newer ban lifted.
  */
-async function unbanScenario(s: Setup, n: number): Promise<Killed> {
+async function unbanScenario(s: Setup, n: number, window: Window): Promise<Killed> {
   const { sb } = s;
   const match = { method: "PATCH", path: /^\/user\/[^/]+\/ban$/ };
-  sb.control.latency(HOLD_MS, { method: "PATCH" }, { after: true });
-  const cases: { userId: string; old: { status: string }; newer: { status: string } }[] = [];
+  hold(sb, { method: "PATCH" }, window);
+  const cases: { userId: string; old: { id: string; status: string }; newer: { status: string } }[] = [];
   let kills = 0;
   const envs = await inLanes(s, n, async (env, _i) => {
     const id = newPlayer();
@@ -209,28 +228,31 @@ async function unbanScenario(s: Setup, n: number): Promise<Killed> {
     let duplicates = 0;
     let lost = queued;
     for (const c of cases) {
-      const patches = sb.control.requests({ method: "PATCH", path: `/user/${c.userId}/ban` }).length;
+      // Those the service carried out: a 502 lifted nothing, and the round after it lifts the old ban by its id.
+      const lifts = sb.control
+        .requests({ method: "PATCH" })
+        .filter((r) => r.status < 300 && (r.path === `/user/${c.userId}/ban` || r.path === `/ban/${c.old.id}`));
       if (c.old.status !== "UNBANNED") lost++;
-      if (patches > 1 || c.newer.status === "UNBANNED") duplicates++;
+      if (lifts.length > 1 || c.newer.status === "UNBANNED") duplicates++;
     }
-    return { kind: "unban", kills, missed: n - kills, duplicates, lost };
+    return { kind: "unban", window, kills, missed: n - kills, duplicates, lost };
   };
   return { envs, count };
 }
 
 /**
- * `hub-agent run` killed after the service made a queued ban, restarted with the next one queued (each restart
- * finds the earlier uncertain entries: within their settle time it waits, after it it looks them up); then one
- * round per directory and the count.
+ * `hub-agent run` killed after the service handled the POST of a queued ban, restarted with the next one queued
+ * (each restart finds the earlier uncertain entries: within their settle time it waits, after it it looks them up);
+ * then one round per directory and the count.
  */
-async function runScenario(s: Setup, n: number): Promise<Killed> {
+async function runScenario(s: Setup, n: number, window: Window): Promise<Killed> {
   const { sb } = s;
-  sb.control.latency(HOLD_MS, { method: "POST", path: "/ban/" }, { after: true });
+  hold(sb, { method: "POST", path: "/ban/" }, window);
   const intents: { id: string; reason: string }[] = [];
   let kills = 0;
   const envs = await inLanes(s, n, async (env, i) => {
     const id = newPlayer();
-    const reason = `reliability run ${i}`;
+    const reason = `reliability run ${window} ${i}`;
     intents.push({ id, reason });
     const store = await openStore({ dir: env.HUB_STORAGE_DIR as string });
     const target = { identifier: id, type: "STEAM", user_id: null, name: "" };
@@ -247,25 +269,29 @@ async function runScenario(s: Setup, n: number): Promise<Killed> {
       if (made === 0) lost++;
       duplicates += Math.max(0, made - 1);
     }
-    return { kind: "run", kills, missed: n - kills, duplicates, lost };
+    return { kind: "run", window, kills, missed: n - kills, duplicates, lost };
   };
   return { envs, count };
 }
 
 /**
- * Every scenario's kills (`n` each, one scenario after the other on one sandbox), then one delivery round per
- * storage directory (all after one settle time), then the count.
+ * Every scenario's kills (`kills[window]` of each kind in each window, one scenario after the other on one
+ * sandbox), then one delivery round per storage directory (all after one settle time), then the count.
  */
 export async function killScenarios(
   s: Setup,
-  n: number,
+  kills: Record<Window, number>,
   kinds: Kind[] = ["ban", "warn", "unban", "run"],
 ): Promise<Figures[]> {
   const killed: Killed[] = [];
-  for (const kind of kinds) {
-    if (kind === "ban" || kind === "warn") killed.push(await createScenario(s, kind, n));
-    else if (kind === "unban") killed.push(await unbanScenario(s, n));
-    else killed.push(await runScenario(s, n));
+  for (const window of ["done", "not done"] as const) {
+    const n = kills[window];
+    if (n > 0)
+      for (const kind of kinds) {
+        if (kind === "ban" || kind === "warn") killed.push(await createScenario(s, kind, n, window));
+        else if (kind === "unban") killed.push(await unbanScenario(s, n, window));
+        else killed.push(await runScenario(s, n, window));
+      }
   }
   s.sb.control.reset();
   const failed: number[] = [];
@@ -275,6 +301,8 @@ export async function killScenarios(
 
 /** One line for the README's "Reliability" section. */
 export function summary(figures: Figures[]): string {
-  const parts = figures.map((f) => `${f.kind}: ${f.kills} kills, ${f.duplicates} duplicates, ${f.lost} lost`);
-  return `reliability (SIGKILL after the service handled the request): ${parts.join("; ")}`;
+  const parts = figures.map(
+    (f) => `${f.kind} (${f.window}): ${f.kills} kills, ${f.duplicates} duplicates, ${f.lost} lost`,
+  );
+  return `reliability (SIGKILL after the service handled the request, done or not): ${parts.join("; ")}`;
 }

@@ -45,7 +45,9 @@ export function fsErrorLine(code: string, path: string, dir?: string): string {
     case "EISDIR":
       return `${path} is a directory where hub-agent keeps a file (EISDIR): remove that directory`;
     case "EEXIST":
-      return `${path} is in the way (EEXIST): remove it`;
+      // Seen when the store's directory (or one inside it) is an existing file: may be the operator's own, so moved
+      // away or pointed past, never deleted on our say-so.
+      return `${path} is a file where hub-agent needs a directory (EEXIST): move that file away, or set storage.dir to another directory`;
     default:
       return `${path}: ${code}`;
   }

@@ -5,7 +5,7 @@
  * enforcing from its cache meanwhile), storage errors (exit 8) and quarantined records counted.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Sandbox } from "../../lib/sandbox/index.ts";
@@ -242,6 +242,24 @@ describe("the storage directory", () => {
       );
       if (args[0] !== "doctor") expect(r.stderr.trim().split("\n")).toHaveLength(1);
     }
+  }, 60_000);
+
+  test("storage.dir names a file: every command exits 8, says to move it or set storage.dir, and leaves it as it was", async () => {
+    const dir = tmp("eexist");
+    const storage = join(dir, "notes.txt");
+    writeFileSync(storage, "the operator's own file");
+    for (const args of [...COMMANDS, ["doctor"]]) {
+      const r = await hub(args, { env: env(storage) });
+      expect([args.join(" "), r.code]).toEqual([args.join(" "), 8]);
+      const out = args[0] === "doctor" ? r.stdout : r.stderr;
+      expect(out).toContain(storage);
+      expect(out).toMatch(
+        /is a file where hub-agent needs a directory \(EEXIST\): move that file away, or set storage\.dir|a part of the path is a file, not a directory; make .* a directory this user can write/,
+      );
+      expect(out).not.toContain("remove");
+      if (args[0] !== "doctor") expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    }
+    expect(readFileSync(storage, "utf8")).toBe("the operator's own file");
   }, 60_000);
 
   // As root, permissions are not checked: the commands run as nobody (setpriv), the store belonging to root.

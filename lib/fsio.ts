@@ -65,16 +65,34 @@ export interface FileHandle {
   close(): Promise<void>;
 }
 
+/** What a call on a closed handle rejects with, as node's FileHandle does (`code` EBADF, the call as `syscall`). */
+function closedError(syscall: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`EBADF: bad file descriptor, ${syscall}`), { code: "EBADF", errno: -9, syscall });
+}
+
 export function open(path: string, flags: string, mode?: number): Promise<FileHandle> {
   if (!blocking) return promises().then((p) => p.open(path, flags, mode));
   return settled(() => {
-    const fd = fs.openSync(path, flags, mode);
+    // The number is forgotten at close, like node's FileHandle: once closed, the kernel hands it to the next file
+    // opened, and a late write, fsync or second close must fail or do nothing, never reach that other file.
+    let fd: number | undefined = fs.openSync(path, flags, mode);
+    const use = <T>(syscall: string, call: (fd: number) => T) =>
+      settled(() => {
+        if (fd === undefined) throw closedError(syscall);
+        return call(fd);
+      });
     return {
-      writeFile: (data) => settled(() => fs.writeFileSync(fd, data)),
-      readFile: () => settled(() => fs.readFileSync(fd)),
-      sync: () => settled(() => fs.fsyncSync(fd)),
-      stat: () => settled(() => fs.fstatSync(fd)),
-      close: () => settled(() => fs.closeSync(fd)),
+      writeFile: (data) => use("writeFile", (n) => fs.writeFileSync(n, data)),
+      readFile: () => use("readFile", (n) => fs.readFileSync(n)),
+      sync: () => use("fsync", (n) => fs.fsyncSync(n)),
+      stat: () => use("fstat", (n) => fs.fstatSync(n)),
+      close: () =>
+        settled(() => {
+          if (fd === undefined) return;
+          const n = fd;
+          fd = undefined;
+          fs.closeSync(n);
+        }),
     };
   });
 }

@@ -4,7 +4,7 @@
  * operations, successes and failures alike, must give the same record in both modes.
  */
 import { afterAll, expect, test } from "bun:test";
-import { constants, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { closeSync, constants, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as io from "../lib/fsio.ts";
@@ -65,6 +65,23 @@ async function script(dir: string): Promise<[string, unknown][]> {
     return [size, await io.readFile(at("a/t"), "utf8")];
   });
   await step("open exclusive over a file", () => io.open(at("a/t"), "wx", 0o600));
+  await step("a handle closed twice, then used", async () => {
+    const fh = await io.open(at("a/t"), "r");
+    await fh.close();
+    await fh.close();
+    const after = async (op: () => Promise<unknown>) =>
+      op().then(
+        () => "done",
+        (e: NodeJS.ErrnoException) => [e.code, e.syscall],
+      );
+    return [
+      await after(() => fh.writeFile("late")),
+      await after(() => fh.sync()),
+      await after(() => fh.stat()),
+      await after(() => fh.readFile()),
+      await io.readFile(at("a/t"), "utf8"),
+    ];
+  });
   await step("open a directory, sync it", async () => {
     const fh = await io.open(at("a"), "r");
     await fh.sync();
@@ -116,4 +133,20 @@ test("the mode switches: blocking does the work before returning the promise, th
   expect(existsSync(file)).toBe(true);
   await removed;
   expect(existsSync(file)).toBe(false);
+});
+
+test("blocking: a closed handle's late write or second close never reaches the file that took its number", async () => {
+  io.useBlockingFileIo(true);
+  const fh = await io.open(join(root, "closed"), "w");
+  await fh.close();
+  // The kernel hands the freed descriptor number to the next file opened: this one.
+  const next = join(root, "next");
+  const fd = openSync(next, "w");
+  await expect(fh.writeFile("late")).rejects.toMatchObject({ code: "EBADF" });
+  await expect(fh.sync()).rejects.toMatchObject({ code: "EBADF" });
+  await fh.close();
+  writeSync(fd, "still open");
+  closeSync(fd);
+  expect(readFileSync(next, "utf8")).toBe("still open");
+  io.useBlockingFileIo(false);
 });

@@ -16,8 +16,14 @@ export const MAX_INTERVAL_SECONDS = 7 * 86_400;
 // Schemas are immutable values: a part used for many keys is built once and shared. Every command that reads the
 // configuration builds this whole schema first, so its size is start-up time (README, Performance).
 
-/** A number, or a numeric string (environment variables arrive as strings). */
-const NUMBER_OR_STRING = v.union([v.number(), v.pipe(v.string(), v.trim(), v.nonEmpty(), v.transform(Number))]);
+/**
+ * A number, or a numeric string (environment variables arrive as strings), made a number; anything else is left as
+ * it is for the key's own v.number(message) to refuse, so an empty string, `true` or a table gets the key's sentence.
+ */
+const NUMBER_OR_STRING = v.pipe(
+  v.unknown(),
+  v.transform((x) => (typeof x === "string" && x.trim() !== "" ? Number(x) : x)),
+);
 
 /** A number; environment variables arrive as strings, so numeric strings are accepted too. */
 const numeric = (message: string) => v.pipe(NUMBER_OR_STRING, v.number(message));
@@ -45,8 +51,12 @@ const seconds = (fallback: number, off?: string) =>
     fallback,
   );
 
+const BOOL_HELP = "must be true or false";
 const BOOL = v.pipe(
-  v.union([v.boolean(), v.pipe(v.string(), v.toLowerCase(), v.picklist(["true", "false", "1", "0", "yes", "no"]))]),
+  v.union(
+    [v.boolean(), v.pipe(v.string(), v.toLowerCase(), v.picklist(["true", "false", "1", "0", "yes", "no"], BOOL_HELP))],
+    BOOL_HELP,
+  ),
   v.transform((x) => x === true || x === "true" || x === "1" || x === "yes"),
 );
 const bool = (fallback: boolean) => v.optional(BOOL, fallback);

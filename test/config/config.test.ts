@@ -153,6 +153,33 @@ describe("configuration", () => {
     ]);
   });
 
+  test("a value of the wrong kind gets its key's sentence, not the schema's type names", async () => {
+    const file = (toml: string) => {
+      const d = dir();
+      writeFileSync(join(d, "hub-agent.toml"), `[game]\nbridge = "sim"\n${toml}\n`);
+      return join(d, "hub-agent.toml");
+    };
+    const cases: [string, string][] = [
+      ["[api]\ntimeout = true", "api.timeout = true (in <file>) must be a number of seconds"],
+      ['[intervals]\nbans = ""', 'intervals.bans = "" (in <file>) must be a number of seconds'],
+      ["[intervals]\nadverts = [1]", "intervals.adverts = [1] (in <file>) must be a number of seconds"],
+      ["[game.overrides]\nmax_players = true", "game.overrides.max_players = true (in <file>) must be a number"],
+      ["[game.overrides]\nmulti_group = 2", "game.overrides.multi_group = 2 (in <file>) must be true or false"],
+      ['[http]\nallow_remote = "maybe"', 'http.allow_remote = "maybe" (in <file>) must be true or false'],
+    ];
+    for (const [toml, line] of cases) {
+      const f = file(toml);
+      const env = { HUB_API_URL: good.HUB_API_URL, HUB_API_KEY: good.HUB_API_KEY, HUB_API_SERVER_ID: SERVER };
+      expect(await problems(env, f)).toEqual([expect.stringContaining(line.replace("<file>", f))]);
+    }
+    expect(await problems({ ...good, HUB_API_ALLOW_INSECURE: "maybe" })).toEqual([
+      expect.stringContaining('api.allow_insecure = "maybe" (from HUB_API_ALLOW_INSECURE) must be true or false ('),
+    ]);
+    expect(await problems({ ...good, HUB_GAME_RCON_PORT: " " })).toEqual([
+      expect.stringContaining('game.rcon.port = " " (from HUB_GAME_RCON_PORT) must be a port number ('),
+    ]);
+  });
+
   test("api.max_response_bytes: a whole number of bytes within 64 KiB to 1 GiB", async () => {
     const set = await loadConfig({ env: { ...good, HUB_API_MAX_RESPONSE_BYTES: "1048576" }, cwd: dir() });
     expect(set.ok && set.config.api.max_response_bytes).toBe(1_048_576);

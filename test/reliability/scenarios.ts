@@ -50,11 +50,11 @@ const STUCK_MS = 60_000;
 
 let players = 0;
 /** A fresh SteamID64 (a valid individual account) per intent, so every count at the service is per intent. */
-function newPlayer(): string {
+export function newPlayer(): string {
   return String(76561198300000000n + BigInt(process.pid % 1000) * 100000n + BigInt(++players));
 }
 
-function laneEnv(sb: Sandbox): Record<string, string> {
+export function laneEnv(sb: Sandbox): Record<string, string> {
   return {
     PATH: process.env.PATH ?? "",
     HUB_API_URL: sb.url,
@@ -120,7 +120,7 @@ async function inLanes(
  * One delivery round per storage directory once every uncertain entry there is past its settle time (the agent's
  * own rule: waiting for that moment is waiting for an event, not hoping). Returns how many rounds left work queued.
  */
-async function deliverAll(s: Setup, envs: Record<string, string>[]): Promise<number> {
+export async function deliverAll(s: Setup, envs: Record<string, string>[]): Promise<number> {
   let failed = 0;
   for (const env of envs) {
     const store = await openStore({ dir: env.HUB_STORAGE_DIR as string });

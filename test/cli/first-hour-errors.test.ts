@@ -228,37 +228,37 @@ describe("the storage directory", () => {
     ["status"],
   ];
 
-  test("a file in the way: every command exits 8 with one line naming the path and the fix", async () => {
-    const dir = tmp("enotdir");
-    writeFileSync(join(dir, "afile"), "x");
-    const storage = join(dir, "afile", "store");
+  /** Every command, doctor too, on `storage`: exit 8 and one line (doctor: its report) naming it with `fix`. */
+  async function refusedEverywhere(storage: string, fix: RegExp): Promise<string[]> {
+    const outs: string[] = [];
     for (const args of [...COMMANDS, ["doctor"]]) {
       const r = await hub(args, { env: env(storage) });
       expect([args.join(" "), r.code]).toEqual([args.join(" "), 8]);
       const out = args[0] === "doctor" ? r.stdout : r.stderr;
       expect(out).toContain(storage);
-      expect(out).toMatch(
-        /a file is where a directory belongs on its path \(ENOTDIR\): move that file away|a part of the path is a file, not a directory; make .* a directory this user can write/,
-      );
+      expect(out).toMatch(fix);
       if (args[0] !== "doctor") expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      outs.push(out);
     }
+    return outs;
+  }
+  /** What `run`'s instance lock says when a part of the storage path is a file. */
+  const LOCK_ON_A_FILE = "a part of the path is a file, not a directory; make .* a directory this user can write";
+
+  test("a file in the way: every command exits 8 with one line naming the path and the fix", async () => {
+    const dir = tmp("enotdir");
+    writeFileSync(join(dir, "afile"), "x");
+    const storage = join(dir, "afile", "store");
+    const fix = `a file is where a directory belongs on its path \\(ENOTDIR\\): move that file away|${LOCK_ON_A_FILE}`;
+    await refusedEverywhere(storage, new RegExp(fix));
   }, 60_000);
 
   test("storage.dir names a file: every command exits 8, says to move it or set storage.dir, and leaves it as it was", async () => {
     const dir = tmp("eexist");
     const storage = join(dir, "notes.txt");
     writeFileSync(storage, "the operator's own file");
-    for (const args of [...COMMANDS, ["doctor"]]) {
-      const r = await hub(args, { env: env(storage) });
-      expect([args.join(" "), r.code]).toEqual([args.join(" "), 8]);
-      const out = args[0] === "doctor" ? r.stdout : r.stderr;
-      expect(out).toContain(storage);
-      expect(out).toMatch(
-        /is a file where hub-agent needs a directory \(EEXIST\): move that file away, or set storage\.dir|a part of the path is a file, not a directory; make .* a directory this user can write/,
-      );
-      expect(out).not.toContain("remove");
-      if (args[0] !== "doctor") expect(r.stderr.trim().split("\n")).toHaveLength(1);
-    }
+    const fix = `is a file where hub-agent needs a directory \\(EEXIST\\): move that file away, or set storage\\.dir|${LOCK_ON_A_FILE}`;
+    for (const out of await refusedEverywhere(storage, new RegExp(fix))) expect(out).not.toContain("remove");
     expect(readFileSync(storage, "utf8")).toBe("the operator's own file");
   }, 60_000);
 

@@ -6,11 +6,12 @@
  * than api.timeout leave exactly one ban and one warning. The figures are printed as one summary line
  * (bench/reliability.ts runs more).
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { beforeAll, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import type { Sandbox } from "../../lib/sandbox/index.ts";
+import { useSandbox } from "../support/sandbox.ts";
 import { binary, hub } from "../cli/binary.ts";
 import { TIMEOUT_S, killScenarios, summary } from "./scenarios.ts";
 
@@ -20,11 +21,8 @@ const KILLS_NOT_DONE = 25;
 
 let sb: Sandbox;
 let bin: string;
-beforeAll(async () => {
-  sb = await startSandbox();
-  bin = await binary();
-}, 120_000);
-afterAll(() => sb?.stop());
+useSandbox((s) => (sb = s));
+beforeAll(async () => void (bin = await binary()));
 
 test(`SIGKILL after the service handled the request, ${KILLS}× (done) and ${KILLS_NOT_DONE}× (not done) each for ban, warn, unban and run: 0 lost, 0 duplicates`, async () => {
   const kills = { done: KILLS, "not done": KILLS_NOT_DONE };

@@ -7,10 +7,11 @@
  * entry left behind adds calls to the next run's round, so n would never catch up); the delivery round meets what
  * the killed process left there (its lock, a temp file, an uncertain entry).
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import type { Sandbox } from "../../lib/sandbox/index.ts";
+import { useSandbox } from "../support/sandbox.ts";
 import { sanctionQueues } from "../../lib/sanctions/index.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { binary } from "../cli/binary.ts";
@@ -30,11 +31,8 @@ if (missing) console.warn(`SKIPPED: the kill-at-every-file-call test needs ${mis
 
 let sb: Sandbox;
 let bin: string;
-beforeAll(async () => {
-  sb = await startSandbox();
-  bin = await binary();
-}, 120_000);
-afterAll(() => sb?.stop());
+useSandbox((s) => (sb = s));
+beforeAll(async () => void (bin = await binary()));
 
 /** Queue entries (their text) and every file that is not whole JSON, or was quarantined. */
 function scan(dir: string): { entries: string[]; torn: string[] } {

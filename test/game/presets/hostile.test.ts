@@ -89,6 +89,29 @@ async function rendered(preset: Preset, action: Action, value: string): Promise<
   return transport.commands;
 }
 
+/**
+ * Renders every hostile value through `action`: one command per part of the value (partsOf), each handed to `check`
+ * with its part; a failed check names the value and the command.
+ */
+async function eachHostileCommand(
+  preset: Preset,
+  action: (typeof ACTIONS)[string],
+  check: (command: string, part: string) => void,
+): Promise<void> {
+  for (const value of HOSTILE) {
+    const commands = await rendered(preset, action.run, value);
+    const parts = partsOf(action, value);
+    expect(commands).toHaveLength(parts.length);
+    commands.forEach((command, i) => {
+      try {
+        check(command, parts[i]!);
+      } catch (e) {
+        throw new Error(`${JSON.stringify(value)} → ${JSON.stringify(command)}: ${(e as Error).message}`);
+      }
+    });
+  }
+}
+
 /** Checks one hostile rendering against the benign one, the way the target console reads both. */
 function expectSameShape(preset: Preset & { name: Named }, benign: string, hostile: string, value: string) {
   const expected = EXPECTED[preset.name](value);
@@ -131,18 +154,7 @@ describe("hostile values never make a second command", () => {
         test(`${what}: ${HOSTILE.length} hostile values`, async () => {
           const [benign] = await rendered(preset, action.run, BENIGN);
           expect(benign).toBeDefined();
-          for (const value of HOSTILE) {
-            const commands = await rendered(preset, action.run, value);
-            const parts = partsOf(action, value);
-            expect(commands).toHaveLength(parts.length);
-            commands.forEach((command, i) => {
-              try {
-                expectSameShape(preset, benign!, command, parts[i]!);
-              } catch (e) {
-                throw new Error(`${JSON.stringify(value)} → ${JSON.stringify(command)}: ${(e as Error).message}`);
-              }
-            });
-          }
+          await eachHostileCommand(preset, action, (command, part) => expectSameShape(preset, benign!, command, part));
         });
       }
 
@@ -202,25 +214,16 @@ describe("hostile values never make a second command", () => {
             const [b, ...moreB] = parse(benign!);
             expect(moreB).toEqual([]);
             const at = b!.indexOf(BENIGN);
-            for (const value of HOSTILE) {
-              const commands = await rendered(preset, action.run, value);
-              const parts = partsOf(action, value);
-              expect(commands).toHaveLength(parts.length);
-              commands.forEach((command, i) => {
-                try {
-                  const parsed = parse(command);
-                  expect(parsed).toHaveLength(1);
-                  const h = parsed[0]!;
-                  if (at < 0) return expect(h).toEqual(b!); // the value isn't in this command (a kick by slot)
-                  expect(h.slice(0, at)).toEqual(b!.slice(0, at));
-                  const arg = mode === "quote" ? h.slice(at) : h.slice(at).filter((a) => a !== "");
-                  if (mode === "quote") expect(arg).toEqual([GENERIC_EXPECTED[mode](parts[i]!)]);
-                  else expect(arg.join(" ")).toBe(GENERIC_EXPECTED[mode](parts[i]!));
-                } catch (e) {
-                  throw new Error(`${JSON.stringify(value)} → ${JSON.stringify(command)}: ${(e as Error).message}`);
-                }
-              });
-            }
+            await eachHostileCommand(preset, action, (command, part) => {
+              const parsed = parse(command);
+              expect(parsed).toHaveLength(1);
+              const h = parsed[0]!;
+              if (at < 0) return expect(h).toEqual(b!); // the value isn't in this command (a kick by slot)
+              expect(h.slice(0, at)).toEqual(b!.slice(0, at));
+              const arg = mode === "quote" ? h.slice(at) : h.slice(at).filter((a) => a !== "");
+              if (mode === "quote") expect(arg).toEqual([GENERIC_EXPECTED[mode](part)]);
+              else expect(arg.join(" ")).toBe(GENERIC_EXPECTED[mode](part));
+            });
           });
         }
       }

@@ -12,6 +12,7 @@ import { isAbsolute, resolve } from "node:path";
 import de from "../lang/de.json" with { type: "json" };
 import en from "../lang/en.json" with { type: "json" };
 import type { Logger } from "./log.ts";
+import { isRecord } from "./is-record.ts";
 
 type English = typeof en;
 /** Every key of the English file, as `section.key`. */
@@ -133,22 +134,18 @@ async function readJson(path: string, read: (path: string) => Promise<string> | 
 function flatten(json: unknown, path: string): Map<string, string> {
   const bad = (what: string) =>
     new MessagesError(`language file ${path}: ${what}; use the layout of lang/en.json ({"section": {"key": "text"}})`);
-  if (!isObject(json)) throw bad("the top level must be an object");
+  if (!isRecord(json)) throw bad("the top level must be an object");
   const out = new Map<string, string>();
   for (const [section, value] of Object.entries(json)) {
     if (typeof value === "string") {
       out.set(section, value);
       continue;
     }
-    if (!isObject(value)) throw bad(`"${section}" must be a text or an object of texts`);
+    if (!isRecord(value)) throw bad(`"${section}" must be a text or an object of texts`);
     for (const [key, text] of Object.entries(value)) {
       if (typeof text !== "string") throw bad(`"${section}.${key}" must be a text`);
       out.set(`${section}.${key}`, text);
     }
   }
   return out;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

@@ -1,4 +1,5 @@
 /** The client's error values and their rendering for operators (docs/service-api.md §1.5–1.6). */
+import { isRecord } from "../is-record.ts";
 
 export type ApiError =
   | { kind: "NotFound"; status: 404; endpoint: string; message: string; code?: string }
@@ -59,10 +60,6 @@ function renderValidationError(e: unknown): string {
   const loc = Array.isArray(e.loc) ? e.loc.join(".") : "";
   const msg = typeof e.msg === "string" ? e.msg : "invalid";
   return loc ? `${loc}: ${msg}` : msg;
-}
-
-function isRecord(x: unknown): x is Record<string, unknown> {
-  return typeof x === "object" && x !== null && !Array.isArray(x);
 }
 
 /** One line for operators, e.g. `POST /ban/: 422 body.user_id: field required`. */

@@ -3,6 +3,7 @@
  * This module only reads and writes them; plugin-link.ts runs the connection.
  */
 import type { PlayerRef, StructuredEvent } from "../structured.ts";
+import { isRecord } from "../../is-record.ts";
 
 export const PROTOCOL_VERSION = 1;
 
@@ -42,7 +43,7 @@ export function parseLine(line: string): PluginMessage {
   } catch {
     throw new BadLine("not JSON");
   }
-  if (!isObject(m)) throw new BadLine("not a JSON object");
+  if (!isRecord(m)) throw new BadLine("not a JSON object");
   switch (m.t) {
     case "hello":
       if (typeof m.v !== "number") throw new BadLine('hello needs "v", the protocol version (1)');
@@ -106,7 +107,7 @@ function parseEvent(type: StructuredEvent["type"], m: Record<string, unknown>): 
 
 /** `{"id": …, "name": …, "slot"?: …}`; numbers are taken as strings (some games count slots). */
 function playerRef(p: unknown, field: string): PlayerRef {
-  if (!isObject(p)) throw new BadLine(`"${field}" must be a player: {"id": "…", "name": "…"}`);
+  if (!isRecord(p)) throw new BadLine(`"${field}" must be a player: {"id": "…", "name": "…"}`);
   const id = idString(p.id);
   const name = str(p.name);
   if (!id) throw new BadLine(`"${field}.id" must be the player's id, a non-empty string`);
@@ -117,7 +118,7 @@ function playerRef(p: unknown, field: string): PlayerRef {
 
 /** The reply to `players`: `{"players": [player…], "max"?: n, "map"?: "…"}`. */
 export function parsePlayers(r: unknown): { players: PlayerRef[]; max?: number; map?: string } {
-  if (!isObject(r) || !Array.isArray(r.players)) throw new BadLine('the players reply needs "players", an array');
+  if (!isRecord(r) || !Array.isArray(r.players)) throw new BadLine('the players reply needs "players", an array');
   const players = r.players.map((p, i) => playerRef(p, `players[${i}]`));
   const max = typeof r.max === "number" && r.max >= 0 ? Math.floor(r.max) : undefined;
   const map = str(r.map);
@@ -127,18 +128,14 @@ export function parsePlayers(r: unknown): { players: PlayerRef[]; max?: number; 
 /** The reply to `exec`: `{"output": "…"}` (or a bare string). */
 export function parseOutput(r: unknown): string {
   if (typeof r === "string") return r;
-  if (isObject(r) && typeof r.output === "string") return r.output;
-  if (r === null || (isObject(r) && r.output === undefined)) return "";
+  if (isRecord(r) && typeof r.output === "string") return r.output;
+  if (r === null || (isRecord(r) && r.output === undefined)) return "";
   throw new BadLine('the exec reply needs "output", a string');
 }
 
 /** One line to the plugin, ending in "\n". JSON escapes every line break inside strings. */
 export function encode(message: Record<string, unknown>): string {
   return `${JSON.stringify(message)}\n`;
-}
-
-function isObject(x: unknown): x is Record<string, unknown> {
-  return typeof x === "object" && x !== null && !Array.isArray(x);
 }
 
 function str(x: unknown): string | undefined {

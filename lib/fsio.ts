@@ -56,6 +56,13 @@ export const link = either("link");
 export const utimes = either("utimes");
 export const writeFile = either("writeFile");
 
+/** Whether anything is at `path` (a missing path or one that can't be looked at: false). */
+export const exists = (path: string): Promise<boolean> =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
+
 /** What the store does with an open file. */
 export interface FileHandle {
   writeFile(data: string | Uint8Array): Promise<void>;

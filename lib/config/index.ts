@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { readFile, stat } from "../fsio.ts";
+import { exists, readFile } from "../fsio.ts";
 import { dirname, resolve } from "node:path";
 import { ConfigSchema, KEY_HELP, SPEC_INTERVALS, type Config } from "./schema.ts";
 import { isLoopback, parseListen } from "./listen.ts";
@@ -56,12 +56,6 @@ function unwrap(s: v.GenericSchema): v.GenericSchema & { entries?: unknown } {
 }
 
 const SECRET_KEYS = new Set(["api.key", "game.rcon.password"]);
-
-const exists = (path: string) =>
-  stat(path).then(
-    () => true,
-    () => false,
-  );
 
 /** The keys `hub-agent init` fills with a placeholder (template.ts). */
 const PLACEHOLDER_KEYS = ["api.url", "api.key", "api.server_id", "game.bridge"];

@@ -4,7 +4,7 @@
  * once, and read as absent. It is never read as "empty" and never blocks the other records. So is a record larger
  * than the cap: its size is checked before it is read, so one huge file cannot exhaust memory.
  */
-import { link, mkdir, open, readdir, rename, stat, unlink } from "../fsio.ts";
+import { exists, link, mkdir, open, readdir, rename, stat, unlink } from "../fsio.ts";
 import { dirname, join, relative, sep } from "node:path";
 import type { Storage } from "unstorage";
 import * as v from "valibot";
@@ -124,12 +124,6 @@ async function readCapped(path: string, maxBytes: number): Promise<Uint8Array | 
     throw e;
   }
 }
-
-const exists = (path: string) =>
-  stat(path).then(
-    () => true,
-    () => false,
-  );
 
 export interface Records {
   /** The valid record at `key`, or undefined when it is missing or had to be quarantined. */

@@ -18,6 +18,7 @@ import type {
 } from "./bridge.ts";
 import type { CommandKind, LineKind, PlayerList, Preset } from "./presets/types.ts";
 import { LINE_KINDS } from "./presets/types.ts";
+import type { Quoting } from "./presets/quoting.ts";
 import { render, TemplateError, type TemplateValues } from "./presets/template.ts";
 import { type LineRef, Roster } from "./roster.ts";
 import { parseChatCommand } from "./chat.ts";
@@ -98,7 +99,12 @@ export class PresetBridge implements GameBridge {
     this.#o = o;
     this.preset = o.preset;
     const script = o.preset.script;
-    if (script) this.script = { escape: (v) => script.escape(v), run: (code, player) => this.#runScript(code, player) };
+    if (script)
+      this.script = {
+        escape: (v) => script.escape(v),
+        quoting: script.quoting,
+        run: (code, player) => this.#runScript(code, player),
+      };
     this.#log = o.logger.withTag("game");
     this.userType = o.preset.userType;
     const events = eventTypes(o.preset, { lines: !!o.sources?.length || !!o.parseReplies, wrapped: !!o.process });
@@ -231,6 +237,10 @@ export class PresetBridge implements GameBridge {
 
   escape(value: string): string {
     return this.preset.escape(value);
+  }
+
+  get quoting(): Quoting {
+    return this.preset.quoting;
   }
 
   /** The script's lines in order; only the last runs the code, so a failure before it leaves nothing run. */
@@ -388,7 +398,7 @@ export class PresetBridge implements GameBridge {
     }
     let command: string;
     try {
-      command = render(template, values, this.preset.escape);
+      command = render(template, values, this.preset);
     } catch (e) {
       if (e instanceof TemplateError) throw new BridgeCommandError(`${kind}: ${e.message}`);
       throw e;

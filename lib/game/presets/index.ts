@@ -12,7 +12,8 @@ import { openarena } from "./openarena.ts";
 import { rust } from "./rust.ts";
 import { teeworlds } from "./teeworlds.ts";
 import { xonotic } from "./xonotic.ts";
-import { placeholdersOf, TemplateError } from "./template.ts";
+import type { Escaping } from "./quoting.ts";
+import { placeholdersOf, render, SAMPLE_VALUES, TemplateError } from "./template.ts";
 import {
   COMMAND_KINDS,
   type CommandKind,
@@ -101,11 +102,17 @@ export function resolvePreset(name: string, overrides: PresetOverrides = {}): Pr
     if (source === "") delete lines[kind];
     else lines[kind] = [compileLine(kind, source)];
   }
+  if (o.escape !== undefined && !ESCAPE_MODE_NAMES.includes(o.escape)) {
+    throw new PresetError(
+      `game.overrides.escape = "${o.escape}" is not an escaping: use ${ESCAPE_MODE_NAMES.join(", ")}`,
+    );
+  }
+  const escaping: Escaping = o.escape ? ESCAPE_MODES[o.escape] : base;
   const commands = { ...base.commands };
   for (const [kind, template] of Object.entries(o.commands ?? {}) as [CommandKind, string][]) {
     if (!COMMAND_KINDS.includes(kind)) throw new PresetError(`game.overrides.commands.${kind} is not a command`);
     if (template === "") delete commands[kind];
-    else commands[kind] = checkTemplate(kind, template);
+    else commands[kind] = checkTemplate(kind, template, escaping);
   }
   const prefix = o.command_prefix ?? base.commandPrefix;
   if (/\s/.test(prefix)) {
@@ -119,18 +126,14 @@ export function resolvePreset(name: string, overrides: PresetOverrides = {}): Pr
     else list.until = compile("game.overrides.list_end", o.list_end);
   }
   const echo = o.echo === undefined ? base.echo : echoOf(o.echo);
-  if (o.escape !== undefined && !ESCAPE_MODE_NAMES.includes(o.escape)) {
-    throw new PresetError(
-      `game.overrides.escape = "${o.escape}" is not an escaping: use ${ESCAPE_MODE_NAMES.join(", ")}`,
-    );
-  }
   const { echo: _echo, replyQuietMs: _quiet, ...rest } = base;
   const quietMs = o.reply_quiet !== undefined ? o.reply_quiet * 1000 : base.replyQuietMs;
   return {
     ...rest,
     ...(echo ? { echo } : {}),
     ...(quietMs ? { replyQuietMs: quietMs } : {}),
-    ...(o.escape ? { escape: ESCAPE_MODES[o.escape] } : {}),
+    escape: escaping.escape,
+    quoting: escaping.quoting,
     userType: o.user_type ?? base.userType,
     commandPrefix: prefix,
     multiGroup: o.multi_group ?? base.multiGroup,
@@ -161,10 +164,12 @@ function compileLine(kind: LineKind, source: string): RegExp {
   return re;
 }
 
-function checkTemplate(kind: CommandKind, template: string): string {
+function checkTemplate(kind: CommandKind, template: string, escaping: Escaping): string {
   let used: string[];
   try {
     used = placeholdersOf(template);
+    // Rendered with sample values: a value where the console's quoting lets none go is refused now, not per player.
+    render(template, SAMPLE_VALUES, escaping);
   } catch (e) {
     if (e instanceof TemplateError) throw new PresetError(`game.overrides.commands.${kind}: ${e.message}`);
     throw e;

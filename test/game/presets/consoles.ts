@@ -33,11 +33,12 @@ export function parseRustConsole(line: string): string[][] {
 }
 
 /**
- * Teeworlds / DDNet (CConsole::ExecuteLine): a command ends at a line break, or at `;` outside double quotes; inside
- * quotes a backslash escapes the next character (a `\"` doesn't end the argument).
+ * Teeworlds / DDNet (CConsole::ExecuteLine): a command ends at a line break, or at `;` outside double quotes; the
+ * splitter steps over a `\"` inside quotes or not (so it neither opens nor closes a quote); the arguments' parser then
+ * takes a backslash inside quotes as escaping the next character.
  */
 export function parseTeeworldsConsole(line: string): string[][] {
-  return splitOutsideQuotes(line, { escapes: () => true })
+  return splitOutsideQuotes(line, { escapes: (next) => next === '"' })
     .map((c) => tokenize(c, { breakChars: "", escapes: () => true }))
     .filter((args) => args.length > 0);
 }
@@ -51,7 +52,7 @@ export function parseTeeworldsConsole(line: string): string[][] {
  */
 export function parseDarkplacesConsole(line: string): string[][] {
   return splitOutsideQuotes(line, {
-    escapes: dpEscape,
+    escapes: (next, quoted) => quoted && dpEscape(next),
     comment: (i) => line[i] === "/" && line[i + 1] === "/" && (i === 0 || /\s/.test(line[i - 1]!)),
   })
     .map((c) =>
@@ -98,13 +99,13 @@ export function parseOpenttdConsole(line: string): string[][] {
 const dpEscape = (next: string) => next === '"' || next === "\\";
 
 /**
- * Splits a line into commands at line breaks and at `;` outside double quotes. Inside quotes a backslash takes the
- * next character along where `escapes(next)` says so; outside them `comment(i)` says a comment starts at `i`, which
- * runs to the line break.
+ * Splits a line into commands at line breaks and at `;` outside double quotes. A backslash takes the next character
+ * along where `escapes(next, quoted)` says so; outside quotes `comment(i)` says a comment starts at `i`, which runs
+ * to the line break.
  */
 function splitOutsideQuotes(
   line: string,
-  o: { escapes: (next: string) => boolean; comment?: (i: number) => boolean },
+  o: { escapes: (next: string, quoted: boolean) => boolean; comment?: (i: number) => boolean },
 ): string[] {
   const commands: string[] = [];
   let current = "";
@@ -120,7 +121,7 @@ function splitOutsideQuotes(
       continue;
     }
     if (comment) continue;
-    if (quoted && c === "\\" && i + 1 < line.length && o.escapes(line[i + 1]!)) {
+    if (c === "\\" && i + 1 < line.length && o.escapes(line[i + 1]!, quoted)) {
       current += c + line[++i];
       continue;
     }
@@ -160,6 +161,34 @@ function expandDollars(command: string): string {
     }
   }
   return out;
+}
+
+/**
+ * Minecraft, where the template quotes: one line is one command; Brigadier reads `fixed` arguments, each a word up
+ * to the next space or a string in `"…"` or `'…'` (a backslash takes the next character along), then the last
+ * argument (`kick`'s reason, `say`'s message) is the rest of the line as it is, left out when empty.
+ */
+export function parseBrigadier(line: string, fixed: number): string[] {
+  const commands = line.split(/\r\n|\r|\n/).filter((c) => c.trim() !== "");
+  if (commands.length !== 1) throw new Error(`minecraft: ${commands.length} commands in ${JSON.stringify(line)}`);
+  const command = commands[0]!;
+  const args: string[] = [];
+  let i = 0;
+  while (args.length < fixed && i < command.length) {
+    const quote = command[i]!;
+    let arg = "";
+    if (quote === '"' || quote === "'") {
+      for (i++; i < command.length && command[i] !== quote; i++) arg += command[i] === "\\" ? command[++i] : command[i];
+      if (command[i] !== quote) throw new Error(`minecraft: unclosed ${quote} in ${JSON.stringify(command)}`);
+      i++;
+    } else for (; i < command.length && command[i] !== " "; i++) arg += command[i];
+    if (i < command.length && command[i] !== " ")
+      throw new Error(`minecraft: no space after argument ${args.length + 1} in ${JSON.stringify(command)}`);
+    args.push(arg);
+    i++;
+  }
+  const rest = command.slice(i);
+  return rest === "" ? args : [...args, rest];
 }
 
 /**

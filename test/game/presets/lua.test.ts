@@ -8,7 +8,8 @@ import { Buffer } from "node:buffer";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { luaRunLines, luaString } from "../../../lib/game/presets/lua.ts";
+import { gmod } from "../../../lib/game/presets/gmod.ts";
+import { luaRunLines } from "../../../lib/game/presets/lua.ts";
 import { fillTemplate } from "../../../lib/rewards/replace.ts";
 import { parseSourceConsole } from "./consoles.ts";
 import { HOSTILE } from "./hostile-values.ts";
@@ -48,7 +49,7 @@ describe.skipIf(!lua)(`string literals, checked by ${lua ?? "a Lua interpreter (
     const dir = mkdtempSync(join(tmpdir(), "hub-lua-"));
     for (const [i, value] of HOSTILE.entries()) {
       // What a SCRIPT reward's code looks like with its placeholder filled by the preset's escaping.
-      const { text } = fillTemplate('io.write(%nick%) io.write("|end")', { nick: value }, luaString);
+      const { text } = fillTemplate('io.write(%nick%) io.write("|end")', { nick: value }, gmod.script!);
       const file = join(dir, `${i}.lua`);
       writeFileSync(file, text);
       const proc = Bun.spawnSync([lua!, file]);

@@ -28,6 +28,9 @@ import { errorMessage, type SendOptions, type Transport, TransportError } from "
 import { OwnGroupChanges } from "./echoes.ts";
 import type { PlayerRef, StructuredConsole, StructuredEvent } from "./structured.ts";
 
+/** Where a reply ends on a wrapped console without echo: the player list's `until` and `start` lines. */
+type ReplyEnd = Pick<Preset["list"], "until" | "start">;
+
 /** A server process hub-agent runs (the wrapper): it knows when the game is ready or gone, and what the operator typed. */
 export interface ServerProcess {
   on<K extends keyof ServerProcessEvents>(event: K, fn: (...args: ServerProcessEvents[K]) => void): () => void;
@@ -43,8 +46,8 @@ export interface ServerProcessEvents {
 
 export interface PresetBridgeOptions {
   preset: Preset;
-  /** Sends commands; the wrapper's takes `until` for consoles without echo. */
-  transport: Transport & { send(command: string, opts?: SendOptions & { until?: RegExp }): Promise<string> };
+  /** Sends commands; the wrapper's takes `until` (and `start`) for consoles without echo. */
+  transport: Transport & { send(command: string, opts?: SendOptions & ReplyEnd): Promise<string> };
   /** Where event lines come from (the wrapper's output, a log tail); started and stopped with the bridge. */
   sources?: LineSource[];
   /**
@@ -229,7 +232,7 @@ export class PresetBridge implements GameBridge {
     await this.#command(kind, values);
   }
 
-  async exec(command: string, opts?: { until?: RegExp }): Promise<string> {
+  async exec(command: string, opts?: ReplyEnd): Promise<string> {
     const reply = await this.#o.transport.send(command, opts);
     if (this.#o.parseReplies) for (const line of reply.split(/\r?\n/)) this.#line(line);
     return reply;
@@ -429,8 +432,8 @@ export class PresetBridge implements GameBridge {
       });
       return { ...list, players };
     }
-    const { command, until, parse } = this.preset.list;
-    return parse(await this.exec(command, until ? { until } : undefined));
+    const { command, until, start, parse } = this.preset.list;
+    return parse(await this.exec(command, until ? { until, ...(start ? { start } : {}) } : undefined));
   }
 
   #pollResult(r: { ok: true } | { ok: false; error: Error }): void {

@@ -51,6 +51,8 @@ export interface PresetOverrides {
   list_row?: string;
   /** The list reply's last line (a wrapped console without `echo`). */
   list_end?: string;
+  /** The line after which `list_end` counts: a list framed by the same line above and below its rows. */
+  list_start?: string;
   /** The wrapped console's echo command, `{marker}` where the marker goes; "" when it has none. */
   echo?: string;
   /** Seconds of silence that end a reply on a wrapped console without echo. */
@@ -124,6 +126,15 @@ export function resolvePreset(name: string, overrides: PresetOverrides = {}): Pr
   if (o.list_end !== undefined) {
     if (o.list_end === "") delete list.until;
     else list.until = compile("game.overrides.list_end", o.list_end);
+  }
+  if (o.list_start !== undefined) {
+    if (o.list_start === "") delete list.start;
+    else list.start = compile("game.overrides.list_start", o.list_start);
+  }
+  if (list.start && !list.until) {
+    throw new PresetError(
+      "game.overrides.list_start needs game.overrides.list_end: the list's last line, which counts only after the start line",
+    );
   }
   const echo = o.echo === undefined ? base.echo : echoOf(o.echo);
   const { echo: _echo, replyQuietMs: _quiet, ...rest } = base;
@@ -206,9 +217,14 @@ function compileRow(source: string): RegExp {
   return re;
 }
 
-/** A player list read row by row with the operator's pattern; names and ids are cleaned by the preset. */
+/**
+ * A player list read row by row with the operator's pattern; names and ids are cleaned by the preset. The override
+ * replaces the rows only: what the preset's own parser reads from the same reply (the map, the player limit, a
+ * row's score and ping) is kept.
+ */
 function rowParser(row: RegExp, base: Preset): (reply: string) => PlayerList {
   return (reply) => {
+    const { players: parsed, ...rest } = base.list.parse(reply);
     const players: ListedPlayer[] = [];
     for (const line of reply.split(/\r?\n/)) {
       const g = row.exec(line)?.groups;
@@ -217,8 +233,15 @@ function rowParser(row: RegExp, base: Preset): (reply: string) => PlayerList {
       const id =
         g.id !== undefined ? base.normaliseId(g.id) : base.identity === "name" ? base.normaliseId(name) : undefined;
       if (!name && !id) continue;
-      players.push({ ...(id ? { id } : {}), name: name || (id as string), ...(g.slot ? { slot: g.slot.trim() } : {}) });
+      const slot = g.slot?.trim();
+      const same = parsed.find((p) => (slot && p.slot !== undefined ? p.slot === slot : p.name === name));
+      players.push({
+        ...(id ? { id } : {}),
+        name: name || (id as string),
+        ...(slot ? { slot } : {}),
+        ...(same?.extra ? { extra: same.extra } : {}),
+      });
     }
-    return { players };
+    return { ...rest, players };
   };
 }

@@ -99,8 +99,11 @@ export interface Preset {
   consoles: Partial<Record<string, ConsoleDefaults>>;
   /** Checked in this order; the first kind with a matching pattern wins. */
   lines: Partial<Record<LineKind, RegExp[]>>;
-  /** `until`: the reply's last line, for a wrapped console without `echo` (Minecraft). */
-  list: { command: string; parse(reply: string): PlayerList; until?: RegExp };
+  /**
+   * `until`: the reply's last line, for a wrapped console without `echo` (Minecraft); `start`: the line after which
+   * `until` counts (a list framed by the same line above and below its rows).
+   */
+  list: { command: string; parse(reply: string): PlayerList; until?: RegExp; start?: RegExp };
   /** A console command printing `marker` on its own line, which ends a reply on the wrapped console. */
   echo?: (marker: string) => string;
   /**

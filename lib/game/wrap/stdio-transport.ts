@@ -42,12 +42,18 @@ export interface StdioTransportOptions {
 export interface StdioSendOptions extends SendOptions {
   /** The reply ends with the first line that matches (included); for consoles without an echo command. */
   until?: RegExp;
+  /**
+   * With `until`: the line the reply's own part starts with (a list's header). `until` counts only after it, so a
+   * list framed by the same line above and below its rows ends at the second one, also when it has no rows.
+   */
+  start?: RegExp;
 }
 
-/** A command in hub-agent's queue: its reply ends at `until`, else at the echo marker. */
+/** A command in hub-agent's queue: its reply ends at `until` (after `start`), else at the echo marker. */
 interface CommandJob {
   command: string;
   until?: RegExp;
+  start?: RegExp;
 }
 
 /** A command written whose reply is still open. */
@@ -64,8 +70,15 @@ interface OpenReply {
   reject: (e: Error) => void;
 }
 
-/** A marker line: unlikely in any game's output, and recognisable when a stale one arrives late. */
-const MARKER = /hubagent_end_([0-9a-f]{12})$/;
+/**
+ * A reply marker as hub-agent writes it (`hubagent_end_` and 12 random hex digits, new for every command), found
+ * anywhere in a line and in any case: consoles quote it inside a sentence (`No match for help argument '…'.`) or
+ * repeat it upper-cased (`Command HUBAGENT_END_… unknown.`). See `echoEnds` for which line ends a reply.
+ */
+const MARKER = /hubagent_end_[0-9a-f]{12}(?![0-9a-f])/i;
+
+/** How many markers hub-agent remembers having written, to drop one that arrives late (after its timeout). */
+const KNOWN_MARKERS = 256;
 
 const encoder = new TextEncoder();
 
@@ -97,6 +110,8 @@ export class StdioTransport implements Transport {
   #readMore: (() => void)[] = [];
   /** Shut while a reply that ends with a quiet period is open: nothing marks where a typed line's answer starts. */
   #noQuietReply = new Gate(true);
+  /** The markers written lately, oldest first: a line holding one is never game output. */
+  #markers = new Set<string>();
 
   constructor(server: Supervisor, opts: StdioTransportOptions) {
     this.#server = server;
@@ -139,7 +154,11 @@ export class StdioTransport implements Transport {
       return Promise.reject(new TransportError("invalid", "console commands can't contain NUL or line breaks"));
     }
     const until = opts?.until && singleMatch(opts.until);
-    return this.#commands.push({ command, ...(until ? { until } : {}) }, opts?.timeoutMs ?? this.#o.timeoutMs);
+    const start = until && opts?.start && singleMatch(opts.start);
+    return this.#commands.push(
+      { command, ...(until ? { until } : {}), ...(start ? { start } : {}) },
+      opts?.timeoutMs ?? this.#o.timeoutMs,
+    );
   }
 
   /**
@@ -236,7 +255,7 @@ export class StdioTransport implements Transport {
    * Without a marker or `until`, the reply ends after the quiet period.
    */
   async #exchange(job: QueuedCommand<CommandJob>, typed: boolean): Promise<string> {
-    const { command, until } = job;
+    const { command, until, start } = job;
     const quietMs = !until && !this.#o.echo ? this.#o.quietMs : undefined;
     const marker = `hubagent_end_${randomHex(6)}`;
     const echoLine = this.#o.echo?.(marker) ?? "";
@@ -267,11 +286,7 @@ export class StdioTransport implements Transport {
         lines: [],
         swallow: !until,
         show: typed,
-        done: until
-          ? (line) => until.test(line)
-          : quietMs
-            ? () => false
-            : (line) => line.trimEnd().endsWith(marker) && !line.includes(echoLine),
+        done: until ? endsAt(until, start) : quietMs ? () => false : echoEnds(marker, echoLine),
         ...(quietMs ? { heard: waitQuiet } : {}),
         resolve: (text) => {
           // Its end was printed, so it was read (an `until` or quiet reply has no marker line to say so).
@@ -284,6 +299,7 @@ export class StdioTransport implements Transport {
       job.signal.addEventListener("abort", onAbort, { once: true });
       // One write, so nothing can land between the command and its marker.
       if (!this.#server.write(text)) return settle(() => reject(this.#serverGone()));
+      if (!until && !quietMs) this.#remember(marker);
       if (this.#o.readBytes !== undefined) this.#unread.push({ bytes, marker });
       job.written = true;
       if (typed) this.#typed = reply;
@@ -295,6 +311,11 @@ export class StdioTransport implements Transport {
     });
   }
 
+  #remember(marker: string): void {
+    this.#markers.add(marker);
+    if (this.#markers.size > KNOWN_MARKERS) this.#markers.delete(this.#markers.values().next().value as string);
+  }
+
   #forget(reply: OpenReply): void {
     if (this.#command === reply) this.#command = undefined;
     if (this.#typed === reply) this.#typed = undefined;
@@ -302,7 +323,7 @@ export class StdioTransport implements Transport {
 
   /** Decides what a line of the console is (see LineUse): the end or part of an open reply, or game output. */
   #read(line: string): LineUse {
-    const marker = MARKER.exec(line.trimEnd())?.[0];
+    const marker = MARKER.exec(line)?.[0].toLowerCase();
     // Everything written up to this marker was read.
     if (marker) this.#confirm(this.#unread.findIndex((u) => u.marker === marker) + 1);
     for (const reply of [this.#command, this.#typed]) {
@@ -311,7 +332,9 @@ export class StdioTransport implements Transport {
       reply.resolve(reply.lines.join("\n"));
       return reply.swallow ? "drop" : "reply";
     }
-    if (MARKER.test(line.trimEnd())) return "drop"; // the marker of a command that timed out
+    // One of ours that ends no reply: late (its command timed out), or the console repeating the line it read. A
+    // marker-shaped text hub-agent never wrote (a player's chat) is game output like any other line.
+    if (marker && this.#markers.has(marker)) return "drop";
     // hub-agent's command was written before any typed line still open: the console answers it first.
     const open = this.#command ?? this.#typed;
     if (!open || open.show) return "console";
@@ -323,6 +346,32 @@ export class StdioTransport implements Transport {
   #serverGone(): TransportError {
     return new TransportError("disconnected", `${this.name}: the server is gone`);
   }
+}
+
+/**
+ * The end of a reply read up to `until`: its first match after the `start` line (the start line itself never ends
+ * it), or its first match at all without `start`.
+ */
+function endsAt(until: RegExp, start?: RegExp): (line: string) => boolean {
+  let started = !start;
+  return (line) => {
+    if (started) return until.test(line);
+    started = start!.test(line);
+    return false;
+  };
+}
+
+/**
+ * The end of a reply bracketed by an echo line: the first line holding the marker anywhere, in any case, except
+ * one that holds the whole echo line as written — the console repeating what it read (`> help hubagent_end_…`),
+ * which a console reading its input ahead may print before the command's output is complete. With an echo line
+ * that is the marker alone (a bogus command answered with an error naming it) the two can't be told apart, and
+ * the first line holding it ends the reply.
+ */
+function echoEnds(marker: string, echoLine: string): (line: string) => boolean {
+  const holds = new RegExp(`${marker}(?![0-9a-f])`, "i"); // the marker is letters, digits and _ only
+  const repeated = echoLine.toLowerCase();
+  return (line) => holds.test(line) && (repeated === marker || !line.toLowerCase().includes(repeated));
 }
 
 function randomHex(bytes: number): string {

@@ -84,8 +84,9 @@ export const wrapper: BridgeKind<WrapperSection> = {
     const { checkCommandPipe } = await import("../wrap/command-pipe.ts");
     let as = "";
     try {
-      if (section.user !== undefined) as = ` as ${(await resolveRunAs(section.user, section.group)).name}`;
-      const refused = section.command_pipe ? await checkCommandPipe(section.command_pipe) : undefined;
+      const runAs = section.user !== undefined ? await resolveRunAs(section.user, section.group) : undefined;
+      if (runAs) as = ` as ${runAs.name}`;
+      const refused = section.command_pipe ? await checkCommandPipe(section.command_pipe, runAs?.uid) : undefined;
       if (refused) throw refused;
     } catch (e) {
       if (!(e instanceof WrapperSetupError)) throw e;

@@ -74,7 +74,10 @@ export async function spawnChild(
       env: childEnv(o.env, process.env, runAs),
       stdio: ["pipe", "pipe", "pipe"],
       detached: process.platform !== "win32",
-      ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
+      // Only for a switch: hub-agent already running as that user keeps its groups as they are.
+      ...(runAs && (runAs.uid !== process.getuid?.() || runAs.gid !== process.getgid?.())
+        ? { uid: runAs.uid, gid: runAs.gid }
+        : {}),
     });
   } catch (e) {
     // Bun refuses some spawns at once (EPERM for a user switch without root) instead of with an "error" event.

@@ -4,8 +4,8 @@
  * commands with their markers, the operator's typed lines, the stop command (docs/game-consoles.md §2.3).
  *
  * - **Created** by hub-agent if missing, mode 0600 and owned by the server's user, before the server starts. An
- *   existing path must be a FIFO that not every local user can write to (anyone who can write to it types console
- *   commands).
+ *   existing path must be a FIFO owned by root, hub-agent's user or the server's, that not every local user can
+ *   write to: whoever can write to it (or chmod it) types console commands.
  * - **Opened before the server starts, read-write and non-blocking**, and held for the whole run. A server that
  *   opens its end blocking (armagetronad does) does not wait for a writer, one that reads never sees end-of-file
  *   while hub-agent runs, and hub-agent never blocks on it: opening write-only would block until the server opens
@@ -49,7 +49,7 @@ export async function openCommandPipe(
   } catch (e) {
     throw new WrapperSetupError(`${key} can't be opened (${errorMessage(e)})`, "make it a FIFO hub-agent can write");
   }
-  const refused = refusal(path, fstatSync(fd)); // what was opened, not what the path may name by now
+  const refused = refusal(path, fstatSync(fd), o.owner?.uid); // what was opened, not what the path names by now
   if (refused) {
     closeSync(fd);
     throw refused;
@@ -58,18 +58,28 @@ export async function openCommandPipe(
 }
 
 /** `doctor`: whether `path` would be refused (nothing there yet is fine: it is created at start). */
-export async function checkCommandPipe(path: string): Promise<WrapperSetupError | undefined> {
+export async function checkCommandPipe(path: string, serverUid?: number): Promise<WrapperSetupError | undefined> {
   const st = await stat(path).catch(() => undefined);
-  return st && refusal(path, st);
+  return st && refusal(path, st, serverUid);
 }
 
-/** A path that is no FIFO, or one every local user may write to (and so type console commands). */
-function refusal(path: string, st: { isFIFO(): boolean; mode: number }): WrapperSetupError | undefined {
+/** A path that is no FIFO, or one someone else than root, hub-agent or the server could write to. */
+function refusal(
+  path: string,
+  st: { isFIFO(): boolean; mode: number; uid: number },
+  serverUid?: number,
+): WrapperSetupError | undefined {
   const key = `game.wrapper.command_pipe = ${JSON.stringify(path)}`;
   if (!st.isFIFO()) {
     return new WrapperSetupError(
       `${key} is not a named pipe (FIFO)`,
       "remove it (hub-agent then creates the pipe), or name another path",
+    );
+  }
+  if (![0, process.getuid?.(), serverUid].includes(st.uid)) {
+    return new WrapperSetupError(
+      `${key} belongs to uid ${st.uid}, neither root nor hub-agent nor the server, who could type console commands`,
+      "remove it (hub-agent then creates the pipe), or chown it",
     );
   }
   if (st.mode & 0o002) {

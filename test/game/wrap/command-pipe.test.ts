@@ -3,7 +3,17 @@
  * `--input <fifo>` does it: opened blocking before it is ready, then polled), and the pipe writer on its own.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { chmodSync, closeSync, constants, mkdtempSync, openSync, readFileSync, readSync, statSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  constants,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  statSync,
+} from "node:fs";
 import { writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -160,6 +170,14 @@ describe("the command pipe writer", () => {
     await expect(openCommandPipe(open, o)).rejects.toThrow(
       `game.wrapper.command_pipe = "${open}" can be written by every user on this machine, who could then type console commands: chmod o-w ${open}`,
     );
+    if (process.getuid?.() === 0) {
+      chmodSync(open, 0o600);
+      chownSync(open, 65534, 65534); // nobody: could write to it, or chmod it
+      await expect(openCommandPipe(open, o)).rejects.toThrow(
+        `game.wrapper.command_pipe = "${open}" belongs to uid 65534, neither root nor hub-agent nor the server, who could type console commands: remove it (hub-agent then creates the pipe), or chown it`,
+      );
+      (await openCommandPipe(open, { ...o, owner: { uid: 65534, gid: 65534 } })).close(); // the server's own
+    }
     const nowhere = join(d, "missing", "console.fifo");
     await expect(openCommandPipe(nowhere, o)).rejects.toThrow(
       `game.wrapper.command_pipe = "${nowhere}" can't be created (`,

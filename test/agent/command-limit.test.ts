@@ -1,0 +1,99 @@
+/**
+ * Players' chat commands are rate-limited per player (lib/command-limit.ts): 100 lines of `!ban` (or `!warn`,
+ * `!unban`, `!warns`, `!dashboard`) from a player without rights cost a handful of requests to VyHub, not one or
+ * three per line; the player is told once why the rest are refused, the log counts them; the allowance comes back
+ * with time, per player; the console is not limited. Sandbox over loopback, SimGame, ManualClock.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { COMMAND_LIMIT } from "../../lib/command-limit.ts";
+import { bans } from "../../lib/features/bans.ts";
+import { dashboard } from "../../lib/features/dashboard.ts";
+import { SEED_IDS } from "../../lib/sandbox/seed.ts";
+import { sanctionQueues } from "../../lib/sanctions/index.ts";
+import { harness, type Harness } from "./harness.ts";
+
+/** Alice holds no ban permission at the service. */
+const ALICE = { id: SEED_IDS.steamid64.alice, name: "Alice" };
+const DAVE = { id: "76561198000000004", name: "Dave" };
+const ERIN = { id: "76561198000000005", name: "Erin" };
+const TOO_FAST = "You are typing commands too fast; try again in 10 s.";
+
+let h: Harness;
+afterEach(() => h?.close());
+
+const start = async (env: Record<string, string> = {}) => {
+  h = await harness({ features: [bans, dashboard], env });
+  await h.agent.start();
+  await h.idle();
+  for (const p of [ALICE, DAVE, ERIN]) await h.join(p);
+  h.sb.control.clearRequests();
+};
+/** `lines` chat lines at once (as fast as a script types them), then until every request they caused is done. */
+const flood = async (p: { id: string }, text: string, lines = 100) => {
+  for (let i = 0; i < lines; i++) h.sim.chat(p.id, text);
+  await h.idle();
+};
+const requests = () => h.sb.control.requests().map((r) => `${r.method} ${r.path}`);
+const warnings = () => h.logger.lines.filter((l) => l.level === "warn").map((l) => l.msg);
+
+describe("chat commands are limited per player", () => {
+  // Per 100 lines before the limit: ban 200 requests, warn 300, unban 200, warns 100, dashboard 100.
+  const costs: [string, number][] = [
+    ["!ban Erin 10 griefing", 2], // POST /ban/ (refused: no permission), then the ban list
+    ["!warn Erin spam", 3], // the warnings listed, POST /warning/ (refused), the ban list
+    ["!unban Erin", 2], // the bans listed, then the ban list
+    ["!warns Erin", 1], // Alice's groups (may she read another's warnings?)
+    ["!dashboard", 1], // the web address
+  ];
+  for (const [line, perCommand] of costs)
+    test(`100 \`${line}\` lines cost ${COMMAND_LIMIT.burst} commands' requests (${COMMAND_LIMIT.burst * perCommand}), not 100's`, async () => {
+      await start();
+      await flood(ALICE, line);
+      console.log(`100 × "${line}": ${requests().length} requests to VyHub (${perCommand * 100} without the limit)`);
+      expect(requests()).toHaveLength(COMMAND_LIMIT.burst * perCommand);
+      expect(h.said(ALICE).filter((m) => m === TOO_FAST)).toHaveLength(1);
+      expect(h.said(ALICE).length).toBeLessThanOrEqual(2 * COMMAND_LIMIT.burst + 1);
+    });
+
+  test("the player is told once, the log has one line and then a count; the allowance comes back one every 10 s", async () => {
+    await start();
+    const requests = () => h.sb.control.requests({ path: "/general/frontend-url" });
+    await flood(ALICE, "!dashboard");
+    expect(h.said(ALICE).filter((m) => m === TOO_FAST)).toHaveLength(1);
+    expect(warnings()).toEqual([
+      `dashboard by Alice (${ALICE.id}) refused: more than 5 chat commands at once, then one every 10 s`,
+    ]);
+    await h.clock.advance(9_999);
+    await flood(ALICE, "!dashboard", 1);
+    expect(requests()).toHaveLength(5); // still refused, silently: told a moment ago
+    await h.clock.advance(1);
+    await flood(ALICE, "!dashboard", 3);
+    expect(requests()).toHaveLength(6); // one more, then refused again, and told again
+    expect(h.said(ALICE).filter((m) => m === TOO_FAST)).toHaveLength(2);
+    await h.clock.advance(60_000);
+    expect(warnings().at(-1)).toBe(
+      `… 97 more chat commands refused as too fast from Alice (${ALICE.id}) in the last minute`,
+    );
+    // A minute later the whole allowance is back.
+    await flood(ALICE, "!dashboard", 5);
+    expect(requests()).toHaveLength(11);
+  });
+
+  test("one player's flood leaves another's commands alone; the console is not limited", async () => {
+    await start();
+    await flood(ALICE, "!dashboard");
+    await flood(DAVE, "!dashboard", 5);
+    expect(h.said(DAVE)).toHaveLength(5);
+    expect(h.said(DAVE).every((m) => m.startsWith("Server dashboard: "))).toBe(true);
+    for (let i = 0; i < 20; i++) h.sim.operatorInput(`ban 7656119800000${3000 + i} 10 console ${i}`);
+    await h.idle();
+    expect(await sanctionQueues(h.store).ban.list()).toHaveLength(0); // all delivered
+    expect(h.sb.control.requests({ method: "POST", path: "/ban/" })).toHaveLength(20);
+  });
+
+  test("in German", async () => {
+    await start({ HUB_LANG: "de" });
+    await flood(ALICE, "!dashboard", 6);
+    expect(h.said(ALICE)).toContain("Du gibst Befehle zu schnell ein; versuche es in 10 s erneut.");
+  });
+});

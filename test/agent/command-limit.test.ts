@@ -97,3 +97,30 @@ describe("chat commands are limited per player", () => {
     expect(h.said(ALICE)).toContain("Du gibst Befehle zu schnell ein; versuche es in 10 s erneut.");
   });
 });
+
+describe("a 429 from VyHub on a player's commands", () => {
+  test("pauses only the endpoint it refused: a console ban, the status and the reward round go on", async () => {
+    h = await harness(); // every feature
+    await h.agent.start();
+    await h.idle();
+    for (const p of [ALICE, DAVE]) await h.join(p);
+    await h.idle();
+    h.sb.control.clearRequests();
+    // VyHub answers Alice's flood of `!dashboard` with 429 and a Retry-After of 10 minutes.
+    h.sb.control.rateLimit(100, 600, { method: "GET", path: "/general/frontend-url" });
+    await flood(ALICE, "!dashboard");
+    const asked = h.sb.control.requests({ path: "/general/frontend-url" }).length;
+    expect(asked).toBeLessThanOrEqual(COMMAND_LIMIT.burst); // in flight at once; the rest are refused here
+    await h.consoleLine(`ban ${DAVE.id} 10 cheating`);
+    expect(h.sim.actionsOf("kick").filter((k) => k.player === DAVE.id)).toHaveLength(1);
+    await h.clock.advance(60_000);
+    await h.idle();
+    const sent = new Set(requests());
+    console.log(`after the 429 on GET /general/frontend-url: ${[...sent].join(", ")}`);
+    expect(h.sb.control.requests({ method: "POST", path: "/ban/" })).toHaveLength(1);
+    expect(await sanctionQueues(h.store).ban.list()).toHaveLength(0); // delivered
+    expect(sent).toContain(`PATCH /server/${h.sb.serverId}`); // the status
+    expect(sent).toContain("GET /packet/reward/applied/user"); // the reward round
+    expect(h.sb.control.requests({ path: "/general/frontend-url" })).toHaveLength(asked);
+  });
+});

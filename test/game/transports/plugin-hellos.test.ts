@@ -150,6 +150,10 @@ describe.skipIf(missing !== undefined)("plugin hellos under a flood", () => {
     expect(report.checked).toBeLessThan(HELLO_LIMITS.budget + 15);
     expect(linesDuringFlood).toBeLessThan(20);
     expect(connectMs).toBeLessThan(5_000);
+    // Three addresses named, the rest summed up in one line.
+    expect(log.lines.at(-1)?.msg).toMatch(
+      /^… [\d,]+ more failed or refused hellos from 19\d other addresses in the last/,
+    );
   }, 60_000);
 
   test("two connections of one address may wait for their hello; its third is refused unread, other addresses are not", async () => {

@@ -22,10 +22,10 @@ export class Pacer {
     while (!this.tryTake()) await this.clock.sleep(this.#last! + this.periodMs - this.clock.monotonic(), signal);
   }
 
-  /** Counts one more request if it stays under the limit now, and says whether it did. */
-  tryTake(): boolean {
+  /** Counts one more request if it leaves `reserve` requests of the burst free now, and says whether it did. */
+  tryTake(reserve = 0): boolean {
     this.#drain(this.clock.monotonic());
-    if (this.#level >= this.burst) return false;
+    if (this.#level >= this.burst - reserve) return false;
     this.#level++;
     return true;
   }

@@ -40,15 +40,17 @@ const VERDICTS = new Set(["Bad rconpassword.", "No rconpassword set on the serve
  * it fills, and always sends the last one, even empty). A request carries one command, and nothing in a reply says
  * which request it answers, so the end of a reply is marked the way the server allows (docs/game-consoles.md §2.2):
  * once the reply's first datagram is in, `echo <marker>` follows as a request of its own, and the reply is what came
- * before the marker's echo. The marker costs a request of the server's rate limit, so it is sent only when the limit
- * has room at once and no other command waits; otherwise the reply ends after a quiet period (`quietMs`). A command
- * whose reply was cut short (a timeout, a marker that never came) leaves the next command to send a marker first and
- * drop everything before its echo: a late reply is never taken for the next command's.
+ * before the marker's echo. The marker costs a request of the server's rate limit, so it is sent only while less than
+ * half the burst is used and no other command waits; otherwise the reply ends after a quiet period (`quietMs`). A
+ * command whose reply was cut short (a timeout, a marker that never came) leaves the next command to send a marker
+ * first and drop everything before its echo: a late reply is never taken for the next command's.
  */
 export class Q3Rcon extends UdpRcon {
   #password: string;
   #quietMs: number;
   #pacer: Pacer;
+  /** Requests of the burst a marker leaves free. */
+  #markerReserve: number;
   /** Every reply so far ended where it should: nothing of an earlier command's can still come. */
   #synced = true;
 
@@ -62,6 +64,7 @@ export class Q3Rcon extends UdpRcon {
     this.#quietMs = opts.quietMs ?? 250;
     const rate = opts.rate ?? { burst: RATE_BURST, periodMs: RATE_PERIOD_MS };
     this.#pacer = new Pacer(this.clock, rate.burst, rate.periodMs);
+    this.#markerReserve = Math.ceil(rate.burst / 2);
   }
 
   protected refuse(command: string): string | undefined {
@@ -98,8 +101,9 @@ export class Q3Rcon extends UdpRcon {
         if (parts.length === 1) {
           if (VERDICTS.has(part.toString("utf8").trim())) return whole(); // the whole answer, and the marker's too
           // Sent behind the reply's first datagram, the marker reaches the server after the command, never before.
-          // Only when no other command waits: in a burst a marker would halve the rate (one request a second).
-          if (this.waiting === 0 && this.#pacer.tryTake()) {
+          // Only when no other command waits (in a burst a marker would halve the rate: one request a second), and
+          // only from the first half of the burst: the rest stays for commands and an operator's rcon tool.
+          if (this.waiting === 0 && this.#pacer.tryTake(this.#markerReserve)) {
             marked = true;
             x.send(this.#request(echo.command));
           }

@@ -223,11 +223,15 @@ interface Peer {
   family: 4 | 6;
 }
 
-/** The server's address: an IP as it is, a name resolved (once, IPv4 or IPv6, as the system orders them). */
+/**
+ * The server's address: an IP as it is; a name resolved once, to its first IPv4 address, or IPv6 when it has none
+ * (an IPv4 socket used to resolve names, and a server that listens on both may not on IPv6).
+ */
 async function resolvePeer(host: string): Promise<Peer> {
-  const literal = isIPv4(host) ? 4 : isIPv6(host) ? 6 : 0;
-  const found = literal ? { address: host, family: literal } : await lookup(host);
-  const address = canonical(found.address);
+  const found = isIPv4(host) || isIPv6(host) ? [{ address: host }] : await lookup(host, { all: true });
+  const first = found.find((a) => isIPv4(a.address)) ?? found[0];
+  if (!first) throw new Error("no address found");
+  const address = canonical(first.address);
   return { address, family: isIPv4(address) ? 4 : 6 };
 }
 

@@ -194,6 +194,25 @@ num score ping name            lastmsg address               qport rate
     });
   }
 
+  test("a name is resolved once (IPv4 first), an IPv6 address in any spelling is the one replies come from", async () => {
+    const v4 = await setup({}, { host: "localhost" });
+    expect(await v4.rcon.send("echo four")).toBe("four\n");
+    expect(connectedUdpOf(process.pid)).toContain(`127.0.0.1:${v4.fake.client!.port} → 127.0.0.1:${v4.fake.port}`);
+    const logger = memoryLogger();
+    const v6 = await setup({ host: "::1" }, { host: "0:0:0:0:0:0:0:1", logger });
+    expect(await v6.rcon.send("echo six")).toBe("six\n");
+    expect(strays(logger.lines)).toEqual([]);
+  });
+
+  test("a name that doesn't resolve fails the command, naming it, as not sent", async () => {
+    const rcon = new Q3Rcon({ host: "no-such-host.invalid", port: 27960, password: "secret", timeoutMs: 20_000 });
+    cleanups.push(() => rcon.close());
+    const err = (await rcon.send("status").catch((e) => e)) as TransportError;
+    expect(err.code).toBe("disconnected");
+    expect(err.written).toBe(false);
+    expect(err.message).toContain("can't resolve no-such-host.invalid");
+  }, 30_000);
+
   test("under Deno, which doesn't pass the connect on to the kernel, the check in user space drops the forgeries", async () => {
     const deno = join(import.meta.dir, "..", "..", "..", "node_modules", ".bin", "deno");
     const proc = spawn([deno, "run", "-A", join(import.meta.dir, "spoof-under-deno.ts")], {

@@ -30,7 +30,7 @@ const MAX_REQUEST_BYTES = 1023;
 const RATE_BURST = 8;
 const RATE_PERIOD_MS = 1000;
 /** How long a reply's end marker may stay away after its last datagram before the reply is taken as it is. */
-const MARKER_GRACE_MS = 1000;
+const MARKER_GRACE_MS = 2000;
 /** A refused request is answered with one of these, alone. */
 const VERDICTS = new Set(["Bad rconpassword.", "No rconpassword set on the server."]);
 

@@ -31,8 +31,6 @@ const RATE_BURST = 8;
 const RATE_PERIOD_MS = 1000;
 /** How long a reply's end marker may stay away after its last datagram before the reply is taken as it is. */
 const MARKER_GRACE_MS = 2000;
-/** A refused request is answered with one of these, alone. */
-const VERDICTS = new Set(["Bad rconpassword.", "No rconpassword set on the server."]);
 
 /**
  * Quake 3 / ioquake3 rcon over UDP (the shared part is ./udp-rcon.ts): `\xff\xff\xff\xffrcon <password> <command>`,
@@ -99,7 +97,7 @@ export class Q3Rcon extends UdpRcon {
         const part = payload.subarray(PRINT.length);
         parts.push(part);
         if (parts.length === 1) {
-          if (VERDICTS.has(part.toString("utf8").trim())) return whole(); // the whole answer, and the marker's too
+          if (this.#refusal(part.toString("utf8"))) return whole(); // the whole answer, and the marker's would be too
           // Sent behind the reply's first datagram, the marker reaches the server after the command, never before.
           // Only when no other command waits (in a burst a marker would halve the rate: one request a second), and
           // only from the first half of the burst: the rest stays for commands and an operator's rcon tool.
@@ -119,10 +117,10 @@ export class Q3Rcon extends UdpRcon {
         );
       },
     );
-    const verdict = text.trim();
-    if (verdict === "Bad rconpassword.") throw this.#refused();
-    if (verdict === "No rconpassword set on the server.") {
-      throw new TransportError("auth", `rcon ${this.target} has no rconpassword set, so it refuses all rcon commands`);
+    const refused = this.#refusal(text);
+    if (refused) {
+      this.log.error(refused.message);
+      throw refused;
     }
     return text;
   }
@@ -137,7 +135,12 @@ export class Q3Rcon extends UdpRcon {
       (payload, x) => {
         if (payload.equals(echo.reply)) return x.resolve("");
         // The password is the same for every request: a refusal of any of them is the answer.
-        if (payload.equals(Buffer.from("print\nBad rconpassword.\n"))) x.reject(this.#refused());
+        const refused =
+          payload.subarray(0, PRINT.length).equals(PRINT) && this.#refusal(payload.toString("utf8", PRINT.length));
+        if (refused) {
+          this.log.error(refused.message);
+          x.reject(refused);
+        }
       },
     );
     this.#synced = true;
@@ -147,13 +150,17 @@ export class Q3Rcon extends UdpRcon {
     return Buffer.from(`rcon ${this.#password} ${command}`);
   }
 
-  #refused(): TransportError {
-    const e = new TransportError(
-      "auth",
-      `rcon ${this.target} rejected the password: the configured rconpassword is wrong`,
-    );
-    this.log.error(e.message);
-    return e;
+  /** The server's answer to every request when `reply` is a refusal (a wrong password, none set), else undefined. */
+  #refusal(reply: string): TransportError | undefined {
+    const verdict = reply.trim();
+    if (verdict === "Bad rconpassword.")
+      return new TransportError(
+        "auth",
+        `rcon ${this.target} rejected the password: the configured rconpassword is wrong`,
+      );
+    if (verdict === "No rconpassword set on the server.")
+      return new TransportError("auth", `rcon ${this.target} has no rconpassword set, so it refuses all rcon commands`);
+    return undefined;
   }
 }
 

@@ -13,10 +13,9 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openarena } from "../../lib/game/presets/openarena.ts";
-import { Q3Rcon } from "../../lib/game/transports/q3-rcon.ts";
 import { binary, hub } from "../cli/binary.ts";
 import { Attacker } from "../game/transports/udp-fake.ts";
-import { forTest, OPENARENA_SKIP_REASON, openarenaInstalled } from "../support/openarena.ts";
+import { forTest, OPENARENA_SKIP_REASON, openarenaInstalled, rconAnswers } from "../support/openarena.ts";
 import { spawn } from "../support/procs.ts";
 import { readmeBlock, shellWords } from "../support/readme.ts";
 import { connectedUdpOf, udpSocketsOf } from "../support/sockets.ts";
@@ -49,22 +48,10 @@ describe.skipIf(!openarenaInstalled)("forged Quake 3 rcon replies against a real
       stderr: "ignore",
       scope: "file",
     });
-    // Over IPv6: ioq3 counts rcon requests per address, and those sent while the map loads are all read at once
-    // when it is up; hub-agent's 127.0.0.1 starts with the whole burst.
-    const probe = new Q3Rcon({ host: "::1", port, password: PASSWORD, timeoutMs: 1000 });
-    try {
-      await until(
-        () =>
-          probe.send("echo up").then(
-            (r) => r.trim() === "up",
-            () => false,
-          ),
-        "the server to answer rcon",
-        { ...SLOW, abort: () => (server?.exitCode != null ? `the server exited with ${server.exitCode}` : undefined) },
-      );
-    } finally {
-      await probe.close();
-    }
+    await rconAnswers(port, PASSWORD, {
+      ...SLOW,
+      abort: () => (server?.exitCode != null ? `the server exited with ${server.exitCode}` : undefined),
+    });
     const toml = readmeBlock(SECTION, "toml", 0)
       .replaceAll("<password>", PASSWORD)
       .replace("/home/oa/.openarena/", `${home}/`);

@@ -103,14 +103,18 @@ export class Attacker {
     );
   }
 
-  /** Sends `payload` every `everyMs` until close. */
+  /** Sends `payload` every `everyMs` until stop or close. */
   flood(to: { address: string; port: number }, payload: string | Buffer, everyMs: number): void {
     void this.send(to, payload);
     this.#floods.push(setInterval(() => void this.send(to, payload), everyMs));
   }
 
-  close(): Promise<void> {
+  stop(): void {
     for (const f of this.#floods.splice(0)) clearInterval(f);
+  }
+
+  close(): Promise<void> {
+    this.stop();
     return new Promise((resolve) => this.socket.close(() => resolve()));
   }
 }

@@ -4,8 +4,13 @@
  * commands with their markers, the operator's typed lines, the stop command (docs/game-consoles.md §2.3).
  *
  * - **Created** by hub-agent if missing, mode 0600 and owned by the server's user, before the server starts. An
- *   existing path must be a FIFO owned by root, hub-agent's user or the server's, that not every local user can
- *   write to: whoever can write to it (or chmod it) types console commands.
+ *   existing path must be a FIFO itself (not a symbolic link), owned by root, hub-agent's user or the server's, that
+ *   only its owner can write to: whoever can write to it (or chmod it) types console commands.
+ * - **Checked on what was opened**, never on the path again: the directory may be the server's, whose user could swap
+ *   the path between a look and a use. So the path is opened without following a symbolic link (root opening a
+ *   device through a planted link could set it off), the open file is checked, and a pipe hub-agent created is
+ *   given to the server's user through that file, never by its path (a link put there meanwhile would give away
+ *   whatever it points to).
  * - **Opened before the server starts, read-write and non-blocking**, and held for the whole run. A server that
  *   opens its end blocking (armagetronad does) does not wait for a writer, one that reads never sees end-of-file
  *   while hub-agent runs, and hub-agent never blocks on it: opening write-only would block until the server opens
@@ -17,9 +22,9 @@
  *   process's stdin discards what it did not read: a command the old server never read does not run on the next one.
  */
 import { execFile } from "node:child_process";
-import { chownSync, closeSync, constants, fstatSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, constants, fchownSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
 import type { Clock } from "../../clock.ts";
-import { stat } from "../../fsio.ts";
+import { lstat } from "../../fsio.ts";
 import type { Logger } from "../../log.ts";
 import { errorMessage } from "../transports/transport.ts";
 import { WrapperSetupError } from "./setup-error.ts";
@@ -40,36 +45,55 @@ export async function openCommandPipe(
   path: string,
   o: { owner?: { uid: number; gid: number }; clock: Clock; logger: Logger },
 ): Promise<CommandPipe> {
-  const key = `game.wrapper.command_pipe = ${JSON.stringify(path)}`;
+  const key = keyOf(path);
   if (process.platform === "win32") throw new WrapperSetupError(`${key}: Windows has no FIFOs`, "remove the key");
-  if (!(await stat(path).catch(() => undefined))) await mkfifo(path, key, o.owner);
+  const existing = await lstat(path).catch(() => undefined);
+  if (existing?.isSymbolicLink()) throw symlinkRefusal(path);
+  if (!existing) await mkfifo(path, key);
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDWR | constants.O_NONBLOCK);
+    fd = openSync(path, constants.O_RDWR | constants.O_NONBLOCK | constants.O_NOFOLLOW | constants.O_NOCTTY);
   } catch (e) {
+    // ELOOP: a link put there since the look.
+    if ((e as NodeJS.ErrnoException).code === "ELOOP") throw symlinkRefusal(path);
     throw new WrapperSetupError(`${key} can't be opened (${errorMessage(e)})`, "make it a FIFO hub-agent can write");
   }
-  const refused = refusal(path, fstatSync(fd), o.owner?.uid); // what was opened, not what the path names by now
-  if (refused) {
+  try {
+    const st = fstatSync(fd); // what was opened, not what the path names by now
+    const refused = refusal(path, st, o.owner?.uid);
+    if (refused) throw refused;
+    // Created by hub-agent (owned by it, not yet the server's): given through the open file.
+    if (!existing && o.owner && st.uid !== o.owner.uid) fchownSync(fd, o.owner.uid, o.owner.gid);
+  } catch (e) {
     closeSync(fd);
-    throw refused;
+    if (e instanceof WrapperSetupError) throw e;
+    throw new WrapperSetupError(`${key} can't be given to the server's user (${errorMessage(e)})`, "chown it");
   }
   return new FifoWriter(fd, path, o.clock, o.logger);
 }
 
+const keyOf = (path: string) => `game.wrapper.command_pipe = ${JSON.stringify(path)}`;
+
+const symlinkRefusal = (path: string) =>
+  new WrapperSetupError(
+    `${keyOf(path)} is a symbolic link, which hub-agent does not follow: whoever can change it could point it at another file`,
+    "name the FIFO's own path",
+  );
+
 /** `doctor`: whether `path` would be refused (nothing there yet is fine: it is created at start). */
 export async function checkCommandPipe(path: string, serverUid?: number): Promise<WrapperSetupError | undefined> {
-  const st = await stat(path).catch(() => undefined);
+  const st = await lstat(path).catch(() => undefined);
+  if (st?.isSymbolicLink()) return symlinkRefusal(path);
   return st && refusal(path, st, serverUid);
 }
 
 /** A path that is no FIFO, or one someone else than root, hub-agent or the server could write to. */
 function refusal(
   path: string,
-  st: { isFIFO(): boolean; mode: number; uid: number },
+  st: { isFIFO(): boolean; mode: number; uid: number; gid: number },
   serverUid?: number,
 ): WrapperSetupError | undefined {
-  const key = `game.wrapper.command_pipe = ${JSON.stringify(path)}`;
+  const key = keyOf(path);
   if (!st.isFIFO()) {
     return new WrapperSetupError(
       `${key} is not a named pipe (FIFO)`,
@@ -85,7 +109,14 @@ function refusal(
   if (st.mode & 0o002) {
     return new WrapperSetupError(
       `${key} can be written by every user on this machine, who could then type console commands`,
-      `chmod o-w ${path}`,
+      `chmod go-w ${path}`,
+    );
+  }
+  // The server only reads it: a group's other members have no business writing there.
+  if (st.mode & 0o020) {
+    return new WrapperSetupError(
+      `${key} can be written by every member of group ${st.gid}, who could then type console commands`,
+      `chmod g-w ${path}`,
     );
   }
   return undefined;
@@ -178,8 +209,8 @@ class FifoWriter implements CommandPipe {
   }
 }
 
-/** `mkfifo -m 0600`, then given to the server's user: node has no mkfifo of its own. */
-function mkfifo(path: string, key: string, owner?: { uid: number; gid: number }): Promise<void> {
+/** `mkfifo -m 0600` (node has no mkfifo of its own); openCommandPipe gives it to the server's user. */
+function mkfifo(path: string, key: string): Promise<void> {
   return new Promise((resolve, reject) => {
     execFile("mkfifo", ["-m", "0600", "--", path], { timeout: 10_000 }, (error, _out, stderr) => {
       if (error) {
@@ -188,12 +219,7 @@ function mkfifo(path: string, key: string, owner?: { uid: number; gid: number })
           new WrapperSetupError(`${key} can't be created (${why})`, "create it with mkfifo, or fix the path"),
         );
       }
-      try {
-        if (owner) chownSync(path, owner.uid, owner.gid);
-        resolve();
-      } catch (e) {
-        reject(new WrapperSetupError(`${key} can't be given to the server's user (${errorMessage(e)})`, "chown it"));
-      }
+      resolve();
     });
   });
 }

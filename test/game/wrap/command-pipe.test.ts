@@ -8,11 +8,14 @@ import {
   chownSync,
   closeSync,
   constants,
+  lstatSync,
+  mkdirSync,
   mkdtempSync,
   openSync,
   readFileSync,
   readSync,
   statSync,
+  symlinkSync,
 } from "node:fs";
 import { writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -168,7 +171,7 @@ describe("the command pipe writer", () => {
     (await openCommandPipe(open, o)).close();
     chmodSync(open, 0o622);
     await expect(openCommandPipe(open, o)).rejects.toThrow(
-      `game.wrapper.command_pipe = "${open}" can be written by every user on this machine, who could then type console commands: chmod o-w ${open}`,
+      `game.wrapper.command_pipe = "${open}" can be written by every user on this machine, who could then type console commands: chmod go-w ${open}`,
     );
     if (process.getuid?.() === 0) {
       chmodSync(open, 0o600);
@@ -183,4 +186,51 @@ describe("the command pipe writer", () => {
       `game.wrapper.command_pipe = "${nowhere}" can't be created (`,
     );
   });
+
+  test("a FIFO its group may write to is refused: the server only reads it", async () => {
+    const fifo = join(dir(), "console.fifo");
+    const o = { clock: systemClock, logger };
+    (await openCommandPipe(fifo, o)).close();
+    chmodSync(fifo, 0o620);
+    await expect(openCommandPipe(fifo, o)).rejects.toThrow(
+      `game.wrapper.command_pipe = "${fifo}" can be written by every member of group ${statSync(fifo).gid}, who could then type console commands: chmod g-w ${fifo}`,
+    );
+  });
+
+  test("a symbolic link is not followed, even to a FIFO hub-agent would take", async () => {
+    const d = dir();
+    const target = join(d, "real.fifo");
+    (await openCommandPipe(target, { clock: systemClock, logger })).close();
+    const link = join(d, "console.fifo");
+    symlinkSync(target, link);
+    await expect(openCommandPipe(link, { clock: systemClock, logger })).rejects.toThrow(
+      `game.wrapper.command_pipe = "${link}" is a symbolic link, which hub-agent does not follow: whoever can change it could point it at another file: name the FIFO's own path`,
+    );
+  });
+
+  test.skipIf(process.getuid?.() !== 0)(
+    "as root: a link swapped in for the pipe hub-agent just created gets nothing chowned or opened",
+    async () => {
+      // The server's user owns the directory and wins the race: right after mkfifo, the path is a link to a file of
+      // root's. A `mkfifo` first on PATH plays that part.
+      const d = dir();
+      const victim = join(d, "secret");
+      writeFileSync(victim, "root's", { mode: 0o600 });
+      const bin = join(d, "bin");
+      mkdirSync(bin);
+      writeFileSync(join(bin, "mkfifo"), `#!/bin/sh\nfor last; do :; done\nln -s ${victim} "$last"\n`, { mode: 0o755 });
+      const fifo = join(d, "console.fifo");
+      const path = process.env.PATH;
+      process.env.PATH = `${bin}:${path}`;
+      try {
+        await expect(
+          openCommandPipe(fifo, { owner: { uid: 65534, gid: 65534 }, clock: systemClock, logger }),
+        ).rejects.toThrow(`game.wrapper.command_pipe = "${fifo}" is a symbolic link`);
+      } finally {
+        process.env.PATH = path;
+      }
+      expect(lstatSync(fifo).isSymbolicLink()).toBe(true); // the race was won
+      expect(statSync(victim)).toMatchObject({ uid: 0, gid: 0 });
+    },
+  );
 });

@@ -116,11 +116,15 @@ export const sourceQuoting: Quoting = consoleQuoting({
   inQuotes: between(quoteForSourceConsole),
 });
 
-/** Quake 3 (openarena): as Source, cut to QUAKE_VALUE_BYTES. */
+/**
+ * Quake 3 (openarena): as Source, cut to QUAKE_VALUE_BYTES; no value after a `/*` comment (ioquake3 ends the command
+ * at its `*\/`).
+ */
 export const quakeQuoting: Quoting = consoleQuoting({
   quotes: '"',
   backslash: noEscapes,
   inQuotes: between(quoteForQuakeConsole),
+  starComments: true,
 });
 
 /** Rust: the value holds no `"`, `;` or `\` whatever Rust does with them, so either reading of a backslash is safe. */
@@ -169,12 +173,14 @@ export const minecraftQuoting: Quoting = consoleQuoting({
 
 /**
  * `quote` serves consoles that disagree on `\"` (Source and Quake 3 read a backslash and a quote, Teeworlds and
- * OpenTTD an escaped quote): a template with a backslash before a quote is refused.
+ * OpenTTD an escaped quote): a template with a backslash before a quote is refused, and, for Quake 3, a value after
+ * a `/*` comment.
  */
 const quoteModeQuoting: Quoting = consoleQuoting({
   quotes: '"',
   backslash: (next) => (next === '"' ? "unclear" : "plain"),
   inQuotes: between(quoteForTeeworldsConsole),
+  starComments: true,
 });
 
 /** `line`: one line is one command, so no reading of the quotes can start another; inside, as withoutQuotes makes it. */

@@ -37,22 +37,25 @@ export type Backslash = (next: string, quoted: boolean) => "escape" | "plain" | 
  * A command console: each character of `quotes` opens a region that the same character closes, a line break ends
  * the command and any region, and `backslash` says what `\` does. A region still open at the end runs to the end of
  * the line, which is how every console here reads an unclosed quote, so a value there goes in its in-quote form.
+ * `starComments`: `/*` outside quotes opens a comment that ioquake3 ends together with the command at its `*\/`.
  */
 export function consoleQuoting(o: {
   quotes: string;
   backslash: Backslash;
   inQuotes: (value: string, quote: string) => string;
+  starComments?: boolean;
 }): Quoting {
   return {
     inQuotes: o.inQuotes,
     places(template, offsets) {
       const out: Place[] = [];
       let quote: string | null = null;
-      let unclear: string | undefined;
+      /** Why every placeholder from here on is refused. */
+      let refuse: string | undefined;
       for (let i = 0; out.length < offsets.length; i++) {
         // `<=`: an escape may have stepped over an offset; past the end, an unclosed region runs to the end.
         while (out.length < offsets.length && (offsets[out.length]! <= i || i >= template.length))
-          out.push(unclear ? { refused: unclear } : { quote });
+          out.push(refuse ? { refused: refuse } : { quote });
         const c = template[i];
         if (c === "\\" && i + 1 < template.length) {
           const quoted = quote !== null;
@@ -60,7 +63,9 @@ export function consoleQuoting(o: {
             out.push({ refused: AFTER_BACKSLASH });
           const does = o.backslash(template[i + 1]!, quoted);
           if (does === "escape") i++;
-          else if (does === "unclear") unclear ??= unclearBackslash(i);
+          else if (does === "unclear") refuse ??= unclearBackslash(i);
+        } else if (o.starComments && quote === null && c === "/" && template[i + 1] === "*") {
+          refuse ??= afterStarComment(i);
         } else if (c === "\n" || c === "\r") quote = null;
         else if (quote === null && c !== undefined && o.quotes.includes(c)) quote = c;
         else if (c === quote) quote = null;
@@ -73,6 +78,13 @@ export function consoleQuoting(o: {
 /** Why a placeholder right after a backslash is refused where a backslash escapes. */
 export const AFTER_BACKSLASH =
   "comes right after a backslash, which would take the value's first character along (its opening quote, say): remove the backslash or put a space after it";
+
+/**
+ * ioquake3's command buffer ends a command at the `*\/` closing a comment (so what follows is a command of its own),
+ * and its tokenizer skips to the next `*\/` even inside a value's quotes.
+ */
+const afterStarComment = (i: number) =>
+  `comes after the /* at column ${i + 1}: the console ends the command where that comment closes, so the value could be a command of its own or end the comment early: remove the comment`;
 
 const unclearBackslash = (i: number) =>
   `comes after the backslash at column ${i + 1}, which this console's engines read differently (an escape or a character), so whether the value sits inside quotes is unclear: remove the backslash`;

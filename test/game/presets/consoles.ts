@@ -4,13 +4,83 @@
  */
 
 /**
- * Quake 3 / ioquake3: Cbuf_Execute ends a command at `\n` or `\r` anywhere, and at `;` outside double quotes
- * (quote parity), ignoring `//` and `/* … *\/` comments outside quotes; Cmd_TokenizeString then splits on
- * characters <= ' ', takes "…" as one argument (no escapes, ends at the next quote), and an unquoted word ends at
- * whitespace or a quote.
+ * Quake 3 / ioquake3 (code/qcommon/cmd.c): Cbuf_Execute counts every `"` (comments included) and, at even parity,
+ * ends a command at `;` outside a comment, and at the `*\/` closing a `/*` comment (the rest of the line is the next
+ * command: measured on Debian's ioquake3, `echo AAA /* c *\/ echo BBB` prints both); `//` comments out the rest of
+ * the line, and a line break ends the command outside a `/*` comment. Cmd_TokenizeString then splits on characters
+ * <= ' ', stops at `//`, skips `/* … *\/` (to the next `*\/`, quotes or not), takes "…" as one argument (no
+ * escapes, ends at the next quote), and an unquoted word ends at whitespace, a quote, `//` or `/*`.
  */
 export function parseQuakeConsole(line: string): string[][] {
-  return splitCommands(line, { slashComments: true }).map((c) => tokenize(c, { breakChars: "" }));
+  const commands: string[] = [];
+  let start = 0;
+  let quotes = 0;
+  let slash = false;
+  let star = false;
+  const end = (at: number, next: number) => {
+    commands.push(line.slice(start, at));
+    start = next;
+    quotes = 0;
+  };
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    const next = line[i + 1];
+    if (c === '"') quotes++;
+    if (quotes % 2 === 0) {
+      if (next !== undefined) {
+        if (!star && c === "/" && next === "/") slash = true;
+        else if (!slash && c === "/" && next === "*") star = true;
+        else if (star && c === "*" && next === "/") {
+          star = false;
+          end(i + 1, i + 2); // the `*` stays, the `/` goes
+          i++;
+          continue;
+        }
+      }
+      if (!slash && !star && c === ";") {
+        end(i, i + 1);
+        continue;
+      }
+    }
+    if (!star && (c === "\n" || c === "\r")) {
+      slash = false;
+      end(i, i + 1);
+    }
+  }
+  commands.push(line.slice(start));
+  return commands.map(tokenizeQuake).filter((args) => args.length > 0);
+}
+
+function tokenizeQuake(command: string): string[] {
+  const args: string[] = [];
+  let i = 0;
+  for (;;) {
+    while (i < command.length && command.charCodeAt(i) <= 32) i++;
+    if (i >= command.length || command.startsWith("//", i)) return args;
+    if (command.startsWith("/*", i)) {
+      const close = command.indexOf("*/", i);
+      if (close < 0) return args;
+      i = close + 2;
+      continue;
+    }
+    let arg = "";
+    if (command[i] === '"') {
+      for (i++; i < command.length && command[i] !== '"'; i++) arg += command[i];
+      args.push(arg);
+      if (i >= command.length) return args;
+      i++;
+      continue;
+    }
+    while (
+      i < command.length &&
+      command.charCodeAt(i) > 32 &&
+      command[i] !== '"' &&
+      !command.startsWith("//", i) &&
+      !command.startsWith("/*", i)
+    )
+      arg += command[i++];
+    args.push(arg);
+  }
 }
 
 /**

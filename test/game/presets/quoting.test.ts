@@ -64,6 +64,27 @@ describe("backslashes, as each engine reads them", () => {
   });
 });
 
+describe("comments: ioquake3 ends a command where a /* comment closes", () => {
+  test("a value after a /* outside quotes is refused on Quake 3 and with `quote`; inside quotes it is text", () => {
+    for (const [preset, template] of [
+      [PRESETS.openarena, "say thanks /* VIP */ {name}"],
+      [PRESETS.openarena, "kick /* {name}"],
+      [generic("quote", "kick {name}"), 'say "vip" /* x */ "{name}"'],
+    ] as const) {
+      expect(() => renderName(preset, template)).toThrow("{name} comes after the /* at column");
+    }
+    // Why: the standalone value, after the comment, is a command of its own.
+    expect(parseQuakeConsole(standalone(PRESETS.openarena, "say thanks /* VIP */ {name}"))).toEqual([
+      ["say", "thanks"],
+      [NICK],
+    ]);
+    expect(renderName(PRESETS.openarena, 'say "/* VIP */ {name}"')).toBe('say "/* VIP */ Mal;quit;"');
+    expect(() => resolvePreset("openarena", { commands: { kick: "clientkick {slot} /* bye */ {reason}" } })).toThrow(
+      "game.overrides.commands.kick: {reason} comes after the /* at column 19",
+    );
+  });
+});
+
 describe("unclosed quotes and line breaks", () => {
   test("a quote left open runs to the end of the line, where every console reads the value as quoted", () => {
     expect(parseSourceConsole(renderName(PRESETS.gmod, 'say "hi {name}'))).toEqual([["say", "hi Mal;quit;"]]);

@@ -8,7 +8,7 @@ import type { Logger } from "./log.ts";
 import { EventBus } from "./events.ts";
 import { Scheduler, type JobOptions } from "./scheduler.ts";
 import { Users } from "./users.ts";
-import { CommandLimiter } from "./command-limit.ts";
+import { CommandLimiter, limitKeys } from "./command-limit.ts";
 import { RepeatedWarnings } from "./repeated-warnings.ts";
 import { onlineCache } from "./features/online.ts";
 import { FEATURES } from "./features/index.ts";
@@ -257,7 +257,7 @@ export class Agent implements FeatureContext {
     const handler = this.commands.get(name.toLowerCase());
     if (!handler) return;
     const reply = (text: string) => this.reply(invoker, text);
-    const allowance = invoker ? this.commandLimit.take(invoker.id) : ({ ok: true } as const);
+    const allowance = invoker ? this.commandLimit.take(limitKeys(invoker)) : ({ ok: true } as const);
     if (invoker && !allowance.ok) {
       const { burst, refillMs } = this.commandLimit.limit;
       const who = `${invoker.name} (${invoker.id})`;

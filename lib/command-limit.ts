@@ -6,6 +6,10 @@
  * refused here, before anything is sent. The player is told at the first refusal after an allowed command, and once
  * per `tellEveryMs` while refusals go on, so the answers are bounded too. The console is not limited. Time is
  * monotonic; memory is bounded.
+ *
+ * A player is counted by each of their keys (limitKeys): their id, and their slot where the game has one. On games
+ * where the name is the id (Quake 3, Teeworlds), a rename is a new id in the same slot, which must not bring a new
+ * allowance.
  */
 
 export interface CommandLimit {
@@ -16,8 +20,8 @@ export interface CommandLimit {
 
 export const COMMAND_LIMIT: CommandLimit = { burst: 5, refillMs: 10_000, tellEveryMs: 60_000 };
 
-/** Players remembered; past this, those whose allowance is whole again are forgotten first. */
-const MAX_PLAYERS = 1000;
+/** Keys remembered (two per player with a slot); past this, those whose allowance is whole again go first. */
+const MAX_KEYS = 2000;
 
 interface Bucket {
   tokens: number;
@@ -37,19 +41,28 @@ export class CommandLimiter {
     readonly limit: CommandLimit = COMMAND_LIMIT,
   ) {}
 
-  /** One command of `player` (their normalised id): allowed, or refused with the wait and whether to tell them. */
-  take(player: string): Allowance {
+  /**
+   * One command of a player (their limitKeys): allowed when each key has one to spare, or refused with the wait and
+   * whether to tell them (not if any key's refusals were told lately: a renamed player is told no more often).
+   */
+  take(keys: readonly string[]): Allowance {
     const now = this.monotonic();
-    const b = this.#refilled(player, now) ?? this.#add(player, now);
-    if (b.tokens >= 1) {
-      b.tokens--;
-      b.refusing = false;
+    const buckets = keys.map((key) => this.#refilled(key, now) ?? this.#add(key, now));
+    const short = buckets.filter((b) => b.tokens < 1);
+    if (!short.length) {
+      for (const b of buckets) {
+        b.tokens--;
+        b.refusing = false;
+      }
       return { ok: true };
     }
-    const tell = !b.refusing || now - b.toldAt >= this.limit.tellEveryMs;
-    b.refusing = true;
-    if (tell) b.toldAt = now;
-    return { ok: false, retryMs: Math.ceil((1 - b.tokens) * this.limit.refillMs), tell };
+    const tell = short.every((b) => !b.refusing || now - b.toldAt >= this.limit.tellEveryMs);
+    for (const b of short) {
+      b.refusing = true;
+      if (tell) b.toldAt = now;
+    }
+    const retryMs = Math.ceil(Math.max(...short.map((b) => (1 - b.tokens) * this.limit.refillMs)));
+    return { ok: false, retryMs, tell };
   }
 
   #refilled(player: string, now: number): Bucket | undefined {
@@ -61,11 +74,11 @@ export class CommandLimiter {
   }
 
   #add(player: string, now: number): Bucket {
-    if (this.#buckets.size >= MAX_PLAYERS) {
+    if (this.#buckets.size >= MAX_KEYS) {
       for (const [id, b] of this.#buckets)
         if (b.tokens + (now - b.at) / this.limit.refillMs >= this.limit.burst) this.#buckets.delete(id);
       for (const id of this.#buckets.keys()) {
-        if (this.#buckets.size < MAX_PLAYERS) break;
+        if (this.#buckets.size < MAX_KEYS) break;
         this.#buckets.delete(id);
       }
     }
@@ -73,4 +86,9 @@ export class CommandLimiter {
     this.#buckets.set(player, b);
     return b;
   }
+}
+
+/** What a player's commands are counted by: the id, and the slot (their connection) where the game has one. */
+export function limitKeys(player: { id: string; slot?: string }): string[] {
+  return [`id ${player.id}`, ...(player.slot !== undefined ? [`slot ${player.slot}`] : [])];
 }

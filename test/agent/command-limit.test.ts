@@ -91,6 +91,31 @@ describe("chat commands are limited per player", () => {
     expect(h.sb.control.requests({ method: "POST", path: "/ban/" })).toHaveLength(20);
   });
 
+  test("a rename in the same slot (a new id where the name is the id, as on Quake 3) brings no new allowance", async () => {
+    await start();
+    const requests = () => h.sb.control.requests({ path: "/general/frontend-url" });
+    const mal = { id: "76561198000000011", name: "Mal", slot: "3" };
+    await h.join(mal);
+    await flood(mal, "!dashboard", 20);
+    expect(requests()).toHaveLength(COMMAND_LIMIT.burst);
+    // The game reports the rename as a leave and a join under the new name, in the same slot.
+    let current: { id: string; name: string; slot: string } = mal;
+    for (const [i, name] of ["Mal2", "Mal3", "Mal4"].entries()) {
+      const renamed = { id: `765611980000000${21 + i}`, name, slot: "3" };
+      h.sim.leave(current.id);
+      await h.join(renamed);
+      await flood(renamed, "!dashboard", 20);
+      current = renamed;
+    }
+    expect(requests()).toHaveLength(COMMAND_LIMIT.burst);
+    // Told once at the first refusal, not again with each new name.
+    expect(h.said(mal).filter((m) => m === TOO_FAST)).toHaveLength(1);
+    expect(h.said(current)).toEqual([]);
+    // Another player in another slot is not held by it.
+    await flood(DAVE, "!dashboard", 1);
+    expect(requests()).toHaveLength(COMMAND_LIMIT.burst + 1);
+  });
+
   test("in German", async () => {
     await start({ HUB_LANG: "de" });
     await flood(ALICE, "!dashboard", 6);

@@ -11,6 +11,7 @@
  * where the name is the id (Quake 3, Teeworlds), a rename is a new id in the same slot, which must not bring a new
  * allowance.
  */
+import { type Bucket as Tokens, refill } from "./token-bucket.ts";
 
 export interface CommandLimit {
   burst: number;
@@ -23,9 +24,7 @@ export const COMMAND_LIMIT: CommandLimit = { burst: 5, refillMs: 10_000, tellEve
 /** Keys remembered (two per player with a slot); past this, those whose allowance is whole again go first. */
 const MAX_KEYS = 2000;
 
-interface Bucket {
-  tokens: number;
-  at: number;
+interface Bucket extends Tokens {
   /** The last command was refused, and when the player was last told. */
   refusing: boolean;
   toldAt: number;
@@ -65,25 +64,23 @@ export class CommandLimiter {
     return { ok: false, retryMs, tell };
   }
 
-  #refilled(player: string, now: number): Bucket | undefined {
-    const b = this.#buckets.get(player);
-    if (!b) return undefined;
-    b.tokens = Math.min(this.limit.burst, b.tokens + (now - b.at) / this.limit.refillMs);
-    b.at = now;
+  #refilled(key: string, now: number): Bucket | undefined {
+    const b = this.#buckets.get(key);
+    if (b) refill(b, now, this.limit);
     return b;
   }
 
-  #add(player: string, now: number): Bucket {
+  #add(key: string, now: number): Bucket {
     if (this.#buckets.size >= MAX_KEYS) {
-      for (const [id, b] of this.#buckets)
-        if (b.tokens + (now - b.at) / this.limit.refillMs >= this.limit.burst) this.#buckets.delete(id);
+      for (const [key, b] of this.#buckets)
+        if (refill(b, now, this.limit) >= this.limit.burst) this.#buckets.delete(key);
       for (const id of this.#buckets.keys()) {
         if (this.#buckets.size < MAX_KEYS) break;
         this.#buckets.delete(id);
       }
     }
     const b: Bucket = { tokens: this.limit.burst, at: now, refusing: false, toldAt: -Infinity };
-    this.#buckets.set(player, b);
+    this.#buckets.set(key, b);
     return b;
   }
 }

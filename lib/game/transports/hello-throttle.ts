@@ -10,6 +10,8 @@
  * A correct hello clears its address's failures. Time is monotonic; memory is bounded (`maxAddresses`).
  */
 
+import { type Bucket, refill } from "../../token-bucket.ts";
+
 export interface HelloLimits {
   firstDelayMs: number;
   maxDelayMs: number;
@@ -51,16 +53,15 @@ export class HelloThrottle {
   readonly limits: HelloLimits;
   #failures = new Map<string, Failures>();
   #trusted = new Set<string>();
-  #tokens: number;
-  #refilledAt: number;
+  /** The shared budget of addresses that never said a correct hello. */
+  #budget: Bucket;
 
   constructor(
     private monotonic: () => number,
     limits: Partial<HelloLimits> = {},
   ) {
     this.limits = { ...HELLO_LIMITS, ...limits };
-    this.#tokens = this.limits.budget;
-    this.#refilledAt = monotonic();
+    this.#budget = { tokens: this.limits.budget, at: monotonic() };
   }
 
   /**
@@ -90,8 +91,7 @@ export class HelloThrottle {
     this.#failures.delete(address); // re-inserted last: the map's order is the order of last failure
     this.#failures.set(address, { count, last: now, until: now + waitMs });
     this.#bound();
-    this.#refill(now);
-    this.#tokens = Math.max(0, this.#tokens - 1);
+    this.#budget.tokens = Math.max(0, this.#refill(now) - 1);
     return { count, waitMs, lockedOut };
   }
 
@@ -125,9 +125,6 @@ export class HelloThrottle {
   }
 
   #refill(now: number): number {
-    const { budget, budgetRefillMs } = this.limits;
-    this.#tokens = Math.min(budget, this.#tokens + (now - this.#refilledAt) / budgetRefillMs);
-    this.#refilledAt = now;
-    return this.#tokens;
+    return refill(this.#budget, now, { burst: this.limits.budget, refillMs: this.limits.budgetRefillMs });
   }
 }

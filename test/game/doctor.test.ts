@@ -10,6 +10,7 @@ import { loadConfig } from "../../lib/config/index.ts";
 import { checkGame } from "../../lib/game/doctor.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { binary, hub } from "../cli/binary.ts";
+import { ioq3Status } from "../support/ioq3-status.ts";
 import { FakeQ3Server } from "./transports/fake-q3-server.ts";
 import { FakeSourceRconServer } from "./transports/fake-source-rcon-server.ts";
 
@@ -110,7 +111,7 @@ describe("doctor: the game check", () => {
 
   test("q3rcon: status answers; a bad password is named", async () => {
     const fake = await FakeQ3Server.start({
-      handler: (c) => (c === "status" ? "map: oa_dm1\n  0     0    0 Sarge^7  0 bot  0 16384\n" : ""),
+      handler: (c) => (c === "status" ? ioq3Status("oa_dm1", [{ slot: 0, name: "Sarge", address: "bot" }]) : ""),
     });
     cleanups.push(() => fake.close());
     const env = { HUB_GAME_BRIDGE: "q3rcon", HUB_GAME_PRESET: "openarena", HUB_GAME_RCON_PORT: String(fake.port) };

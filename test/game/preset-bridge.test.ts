@@ -16,6 +16,7 @@ import { Q3Rcon } from "../../lib/game/transports/q3-rcon.ts";
 import { SourceRcon } from "../../lib/game/transports/source-rcon.ts";
 import { memoryLogger } from "../../lib/log.ts";
 import { until } from "../agent/harness.ts";
+import { ioq3Status } from "../support/ioq3-status.ts";
 import { RecordingTransport, StubLines } from "./presets/recording.ts";
 import { FakeQ3Server } from "./transports/fake-q3-server.ts";
 import { FakeSourceRconServer } from "./transports/fake-source-rcon-server.ts";
@@ -159,14 +160,14 @@ describe("PresetBridge over Source RCON (minecraft)", () => {
 
 describe("PresetBridge over Quake 3 rcon (openarena)", () => {
   test("events printed into rcon replies are seen; kick by slot", async () => {
-    let status = "map: oa_dm1\n  0     0    0 Sarge^7               0 bot                       0 16384\n";
+    let status = ioq3Status("oa_dm1", [{ slot: 0, name: "Sarge", address: "bot" }]);
     const fake = await FakeQ3Server.start({
       handler: (c) => {
         if (c === "status") return status;
         if (c === "addbot grunt 1")
           return "ClientUserinfoChanged: 1 n\\Grunt\\t\\0\\id\\\nClientConnect: 1\nClientBegin: 1\n";
         if (c === "clientkick 0") {
-          status = "map: oa_dm1\n";
+          status = ioq3Status("oa_dm1", []);
           return "Sarge was kicked\nClientDisconnect: 0\n";
         }
         return "";

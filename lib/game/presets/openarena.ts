@@ -11,6 +11,7 @@
  * Sees: connect, disconnect, ClientBegin (spawn), kills, chat, the ready line (`AAS initialized.`).
  * Cannot see: groups (none in the game). Kicks can't carry a reason (`clientkick <slot>`).
  */
+import { isIP, isIPv4, isIPv6 } from "node:net";
 import { knownByName } from "./by-name.ts";
 import { quoteForQuakeConsole, quakeQuoting } from "./escape.ts";
 import { stripQuakeColours } from "./ids.ts";
@@ -20,27 +21,75 @@ import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
 const T = String.raw`^\s*(?:\d+:\d\d )?`;
 
 /**
- * `status`, old and new ioq3 columns: `num score ping name [lastmsg] address [qport] rate`. The name is padded
- * and may hold spaces; the address is `bot`, `loopback` or ip:port. Matched after colour codes are removed.
+ * `status` (docs/game-consoles.md §3.5), as ioq3 prints it: `map: <map>`, a header, a line of dashes, one row a
+ * client, an empty line. Only rows inside that table are read, so no other line of a wrapped console's reply (a
+ * player's chat printed before or after it) can pass for one. Two layouts, told apart by the header:
+ *
+ * - ioq3 1.36 (Debian's openarena-server): `cl score ping name address rate`; `^7` right before the address, which
+ *   is `bot`, `loopback` or a human's IP without its port (`^7127.0.0.1`, `^7::1`);
+ * - ioq3 1.35 and OpenArena's own builds: `num score ping name lastmsg address qport rate`; `^7` right after the
+ *   name, an `ip:port` address, `qport` 5 characters wide (a long address touches it).
+ *
+ * The ping column reads `CON`/`CNCT` for a player still connecting (listed: a banned one is kicked before he is in)
+ * and `ZMB`/`ZMBI` for one who just left (not listed). Names may hold spaces and colour codes, so a row is read from
+ * both ends: the numbers from the left, the address and the rest from the last `^7`, which the name can't follow.
+ * No regular expression here scans an unbounded run twice: a 64 KiB line takes linear time.
  */
-const ROW =
-  /^\s*(\d+)\s+(-?\d+)\s+(\d+|CNCT|ZMBI)\s+(.+?)\s+(?:\d+\s+)?(bot|loopback|localhost|[\d.]+:\d+|\[[0-9A-Fa-f:]+\]:\d+|unknown)\s+(?:\d+\s+)?\d+\s*$/;
+const HEADER = /^(?:num|cl) score ping name +(lastmsg +)?address +(?:qport +)?rate *$/;
+const HEAD = /^ *(\d+) +(-?\d+) +(\d+|CON|CNCT|ZMB|ZMBI) /;
+const DIGITS = /^\d+$/;
+
+/** An address as ioq3's NET_AdrToString prints it: bot, loopback, or an IP address with or without a port. */
+function isAddress(text: string): boolean {
+  if (text === "bot" || text === "loopback" || text === "localhost" || text === "unknown") return true;
+  const bracketed = /^\[([^\]]*)\]:\d+$/.exec(text);
+  if (bracketed) return isIPv6(bracketed[1] ?? "");
+  return isIP(text) !== 0 || (/^[\d.]+:\d+$/.test(text) && isIPv4(text.slice(0, text.lastIndexOf(":"))));
+}
+
+/** `text` split at its last space: what comes before (trailing spaces removed) and the last word. */
+function lastWord(text: string): [string, string] {
+  const at = text.lastIndexOf(" ");
+  return [text.slice(0, Math.max(at, 0)).trimEnd(), text.slice(at + 1)];
+}
+
+/** `<lastmsg> <address><padding><qport>` (ioq3 1.35): the qport fills the last 5 characters, touching a long address. */
+function oldAddress(columns: string): string | undefined {
+  const [lastmsg, address] = lastWord(columns.slice(0, -5).trim());
+  return DIGITS.test(lastmsg) && DIGITS.test(columns.slice(-5).trimStart()) ? address : undefined;
+}
+
+/** One row of the table, or undefined for a zombie, a blank name or a line that isn't a row. */
+function parseRow(line: string, old: boolean): ListedPlayer | undefined {
+  const head = HEAD.exec(line);
+  if (!head || head[3]?.startsWith("Z")) return undefined;
+  const [, slot = "", score, ping = ""] = head;
+  const rest = line.slice(head[0].length).trimEnd();
+  const mark = rest.lastIndexOf("^7");
+  if (mark < 0) return undefined;
+  const [columns, rate] = lastWord(rest.slice(mark + 2));
+  const address = old ? oldAddress(columns) : columns;
+  if (!DIGITS.test(rate) || address === undefined || !isAddress(address)) return undefined;
+  const name = quakeName(rest.slice(0, mark));
+  return name ? { id: name, name, slot, extra: { Score: Number(score), Ping: ping } } : undefined;
+}
 
 export function quakeName(raw: string): string {
   return stripQuakeColours(raw).trim();
 }
 
 export function parseQuakeStatus(reply: string): PlayerList {
+  const lines = reply.split("\n").map((l) => l.replace(/\r$/, ""));
+  const top = lines.findIndex((l) => HEADER.test(l));
+  if (top < 0 || !lines[top + 1]?.startsWith("--")) return { players: [] };
+  const old = HEADER.exec(lines[top]!)?.[1] !== undefined;
   const players: ListedPlayer[] = [];
-  for (const line of reply.split(/\r?\n/)) {
-    // ioq3 prints `^7` after the padded name to reset its colours, right before the address.
-    const m = ROW.exec(stripQuakeColours(line));
-    if (!m) continue;
-    const [, slot = "", score, ping, raw = ""] = m;
-    const name = raw.trim();
-    if (name) players.push({ id: name, name, slot, extra: { Score: Number(score), Ping: ping } });
+  for (const line of lines.slice(top + 2)) {
+    if (line.trim() === "") break; // the table's end
+    const player = parseRow(line, old);
+    if (player) players.push(player);
   }
-  const map = /^map:\s*(\S+)/m.exec(reply)?.[1];
+  const map = /^map: (\S+)$/.exec(lines[top - 1] ?? "")?.[1];
   return { players, ...(map ? { map } : {}) };
 }
 
@@ -49,7 +98,9 @@ export const openarena: Preset = {
   title: "OpenArena (ioquake3)",
   ...knownByName(quakeName),
   colours: "quake",
-  commandPrefix: "!",
+  // OpenArena 0.8.8's own admin system (g_admin) answers chat starting with `!` (`!ban`: "permission denied"), so a
+  // `!ban` would get two answers; a `.` line is plain chat to it, typed the same in the chat box and the console.
+  commandPrefix: ".",
   consoles: {
     q3rcon: {
       port: 27960,

@@ -177,7 +177,10 @@ describe("openarena preset", () => {
       { type: "player_connect", player: hank },
       { type: "player_spawn", player: hank },
       // `!ban Hank 1 test` and `!dashboard` are OpenArena's own (g_admin); each `.dashboard` is ours.
-      ...[dashboard, dashboard, dashboard, dashboard],
+      dashboard,
+      dashboard,
+      dashboard,
+      dashboard,
       { type: "player_death", player: hank, killer: hank },
       { type: "player_spawn", player: hank }, // as a spectator
       { type: "player_connect", player: big },

@@ -64,6 +64,19 @@ export class AdvertRotation {
   }
 }
 
+/** Printable ASCII only: what every console shows as it is. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/**
+ * The prefix this console can show. Quake-engine consoles (colour mode `quake`) show bytes, not UTF-8 characters:
+ * ioq3 prints each byte above 127 as `.` (OpenArena's client showed `[★] ` as `[...] `) and DarkPlaces as Nexuiz
+ * ships it draws a glyph of its own font for each byte. There a prefix that is not plain ASCII gives way to
+ * `ascii` (the language file's `advert.prefix_ascii`, `[*] ` in English); every other console gets `prefix`.
+ */
+export function advertPrefix(prefix: string, ascii: string, colours: ColourMode): string {
+  return colours === "quake" && !PRINTABLE_ASCII.test(prefix) ? ascii : prefix;
+}
+
 /**
  * Chat lines for one advert: content split on `\n` (never the OS separator; a trailing `\r` from
  * Windows-authored text is dropped), blank lines skipped, every line prefixed. A colour still open at

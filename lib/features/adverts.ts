@@ -4,7 +4,14 @@
  */
 import { describeError } from "../api/client.ts";
 import type { Feature } from "../feature.ts";
-import { AdvertRotation, formatAdvert } from "./adverts-format.ts";
+import type { Messages } from "../messages.ts";
+import { advertPrefix, AdvertRotation, type ColourMode, formatAdvert } from "./adverts-format.ts";
+
+/** The chat lines of an advert on a console of this colour mode, each with the prefix it can show. */
+export function advertLines(content: string, messages: Messages, colours: ColourMode): string[] {
+  const prefix = advertPrefix(messages.t("advert.prefix"), messages.t("advert.prefix_ascii"), colours);
+  return formatAdvert(content, { prefix, colours });
+}
 
 export const adverts: Feature = (agent) => {
   const { api, bridge, config, logger, messages } = agent.deps;
@@ -18,9 +25,9 @@ export const adverts: Feature = (agent) => {
     else log.warn(`adverts not refreshed: ${describeError(res.error)}; showing the last ones`);
     const advert = rotation.next();
     if (!advert) return;
-    const colours = bridge.caps.colours ?? "strip";
-    const lines = formatAdvert(advert.content, { prefix: messages.t("advert.prefix"), colours });
-    for (const line of lines) await bridge.message(null, line);
+    for (const line of advertLines(advert.content, messages, bridge.caps.colours ?? "strip")) {
+      await bridge.message(null, line);
+    }
     log.info(`advert shown: ${advert.title}`, { advert: advert.id });
   });
 };

@@ -33,10 +33,11 @@ describe("adverts (rule 15)", () => {
     Object.assign(h.sim.caps, { colours: "quake" });
     await h.agent.start();
     await tick();
-    expect(broadcasts()).toEqual(["[★] Join our Discord: ^4discord.gg/example^7"]);
+    // A Quake console shows bytes, not UTF-8: the language file's ASCII prefix.
+    expect(broadcasts()).toEqual(["[*] Join our Discord: ^4discord.gg/example^7"]);
     await h.sb.control.down();
     await tick();
-    expect(broadcasts().at(-1)).toBe("[★] Type ^2!shop^7 to open the shop.");
+    expect(broadcasts().at(-1)).toBe("[*] Type ^2!shop^7 to open the shop.");
     expect(h.logger.lines.some((l) => l.msg.startsWith("adverts not refreshed"))).toBe(true);
   });
 

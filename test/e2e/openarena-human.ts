@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { advertLines } from "../../lib/features/adverts.ts";
 import { sendStatus } from "../../lib/features/status.ts";
 import { binary, hub } from "../cli/binary.ts";
 import {
@@ -127,6 +128,25 @@ export function openarenaHumanSteps(o: { world: () => World; port: () => number;
         expect(commands().map((e) => e.type === "chat_command" && e.command)).toEqual(["dashboard"]);
         expect(client().count("Server dashboard: ")).toBe(1);
         expect(bans()).toBe(bansBefore);
+      },
+      CLIENT.timeoutMs,
+    );
+
+    test(
+      "an advert reaches him readable: `[*] ` on this console, where the UTF-8 `[★] ` shows as `[...] `",
+      async () => {
+        const w = o.world();
+        const content = "Join our Discord: <blue>discord.gg/example</blue>";
+        for (const line of advertLines(content, w.agent.deps.messages, w.bridge.caps.colours ?? "strip")) {
+          await w.bridge.message(null, line);
+        }
+        await client().sees("console: [*] Join our Discord: ^4discord.gg/example^7", "the advert in Hank's console", {
+          ...CLIENT,
+          diagnostics: () => recent(w),
+        });
+        // Why: the former prefix, said as it is, reaches him as dots.
+        await w.bridge.message(null, "[★] the former prefix");
+        await client().sees("console: [...] the former prefix", "the UTF-8 prefix in Hank's console", CLIENT);
       },
       CLIENT.timeoutMs,
     );

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Advert } from "../../lib/api/client.ts";
 import {
+  advertPrefix,
   AdvertRotation,
   type ColourMode,
   enabledAdverts,
@@ -150,6 +151,17 @@ describe("formatAdvert", () => {
   for (const c of cases) {
     test(c.name, () => expect(formatAdvert(c.content, { prefix: "[★] ", colours: c.colours })).toEqual(c.want));
   }
+
+  test("the prefix: ASCII on Quake consoles (bytes, not UTF-8), as it is everywhere else", () => {
+    const en = { prefix: "[★] ", ascii: "[*] " };
+    expect(advertPrefix(en.prefix, en.ascii, "quake")).toBe("[*] ");
+    for (const colours of ["minecraft", "strip"] as const)
+      expect(advertPrefix(en.prefix, en.ascii, colours)).toBe("[★] ");
+    // An operator's own prefix that a Quake console can show is kept; a tab or an umlaut can't be shown.
+    expect(advertPrefix("<red>[AD]</red> ", en.ascii, "quake")).toBe("<red>[AD]</red> ");
+    expect(advertPrefix("[Über] ", en.ascii, "quake")).toBe("[*] ");
+    expect(advertPrefix("[\tAD] ", en.ascii, "quake")).toBe("[*] ");
+  });
 
   test("the prefix may carry tags too", () => {
     expect(formatAdvert("hi", { prefix: "<blue>[AD]</blue> ", colours: "minecraft" })).toEqual(["§9[AD]§r hi"]);

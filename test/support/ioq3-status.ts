@@ -1,9 +1,7 @@
 /**
  * What the real OpenArena server prints for `status`, for the fakes and the parser tests: ioq3 1.36's SV_Status_f
- * rebuilt (checked byte for byte against the captures in test/fixtures/openarena/), and those captures.
+ * rebuilt, checked byte for byte against the captures in test/fixtures/openarena/.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 
 export interface Ioq3Client {
   slot: number;
@@ -35,14 +33,4 @@ export function ioq3Status(map: string, clients: Ioq3Client[]): string {
     rows.join("") +
     "\n"
   );
-}
-
-const FIXTURES = join(import.meta.dir, "..", "fixtures", "openarena");
-
-/** A capture from the real server: its header (what made it) and the text, byte for byte. */
-export function ioq3Capture(file: string): { header: string; text: string } {
-  const raw = readFileSync(join(FIXTURES, file), "utf8");
-  const end = raw.indexOf("# ---\n");
-  if (end < 0) throw new Error(`${file}: no '# ---' line after the header`);
-  return { header: raw.slice(0, end), text: raw.slice(end + "# ---\n".length) };
 }

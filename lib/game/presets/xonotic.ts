@@ -21,30 +21,49 @@ import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
 
 /** The start of a line: `^7` in the raw form. */
 const L = String.raw`^(?:\^7)?`;
-/** A player's address in the event log: bot, IPv4 or bracketed IPv6 with or without a port, Xonotic's `_` IPv6. */
-const ADDRESS = String.raw`(?:bot|local(?::\d+)?|[\d.]+(?::\d+)?|\[[^\]\s]*\](?::\d+)?|[0-9A-Fa-f_]+)`;
+const HEX = "[0-9A-Fa-f]{1,4}";
+/**
+ * A player's address in the event log: `bot`, `local`, an IP address without its port (measured on Nexuiz 2.5.2:
+ * `127.0.0.1`, and for IPv6 all eight groups, `0:0:0:0:0:0:0:1`), or Xonotic's IPv6 with `_` for `:`
+ * (`sv_eventlog_ipv6_delimiter`). Each form has a fixed shape, so the name after it can't be taken for part of it.
+ */
+const ADDRESS = `(?:bot|local(?::\\d+)?|${Array(8).fill(HEX).join(":")}|\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}|${Array(8).fill(HEX).join("_")})`;
 
 /**
- * `status 1`: `<address> <loss> <ping> <h:mm:ss> <frags> #<slot> <name>`, the address padded to 47 characters and
- * `botclient` for bots, the whole name at the end (the plain `status` cuts names to 16 characters).
+ * `status 1`: a few `key: value` lines (`map:`, `players:`), a header, then one row a client:
+ * `<address> <loss> <ping> <h:mm:ss> <frags> #<slot> <name>`, the address padded to 47 characters and `botclient`
+ * for bots, the whole name at the end (the plain `status` cuts names to 16 characters). Only rows right after the
+ * header count, and only the `map:` and `players:` lines of the block the header ends, so a chat line printed
+ * before the table (on the wrapped console) can't pass for a row. A client still connecting is listed as
+ * `unconnected` until its name arrives: not a player yet (its `:join:` line comes with the name).
  */
+const HEADER = /^(?:\^\d)?IP +%pl +ping +time +frags +no +name *$/;
 const ROW = /^(?:\^\d)?\S+\s+\d+\s+(\d+)\s+\d+:\d\d:\d\d\s+(-?\d+)\s+#(\d+)\s+(.*)$/;
+const CONNECTING = "unconnected";
 
 export function darkplacesName(raw: string): string {
   return stripDarkplacesColours(raw).trim();
 }
 
 export function parseDarkplacesStatus(reply: string): PlayerList {
+  const lines = reply.split("\n").map((l) => l.replace(/\r$/, ""));
+  const top = lines.findIndex((l) => HEADER.test(l));
+  if (top < 0) return { players: [] };
   const players: ListedPlayer[] = [];
-  for (const line of reply.split(/\r?\n/)) {
+  for (const line of lines.slice(top + 1)) {
     const m = ROW.exec(line);
-    if (!m) continue;
+    if (!m) break; // the table's end
     const [, ping, frags, slot = "", raw = ""] = m;
     const name = darkplacesName(raw);
-    if (name) players.push({ id: name, name, slot, extra: { Frags: Number(frags), Ping: Number(ping) } });
+    if (name && name !== CONNECTING) {
+      players.push({ id: name, name, slot, extra: { Frags: Number(frags), Ping: Number(ping) } });
+    }
   }
-  const map = /^map:\s+(\S+)/m.exec(reply)?.[1];
-  const max = /^players:\s+\d+ active \((\d+) max\)/m.exec(reply)?.[1];
+  // The block's own lines: from its last `host:` line (or the reply's start) to the header.
+  const start = lines.slice(0, top).findLastIndex((l) => /^host: /.test(l));
+  const block = lines.slice(Math.max(start, 0), top);
+  const map = block.map((l) => /^map: +(\S+)$/.exec(l)?.[1]).find(Boolean);
+  const max = block.map((l) => /^players: +\d+ active \((\d+) max\)$/.exec(l)?.[1]).find(Boolean);
   return { players, ...(map ? { map } : {}), ...(max ? { maxPlayers: Number(max) } : {}) };
 }
 

@@ -1,6 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { openarena, parseQuakeStatus } from "../../../lib/game/presets/openarena.ts";
-import { ioq3Capture, ioq3Status } from "../../support/ioq3-status.ts";
+import { capture } from "../../support/captures.ts";
+import { ioq3Status } from "../../support/ioq3-status.ts";
+
+const ioq3Capture = (file: string) => capture(`openarena/${file}`);
 import { lineBridge, playerEvents, recordingBridge } from "./recording.ts";
 
 /** Measured on openarena-server 0.8.8 / ioq3 1.36 (Debian): the console (stderr) when `addbot sarge 1` runs. */

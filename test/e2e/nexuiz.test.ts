@@ -28,6 +28,7 @@ import { spawn } from "../support/procs.ts";
 import { readmeBlock } from "../support/readme.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { until } from "../support/until.ts";
+import { humanSteps, NEXUIZ_HUMAN } from "./human-steps.ts";
 import { bansOf, freePort, online, startWorld, stopWorld, userOf, type World } from "./world.ts";
 
 const SERVER = "/usr/games/nexuiz-server";
@@ -241,6 +242,8 @@ describe.skipIf(!installed)("Nexuiz 2.5.2 over DarkPlaces rcon (real server)", (
       SLOW,
     );
   }, 90_000);
+  // Hank, a real Nexuiz client, joins over 127.0.0.1 beside the bots: listed, answered, rewarded, kicked twice.
+  humanSteps(NEXUIZ_HUMAN, { world: () => w, port: () => port, host: "127.0.0.1" });
 });
 
 describe.skipIf(!installed)("Nexuiz 2.5.2 wrapped (real server)", () => {

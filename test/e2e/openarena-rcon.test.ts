@@ -20,7 +20,7 @@ import { spawn } from "../support/procs.ts";
 import { readmeBlock, shellWords } from "../support/readme.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { until } from "../support/until.ts";
-import { openarenaHumanSteps } from "./openarena-human.ts";
+import { humanSteps, OPENARENA_HUMAN } from "./human-steps.ts";
 import { bansOf, freePort, online as onlineIn, startWorld, stopWorld, userOf as userIn, type World } from "./world.ts";
 
 if (!openarenaInstalled) console.warn(`SKIPPED: the OpenArena rcon test ${OPENARENA_SKIP_REASON}`);
@@ -143,7 +143,7 @@ describe.skipIf(!openarenaInstalled)(
     }, 60_000);
 
     // Hank, a real client, joins over 127.0.0.1 beside Grunt: listed, answered, rewarded, kicked twice.
-    openarenaHumanSteps({ world: () => w, port: () => port, host: "127.0.0.1" });
+    humanSteps(OPENARENA_HUMAN, { world: () => w, port: () => port, host: "127.0.0.1" });
 
     test("the server restarts: the agent notices, lets Grunt go, and registers who is there now", async () => {
       const before = w.events.length;

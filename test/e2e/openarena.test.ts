@@ -28,7 +28,7 @@ import { HOSTILE } from "../game/presets/hostile-values.ts";
 import { forTest, OPENARENA_SKIP_REASON, openarenaInstalled } from "../support/openarena.ts";
 import { readmeBlock } from "../support/readme.ts";
 import { socketsOf } from "../support/sockets.ts";
-import { openarenaHumanSteps } from "./openarena-human.ts";
+import { humanSteps, OPENARENA_HUMAN } from "./human-steps.ts";
 import { bansOf, freePort, online as onlineIn, startWorld, stopWorld, userOf as userIn, type World } from "./world.ts";
 
 if (!openarenaInstalled) console.warn(`SKIPPED: the OpenArena end-to-end test ${OPENARENA_SKIP_REASON}`);
@@ -134,7 +134,7 @@ describe.skipIf(!openarenaInstalled)("OpenArena end to end (real ioquake3 server
   );
 
   // Hank, a real client, joins over ::1 on the emptied server: listed, answered, rewarded, kicked twice.
-  openarenaHumanSteps({ world: () => w, port: () => port, host: "::1" });
+  humanSteps(OPENARENA_HUMAN, { world: () => w, port: () => port, host: "::1" });
 
   test(
     "every hostile value said through the preset's escaping is one console line holding the cleaned value",

@@ -1,22 +1,25 @@
 /**
  * Real game clients for the end-to-end tests: Debian's OpenArena and Nexuiz clients, each on its own virtual display
  * (Xvfb, software GL), a real human player beside the servers' bots. A test reads what the player sees from the
- * client's own console output and types console commands (`say …`, `reconnect`) into it. Every process is started
- * through ./procs.ts (scope "file"), so a failing test still stops the clients and their displays.
+ * client's own console output and types console commands (`say …`, `reconnect`) into it: OpenArena's client reads
+ * them from its stdin, Nexuiz's from a key bound to a file of commands, pressed with xdotool. Every process is
+ * started through ./procs.ts (scope "file"), so a failing test still stops the clients and their displays.
  */
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { spawn } from "./procs.ts";
 import { until } from "./until.ts";
 
 export const XVFB = "/usr/bin/Xvfb";
+export const XDOTOOL = "/usr/bin/xdotool";
 
-/** Why a real-client test can't run here, or undefined when it can. */
-export function clientMissing(client: string, packageName: string): string | undefined {
-  const missing = [client, XVFB].filter((p) => !existsSync(p));
+/** Why a real-client test can't run here (`needs`: the programs, by their Debian package), or undefined. */
+export function clientMissing(needs: Record<string, string>): string | undefined {
+  const missing = Object.entries({ ...needs, [XVFB]: "xvfb" }).filter(([path]) => !existsSync(path));
   if (missing.length === 0) return undefined;
   return (
-    `needs ${missing.join(" and ")} (Debian packages ${packageName}, xvfb and libgl1-mesa-dri; .ci/run installs them ` +
-    "as root)"
+    `needs ${missing.map(([path]) => path).join(" and ")} (Debian packages ` +
+    `${[...missing.map(([, pkg]) => pkg), "libgl1-mesa-dri"].join(", ")}; .ci/run installs them as root)`
   );
 }
 
@@ -55,16 +58,21 @@ export function clientEnv(display: string, home: string): Record<string, string>
   };
 }
 
+/** A terminal colour code (DarkPlaces prints its colours so). */
+const ANSI_COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
+
 /**
- * A running game client: `lines` is its console output (stdout and stderr), `type` writes a console command to its
- * stdin (where the client reads one), `stop` ends it.
+ * A running game client: `lines` is its console output (stdout and stderr, terminal colours removed), `type` runs a
+ * console command in it (by default written to its stdin), `stop` ends it.
  */
 export class GameClient {
   readonly lines: string[] = [];
   readonly #proc: ReturnType<typeof spawnClient>;
+  readonly #typeVia: ((command: string, pid: number) => void) | undefined;
 
-  constructor(command: string[], env: Record<string, string>) {
+  constructor(command: string[], env: Record<string, string>, typeVia?: (command: string, pid: number) => void) {
     this.#proc = spawnClient(command, env);
+    this.#typeVia = typeVia;
     for (const stream of [this.#proc.stdout, this.#proc.stderr]) void this.#read(stream);
   }
 
@@ -74,9 +82,13 @@ export class GameClient {
     for await (const chunk of stream) {
       const parts = (rest + decoder.decode(chunk, { stream: true })).split("\n");
       rest = parts.pop() ?? "";
-      this.lines.push(...parts.map((l) => l.replace(/\r$/, "")));
+      this.lines.push(...parts.map((l) => l.replace(/\r$/, "").replace(ANSI_COLOUR, "")));
     }
     if (rest) this.lines.push(rest);
+  }
+
+  get pid(): number {
+    return this.#proc.pid;
   }
 
   get exitCode(): number | null {
@@ -85,6 +97,7 @@ export class GameClient {
 
   /** A console command, as typed at the client's console. */
   type(command: string): void {
+    if (this.#typeVia) return this.#typeVia(command, this.#proc.pid);
     this.#proc.stdin.write(`${command}\n`);
     void this.#proc.stdin.flush();
   }
@@ -181,4 +194,68 @@ export function openarenaClient(o: {
     ],
     clientEnv(o.display, o.home),
   );
+}
+
+export const NEXUIZ_CLIENT = process.env.HUB_NEXUIZ_CLIENT ?? "/usr/games/nexuiz";
+
+/** The X window of a client process (SDL names its pid on the window). */
+function windowOf(pid: number, display: string): string {
+  const found = Bun.spawnSync([XDOTOOL, "search", "--pid", String(pid)], { env: { DISPLAY: display } });
+  const id = found.stdout.toString().trim().split("\n")[0];
+  if (!id) throw new Error(`no window of the client (pid ${pid}) on ${display} yet`);
+  return id;
+}
+
+/** Presses `keys` (xdotool names) in a client's window; `text` types characters. */
+export function press(pid: number, display: string, o: { keys?: string[]; text?: string }): void {
+  const window = windowOf(pid, display);
+  const run = (args: string[]) => {
+    const r = Bun.spawnSync([XDOTOOL, ...args], { env: { DISPLAY: display } });
+    if (r.exitCode !== 0) throw new Error(`xdotool ${args.join(" ")} failed: ${r.stderr.toString()}`);
+  };
+  if (o.text) run(["type", "--window", window, "--delay", "30", o.text]);
+  if (o.keys?.length) run(["key", "--window", window, ...o.keys]);
+}
+
+/**
+ * Debian's Nexuiz client (DarkPlaces) joining `host:port` as `name`: no sound, a small window at 20 frames a second,
+ * its own sockets on loopback only. DarkPlaces reads no commands from stdin outside a dedicated server, so `type`
+ * writes the command into `data/hub-typed.cfg` and presses F9, bound to `exec hub-typed.cfg` by its autoexec.cfg;
+ * a key bind is ignored while the console is down (after a kick), where `typeAtConsole` types instead.
+ */
+export function nexuizClient(o: { display: string; home: string; host: string; port: number; name: string }) {
+  const data = join(o.home, ".nexuiz", "data");
+  mkdirSync(data, { recursive: true });
+  writeFileSync(join(data, "autoexec.cfg"), 'bind F9 "exec hub-typed.cfg"\n');
+  const client = new GameClient(
+    [
+      NEXUIZ_CLIENT,
+      "-nosound",
+      "+vid_fullscreen",
+      "0",
+      "+vid_width",
+      "320",
+      "+vid_height",
+      "240",
+      "+cl_maxfps",
+      "20",
+      "+net_address",
+      "127.0.0.1",
+      "+net_address_ipv6",
+      "::1",
+      "+name",
+      o.name,
+      "+connect",
+      `${o.host}:${o.port}`,
+    ],
+    clientEnv(o.display, o.home),
+    (command, pid) => {
+      writeFileSync(join(data, "hub-typed.cfg"), `${command}\n`);
+      press(pid, o.display, { keys: ["F9"] });
+    },
+  );
+  return Object.assign(client, {
+    /** Types a line at the console, which DarkPlaces keeps down while the client is disconnected. */
+    typeAtConsole: (line: string) => press(client.pid, o.display, { text: line, keys: ["Return"] }),
+  });
 }

@@ -60,7 +60,7 @@ export function parseDarkplacesStatus(reply: string): PlayerList {
     }
   }
   // The block's own lines: from its last `host:` line (or the reply's start) to the header.
-  const start = lines.slice(0, top).findLastIndex((l) => /^host: /.test(l));
+  const start = lines.slice(0, top).findLastIndex((l) => l.startsWith("host: "));
   const block = lines.slice(Math.max(start, 0), top);
   const map = block.map((l) => /^map: +(\S+)$/.exec(l)?.[1]).find(Boolean);
   const max = block.map((l) => /^players: +\d+ active \((\d+) max\)$/.exec(l)?.[1]).find(Boolean);

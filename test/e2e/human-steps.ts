@@ -96,7 +96,8 @@ export const NEXUIZ_HUMAN: HumanGame = {
   },
   say: (text) => `say ${text}`,
   chatGapMs: 3500, // Nexuiz's g_chat_flood_spl: a chat line every 3 s
-  listedAddress: (host) => `${host}:`,
+  // DarkPlaces prints the port, and IPv6 in brackets with all eight groups.
+  listedAddress: (host) => `${host === "::1" ? "[0:0:0:0:0:0:0:1]" : host}:`,
   dashboard: "!dashboard",
   sees: {
     tell: "<Nexuiz 2.5.2 Server tells you> Server dashboard: ",
@@ -159,6 +160,9 @@ export function humanSteps(game: HumanGame, o: { world: () => World; port: () =>
         );
         expect(list?.reply).toContain(game.listedAddress(o.host));
         await until(() => online(w).includes("Hank"), "Hank among the agent's players", CLIENT);
+        // Every line that told of him named him right: no other player appeared for him.
+        const joined = w.events.flatMap((e) => (e.type === "player_connect" ? [e.player.name] : []));
+        expect(joined.filter((name) => name.includes("Hank"))).toEqual(["Hank"]);
         await until(() => w.agent.users.get("Hank") !== undefined, "the service user of Hank", CLIENT);
         expect(w.sb.state.findUser("Hank", "CENTRAL")).toMatchObject({ identifier: "Hank", username: "Hank" });
         await sendStatus(w.agent);

@@ -4,7 +4,8 @@
  * (read from README.md): over DarkPlaces rcon (the server started here, its `log_file` followed for events) and
  * wrapped (hub-agent starts the server and reads its console). Each time: the bots are
  * registered and counted, `hub-agent ban <bot>` gets the bot kicked, a reward command runs and is reported; over
- * rcon also doctor, the three rcon_secure modes and a bot's `!dashboard`; wrapped also the operator's typed `ban`.
+ * rcon also doctor, the three rcon_secure modes, a bot's `!dashboard` and Hank, a real Nexuiz client over ::1
+ * (./human-steps.ts); wrapped also the operator's typed `ban`.
  *
  * The server binds 127.0.0.1 and ::1 only (checked from /proc) and has sv_public 0: no master server hears of it.
  * `bot_number 2` keeps two bots in: a kicked bot is replaced, and one that comes back under a banned name is kicked
@@ -242,8 +243,8 @@ describe.skipIf(!installed)("Nexuiz 2.5.2 over DarkPlaces rcon (real server)", (
       SLOW,
     );
   }, 90_000);
-  // Hank, a real Nexuiz client, joins over 127.0.0.1 beside the bots: listed, answered, rewarded, kicked twice.
-  humanSteps(NEXUIZ_HUMAN, { world: () => w, port: () => port, host: "127.0.0.1" });
+  // Hank, a real Nexuiz client, joins over ::1 beside the bots: listed, answered, rewarded, kicked twice.
+  humanSteps(NEXUIZ_HUMAN, { world: () => w, port: () => port, host: "::1" });
 });
 
 describe.skipIf(!installed)("Nexuiz 2.5.2 wrapped (real server)", () => {

@@ -6,7 +6,8 @@
  *
  * The steps share one server and run in order, each leaving the game as the next expects it: two bots join and are
  * counted; `hub-agent ban Sarge …` (the compiled CLI) gets him kicked, and kicked again when he comes back; a reward
- * runs for Grunt; the server restarts and the agent resyncs. Skipped, with the reason, when the server is missing.
+ * runs for Grunt; Hank, a real OpenArena client over 127.0.0.1, does what a player does (./human-steps.ts); the
+ * server restarts and the agent resyncs. Skipped, with the reason, when the server is missing.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";

@@ -10,7 +10,8 @@
  *
  * The steps share one server (it takes a few seconds to load a map) and run in order; each leaves the game as
  * the next expects it: two bots join; `hub-agent ban Sarge …` (the compiled CLI, same storage and config) gets
- * Sarge kicked; a reward command runs for Grunt; the operator types `ban Grunt …` into the wrapped console; `quit`.
+ * Sarge kicked; a reward command runs for Grunt; the operator types `ban Grunt …` into the wrapped console; Hank, a
+ * real OpenArena client over ::1, does what a player does (./human-steps.ts); `quit`.
  * To add a step, add a test before the final `quit`. Intervals are short (queue and reward rounds every 2 s); the
  * ban-list refresh is an hour away, so the kick after the CLI's ban is its "sanctions changed" marker's doing.
  */

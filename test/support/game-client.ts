@@ -246,7 +246,7 @@ export function nexuizClient(o: { display: string; home: string; host: string; p
       "+name",
       o.name,
       "+connect",
-      `${o.host}:${o.port}`,
+      `${o.host.includes(":") ? `[${o.host}]` : o.host}:${o.port}`,
     ],
     clientEnv(o.display, o.home),
     (command, pid) => {

@@ -27,7 +27,7 @@ const T = String.raw`^\s*(?:\d+:\d\d )?`;
  *
  * - ioq3 1.36 (Debian's openarena-server): `cl score ping name address rate`; `^7` right before the address, which
  *   is `bot`, `loopback` or a human's IP without its port (`^7127.0.0.1`, `^7::1`);
- * - ioq3 1.35 and OpenArena's own builds: `num score ping name lastmsg address qport rate`; `^7` right after the
+ * - ioq3 1.35 and older builds: `num score ping name lastmsg address qport rate`; `^7` right after the
  *   name, an `ip:port` address, `qport` 5 characters wide (a long address touches it).
  *
  * The ping column reads `CON`/`CNCT` for a player still connecting (listed: a banned one is kicked before he is in)

@@ -12,7 +12,7 @@ const USERINFO_SARGE =
 const USERINFO_GRUNT = "ClientUserinfoChanged: 1 n\\Grunt\\t\\0\\model\\grunt\\hmodel\\grunt\\id\\";
 
 /**
- * ioq3 1.35's layout (its SV_Status_f; OpenArena's own server builds print it): `^7` after the name, lastmsg, the
+ * ioq3 1.35's layout (from its SV_Status_f; no such server runs here): `^7` after the name, lastmsg, the
  * address with its port, the qport 5 wide (touching an address longer than 22), CNCT and ZMBI in the ping column.
  */
 const STATUS_OLD = `map: oa_dm1

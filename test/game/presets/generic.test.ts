@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { loadConfig } from "../../../lib/config/index.ts";
 import { ESCAPE_MODE_NAMES } from "../../../lib/game/presets/escape.ts";
 import { PRESETS, resolvePreset } from "../../../lib/game/presets/index.ts";
+import { ioq3Status } from "../../support/ioq3-status.ts";
 import { lineBridge, playerEvents } from "./recording.ts";
 
 const OPENTTD_ROW = String.raw`^Client #(?<slot>\d+)  name: '(?<name>.*)'  company: \d+  IP: (?!server$)`;
@@ -89,9 +90,10 @@ describe("console overrides on any preset", () => {
         { id: "Bob", name: "Bob", slot: "6" },
       ],
     });
-    // ioquake3's `status`: the map line.
+    // ioquake3's `status` (as the real server prints it): the map line above the table.
     const oa = resolvePreset("openarena", { list_row: String.raw`^\s*(?<slot>\d+)\s+-?\d+\s+\d+\s+(?<name>\S+)` });
-    expect(oa.list.parse("map: oa_dm4\nnum score ping name\n  0     5   48 ^1Hank^7 127.0.0.1 28000")).toMatchObject({
+    const status = ioq3Status("oa_dm4", [{ slot: 0, score: 5, ping: 48, name: "^1Hank", address: "127.0.0.1" }]);
+    expect(oa.list.parse(status)).toMatchObject({
       map: "oa_dm4",
       players: [{ name: "Hank", slot: "0" }],
     });

@@ -111,12 +111,21 @@ export const NEXUIZ_HUMAN: HumanGame = {
   rejoin: (client) => (client as ReturnType<typeof nexuizClient>).typeAtConsole("reconnect"),
 };
 
-/** What the agent sent the game lately and what it saw, for a failed wait. */
+/** What the agent sent the game lately (player lists left out), what it read and logged, for a failed wait. */
 const recent = (w: World) =>
-  `the agent's last commands:\n${w.exchanges
-    .slice(-12)
-    .map((x) => `${x.command} → ${JSON.stringify(x.reply ?? x.error)}`)
-    .join("\n")}\nthe last lines it read:\n${w.lines.slice(-20).join("\n")}`;
+  [
+    "the agent's last commands:",
+    ...w.exchanges
+      .filter((x) => x.command !== w.bridge.preset.list.command)
+      .slice(-12)
+      .map((x) => `${x.command} → ${JSON.stringify(x.reply ?? x.error)}`),
+    "the last lines it read:",
+    ...w.lines.slice(-20),
+    "its last log lines:",
+    ...w.logger.lines.slice(-15).map((l) => `${l.level} ${l.msg}`),
+    "its players:",
+    online(w).join(", "),
+  ].join("\n");
 
 /** Registers Hank's steps for `game`; `o.host` is the address he connects to. */
 export function humanSteps(game: HumanGame, o: { world: () => World; port: () => number; host: string }): void {

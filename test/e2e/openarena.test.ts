@@ -11,7 +11,7 @@
  * The steps share one server (it takes a few seconds to load a map) and run in order; each leaves the game as
  * the next expects it: two bots join; `hub-agent ban Sarge …` (the compiled CLI, same storage and config) gets
  * Sarge kicked; a reward command runs for Grunt; the operator types `ban Grunt …` into the wrapped console; Hank, a
- * real OpenArena client over ::1, does what a player does (./human-steps.ts); `quit`.
+ * real OpenArena client over 127.0.0.1, does what a player does (./human-steps.ts); `quit`.
  * To add a step, add a test before the final `quit`. Intervals are short (queue and reward rounds every 2 s); the
  * ban-list refresh is an hour away, so the kick after the CLI's ban is its "sanctions changed" marker's doing.
  */
@@ -134,8 +134,8 @@ describe.skipIf(!openarenaInstalled)("OpenArena end to end (real ioquake3 server
     SLOW,
   );
 
-  // Hank, a real client, joins over ::1 on the emptied server: listed, answered, rewarded, kicked twice.
-  humanSteps(OPENARENA_HUMAN, { world: () => w, port: () => port, host: "::1" });
+  // Hank, a real client, joins over 127.0.0.1 on the emptied server: listed, answered, rewarded, kicked twice.
+  humanSteps(OPENARENA_HUMAN, { world: () => w, port: () => port, host: "127.0.0.1" });
 
   test(
     "every hostile value said through the preset's escaping is one console line holding the cleaned value",

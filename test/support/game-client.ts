@@ -146,8 +146,11 @@ export class GameClient {
     );
   }
 
+  /** Ends the client: SIGTERM, and SIGKILL 5 s later (an OpenArena client once ignored SIGTERM here). */
   async stop(): Promise<void> {
     this.#proc.kill("SIGTERM");
+    const killed = await Promise.race([this.#proc.exited.then(() => true), Bun.sleep(5000).then(() => false)]);
+    if (!killed) this.#proc.kill("SIGKILL");
     await this.#proc.exited;
   }
 }

@@ -104,7 +104,9 @@ export const NEXUIZ_HUMAN: HumanGame = {
     advert: "<Nexuiz 2.5.2 Server> [*] Join our Discord: discord.gg/example",
     formerPrefix: "<Nexuiz 2.5.2 Server> [b6.] the former prefix",
     reward: '<Nexuiz 2.5.2 Server> reward for "Hank"',
-    kicked: 'Kicked by Console: "You are banned from this server. Reason: griefing',
+    // Before it, the reason: `Kicked by Console: "You are banned …"`, which once did not arrive (the server drops him
+    // right after sending it).
+    kicked: "Server disconnected",
   },
   kick: { command: "kick # ", reply: 'Client "Hank" dropped' },
   // The console is down once he is disconnected; a key bind would not run there.

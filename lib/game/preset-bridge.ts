@@ -290,8 +290,10 @@ export class PresetBridge implements GameBridge {
         roster.identify(ref);
         return;
       case "connect":
-        // A join line with only a name (Minecraft without the UUID line): the list knows the id.
-        if (!roster.connect(ref) && ref.slot === undefined) this.#poll.trigger();
+        // A join line with only a name (Minecraft without the UUID line), or only a slot that no identity line
+        // will name (DDNet): the list knows the rest.
+        if (!roster.connect(ref) && (ref.slot === undefined || !this.preset.lines.identity?.length))
+          this.#poll.trigger();
         return;
       case "disconnect":
         roster.disconnect(ref, g.reason);
@@ -308,7 +310,7 @@ export class PresetBridge implements GameBridge {
         return;
       }
       case "chat": {
-        const player = roster.find(ref);
+        const player = this.#speaker(ref);
         const parsed = parseChatCommand(g.text ?? "", this.preset.commandPrefix);
         if (player && parsed) this.#emit({ type: "chat_command", player, ...parsed });
         return;
@@ -324,6 +326,17 @@ export class PresetBridge implements GameBridge {
         return;
       }
     }
+  }
+
+  /**
+   * Who said a chat line. Where the name is the identity and the line gives the slot too (Teeworlds, DDNet), it is
+   * the player in that slot, and only if the line names them by their own name: a line can't tell where a name
+   * holding ": " ends, and `Bob: !ban Eve 1 x` (a name) saying anything must not be Bob saying `!ban Eve 1 x`.
+   */
+  #speaker(ref: LineRef): GamePlayer | undefined {
+    if (this.preset.identity !== "name" || ref.slot === undefined) return this.#roster.find(ref);
+    const player = this.#roster.find({ slot: ref.slot });
+    return player && (ref.name === undefined || player.name === ref.name) ? player : undefined;
   }
 
   /** The player a match names: `{prefix}id` normalised, `{prefix}name` cleaned, `{prefix}slot`. */

@@ -4,6 +4,7 @@
  */
 import type { ColourMode } from "../bridge.ts";
 import { cs2 } from "./cs2.ts";
+import { ddnet } from "./ddnet.ts";
 import { ESCAPE_MODE_NAMES, ESCAPE_MODES, type EscapeMode } from "./escape.ts";
 import { generic } from "./generic.ts";
 import { gmod } from "./gmod.ts";
@@ -35,6 +36,7 @@ export const PRESETS: Record<PresetName, Preset> = {
   cs2,
   openarena,
   teeworlds,
+  ddnet,
   xonotic,
   generic,
 };

@@ -200,13 +200,19 @@ export class PresetBridge implements GameBridge {
     else await this.#command("kick", { ...this.#values(player), reason });
   }
 
+  /**
+   * A private message, or a broadcast for null. A game without a private message (no `message` command) gets a
+   * public line naming the player instead, `<name>: <text>` through `broadcast`: everyone reads it, but the player
+   * still hears the answer (docs/game-consoles.md §5.6).
+   */
   async message(player: GamePlayer | null, text: string): Promise<void> {
     const lines = text.split(/\r\n|\r|\n/).filter((l) => l.trim() !== "");
     const structured = this.#o.structured;
+    const hasMessage = this.preset.commands.message !== undefined;
     for (const line of lines) {
       if (structured) await structured.message(player && this.#playerRef(player), line);
-      else if (player) await this.#command("message", { ...this.#values(player), text: line });
-      else await this.#command("broadcast", { text: line });
+      else if (player && hasMessage) await this.#command("message", { ...this.#values(player), text: line });
+      else await this.#command("broadcast", { text: player ? `${player.name}: ${line}` : line });
     }
   }
 

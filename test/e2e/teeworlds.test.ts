@@ -29,7 +29,7 @@ import { type GameClient, startDisplay } from "../support/game-client.ts";
 import { spawn } from "../support/procs.ts";
 import { readmeBlock } from "../support/readme.ts";
 import { socketsOf } from "../support/sockets.ts";
-import { press, TEEWORLDS_CLIENT, teeClientMissing, teeworldsClient } from "../support/tee-clients.ts";
+import { pressUntil, TEEWORLDS_CLIENT, teeClientMissing, teeworldsClient } from "../support/tee-clients.ts";
 import { until } from "../support/until.ts";
 import { bansOf, freePort, online as onlineIn, startWorld, stopWorld, userOf as userIn, type World } from "./world.ts";
 
@@ -200,7 +200,7 @@ describe.skipIf(!installed)("Teeworlds 0.7.5 over econ (real server)", () => {
     }, 120_000);
 
     test("Jack says /dashboard (a key bind): the answer is a public line naming him, and his client shows it", async () => {
-      await press(display.display, "F5");
+      await pressUntil(display.display, "F5", () => jack.count("[chat]:  0: Jack: /dashboard") > 0);
       await jack.sees(
         "*** Jack: Server dashboard: https://community.example.org/server-dashboard/",
         "the answer",

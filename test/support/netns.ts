@@ -61,10 +61,12 @@ export async function createNetns(prefix: string): Promise<Netns> {
         },
       );
       await until(() => existsSync(path), "the relay's socket", { timeoutMs: 10_000 });
+      const open = new Set<net.Socket>();
       const outside = net.createServer((c) => {
         const u = net.connect(path);
         c.pipe(u).pipe(c);
-        const end = () => (c.destroy(), u.destroy());
+        open.add(c);
+        const end = () => (c.destroy(), u.destroy(), open.delete(c));
         c.on("error", end).on("close", end);
         u.on("error", end).on("close", end);
       });
@@ -72,6 +74,7 @@ export async function createNetns(prefix: string): Promise<Netns> {
       return {
         port: (outside.address() as net.AddressInfo).port,
         async close() {
+          for (const c of open) c.destroy();
           await new Promise<void>((resolve) => outside.close(() => resolve()));
           inside.kill("SIGTERM");
           await inside.exited;

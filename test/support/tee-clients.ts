@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { clientEnv, clientMissing, GameClient } from "./game-client.ts";
 import { spawn } from "./procs.ts";
+import { until } from "./until.ts";
 
 export const TEEWORLDS_CLIENT = "/usr/games/teeworlds";
 export const DDNET_CLIENT = "/usr/games/DDNet";
@@ -69,6 +70,19 @@ export function ddnetClient(o: TeeClientOptions): GameClient {
 export async function press(display: string, key: string): Promise<void> {
   const p = spawn([XDOTOOL, "key", key], { env: { DISPLAY: display }, stdout: "ignore", stderr: "pipe" });
   if ((await p.exited) !== 0) throw new Error(`xdotool key ${key}: ${await new Response(p.stderr).text()}`);
+}
+
+/**
+ * Presses a key until `done` (the client showing what the key did): a client that has just joined may still be
+ * loading and drop a key, as a player would press it again. Once a second, for at most `timeoutMs`.
+ */
+export async function pressUntil(display: string, key: string, done: () => boolean, timeoutMs = 90_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!done()) {
+    if (performance.now() > deadline) throw new Error(`pressing ${key} did nothing for ${timeoutMs} ms`);
+    await press(display, key);
+    await until(done, `${key} to take effect`, { timeoutMs: 1000, everyMs: 50 }).catch(() => {});
+  }
 }
 
 /** Why these clients can't run here (xdotool too), or undefined. */

@@ -1,9 +1,9 @@
 /**
- * DDNet (DDraceNetwork) through econ (docs/game-consoles.md §2.7, §3.9), its own preset because its console differs
- * from Teeworlds 0.7's: lines are `yyyy-mm-dd hh:mm:ss I category: text` (the econ transport reads both forms),
- * `status` rows and chat put other fields in another order, joins name no player, and every chat line starting
- * with `/` is run as one of DDNet's own commands and never printed, so chat commands use `!`. The formats are those
- * a real DDNet-Server 16.4 printed with Debian's DDNet 16.4 client on it (test/fixtures/ddnet-16.4.econ).
+ * DDNet (DDraceNetwork) through econ (docs/game-consoles.md §2.7, §3.6, §5.9), its own preset because its console
+ * differs from Teeworlds 0.7's: lines are `yyyy-mm-dd hh:mm:ss I category: text` (the econ transport reads both
+ * forms), `status` rows and chat put other fields in another order, joins name no player, and every chat line
+ * starting with `/` is run as one of DDNet's own commands and never printed, so chat commands use `!`. The formats
+ * are those a real DDNet-Server 16.4 printed with Debian's DDNet 16.4 client on it (test/fixtures/econ/).
  */
 import { econGame, statusParser } from "./teeworlds.ts";
 import type { Preset } from "./types.ts";

@@ -1,9 +1,9 @@
 /**
- * Teeworlds 0.7 through econ (docs/game-consoles.md §2.7, §3.6). DDNet has a preset of its own (./ddnet.ts): its
- * rows, chat and join lines differ, and it runs every chat line starting with `/` as its own command. Players have
- * no account: the name is the identity (as in OpenArena), the client id the slot. Every pattern is anchored at the
- * console's own `[category]: ` (the econ transport turns both servers' lines into that form), and the formats are
- * those a real teeworlds-server 0.7.5 printed with Debian's 0.7.5 client on it (test/fixtures/teeworlds-0.7.5.econ).
+ * Teeworlds 0.7 through econ (docs/game-consoles.md §2.7, §3.6, §5.9). DDNet has a preset of its own (./ddnet.ts):
+ * its rows, chat and join lines differ, and it runs every chat line starting with `/` as its own command. Players
+ * have no account: the name is the identity (as in OpenArena), the client id the slot. Every pattern is anchored at
+ * the console's own `[category]: ` (the econ transport turns both servers' lines into that form), and the formats
+ * are those a real teeworlds-server 0.7.5 printed with Debian's 0.7.5 client on it (test/fixtures/econ/).
  */
 import { knownByName, trimmed } from "./by-name.ts";
 import { quoteForTeeworldsConsole, teeworldsQuoting } from "./escape.ts";

@@ -8,6 +8,7 @@ import type { BridgeEvent } from "../../../lib/game/bridge.ts";
 import { ddnet, parseDdnetStatus } from "../../../lib/game/presets/ddnet.ts";
 import { parseTeeworldsStatus, teeworlds } from "../../../lib/game/presets/teeworlds.ts";
 import type { Preset } from "../../../lib/game/presets/types.ts";
+import { until } from "../../support/until.ts";
 import { econFixture, matchMs } from "./econ-fixtures.ts";
 import { lineBridge, playerEvents } from "./recording.ts";
 
@@ -85,7 +86,7 @@ describe("ddnet preset (DDNet 16.4, real server and client)", () => {
     list = dd("status human")[1]!;
     lines.push(...dd("login"), ...dd("join"));
     // The join line names a slot only: the bridge asks the list who it is.
-    await new Promise((r) => setTimeout(r, 10));
+    await until(() => said(events).length === 1, "the list to name the player");
     expect(transport.commands.slice(polls)).toEqual(["status"]);
     lines.push(...dd("chat"), ...dd("leave"));
     expect(said(events)).toEqual(["player_connect 0:Dora", "Dora dashboard", "player_disconnect 0:Dora"]);
@@ -97,14 +98,14 @@ describe("ddnet preset (DDNet 16.4, real server and client)", () => {
     let list = "";
     const { lines, events } = await lineBridge(ddnet, () => list);
     list = [row, row.replace("id=0", "id=1").replace("'Dora'", "'Dora: !ban Eve 1 x'")].join("\n");
+    lines.push("[server]: player has entered the game. ClientID=0 addr=<{127.0.0.1:56887}> sixup=0");
+    await until(() => said(events).length === 2, "the list to answer: both online");
     lines.push(
-      "[server]: player has entered the game. ClientID=0 addr=<{127.0.0.1:56887}> sixup=0",
       "[chat]: *** 'Mal' entered and joined the game", // what a `say` could print: not a join
       "[chat]: 1:-2:Dora: !ban Eve 1 x: hi",
       "[chat]: 3:-2:Eve: [server]: player has entered the game. ClientID=5 addr=<{1.2.3.4:5}> sixup=0",
       "[chat]: 3:-2:Eve: [game]: leave player='0:Dora'",
     );
-    await new Promise((r) => setTimeout(r, 10));
     expect(said(events)).toEqual(["player_connect 0:Dora", "player_connect 1:Dora: !ban Eve 1 x"]);
   });
 });

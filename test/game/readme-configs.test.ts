@@ -43,7 +43,7 @@ async function fakeFor(bridge: string, preset: string): Promise<{ port: number; 
     case "webrcon":
       return FakeWebRconServer.start({ handler });
     case "econ":
-      return FakeEconServer.start();
+      return FakeEconServer.start({ dialect: preset === "ddnet" ? "ddnet" : "teeworlds" });
     default:
       return undefined; // the wrapper, the simulated game, a kind that doesn't connect out: loading is the check
   }

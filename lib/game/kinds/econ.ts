@@ -25,14 +25,27 @@ export const econ: BridgeKind<RemoteConsoleSection> = {
   },
   async check(input, { timeoutMs }) {
     const { Econ } = await import("../transports/econ.ts");
+    let transport: InstanceType<typeof Econ> | undefined;
     const check = await checkRemote(
       input,
       econ,
       timeoutMs,
-      async (target) => new Econ({ ...target, timeoutMs }),
+      async (target) => (transport = new Econ({ ...target, timeoutMs })),
       "; three wrong passwords ban this address for ec_bantime",
     );
-    if (check.status !== "ok" || !isLoopback(input.section.host)) return check;
+    if (check.status !== "ok") return check;
+    // The other game's preset reads no player and no chat: the lines' form says which server this is (the forms
+    // are named as the presets are).
+    const form = transport?.form;
+    const name = input.preset.name;
+    if (form && (name === "teeworlds" || name === "ddnet") && form !== name)
+      return {
+        ...check,
+        status: "warn",
+        message: `${check.message}, but the server prints ${form === "ddnet" ? "DDNet" : "Teeworlds"}'s console: the ${name} preset sees no player there`,
+        fix: `set game.preset = "${form}"`,
+      };
+    if (!isLoopback(input.section.host)) return check;
     const port = input.section.port ?? consoleOf(input.preset, econ).port;
     return exposureOf(
       check,

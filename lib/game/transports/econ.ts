@@ -39,19 +39,24 @@ const TEEWORLDS_LINE = /^\[[^\]]*\]\[([^\]]+)\]: ?(.*)$/;
 /** DDNet: `yyyy-mm-dd hh:mm:ss <level letter> category: text`. */
 const DDNET_LINE = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [A-Z] ([^\s:]+): ?(.*)$/;
 
+/** Which server's form a console line has. */
+export type EconForm = "teeworlds" | "ddnet";
+
 export interface EconLine {
   category: string;
   text: string;
+  form: EconForm;
 }
 
 /** A console line as econ streams it, in either server's form; undefined for anything else. */
 export function parseEconLine(line: string): EconLine | undefined {
-  const m = TEEWORLDS_LINE.exec(line) ?? DDNET_LINE.exec(line);
-  return m ? { category: m[1]!, text: m[2]! } : undefined;
+  const t = TEEWORLDS_LINE.exec(line);
+  const m = t ?? DDNET_LINE.exec(line);
+  return m ? { category: m[1]!, text: m[2]!, form: t ? "teeworlds" : "ddnet" } : undefined;
 }
 
 /** What hub-agent makes of a line: `[category]: text`, as both servers' console lines look to a preset. */
-export const econText = ({ category, text }: EconLine) => `[${category}]: ${text}`;
+export const econText = ({ category, text }: Pick<EconLine, "category" | "text">) => `[${category}]: ${text}`;
 
 /** The console's own output: `echo` prints here (Teeworlds `Console`, DDNet `console`). */
 const isConsole = (category: string) => category.toLowerCase() === "console";
@@ -83,6 +88,7 @@ export class Econ implements Transport, LineSource {
   #closed = false;
   #authFailed?: TransportError;
   #retry?: AbortController;
+  #form?: EconForm;
 
   constructor(opts: EconOptions) {
     this.target = `${opts.host}:${opts.port}`;
@@ -97,6 +103,11 @@ export class Econ implements Transport, LineSource {
 
   get state(): TransportState {
     return this.#events.state;
+  }
+
+  /** The form of the server's console lines, once one arrived: which server this is (doctor's preset check). */
+  get form(): EconForm | undefined {
+    return this.#form;
   }
 
   on(_event: "state", fn: (state: TransportState, error?: Error) => void): () => void {
@@ -216,6 +227,7 @@ export class Econ implements Transport, LineSource {
   #line(conn: Connection, raw: string): void {
     const line = parseEconLine(raw);
     if (!line) return;
+    this.#form = line.form;
     if (conn.behind === undefined) conn.reply?.(line);
     else if (isConsole(line.category) && line.text === conn.behind) conn.behind = undefined;
     // Our own commands and markers are not game events.

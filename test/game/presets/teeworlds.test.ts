@@ -8,6 +8,7 @@ import type { BridgeEvent } from "../../../lib/game/bridge.ts";
 import { ddnet, parseDdnetStatus } from "../../../lib/game/presets/ddnet.ts";
 import { parseTeeworldsStatus, teeworlds } from "../../../lib/game/presets/teeworlds.ts";
 import type { Preset } from "../../../lib/game/presets/types.ts";
+import { parseEconLine } from "../../../lib/game/transports/econ.ts";
 import { until } from "../../support/until.ts";
 import { econFixture, matchMs } from "./econ-fixtures.ts";
 import { lineBridge, playerEvents } from "./recording.ts";
@@ -127,16 +128,23 @@ function hostileLines(): string[] {
     fill("[server]: id=0 addr=<{x}> name='", "' client=0.7:1 secure=no flags="),
     fill("[server]: id=0 addr=", "<{"),
     fill("[server]: player has entered the game. ClientID=", "0"),
+    fill("[", "["),
+    fill("[00:00:00][", "x"),
+    fill("2026-11-26 12:25:55 I ", "x"),
   ];
 }
 
 describe("every teeworlds and ddnet pattern is linear", () => {
   for (const preset of [teeworlds, ddnet] as Preset[]) {
-    test(`${preset.name}: each line pattern and the status row take < 10 ms on a 64 KiB line`, () => {
+    test(`${preset.name}: each line pattern, the status row and econ's line forms take < 10 ms on a 64 KiB line`, () => {
       const patterns = Object.values(preset.lines).flat();
       const parse = (line: string) => preset.list.parse(line);
       for (const line of hostileLines()) {
-        for (const re of [...patterns, { source: "list.parse", exec: parse }]) {
+        for (const re of [
+          ...patterns,
+          { source: "list.parse", exec: parse },
+          { source: "econ", exec: parseEconLine },
+        ]) {
           const ms = matchMs(re, line);
           if (ms >= 10) throw new Error(`${re.source} took ${ms.toFixed(1)} ms on ${line.slice(0, 40)}…`);
         }

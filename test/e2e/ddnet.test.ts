@@ -40,7 +40,7 @@ const PASSWORD = "hub-econ-secret";
 const ECON_PORT = 8303; // the README's; the namespace has ports of its own
 const GAME_PORT = 8304;
 /** A software-GL client on a loaded 2-core machine takes its time to start; an empty DDNet answers once a second. */
-const SLOW = { timeoutMs: 90_000 };
+const SLOW = { timeoutMs: 150_000 };
 
 describe.skipIf(!!missing)("DDNet 16.4 over econ (real server and client, in a network namespace)", () => {
   let dir: string;
@@ -111,7 +111,7 @@ describe.skipIf(!!missing)("DDNet 16.4 over econ (real server and client, in a n
       HUB_GAME_RCON_PORT: String(relay.port), // the namespace's 8303, the README's default
     });
     display = await startDisplay();
-  }, 120_000);
+  }, 200_000);
 
   afterAll(async () => {
     await dora?.stop();
@@ -157,7 +157,7 @@ describe.skipIf(!!missing)("DDNet 16.4 over econ (real server and client, in a n
     expect(w.sb.state.findUser("Dora", "CENTRAL")).toMatchObject({ identifier: "Dora", username: "Dora" });
     await sendStatus(w.agent);
     expect(w.sb.state.servers.get(w.sb.serverId)?.users_current).toBe(1);
-  }, 120_000);
+  }, 200_000);
 
   test("Dora says !dashboard (a key bind): the answer is a public line naming her, and her client shows it", async () => {
     await pressUntil(display.display, "F5", () => dora!.count("I chat: Dora: !dashboard") > 0);
@@ -167,7 +167,7 @@ describe.skipIf(!!missing)("DDNet 16.4 over econ (real server and client, in a n
       SLOW,
     );
     expect(dora!.count("I chat: Dora: !dashboard")).toBeGreaterThanOrEqual(1); // she said it, in public
-  }, 120_000);
+  }, 200_000);
 
   test("a reward command for Dora runs on the server and her client shows it; it is reported once", async () => {
     const applied = w.sb.state.addReward({
@@ -179,7 +179,7 @@ describe.skipIf(!!missing)("DDNet 16.4 over econ (real server and client, in a n
     await until(() => applied.executed_on.includes(w.sb.serverId), "the reward reported (PATCH executed_on)", SLOW);
     expect(w.sb.control.requests({ method: "PATCH", path: `/packet/reward/applied/${applied.id}` })).toHaveLength(1);
     expect(dora!.count("*** reward for ")).toBe(1);
-  }, 120_000);
+  }, 200_000);
 
   test("`hub-agent ban Dora 10 griefing` (the compiled CLI): she is kicked while she plays, and again when she comes back", async () => {
     await binary();
@@ -197,7 +197,7 @@ describe.skipIf(!!missing)("DDNet 16.4 over econ (real server and client, in a n
     await until(() => !online().includes("Dora"), "Dora to leave again", SLOW);
     await sendStatus(w.agent);
     expect(w.sb.state.servers.get(w.sb.serverId)?.users_current).toBe(0);
-  }, 240_000);
+  }, 400_000);
 
   /** `hub-agent doctor --json` in the namespace, with the README's configuration: its game check. */
   async function doctorInside(): Promise<{ status: string; message: string; fix?: string }> {

@@ -14,6 +14,11 @@ export interface LoadOptions {
   file?: string;
   env: Record<string, string | undefined>;
   cwd: string;
+  /**
+   * Also run each of `game.overrides`' patterns on hostile lines and refuse one slower than linear (a few
+   * milliseconds a pattern): for `run` and `doctor`, the commands that run them. Their shape is always checked.
+   */
+  timePatterns?: boolean;
 }
 
 export type LoadResult =
@@ -149,7 +154,7 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
   }
   const listen = rawString("http.listen");
   if (listen) problems.push(...checkListen(listen, getPath(raw, "http.allow_remote"), where("http.listen")));
-  if (parsed.success) problems.push(...(await checkGame(raw, where, file)));
+  if (parsed.success) problems.push(...(await checkGame(raw, where, file, opts.timePatterns)));
   if (!parsed.success || problems.length) return { ok: false, problems, file, secrets };
 
   const c = parsed.output;
@@ -216,7 +221,7 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
 }
 
 /** The game keys that depend on each other: what a bridge needs, and the preset's overrides. */
-async function checkGame(raw: Record<string, unknown>, where: (path: string) => string, file?: string) {
+async function checkGame(raw: Record<string, unknown>, where: (path: string) => string, file?: string, timed = false) {
   const bridge = (getPath(raw, "game.bridge") as string | undefined)?.trim() ?? "sim";
   if (bridge === "sim") return [];
   const problems: string[] = [];
@@ -251,7 +256,7 @@ async function checkGame(raw: Record<string, unknown>, where: (path: string) => 
     }
   }
   try {
-    const resolved = resolvePreset(presetName, (getPath(raw, "game.overrides") ?? {}) as never);
+    const resolved = resolvePreset(presetName, (getPath(raw, "game.overrides") ?? {}) as never, { timed });
     if (kind.console && preset.consoles[kind.name]?.port === 0 && getPath(raw, "game.rcon.port") === undefined) {
       problems.push(
         `${missing("game.rcon.port", file)}: ${needs} the port of ${kind.title} (the ${presetName} preset has no default)`,

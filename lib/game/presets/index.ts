@@ -13,6 +13,8 @@ import { rust } from "./rust.ts";
 import { teeworlds } from "./teeworlds.ts";
 import { xonotic } from "./xonotic.ts";
 import { placeholdersOf, TemplateError } from "./template.ts";
+import { ambiguity, LIMIT_MS_PER_64KIB, slowest } from "../sources/pattern-check.ts";
+import { boundLine, MATCH_CHARS } from "../sources/lines.ts";
 import {
   COMMAND_KINDS,
   type CommandKind,
@@ -88,18 +90,29 @@ export function isPresetName(name: string): name is PresetName {
   return (PRESET_NAMES as readonly string[]).includes(name);
 }
 
-/** The named preset with the operator's overrides applied; throws a PresetError naming the key and the fix. */
-export function resolvePreset(name: string, overrides: PresetOverrides = {}): Preset {
+/**
+ * The named preset with the operator's overrides applied; throws a PresetError naming the key and the fix. Every
+ * pattern is checked for the shapes that take exponential time; `timed` also runs each on hostile lines and refuses
+ * one slower than linear (milliseconds a pattern: `run` and `doctor` ask for it, other commands run no pattern).
+ */
+export function resolvePreset(name: string, overrides: PresetOverrides = {}, opts: { timed?: boolean } = {}): Preset {
   if (!isPresetName(name)) {
     throw new PresetError(`game.preset = "${name}" is not a preset: use one of ${PRESET_NAMES.join(", ")}`);
   }
   const base = PRESETS[name];
   const o = overrides;
+  /** The operator's patterns, by key, for the timing. */
+  const patterns: [string, RegExp][] = [];
+  const compile = (key: string, source: string) => {
+    const re = compiled(key, source);
+    patterns.push([key, re]);
+    return re;
+  };
   const lines = { ...base.lines };
   for (const [kind, source] of Object.entries(o.lines ?? {}) as [LineKind, string][]) {
     if (!LINE_KINDS.includes(kind)) throw new PresetError(`game.overrides.lines.${kind} is not a line kind`);
     if (source === "") delete lines[kind];
-    else lines[kind] = [compileLine(kind, source)];
+    else lines[kind] = [compileLine(kind, compile(`game.overrides.lines.${kind}`, source), source)];
   }
   const commands = { ...base.commands };
   for (const [kind, template] of Object.entries(o.commands ?? {}) as [CommandKind, string][]) {
@@ -113,7 +126,8 @@ export function resolvePreset(name: string, overrides: PresetOverrides = {}): Pr
   }
   const list = { ...base.list };
   if (o.list_command) list.command = o.list_command;
-  if (o.list_row !== undefined) list.parse = rowParser(compileRow(o.list_row), base);
+  if (o.list_row !== undefined)
+    list.parse = rowParser(compileRow(compile("game.overrides.list_row", o.list_row), o.list_row), base);
   if (o.list_end !== undefined) {
     if (o.list_end === "") delete list.until;
     else list.until = compile("game.overrides.list_end", o.list_end);
@@ -124,6 +138,7 @@ export function resolvePreset(name: string, overrides: PresetOverrides = {}): Pr
       `game.overrides.escape = "${o.escape}" is not an escaping: use ${ESCAPE_MODE_NAMES.join(", ")}`,
     );
   }
+  if (opts.timed) for (const [key, re] of patterns) timeCheck(key, re);
   const { echo: _echo, replyQuietMs: _quiet, ...rest } = base;
   const quietMs = o.reply_quiet !== undefined ? o.reply_quiet * 1000 : base.replyQuietMs;
   return {
@@ -142,16 +157,35 @@ export function resolvePreset(name: string, overrides: PresetOverrides = {}): Pr
   };
 }
 
-function compile(key: string, source: string): RegExp {
+/** A pattern of the operator's: valid, and without a shape that takes exponential time (docs/game-consoles.md §8). */
+function compiled(key: string, source: string): RegExp {
+  let re: RegExp;
   try {
-    return new RegExp(source);
+    re = new RegExp(source);
   } catch (e) {
     throw new PresetError(`${key} is not a valid regular expression: ${(e as Error).message}`);
   }
+  const why = ambiguity(re);
+  if (why) {
+    throw new PresetError(
+      `${key} is refused: ${why}, and a player's name or chat line can make that take seconds; write one repetition per part, with characters the next part can't start with (e.g. [^:]*: or \\S+ instead of (?:\\w+ ?)+)`,
+    );
+  }
+  return re;
 }
 
-function compileLine(kind: LineKind, source: string): RegExp {
-  const re = compile(`game.overrides.lines.${kind}`, source);
+/** Refuses a pattern slower than linear on the hostile lines built for it, up to the cut (MATCH_CHARS). */
+function timeCheck(key: string, re: RegExp): void {
+  const worst = slowest(re);
+  const allowed = Math.max(1, (LIMIT_MS_PER_64KIB * worst.length) / 65536);
+  if (worst.ms <= allowed) return;
+  const shown = JSON.stringify(worst.line.length > 40 ? `${worst.line.slice(0, 40)}…` : worst.line);
+  throw new PresetError(
+    `${key} is refused: it took ${worst.ms.toFixed(0)} ms on a line of ${worst.length} characters (${shown}), where a pattern may take ${allowed.toFixed(0)} ms, and lines of ${MATCH_CHARS} reach it; its time grows faster than the line: make the parts around each repetition exclusive (e.g. "[^"]*" instead of ".*", a literal that ends a repetition)`,
+  );
+}
+
+function compileLine(kind: LineKind, re: RegExp, source: string): RegExp {
   const needs = NEEDS[kind];
   if (needs && !needs.some((g) => source.includes(`(?<${g}>`))) {
     throw new PresetError(
@@ -191,8 +225,7 @@ function echoOf(template: string): ((marker: string) => string) | undefined {
   return (marker) => template.replaceAll(MARKER, marker);
 }
 
-function compileRow(source: string): RegExp {
-  const re = compile("game.overrides.list_row", source);
+function compileRow(re: RegExp, source: string): RegExp {
   if (!source.includes("(?<name>") && !source.includes("(?<id>")) {
     throw new PresetError(
       "game.overrides.list_row needs a named group (?<name>…) or (?<id>…), and (?<slot>…) if the kick command uses {slot}",
@@ -206,7 +239,7 @@ function rowParser(row: RegExp, base: Preset): (reply: string) => PlayerList {
   return (reply) => {
     const players: ListedPlayer[] = [];
     for (const line of reply.split(/\r?\n/)) {
-      const g = row.exec(line)?.groups;
+      const g = row.exec(boundLine(line))?.groups;
       if (!g) continue;
       const name = base.cleanName(g.name ?? g.id ?? "");
       const id =

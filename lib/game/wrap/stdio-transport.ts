@@ -1,8 +1,9 @@
 /**
  * Console commands over the wrapped server's stdin, replies read from its stdout and stderr
- * (docs/game-consoles.md §2.3). stdin has no request/response: a command that needs an answer is followed by an
- * echo of a marker, and the lines in between are its reply; on a console without echo a reply ends at a pattern
- * (`until`) or after a quiet period.
+ * (docs/game-consoles.md §2.3). stdin has no request/response: a command that needs an answer is bracketed by echoes
+ * of two random markers, and the lines in between are its reply (what the game printed before the console read the
+ * command, a player's chat, comes before the first and is game output); on a console without echo a reply ends at a
+ * pattern (`until`) or after a quiet period.
  */
 import type { Clock } from "../../clock.ts";
 import { CommandQueue, type QueuedCommand } from "../transports/command-queue.ts";
@@ -14,6 +15,7 @@ import {
   type TransportState,
 } from "../transports/transport.ts";
 import { Gate } from "./gate.ts";
+import { boundLine } from "../sources/lines.ts";
 import { type LineUse, singleMatch, type Supervisor } from "./supervisor.ts";
 
 export interface StdioTransportOptions {
@@ -52,6 +54,9 @@ interface CommandJob {
 
 /** A command written whose reply is still open. */
 interface OpenReply {
+  /** Whether the reply's first line may come: its begin marker was seen (or it has none). */
+  begun: boolean;
+  begins: (line: string) => boolean;
   lines: string[];
   done: (line: string) => boolean;
   /** Lines that only close the reply (the marker) are neither part of it nor game output. */
@@ -64,8 +69,11 @@ interface OpenReply {
   reject: (e: Error) => void;
 }
 
-/** A marker line: unlikely in any game's output, and recognisable when a stale one arrives late. */
-const MARKER = /hubagent_end_([0-9a-f]{12})$/;
+/** A marker as the console echoes it: random, so no player can print the one awaited. */
+const MARKER = /hubagent_(?:begin|end)_[0-9a-f]{12}$/;
+
+/** How many markers of abandoned replies are remembered, to drop them when they come late. */
+const LATE_MARKERS = 64;
 
 const encoder = new TextEncoder();
 
@@ -97,6 +105,8 @@ export class StdioTransport implements Transport {
   #readMore: (() => void)[] = [];
   /** Shut while a reply that ends with a quiet period is open: nothing marks where a typed line's answer starts. */
   #noQuietReply = new Gate(true);
+  /** Markers of replies given up (a timeout): dropped when they come late, not taken for game output. */
+  #late = new Set<string>();
 
   constructor(server: Supervisor, opts: StdioTransportOptions) {
     this.#server = server;
@@ -238,14 +248,19 @@ export class StdioTransport implements Transport {
   async #exchange(job: QueuedCommand<CommandJob>, typed: boolean): Promise<string> {
     const { command, until } = job;
     const quietMs = !until && !this.#o.echo ? this.#o.quietMs : undefined;
-    const marker = `hubagent_end_${randomHex(6)}`;
+    const id = randomHex(6);
+    const marker = `hubagent_end_${id}`;
     const echoLine = this.#o.echo?.(marker) ?? "";
-    const text = until || quietMs ? `${command}\n` : `${command}\n${echoLine}\n`;
+    // hub-agent's own commands start with a marker too: what the console printed before it read them is not theirs.
+    const begin = !until && !quietMs && !typed ? `hubagent_begin_${id}` : undefined;
+    const beginLine = begin ? this.#o.echo!(begin) : "";
+    const text = until || quietMs ? `${command}\n` : `${begin ? `${beginLine}\n` : ""}${command}\n${echoLine}\n`;
     const bytes = await this.#room(text, job.signal);
     return new Promise<string>((resolve, reject) => {
       let quiet: AbortController | undefined;
-      const settle = (fn: () => void) => {
+      const settle = (fn: () => void, abandoned = false) => {
         quiet?.abort();
+        if (abandoned && !until && !quietMs) this.#remember([marker, ...(begin ? [begin] : [])]);
         if (quietMs) this.#noQuietReply.open();
         this.#forget(reply);
         job.signal.removeEventListener("abort", onAbort);
@@ -261,17 +276,17 @@ export class StdioTransport implements Transport {
         );
       };
       // A typed line was written: a late marker or a server gone (the operator typed `quit`) is no failure.
-      const fail = (e: Error) => settle(() => (typed ? resolve("") : reject(e)));
+      const fail = (e: Error) => settle(() => (typed ? resolve("") : reject(e)), true);
       const onAbort = () => fail(job.signal.reason);
+      const marked = (m: string, echoed: string) => (line: string) =>
+        line.trimEnd().endsWith(m) && !line.includes(echoed);
       const reply: OpenReply = {
+        begun: !begin,
+        begins: begin ? marked(begin, beginLine) : () => true,
         lines: [],
         swallow: !until,
         show: typed,
-        done: until
-          ? (line) => until.test(line)
-          : quietMs
-            ? () => false
-            : (line) => line.trimEnd().endsWith(marker) && !line.includes(echoLine),
+        done: until ? (line) => until.test(boundLine(line)) : quietMs ? () => false : marked(marker, echoLine),
         ...(quietMs ? { heard: waitQuiet } : {}),
         resolve: (text) => {
           // Its end was printed, so it was read (an `until` or quiet reply has no marker line to say so).
@@ -295,6 +310,15 @@ export class StdioTransport implements Transport {
     });
   }
 
+  /** Markers of a reply given up: their lines are dropped when they come. */
+  #remember(markers: string[]): void {
+    for (const m of markers) this.#late.add(m);
+    for (const old of this.#late) {
+      if (this.#late.size <= LATE_MARKERS) break;
+      this.#late.delete(old);
+    }
+  }
+
   #forget(reply: OpenReply): void {
     if (this.#command === reply) this.#command = undefined;
     if (this.#typed === reply) this.#typed = undefined;
@@ -306,12 +330,20 @@ export class StdioTransport implements Transport {
     // Everything written up to this marker was read.
     if (marker) this.#confirm(this.#unread.findIndex((u) => u.marker === marker) + 1);
     for (const reply of [this.#command, this.#typed]) {
-      if (!reply?.done(line)) continue;
+      if (!reply) continue;
+      if (!reply.begun) {
+        if (!reply.begins(line)) continue;
+        reply.begun = true;
+        return "drop";
+      }
+      if (!reply.done(line)) continue;
       if (!reply.swallow) reply.lines.push(line);
       reply.resolve(reply.lines.join("\n"));
       return reply.swallow ? "drop" : "reply";
     }
-    if (MARKER.test(line.trimEnd())) return "drop"; // the marker of a command that timed out
+    if (marker && this.#late.delete(marker)) return "drop"; // the marker of a command that timed out
+    // Printed before hub-agent's command was read (its begin marker is still to come): game output.
+    if (this.#command && !this.#command.begun) return "console";
     // hub-agent's command was written before any typed line still open: the console answers it first.
     const open = this.#command ?? this.#typed;
     if (!open || open.show) return "console";

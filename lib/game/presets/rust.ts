@@ -11,9 +11,12 @@ import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
 
 const ADDR = String.raw`(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:]+\])`;
 
+/** Where the array starts: `[` at the start of a line, then `{`, `]` or the line's end; never `[CHAT] …`. */
+export const PLAYERLIST_START = /^\[[ \t]*(?:[{\]]|\r?$)/m;
+
 /** `playerlist`: a JSON array of `{SteamID, DisplayName, Ping, ConnectedSeconds, …}`. */
 export function parseRustPlayerlist(reply: string): PlayerList {
-  const start = reply.indexOf("[");
+  const start = reply.search(PLAYERLIST_START);
   let rows: unknown;
   try {
     rows = start < 0 ? [] : JSON.parse(reply.slice(start, reply.lastIndexOf("]") + 1));

@@ -9,7 +9,7 @@ import { quoteForTeeworldsConsole } from "./escape.ts";
 import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
 
 /** `status`: `id=0 addr=1.2.3.4:8303 name='nick' …` (a client still connecting prints `connecting` instead). */
-const ROW = /^(?:\[server\]: )?id=(\d+) addr=\S+ name='(.*)' (?:client|score)=/;
+export const ROW = /^(?:\[server\]: )?id=(\d+) addr=\S+ name='(.*)' (?:client|score)=/;
 
 export function parseTeeworldsStatus(reply: string): PlayerList {
   const players: ListedPlayer[] = [];

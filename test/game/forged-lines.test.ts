@@ -460,3 +460,20 @@ describe("a player's lines never act as the console", () => {
     }
   }
 });
+
+describe("a list that is one long line", () => {
+  test("a wrapped Minecraft server's `list uuids` of 5,000 players (one line of 275 KB) is read whole", async () => {
+    const uuid = (n: number) => `${n.toString(16).padStart(8, "0")}-0000-4000-8000-000000000000`;
+    const rows = Array.from({ length: 5000 }, (_, i) => `Player${i} (${uuid(i)})`).join(", ");
+    const minecraft = GAMES.find((g) => g.preset === "minecraft")!;
+    const w = await world(
+      { ...minecraft, list: () => `${MC}There are 5000 of a max of 9000 players online: ${rows}` },
+      "wrapper",
+    );
+    let status = await w.bridge.status();
+    await until(async () => (status = await w.bridge.status()).players.length > 0, "the list", { timeoutMs: 20_000 });
+    expect(status.players.length).toBe(5000);
+    expect(status.maxPlayers).toBe(9000);
+    expect(status.players.at(-1)).toEqual({ id: uuid(4999), name: "Player4999" });
+  }, 60_000);
+});

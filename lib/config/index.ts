@@ -4,6 +4,7 @@ import { dirname, resolve } from "node:path";
 import { ConfigSchema, KEY_HELP, SPEC_INTERVALS, type Config } from "./schema.ts";
 import { isLoopback, parseListen } from "./listen.ts";
 import { TomlError, parseToml } from "./toml.ts";
+import type { PresetOverrides } from "../game/presets/index.ts";
 
 export { type Config, SPEC_INTERVALS } from "./schema.ts";
 
@@ -256,7 +257,9 @@ async function checkGame(raw: Record<string, unknown>, where: (path: string) => 
     }
   }
   try {
-    const resolved = resolvePreset(presetName, (getPath(raw, "game.overrides") ?? {}) as never, { timed });
+    const overrides = (getPath(raw, "game.overrides") ?? {}) as PresetOverrides;
+    const resolved = resolvePreset(presetName, overrides);
+    if (timed) problems.push(...(await slowPatterns(overrides, where)));
     if (kind.console && preset.consoles[kind.name]?.port === 0 && getPath(raw, "game.rcon.port") === undefined) {
       problems.push(
         `${missing("game.rcon.port", file)}: ${needs} the port of ${kind.title} (the ${presetName} preset has no default)`,
@@ -273,6 +276,18 @@ async function checkGame(raw: Record<string, unknown>, where: (path: string) => 
     problems.push(key ? `${e.message} (${where(key)})` : e.message);
   }
   return problems;
+}
+
+/** The operator's patterns that take longer than linear time on the hostile lines built for them (run, doctor). */
+async function slowPatterns(overrides: PresetOverrides, where: (path: string) => string): Promise<string[]> {
+  const [{ overridePatterns }, { tooSlow }] = await Promise.all([
+    import("../game/presets/index.ts"),
+    import("../game/sources/pattern-timing.ts"),
+  ]);
+  return overridePatterns(overrides).flatMap(([key, re]) => {
+    const why = tooSlow(re);
+    return why ? [`${key} is refused: ${why} (${where(key)})`] : [];
+  });
 }
 
 /** A boolean key as the operator wrote it, before the schema read it (`bool` in schema.ts). */

@@ -13,8 +13,8 @@ import { rust } from "./rust.ts";
 import { teeworlds } from "./teeworlds.ts";
 import { xonotic } from "./xonotic.ts";
 import { placeholdersOf, TemplateError } from "./template.ts";
-import { ambiguity, LIMIT_MS_PER_64KIB, slowest } from "../sources/pattern-check.ts";
-import { boundLine, MATCH_CHARS } from "../sources/lines.ts";
+import { cutLine } from "../sources/cut.ts";
+import { ambiguity } from "../sources/pattern-check.ts";
 import {
   COMMAND_KINDS,
   type CommandKind,
@@ -92,22 +92,14 @@ export function isPresetName(name: string): name is PresetName {
 
 /**
  * The named preset with the operator's overrides applied; throws a PresetError naming the key and the fix. Every
- * pattern is checked for the shapes that take exponential time; `timed` also runs each on hostile lines and refuses
- * one slower than linear (milliseconds a pattern: `run` and `doctor` ask for it, other commands run no pattern).
+ * pattern is checked for the shapes that take exponential time (their timing: overridePatterns).
  */
-export function resolvePreset(name: string, overrides: PresetOverrides = {}, opts: { timed?: boolean } = {}): Preset {
+export function resolvePreset(name: string, overrides: PresetOverrides = {}): Preset {
   if (!isPresetName(name)) {
     throw new PresetError(`game.preset = "${name}" is not a preset: use one of ${PRESET_NAMES.join(", ")}`);
   }
   const base = PRESETS[name];
   const o = overrides;
-  /** The operator's patterns, by key, for the timing. */
-  const patterns: [string, RegExp][] = [];
-  const compile = (key: string, source: string) => {
-    const re = compiled(key, source);
-    patterns.push([key, re]);
-    return re;
-  };
   const lines = { ...base.lines };
   for (const [kind, source] of Object.entries(o.lines ?? {}) as [LineKind, string][]) {
     if (!LINE_KINDS.includes(kind)) throw new PresetError(`game.overrides.lines.${kind} is not a line kind`);
@@ -138,7 +130,6 @@ export function resolvePreset(name: string, overrides: PresetOverrides = {}, opt
       `game.overrides.escape = "${o.escape}" is not an escaping: use ${ESCAPE_MODE_NAMES.join(", ")}`,
     );
   }
-  if (opts.timed) for (const [key, re] of patterns) timeCheck(key, re);
   const { echo: _echo, replyQuietMs: _quiet, ...rest } = base;
   const quietMs = o.reply_quiet !== undefined ? o.reply_quiet * 1000 : base.replyQuietMs;
   return {
@@ -158,7 +149,7 @@ export function resolvePreset(name: string, overrides: PresetOverrides = {}, opt
 }
 
 /** A pattern of the operator's: valid, and without a shape that takes exponential time (docs/game-consoles.md §8). */
-function compiled(key: string, source: string): RegExp {
+function compile(key: string, source: string): RegExp {
   let re: RegExp;
   try {
     re = new RegExp(source);
@@ -174,15 +165,17 @@ function compiled(key: string, source: string): RegExp {
   return re;
 }
 
-/** Refuses a pattern slower than linear on the hostile lines built for it, up to the cut (MATCH_CHARS). */
-function timeCheck(key: string, re: RegExp): void {
-  const worst = slowest(re);
-  const allowed = Math.max(1, (LIMIT_MS_PER_64KIB * worst.length) / 65536);
-  if (worst.ms <= allowed) return;
-  const shown = JSON.stringify(worst.line.length > 40 ? `${worst.line.slice(0, 40)}…` : worst.line);
-  throw new PresetError(
-    `${key} is refused: it took ${worst.ms.toFixed(0)} ms on a line of ${worst.length} characters (${shown}), where a pattern may take ${allowed.toFixed(0)} ms, and lines of ${MATCH_CHARS} reach it; its time grows faster than the line: make the parts around each repetition exclusive (e.g. "[^"]*" instead of ".*", a literal that ends a repetition)`,
-  );
+/** The operator's patterns, by key (valid: resolvePreset accepted them), for `run` and `doctor` to time. */
+export function overridePatterns(o: PresetOverrides): [key: string, re: RegExp][] {
+  const out: [string, RegExp][] = [];
+  for (const key of ["list_row", "list_end"] as const) {
+    const source = o[key];
+    if (source) out.push([`game.overrides.${key}`, new RegExp(source)]);
+  }
+  for (const [kind, source] of Object.entries(o.lines ?? {})) {
+    if (source) out.push([`game.overrides.lines.${kind}`, new RegExp(source)]);
+  }
+  return out;
 }
 
 function compileLine(kind: LineKind, re: RegExp, source: string): RegExp {
@@ -239,7 +232,7 @@ function rowParser(row: RegExp, base: Preset): (reply: string) => PlayerList {
   return (reply) => {
     const players: ListedPlayer[] = [];
     for (const line of reply.split(/\r?\n/)) {
-      const g = row.exec(boundLine(line))?.groups;
+      const g = row.exec(cutLine(line))?.groups;
       if (!g) continue;
       const name = base.cleanName(g.name ?? g.id ?? "");
       const id =

@@ -3,6 +3,7 @@
  * Sources know nothing about games.
  */
 import { stripVTControlCharacters } from "node:util";
+import { cutLine, MAX_LINE_CHARS } from "./cut.ts";
 
 /** Where a line came from: the wrapped server's stdout or stderr, or a tailed log file. */
 export type LineStream = "stdout" | "stderr" | "log";
@@ -20,33 +21,21 @@ export interface LineSource {
   stop(): Promise<void>;
 }
 
-/**
- * The longest line a source delivers (1 MiB): what goes beyond is dropped up to the line's end, never delivered as
- * a line of its own (its start would be whatever text sat there: a player's). Minecraft's `list uuids` answer is
- * one line of ~55 characters a player, so this still holds ~19,000 players.
- */
-export const MAX_LINE_CHARS = 1024 * 1024;
+export { MATCH_CHARS, MAX_LINE_CHARS } from "./cut.ts";
 
 /**
- * The part of a line a pattern sees (64 KiB): far beyond any game's chat or list row, and short enough that a
- * linear pattern takes well under a millisecond on it (docs/game-consoles.md §8). A list parser sees a whole reply.
- */
-export const MATCH_CHARS = 64 * 1024;
-
-/**
- * Terminal escapes (colours, cursor moves) and stray NULs (a log written past a truncation) are removed. Line ends
- * left inside a text (`\r`, `\n`, U+2028, U+2029: JavaScript's `.` stops at each) become spaces, so `.` matches every
- * character of a line and a pattern ending in `(.*)$` can't fail on one (and backtrack over it again and again).
+ * Terminal escapes (colours, cursor moves) and stray NULs (a log written past a truncation) are removed, and line
+ * ends left inside a text become spaces (cut.ts).
  */
 export function cleanLine(text: string): string {
   return stripVTControlCharacters(text)
-    .replace(/\0/g, "")
+    .replaceAll("\0", "")
     .replace(/[\n\r\u2028\u2029]/g, " ");
 }
 
-/** What a pattern sees of a line: cleaned, and cut at MATCH_CHARS. */
+/** What a pattern sees of a line: cut (cutLine) and cleaned. */
 export function boundLine(text: string): string {
-  return cleanLine(text.length > MATCH_CHARS ? text.slice(0, MATCH_CHARS) : text);
+  return cleanLine(cutLine(text));
 }
 
 /**

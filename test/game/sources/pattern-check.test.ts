@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { loadConfig } from "../../../lib/config/index.ts";
 import { parseToml } from "../../../lib/config/toml.ts";
 import { PRESETS, PresetError, resolvePreset } from "../../../lib/game/presets/index.ts";
-import { ambiguity, hostileLines, slowest } from "../../../lib/game/sources/pattern-check.ts";
+import { ambiguity } from "../../../lib/game/sources/pattern-check.ts";
+import { hostileLines, slowest } from "../../../lib/game/sources/pattern-timing.ts";
 import { readmeBlock } from "../../support/readme.ts";
 
 /** Patterns that take exponential time on a line they almost match, each with such a line. */
@@ -44,9 +45,28 @@ const LINEAR = [
   String.raw`^(?<name>.+): (?<text>.*)$`,
 ];
 
-function resolveRefusal(overrides: Record<string, unknown>, timed = false): string {
+/** The problems of a wrapped generic console whose `[game.overrides]` are `overrides` (TOML), as loadConfig says. */
+async function loadProblems(overrides: string, timePatterns = false): Promise<string[]> {
+  const dir = mkdtempSync(join(tmpdir(), "hub-pattern-"));
+  const head = ["[game]", 'bridge = "wrapper"', 'preset = "generic"', "[game.wrapper]", 'command = ["/bin/true"]'];
+  // The README's sections bring their own list command and echo.
+  const own = [
+    "[game.overrides]",
+    ...(overrides.includes("list_command") ? [] : ['list_command = "players"', 'echo = "echo {marker}"']),
+  ];
+  writeFileSync(join(dir, "hub-agent.toml"), [...head, ...own, overrides].join("\n"));
+  const env = {
+    HUB_API_URL: "https://api.example/x/v1",
+    HUB_API_KEY: "k-0123456789",
+    HUB_API_SERVER_ID: "541d1c41-1b58-40fc-8780-70c400ea5686",
+  };
+  const r = await loadConfig({ env, cwd: dir, timePatterns });
+  return r.ok ? [] : r.problems;
+}
+
+function resolveRefusal(overrides: Record<string, unknown>): string {
   try {
-    resolvePreset("generic", { list_command: "players", list_row: "^(?<name>\\S+)$", ...overrides }, { timed });
+    resolvePreset("generic", { list_command: "players", list_row: "^(?<name>\\S+)$", ...overrides });
   } catch (e) {
     if (e instanceof PresetError) return e.message;
     throw e;
@@ -108,31 +128,9 @@ describe("the shape check (at load)", () => {
   });
 
   test("loadConfig names the key and where it is set", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "hub-pattern-"));
-    writeFileSync(
-      join(dir, "hub-agent.toml"),
-      [
-        "[game]",
-        'bridge = "wrapper"',
-        'preset = "generic"',
-        "[game.wrapper]",
-        'command = ["/bin/true"]',
-        "[game.overrides]",
-        'list_command = "players"',
-        String.raw`list_row = '^(?<name>(?:\w+ ?)+)$'`,
-        'echo = "echo {marker}"',
-      ].join("\n"),
-    );
-    const env = {
-      HUB_API_URL: "https://api.example/x/v1",
-      HUB_API_KEY: "k-0123456789",
-      HUB_API_SERVER_ID: "541d1c41-1b58-40fc-8780-70c400ea5686",
-    };
     const start = performance.now();
-    const r = await loadConfig({ env, cwd: dir });
+    const problems = await loadProblems(String.raw`list_row = '^(?<name>(?:\w+ ?)+)$'`);
     expect(performance.now() - start).toBeLessThan(5_000); // refused at once, not after running the pattern
-    expect(r.ok).toBe(false);
-    const problems = r.ok ? [] : r.problems;
     expect(problems).toEqual([expect.stringMatching(/^game\.overrides\.list_row is refused: .*hub-agent\.toml/)]);
   });
 });
@@ -160,13 +158,18 @@ describe("the timing (run and doctor)", () => {
   });
 
   test("a slow pattern of the operator's is refused by run and doctor's load, naming the key, its time and the fix", async () => {
-    const chat = String.raw`^\[All\] (?<name>.+): (?<text>.*)x$`;
-    expect(resolveRefusal({ lines: { chat } })).toBe("accepted"); // other commands don't run patterns
-    const message = resolveRefusal({ lines: { chat } }, true);
-    expect(message).toMatch(
-      /^game\.overrides\.lines\.chat is refused: it took \d+ ms on a line of \d+ characters \(".*"\), where a pattern may take \d+ ms, and lines of 65536 reach it; its time grows faster than the line: make the parts around each repetition exclusive/,
-    );
-    expect(message).not.toContain("\n");
+    const chat = String.raw`chat = '^\[All\] (?<name>.+): (?<text>.*)x$'`;
+    const row = String.raw`list_row = '^(?<name>\S+)$'`;
+    expect(await loadProblems(`${row}\n[game.overrides.lines]\n${chat}`)).toEqual([]); // other commands run none
+    const problems = await loadProblems(`${row}\n[game.overrides.lines]\n${chat}`, true);
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^game\.overrides\.lines\.chat is refused: it took \d+ ms on a line of \d+ characters \(".*"\), where a pattern may take \d+ ms, and lines of 65536 reach it; its time grows faster than the line: make the parts around each repetition exclusive.* \(.*hub-agent\.toml.*\)$/,
+      ),
+    ]);
+    expect(problems[0]).not.toContain("\n");
+    // The README's OpenTTD patterns pass the timing.
+    expect(await loadProblems(readmeBlock("### OpenTTD", "toml").split("[game.overrides]\n")[1]!, true)).toEqual([]);
   });
 
   test("hostile lines are what a source delivers: cut, cleaned, raw line ends made spaces", () => {

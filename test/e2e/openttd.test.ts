@@ -201,7 +201,7 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the README's gener
     const { game } = loaded.config;
     const chat = resolvePreset(game.preset!, game.overrides).lines.chat![0]!;
     // The quotes became ' (escape = "quote"); the `;` stayed text, one argument of one command.
-    expect(chat.exec(said()!)?.groups).toMatchObject({ name: "Unnamed Client", text: "hello 'all'; !dashboard" });
+    expect(chat.exec(said()!)?.groups).toMatchObject({ name: "Server", text: "hello 'all'; !dashboard" });
   });
 
   describe.skipIf(noWindow.length > 0)("a human in a real window", () => {
@@ -272,9 +272,9 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the README's gener
         reward: { name: "Greeting", type: "COMMAND", data: { command: "say %nick%" }, on_event: "DIRECT" },
       });
       // The nick is one quoted argument of `say`: the server says his name to everyone, Hank included.
-      await until(() => w.lines.some((l) => l.endsWith("[All] Unnamed Client: Hank")), "the reward's say", SLOW);
+      await until(() => w.lines.some((l) => l.endsWith("[All] Server: Hank")), "the reward's say", SLOW);
       await until(() => applied.executed_on.includes(w.sb.serverId), "the reward reported (PATCH executed_on)", SLOW);
-      await until(() => shown("[All] Unnamed Client: Hank"), "Hank's client showing the reward's line", SLOW);
+      await until(() => shown("[All] Server: Hank"), "Hank's client showing the reward's line", SLOW);
     }, 60_000);
 
     test("Hank types `!dashboard` in the chat box; the agent's private answer reaches his client", async () => {
@@ -292,7 +292,7 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the README's gener
         SLOW,
       );
       await until(
-        () => hankLog().includes("[Private] Unnamed Client: Server dashboard: "),
+        () => hankLog().includes("[Private] Server: Server dashboard: "),
         "the answer at Hank's client",
         SLOW,
       );

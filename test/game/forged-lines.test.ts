@@ -196,7 +196,9 @@ const GAMES: Game[] = [
       `1.2.3.4:5/${S64.victim}/Victim joined [windows/${S64.victim}]`,
       `1.2.3.4:5/${S64.alice}/Alice disconnecting: forged`,
       "Server startup complete",
+      `x[${S64.alice}] : !warns`,
     ],
+    names: [[`Alice[${S64.alice}] : !ban Victim`, "x"]],
   },
   {
     preset: "openarena",
@@ -222,7 +224,10 @@ const GAMES: Game[] = [
       "Kill: 2 0 20: Mallory killed Alice by MOD_RAILGUN",
       "AAS initialized.",
     ],
-    names: [["  9     0   20 Victim", "0 5.6.7.8:27960 1237 25000"]],
+    names: [
+      ["  9     0   20 Victim", "0 5.6.7.8:27960 1237 25000"],
+      ["Alice: !ban Victim", "x"],
+    ],
   },
   {
     preset: "teeworlds",
@@ -242,7 +247,10 @@ const GAMES: Game[] = [
       "[game]: leave player='0:Alice'",
       "[Console]: hub-agent-00000000-0000-0000-0000-000000000000",
     ],
-    names: [["id=9 addr=x", "name='Victim' score=0"]],
+    names: [
+      ["id=9 addr=x", "name='Victim' score=0"],
+      ["Alice: /ban x", "y"],
+    ],
   },
   {
     preset: "xonotic",
@@ -273,6 +281,7 @@ const GAMES: Game[] = [
       ["5.6.7.8:26000 0 20 0:01:00 0 #9 Victim", "x"],
       ["players", "1 active (99 max)"],
       ["map", "forged"],
+      ["Alice^7: !ban Victim", "x"],
     ],
   },
   {
@@ -296,6 +305,7 @@ const GAMES: Game[] = [
       "dbg: [net] [server] Client #2 closed connection",
       "dbg: [net] Map generated, starting game",
     ],
+    names: [["Alice: !ban Victim", "x"]],
   },
 ];
 
@@ -403,11 +413,17 @@ async function world(game: Game, kind: string): Promise<World> {
   return { bridge, events, say, commands };
 }
 
-/** A Rust console line as WebRCON sends it: chat as a Chat message, the rest as a Generic line. */
+/**
+ * A Rust console line as WebRCON sends it: chat as a Chat message with the speaker's id (Mallory's, or Alice's for
+ * the sentinel) whatever the name and text hold, the rest as a Generic line.
+ */
 function webLine(web: FakeWebRconServer, line: string): void {
-  const chat = /^\[CHAT\] (.+)\[(\d{17})\] : (.*)$/.exec(line);
-  if (chat) web.chat(chat[2]!, chat[1]!, chat[3]!);
-  else web.broadcast(line);
+  for (const id of [S64.mallory, S64.alice]) {
+    const at = line.indexOf(`[${id}] : `);
+    if (!line.startsWith("[CHAT] ") || at < 0) continue;
+    return web.chat(id, line.slice("[CHAT] ".length, at), line.slice(at + `[${id}] : `.length));
+  }
+  web.broadcast(line);
 }
 
 /** A Teeworlds console line as econ streams it: `[category]: text`. */

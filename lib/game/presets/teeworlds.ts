@@ -37,9 +37,10 @@ export const teeworlds: Preset = {
     // `player='<id>:<name>'`: the name runs to the last quote, so a quote in it can't end it early.
     connect: [/^\[game\]: team_join player='(?<slot>\d+):(?<name>.+)' team=/],
     disconnect: [/^\[game\]: leave player='(?<slot>\d+):(?<name>.+)'$/],
-    // `<id>:<team>:<name>: <text>`; the slot says who (a name with ": " in it garbles only its own text). The
-    // server's own messages (`say`) are `*** …`, never a player.
-    chat: [/^\[chat\]: (?<slot>\d+):-?\d+:(?<name>.+?): (?<text>.*)$/],
+    // `<id>:<team>:<name>: <text>`. The name is the player (the preset's identity), so it runs to the last ": ", as
+    // on OpenArena: a player named `Alice: /ban x` can't speak as Alice (a text with ": " garbles only its own line).
+    // The server's own messages (`say`) are `*** …`, never a player.
+    chat: [/^\[chat\]: (?<slot>\d+):-?\d+:(?<name>.+): (?<text>.*)$/],
   },
   list: { command: "status", parse: parseTeeworldsStatus },
   commands: {

@@ -126,9 +126,6 @@ describe("every pattern takes < 10 ms on a hostile line of 64 KiB", () => {
     // stripVTControlCharacters' worst: an escape that never ends (ESC as a character class: a plain character here).
     const escapes = new RegExp(String.raw`\u001b\[(?:;a)*`);
     expectBounded("cleanLine", escapes, cleanLine);
-    const start = performance.now();
-    cleanLine(`\x1b[${";a".repeat(MATCH_CHARS / 2)}`);
-    expect(performance.now() - start).toBeLessThan(LIMIT_MS);
   });
 });
 

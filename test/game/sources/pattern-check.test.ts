@@ -136,7 +136,7 @@ describe("the shape check (at load)", () => {
 });
 
 describe("the timing (run and doctor)", () => {
-  test("finds every pattern slower than linear, on short lines, in well under a second each", () => {
+  test("finds every pattern slower than linear on short lines, in seconds at most (not the minutes of 64 KiB)", () => {
     for (const source of POLYNOMIAL) {
       const start = performance.now();
       const s = slowest(new RegExp(source));
@@ -146,7 +146,8 @@ describe("the timing (run and doctor)", () => {
         slow: true,
         short: true,
       });
-      expect(took).toBeLessThan(2_000);
+      // Well under a second on an idle machine; at 64 KiB, a squared pattern takes seconds, a cubed one hours.
+      expect(took).toBeLessThan(15_000);
     }
   });
 

@@ -8,6 +8,8 @@ import type { Logger } from "./log.ts";
 import { EventBus } from "./events.ts";
 import { Scheduler, type JobOptions } from "./scheduler.ts";
 import { Users } from "./users.ts";
+import { CommandLimiter, limitKeys } from "./command-limit.ts";
+import { RepeatedWarnings } from "./repeated-warnings.ts";
 import { onlineCache } from "./features/online.ts";
 import { FEATURES } from "./features/index.ts";
 import type { AgentDeps, CommandHandler, FeatureContext } from "./feature.ts";
@@ -47,6 +49,9 @@ export class Agent implements FeatureContext {
   private log: Logger;
   private gameHandlers = new Map<BridgeEventType, ((e: BridgeEvent) => Promise<void> | void)[]>();
   private commands = new Map<string, CommandHandler>();
+  /** Players' chat commands per player (lib/command-limit.ts), and the log lines of those refused. */
+  private commandLimit: CommandLimiter;
+  private tooFast: RepeatedWarnings;
   private admitted: ((player: GamePlayer) => Promise<void>)[] = [];
 
   constructor(readonly deps: AgentDeps) {
@@ -54,6 +59,10 @@ export class Agent implements FeatureContext {
     this.events = new EventBus(deps.logger.withTag("events"));
     this.scheduler = new Scheduler(deps.clock, deps.logger.withTag("scheduler"), deps.jitter, undefined, deps.jobs);
     this.users = new Users(deps.api, deps.bridge.userType, deps.logger.withTag("users"));
+    this.commandLimit = new CommandLimiter(() => deps.clock.monotonic());
+    this.tooFast = new RepeatedWarnings(deps.logger.withTag("commands"), deps.clock, {
+      what: "chat commands refused as too fast",
+    });
   }
 
   get bundleId(): string {
@@ -248,6 +257,18 @@ export class Agent implements FeatureContext {
     const handler = this.commands.get(name.toLowerCase());
     if (!handler) return;
     const reply = (text: string) => this.reply(invoker, text);
+    const allowance = invoker ? this.commandLimit.take(limitKeys(invoker)) : ({ ok: true } as const);
+    if (invoker && !allowance.ok) {
+      const { burst, refillMs } = this.commandLimit.limit;
+      const who = `${invoker.name} (${invoker.id})`;
+      this.tooFast.warn(
+        who,
+        `${name} by ${who} refused: more than ${burst} chat commands at once, then one every ${refillMs / 1000} s`,
+      );
+      if (allowance.tell)
+        await reply(this.deps.messages.t("command.too_fast", { seconds: Math.ceil(allowance.retryMs / 1000) }));
+      return;
+    }
     try {
       await handler({ invoker, args, reply });
     } catch (e) {
@@ -300,5 +321,6 @@ export class Agent implements FeatureContext {
     await this.scheduler.stop();
     this.unsubscribe?.();
     await this.events.idle();
+    this.tooFast.close();
   }
 }

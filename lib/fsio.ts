@@ -33,7 +33,18 @@ function settled<T>(call: () => T): Promise<T> {
 }
 
 type Name =
-  "access" | "link" | "mkdir" | "readdir" | "readFile" | "rename" | "rm" | "stat" | "unlink" | "utimes" | "writeFile";
+  | "access"
+  | "link"
+  | "lstat"
+  | "mkdir"
+  | "readdir"
+  | "readFile"
+  | "rename"
+  | "rm"
+  | "stat"
+  | "unlink"
+  | "utimes"
+  | "writeFile";
 
 function either<K extends Name>(name: K): (typeof fsp)[K] {
   const sync = fs[`${name}Sync`] as (...args: unknown[]) => unknown;
@@ -45,6 +56,7 @@ function either<K extends Name>(name: K): (typeof fsp)[K] {
 }
 
 export const access = either("access");
+export const lstat = either("lstat");
 export const mkdir = either("mkdir");
 export const readdir = either("readdir");
 export const readFile = either("readFile");

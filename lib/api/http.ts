@@ -1,6 +1,7 @@
 /**
  * The transport under every endpoint: URL building, one ofetch call per attempt with its own timeout,
- * our own retries (ofetch's `timeout` + `retry` reuse an aborted signal in 1.5.1), the shared 429 gate,
+ * our own retries (ofetch's `timeout` + `retry` reuse an aborted signal in 1.5.1), the 429 gates (docs/service-api.md
+ * §1.5: the endpoint that was refused waits; a second endpoint refused meanwhile makes every request wait),
  * a cap on the body size, lenient body parsing and valibot validation.
  */
 import { ofetch } from "ofetch";
@@ -37,7 +38,7 @@ export interface ApiOptions {
   userAgent?: string;
   /** Base of the exponential GET backoff (default 500 ms; doubled per attempt, capped at 8 s, with jitter). */
   backoffMs?: number;
-  /** While the 429 gate is closed, a GET waits through it when at most this long remains (default 5 s). */
+  /** While a 429 gate is closed, a GET waits through it when at most this long remains (default 5 s). */
   maxGateWaitMs?: number;
   /** Largest response body read (default DEFAULT_MAX_RESPONSE_BYTES); a longer one is an InvalidResponse. */
   maxResponseBytes?: number;
@@ -70,7 +71,7 @@ export interface RequestEvent {
   error?: string;
   /** Whether this attempt's result is what the caller gets (false: a GET is tried again). */
   final: boolean;
-  /** After a 429: how long the gate stays closed, in ms. */
+  /** After a 429: how long its gate stays closed, in ms. */
   gateMs?: number;
 }
 
@@ -161,9 +162,21 @@ export function createTransport(opts: ApiOptions): Transport {
     accept: "application/json",
     "user-agent": opts.userAgent ?? "hub-agent",
   };
-  /** Monotonic time before which no request may reach the service (set by any 429): a wall clock set back must
-   * not stretch the wait. */
-  let gateUntil = -Infinity;
+  /**
+   * Monotonic times before which no request may reach the service (a wall clock set back must not stretch a wait):
+   * per endpoint (`METHOD route`), set by its own 429, and for all of them, set by a 429 that came while another
+   * endpoint's gate was closed. VyHub does not say whether a limit is per endpoint or per key: the first 429 pauses
+   * what was refused; a second endpoint refused within that time shows the limit is the key's.
+   */
+  const gates = new Map<string, number>();
+  let allUntil = -Infinity;
+  const gateOf = (scope: string) => Math.max(allUntil, gates.get(scope) ?? -Infinity);
+  function closeGate(scope: string, ms: number) {
+    const now = clock.monotonic();
+    const keyWide = [...gates].some(([other, until]) => other !== scope && until > now);
+    gates.set(scope, Math.max(gates.get(scope) ?? -Infinity, now + ms));
+    if (keyWide) allUntil = Math.max(allUntil, now + ms);
+  }
 
   const clean = (text: string) => redact(text, opts.key);
   /** Unreadable list items already reported: the same bad ban would otherwise be logged at every refresh. */
@@ -174,8 +187,9 @@ export function createTransport(opts: ApiOptions): Transport {
     const url = joinUrl(opts.url, spec.path) + buildQuery(spec.query);
     const maxAttempts = spec.method === "GET" ? retries + 1 : 1;
     const route = spec.route ?? spec.path;
+    const scope = `${spec.method} ${route}`;
     for (let attempt = 1; ; attempt++) {
-      const wait = gateUntil - clock.monotonic();
+      const wait = gateOf(scope) - clock.monotonic();
       if (wait > 0) {
         if (spec.method !== "GET" || wait > maxGateWaitMs) {
           const closed = fail<T>({
@@ -185,14 +199,14 @@ export function createTransport(opts: ApiOptions): Transport {
             message: "rate limit gate closed",
             retryAfterMs: wait,
           });
-          observe(spec.method, route, closed, true, "gate_closed");
+          observe(spec.method, route, scope, closed, true, "gate_closed");
           return closed;
         }
         await clock.sleep(wait);
       }
-      const { result, retry } = await attemptOnce(spec, endpoint, url);
+      const { result, retry } = await attemptOnce(spec, endpoint, url, scope);
       const final = !retry || attempt >= maxAttempts;
-      observe(spec.method, route, result, final);
+      observe(spec.method, route, scope, result, final);
       if (final) return result;
       // A 429 already set the gate; the next loop waits through it (or gives up if it is long).
       if (result.ok || result.error.kind !== "RateLimited") {
@@ -202,7 +216,12 @@ export function createTransport(opts: ApiOptions): Transport {
     }
   }
 
-  async function attemptOnce<T>(spec: RequestSpec<T>, endpoint: string, url: string): Promise<Attempt<T>> {
+  async function attemptOnce<T>(
+    spec: RequestSpec<T>,
+    endpoint: string,
+    url: string,
+    scope: string,
+  ): Promise<Attempt<T>> {
     const started = performance.now();
     const signal = AbortSignal.timeout(timeoutMs);
     let status = 0;
@@ -258,7 +277,7 @@ export function createTransport(opts: ApiOptions): Transport {
     }
     if (status === 429) {
       const retryAfterMs = parseRetryAfter(responseHeaders.get("retry-after"), clock.now());
-      gateUntil = Math.max(gateUntil, clock.monotonic() + retryAfterMs);
+      closeGate(scope, retryAfterMs);
       const { message } = parseErrorBody(text, statusText || "Too Many Requests");
       return {
         result: fail({ kind: "RateLimited", status: 429, endpoint, message: clean(message), retryAfterMs }),
@@ -317,13 +336,14 @@ export function createTransport(opts: ApiOptions): Transport {
   function observe(
     method: Method,
     route: string,
+    scope: string,
     result: ApiResult<unknown>,
     final: boolean,
     outcome = outcomeOf(result),
   ) {
     if (!opts.onRequest) return;
     const error = result.ok ? undefined : describeError(result.error);
-    const gateMs = outcome === "rate_limited" ? Math.max(0, gateUntil - clock.monotonic()) : undefined;
+    const gateMs = outcome === "rate_limited" ? Math.max(0, gateOf(scope) - clock.monotonic()) : undefined;
     opts.onRequest({ method, route, outcome, final, ...(error ? { error } : {}), ...(gateMs ? { gateMs } : {}) });
   }
 

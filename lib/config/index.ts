@@ -212,7 +212,11 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
       ...c.game,
       rcon,
       ...(c.game.log_file ? { log_file: resolve(base, c.game.log_file) } : {}),
-      wrapper: { ...c.game.wrapper, ...(c.game.wrapper.cwd ? { cwd: resolve(base, c.game.wrapper.cwd) } : {}) },
+      wrapper: {
+        ...c.game.wrapper,
+        ...(c.game.wrapper.cwd ? { cwd: resolve(base, c.game.wrapper.cwd) } : {}),
+        ...(c.game.wrapper.command_pipe ? { command_pipe: resolve(base, c.game.wrapper.command_pipe) } : {}),
+      },
     },
     // A path (not a built-in locale) is relative to this file, like every other path.
     lang: /[/\\]|\.json$/i.test(c.lang) ? resolve(base, c.lang) : c.lang,

@@ -71,6 +71,14 @@ const port = v.pipe(
   v.maxValue(65535, "must be a port number (1-65535)"),
 );
 
+/** A user or group as `getent` takes it: a name (useradd's rules) or a number. */
+const account = (what: string, example: string) =>
+  v.pipe(
+    v.string(`must be a ${what} name or number, e.g. "${example}"`),
+    v.trim(),
+    v.regex(/^(?:[A-Za-z_][\w.-]*\$?|\d+)$/, `must be a ${what} name or number, e.g. "${example}"`),
+  );
+
 const COMMAND_LINE_HELP =
   'must be the server and its arguments as an array of strings, e.g. ["./srcds_run", "-game", "garrysmod"] (in HUB_GAME_WRAPPER_COMMAND: the same as JSON)';
 
@@ -225,6 +233,9 @@ export const ConfigSchema = v.strictObject({
       v.strictObject({
         command: v.optional(commandLine),
         cwd: v.optional(text("must be a directory path")),
+        command_pipe: v.optional(text("must be the path of the named pipe (FIFO) the server reads its commands from")),
+        user: v.optional(account("user", "freeciv")),
+        group: v.optional(account("group", "games")),
         restart: bool(false),
         /** Only these reach the server besides PATH, HOME, locale and the like: never hub-agent's HUB_* secrets. */
         env: v.optional(
@@ -256,6 +267,7 @@ export const ConfigSchema = v.strictObject({
         list_command: v.optional(text("must be the console command that lists the players")),
         list_row: v.optional(text("must be a regular expression for one row of the player list")),
         list_end: v.optional(v.string("must be a regular expression (a string)")),
+        list_start: v.optional(v.string("must be a regular expression (a string)")),
         echo: v.optional(v.string('must be the console\'s echo command with {marker}, e.g. "echo {marker}"')),
         reply_quiet: v.optional(
           v.pipe(
@@ -350,6 +362,11 @@ export const KEY_HELP: Record<string, string> = {
   "game.wrapper.command":
     'the dedicated server to start and its arguments, e.g. ["./srcds_run", "-game", "garrysmod", "-norestart"]; in the environment a JSON array',
   "game.wrapper.cwd": "the directory to start the server in; relative to this file",
+  "game.wrapper.command_pipe":
+    "a named pipe (FIFO) the server reads its commands from instead of stdin (e.g. armagetronad's --input); hub-agent creates it (0600) if missing; relative to this file",
+  "game.wrapper.user":
+    "when hub-agent runs as root: the user to run the server as (some servers refuse root); its HOME, USER and SHELL replace root's",
+  "game.wrapper.group": "with game.wrapper.user: the server's group, instead of the user's own group",
   "game.wrapper.env":
     '[game.wrapper.env] NAME = "value": variables for the server; it gets only PATH, HOME, USER, locale, TZ, TERM, TMPDIR and these',
   "game.wrapper.restart": "restart the server when it exits on its own (with backoff; gives up after 5 quick crashes)",
@@ -365,6 +382,8 @@ export const KEY_HELP: Record<string, string> = {
     "a regular expression for one player-list row, with named groups (?<name>…) and/or (?<id>…), optionally (?<slot>…); replaces the preset's parser",
   "game.overrides.list_end":
     'wrapper: a regular expression for the player list\'s last line, for a console without echo; "" turns it off',
+  "game.overrides.list_start":
+    "wrapper, with list_end: a regular expression for the line above the rows; list_end counts only after it (a list framed by the same line above and below: set both to it)",
   "game.overrides.echo":
     'wrapper: the console command printing a marker after each command, e.g. "echo {marker}"; "" when the console has none',
   "game.overrides.reply_quiet":

@@ -13,6 +13,7 @@ import type { Logger } from "../log.ts";
 import { ExecutedRewards } from "../rewards/executed.ts";
 import { RewardFailures } from "../rewards/failures.ts";
 import { commandLines, fillTemplate, rewardValues } from "../rewards/replace.ts";
+import { type Escaping, TemplateError } from "../game/presets/quoting.ts";
 import { serial } from "../serial.ts";
 import { mayHaveRun, unreachable } from "../game/transports/transport.ts";
 
@@ -223,7 +224,8 @@ export class Rewards {
     if (type === "COMMAND") {
       const command = data?.command;
       if (typeof command !== "string") return this.refuse(id, "its data has no command text");
-      const lines = commandLines(command).map((l) => this.fill(id, l, values, (v) => bridge.escape(v)));
+      const lines = this.fill(reward, commandLines(command), values, bridge);
+      if (!lines) return undefined;
       // The bridge's escaping must keep every value inside its line; a line break would start another command.
       if (lines.some((l) => /[\r\n]/.test(l)))
         return this.refuse(id, "a replaced value would have split a console command (the bridge's escaping failed)");
@@ -236,7 +238,8 @@ export class Rewards {
       if (!config.rewards.allow_script)
         return this.refuse(id, "SCRIPT rewards are off; set rewards.allow_script = true to run code from VyHub");
       if (!runner) return this.refuse(id, "this game has no script console (SCRIPT rewards run on Garry's Mod)");
-      const text = this.fill(id, script, values, (v) => runner.escape(v));
+      const [text] = this.fill(reward, [script], values, runner) ?? [];
+      if (text === undefined) return undefined;
       return async () => {
         try {
           await runner.run(text, player);
@@ -304,15 +307,33 @@ export class Rewards {
     return this.failures.refused(data, error);
   }
 
-  private fill(id: string, template: string, values: Record<string, string>, escape: (v: string) => string): string {
-    const { text, unknown } = fillTemplate(template, values, escape);
-    if (unknown.length)
+  /** The templates filled for this reward, or undefined (logged once) when a token sits where no value may go. */
+  private fill(
+    reward: AppliedReward,
+    templates: readonly string[],
+    values: Record<string, string>,
+    escaping: Escaping,
+  ): string[] | undefined {
+    const { id } = reward;
+    const filled: string[] = [];
+    const unknown = new Set<string>();
+    for (const template of templates) {
+      try {
+        const r = fillTemplate(template, values, escaping);
+        filled.push(r.text);
+        for (const token of r.unknown) unknown.add(token);
+      } catch (e) {
+        if (!(e instanceof TemplateError)) throw e;
+        return this.refuse(id, `${e.message} (in the text of reward "${reward.reward.name}")`);
+      }
+    }
+    if (unknown.size)
       this.once(`${id} tokens`, () =>
         this.log.warn(
-          `reward ${id}: ${unknown.join(", ")} ${unknown.length > 1 ? "are" : "is"} not known here; left as written`,
+          `reward ${id}: ${[...unknown].join(", ")} ${unknown.size > 1 ? "are" : "is"} not known here; left as written`,
         ),
       );
-    return text;
+    return filled;
   }
 
   private refuse(id: string, why: string): undefined {

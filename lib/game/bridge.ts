@@ -3,6 +3,7 @@
  * transport (RCON, console stdin, …), event sources (process output, log tail, player-list polling) and a
  * preset (regexes, command templates, escaping). Features never see which.
  */
+import type { Quoting } from "./presets/quoting.ts";
 
 /** A player as the game knows them. `id` is normalised for the service (SteamID64, Minecraft UUID with dashes, …). */
 export interface GamePlayer {
@@ -45,6 +46,8 @@ export interface GameStatus {
 export interface ScriptRunner {
   /** A value as a complete string literal of the script language. */
   escape(value: string): string;
+  /** How the script language reads quotes: a value inside a string literal of the code (lib/game/presets/quoting.ts). */
+  readonly quoting: Quoting;
   /** Runs the code (its values already escaped), for the reward's player where the game can say who that is. */
   run(code: string, player: GamePlayer | null): Promise<void>;
 }
@@ -89,6 +92,8 @@ export interface GameBridge {
   exec(command: string): Promise<string>;
   /** Escapes a value (a nick, a reason) so that it stays one argument of one command on this console. */
   escape(value: string): string;
+  /** How this console reads quotes: a value inside a template's quotes (lib/game/presets/quoting.ts). */
+  readonly quoting: Quoting;
   /**
    * A game server hub-agent runs (the wrapper) is gone for good: it exited and no restart follows. `requested`:
    * hub-agent stopped it (stop(), or the operator typed the stop command). Bridges without a process never call it.

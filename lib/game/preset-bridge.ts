@@ -18,6 +18,7 @@ import type {
 } from "./bridge.ts";
 import type { CommandKind, LineKind, PlayerList, Preset } from "./presets/types.ts";
 import { LINE_KINDS } from "./presets/types.ts";
+import type { Quoting } from "./presets/quoting.ts";
 import { render, TemplateError, type TemplateValues } from "./presets/template.ts";
 import { type LineRef, Roster } from "./roster.ts";
 import { parseChatCommand } from "./chat.ts";
@@ -26,6 +27,9 @@ import { PlayerPoll } from "./sources/poll.ts";
 import { errorMessage, type SendOptions, type Transport, TransportError } from "./transports/transport.ts";
 import { OwnGroupChanges } from "./echoes.ts";
 import type { PlayerRef, StructuredConsole, StructuredEvent } from "./structured.ts";
+
+/** Where a reply ends on a wrapped console without echo: the player list's `until` and `start` lines. */
+type ReplyEnd = Pick<Preset["list"], "until" | "start">;
 
 /** A server process hub-agent runs (the wrapper): it knows when the game is ready or gone, and what the operator typed. */
 export interface ServerProcess {
@@ -42,8 +46,8 @@ export interface ServerProcessEvents {
 
 export interface PresetBridgeOptions {
   preset: Preset;
-  /** Sends commands; the wrapper's takes `until` for consoles without echo. */
-  transport: Transport & { send(command: string, opts?: SendOptions & { until?: RegExp }): Promise<string> };
+  /** Sends commands; the wrapper's takes `until` (and `start`) for consoles without echo. */
+  transport: Transport & { send(command: string, opts?: SendOptions & ReplyEnd): Promise<string> };
   /** Where event lines come from (the wrapper's output, a log tail); started and stopped with the bridge. */
   sources?: LineSource[];
   /**
@@ -98,7 +102,12 @@ export class PresetBridge implements GameBridge {
     this.#o = o;
     this.preset = o.preset;
     const script = o.preset.script;
-    if (script) this.script = { escape: (v) => script.escape(v), run: (code, player) => this.#runScript(code, player) };
+    if (script)
+      this.script = {
+        escape: (v) => script.escape(v),
+        quoting: script.quoting,
+        run: (code, player) => this.#runScript(code, player),
+      };
     this.#log = o.logger.withTag("game");
     this.userType = o.preset.userType;
     const events = eventTypes(o.preset, { lines: !!o.sources?.length || !!o.parseReplies, wrapped: !!o.process });
@@ -223,7 +232,7 @@ export class PresetBridge implements GameBridge {
     await this.#command(kind, values);
   }
 
-  async exec(command: string, opts?: { until?: RegExp }): Promise<string> {
+  async exec(command: string, opts?: ReplyEnd): Promise<string> {
     const reply = await this.#o.transport.send(command, opts);
     if (this.#o.parseReplies) for (const line of reply.split(/\r?\n/)) this.#line(line);
     return reply;
@@ -231,6 +240,10 @@ export class PresetBridge implements GameBridge {
 
   escape(value: string): string {
     return this.preset.escape(value);
+  }
+
+  get quoting(): Quoting {
+    return this.preset.quoting;
   }
 
   /** The script's lines in order; only the last runs the code, so a failure before it leaves nothing run. */
@@ -389,7 +402,7 @@ export class PresetBridge implements GameBridge {
     }
     let command: string;
     try {
-      command = render(template, values, this.preset.escape);
+      command = render(template, values, this.preset);
     } catch (e) {
       if (e instanceof TemplateError) throw new BridgeCommandError(`${kind}: ${e.message}`);
       throw e;
@@ -420,8 +433,8 @@ export class PresetBridge implements GameBridge {
       });
       return { ...list, players };
     }
-    const { command, until, parse } = this.preset.list;
-    return parse(await this.exec(command, until ? { until } : undefined));
+    const { command, until, start, parse } = this.preset.list;
+    return parse(await this.exec(command, until ? { until, ...(start ? { start } : {}) } : undefined));
   }
 
   #pollResult(r: { ok: true } | { ok: false; error: Error }): void {

@@ -17,6 +17,7 @@ import type {
 import { parseChatCommand } from "./chat.ts";
 import { SIM_USER_TYPE } from "./user-type.ts";
 import { OwnGroupChanges } from "./echoes.ts";
+import { consoleQuoting, type Quoting } from "./presets/quoting.ts";
 
 export const ALL_EVENT_TYPES: readonly BridgeEventType[] = [
   "ready",
@@ -119,6 +120,7 @@ export class SimGame implements GameBridge {
     if (o.scripts) {
       this.script = {
         escape: (value) => JSON.stringify(value),
+        quoting: simQuoting,
         run: async (script, player) => {
           this.check("script");
           this.record({ type: "script", script, ...(player ? { player: player.id } : {}) });
@@ -199,6 +201,8 @@ export class SimGame implements GameBridge {
   escape(value: string): string {
     return simEscape(value);
   }
+
+  readonly quoting = simQuoting;
 
   // ── Test controls ──────────────────────────────────────────────────────────
 
@@ -371,6 +375,16 @@ function appendDurably(file: string, text: string): void {
 }
 
 // ── Console escaping and parsing ─────────────────────────────────────────────
+
+/**
+ * The sim console's quoting: `"` with JSON's backslash escapes; inside a template's quotes, a value is simEscape's
+ * string without its quotes (its `"` and `\` escaped).
+ */
+export const simQuoting: Quoting = consoleQuoting({
+  quotes: '"',
+  backslash: (_next, quoted) => (quoted ? "escape" : "plain"),
+  inQuotes: (value) => simEscape(value).slice(1, -1),
+});
 
 /** The sim console's escaping: JSON string syntax, plus DEL, C1 controls and U+2028/2029 as \u escapes. */
 export function simEscape(value: string): string {

@@ -4,6 +4,7 @@
  */
 import type { AppliedReward } from "../api/client.ts";
 import type { GamePlayer } from "../game/bridge.ts";
+import { type Escaping, fillPlaced, writeAt } from "../game/presets/quoting.ts";
 
 /** SteamID64 of STEAM_0:0:0; a SteamID64 is this plus 2 × account number plus the Y bit. */
 const STEAM64_BASE = 76561197960265728n;
@@ -43,22 +44,25 @@ export function rewardValues(reward: AppliedReward, player: GamePlayer, userType
 const TOKEN = /%([A-Za-z0-9_]+)%/g;
 
 /**
- * Fills `%token%`s in one pass, every value through `escape`: a value is never scanned again, so a nick like
- * `%user_id%` stays text and `$&` means nothing. Unknown tokens are kept and reported.
+ * Fills `%token%`s in one pass, every value escaped for where it sits (lib/game/presets/quoting.ts: inside the
+ * command's quotes, `ulx psay "%nick%" thanks`, it gets no quotes of its own): a value is never scanned again, so a
+ * nick like `%user_id%` stays text and `$&` means nothing. Unknown tokens are kept and reported. Throws a
+ * TemplateError, naming the token and the fix, for a token where the console's quoting lets no value go.
  */
 export function fillTemplate(
   template: string,
   values: Record<string, string>,
-  escape: (value: string) => string,
+  escaping: Escaping,
 ): { text: string; unknown: string[] } {
   const unknown: string[] = [];
-  const text = template.replace(TOKEN, (whole, name: string) => {
+  const text = fillPlaced(template, TOKEN, escaping.quoting, (m, place) => {
+    const [whole, name = ""] = m;
     const value = values[name.toLowerCase()];
     if (value === undefined) {
       if (!unknown.includes(whole)) unknown.push(whole);
       return whole;
     }
-    return escape(value);
+    return writeAt(escaping, place, value, whole);
   });
   return { text, unknown };
 }

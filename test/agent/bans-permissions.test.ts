@@ -173,9 +173,10 @@ test("service down: an unprivileged player can't flood the queues; the console a
     "add",
   );
   await h.sb.control.down();
-  for (let i = 0; i < MAX_WAITING_PER_PLAYER + 2; i++) await chat(ALICE, `!ban 7656119800000${1000 + i} 10 spam ${i}`);
-  await chat(ALICE, "!warn Carol spam");
-  await chat(ALICE, `!unban ${BOB.id}`);
+  for (let i = 0; i < MAX_WAITING_PER_PLAYER + 2; i++)
+    await h.typed(ALICE, `!ban 7656119800000${1000 + i} 10 spam ${i}`);
+  await h.typed(ALICE, "!warn Carol spam");
+  await h.typed(ALICE, `!unban ${BOB.id}`);
   const refused = `You have ${MAX_WAITING_PER_PLAYER} requests waiting for VyHub; try again once it has answered them.`;
   expect(said(ALICE).slice(MAX_WAITING_PER_PLAYER)).toEqual([refused, refused, refused, refused]);
   const waiting = async () => {
@@ -184,7 +185,7 @@ test("service down: an unprivileged player can't flood the queues; the console a
   };
   expect(await waiting()).toBe(MAX_WAITING_PER_PLAYER);
   // Not a cap on the console or a trusted player.
-  for (let i = 0; i < MAX_WAITING_PER_PLAYER + 1; i++) await chat(CAROL, `!ban 7656119800000${2000 + i} 10 x`);
+  for (let i = 0; i < MAX_WAITING_PER_PLAYER + 1; i++) await h.typed(CAROL, `!ban 7656119800000${2000 + i} 10 x`);
   await consoleLine(`ban 76561198000003000 10 x`);
   expect(await waiting()).toBe(2 * MAX_WAITING_PER_PLAYER + 2);
   // Once VyHub has answered them, the player may ask again.

@@ -329,12 +329,12 @@ describe("command input", () => {
     await start();
     await join(CAROL);
     await join(DAVE);
-    await chat(CAROL, "!ban");
-    await chat(CAROL, "!ban Dave soon griefing");
-    await chat(CAROL, "!ban Dave 99999999999 griefing");
-    await chat(CAROL, "!ban Dave 10");
-    await chat(CAROL, "!ban Nobody 10 x");
-    await chat(CAROL, "!warn Dave");
+    await h.typed(CAROL, "!ban");
+    await h.typed(CAROL, "!ban Dave soon griefing");
+    await h.typed(CAROL, "!ban Dave 99999999999 griefing");
+    await h.typed(CAROL, "!ban Dave 10");
+    await h.typed(CAROL, "!ban Nobody 10 x");
+    await h.typed(CAROL, "!warn Dave");
     expect(said(CAROL)).toEqual([
       "Usage: ban <player> <length> <reason>",
       "Invalid ban length soon: use minutes (90), a duration (30m, 1d12h, 2w) or 0/perm for a permanent ban.",

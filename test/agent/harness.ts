@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { Agent } from "../../lib/agent.ts";
 import { createApi, type Api } from "../../lib/api/client.ts";
 import { ManualClock } from "../../lib/clock.ts";
+import { COMMAND_LIMIT } from "../../lib/command-limit.ts";
 import { loadConfig, type Config } from "../../lib/config/index.ts";
 import { HUB_EVENTS, type HubEventName } from "../../lib/events.ts";
 import { SimGame, type SimGameOptions } from "../../lib/game/sim.ts";
@@ -37,6 +38,8 @@ export interface Harness {
   /** A player joins / types in chat / the operator types at the console; each then waits until the agent is idle. */
   join(p: { id: string; name: string }): Promise<void>;
   chat(p: { id: string }, text: string): Promise<void>;
+  /** A chat line at a human pace: then the command limit's refill time passes (lib/command-limit.ts). */
+  typed(p: { id: string }, text: string): Promise<void>;
   consoleLine(line: string): Promise<void>;
   /** What the agent said privately to the player, in order. */
   said(p: { id: string }): string[];
@@ -122,6 +125,11 @@ export async function harness(
     },
     async chat(p, text) {
       sim.chat(p.id, text);
+      await h.idle();
+    },
+    async typed(p, text) {
+      await h.chat(p, text);
+      await clock.advance(COMMAND_LIMIT.refillMs);
       await h.idle();
     },
     async consoleLine(line) {

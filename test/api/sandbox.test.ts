@@ -286,12 +286,37 @@ describe("transport", () => {
     expect(JSON.stringify(lines)).not.toContain("<html");
   });
 
-  test("429 closes the gate for every method until Retry-After has passed", async () => {
+  test("a 429 closes its endpoint's gate until Retry-After has passed; other endpoints go on", async () => {
     const { api, clock } = mk();
-    sb.control.rateLimit(1, 30, { method: "GET", path: "/group/" });
-    const e = error(await api.getGroups());
+    sb.control.rateLimit(1, 30, { method: "POST", path: "/warning/" });
+    const e = error(await api.createWarning({ user_id: BOB, serverbundle_id: sb.bundleId }));
     expect(e.kind).toBe("RateLimited");
     expect(e.kind === "RateLimited" && e.retryAfterMs).toBe(30_000);
+
+    // The refused endpoint waits, without a request leaving this process.
+    const before = count("POST", "/warning/");
+    const blocked = error(await api.createWarning({ user_id: BOB, serverbundle_id: sb.bundleId }));
+    expect(blocked).toMatchObject({ kind: "RateLimited", message: "rate limit gate closed" });
+    expect(count("POST", "/warning/")).toBe(before);
+    // Others are not held back: the server record, the groups, a ban.
+    expect(value(await api.getServer(sb.serverId)).id).toBe(sb.serverId);
+    expect(value(await api.getGroups()).length).toBe(3);
+    expect(value(await api.createUser({ identifier: "76561198000000077", type: "STEAM" })).identifier).toBe(
+      "76561198000000077",
+    );
+
+    clock.t += 30_000;
+    expect(value(await api.createWarning({ user_id: BOB, serverbundle_id: sb.bundleId, reason: "later" })).reason).toBe(
+      "later",
+    );
+  });
+
+  test("a second endpoint's 429 while the first waits: the limit is the key's, and every endpoint waits", async () => {
+    const { api, clock } = mk();
+    sb.control.rateLimit(1, 30, { method: "GET", path: "/group/" });
+    expect(error(await api.getGroups()).kind).toBe("RateLimited");
+    sb.control.rateLimit(1, 20, { method: "PATCH", path: `/server/${sb.serverId}` });
+    expect(error(await api.patchServer(sb.serverId, { users_current: 1 } as never)).kind).toBe("RateLimited");
 
     const before = sb.control.requests().length;
     const blockedGet = error(await api.getServer(sb.serverId));
@@ -300,10 +325,13 @@ describe("transport", () => {
     expect(blockedPost.kind).toBe("RateLimited");
     expect(sb.control.requests().length).toBe(before);
 
-    clock.t += 25_000; // 5 s left: a GET waits through the clock, a write still fails fast
+    clock.t += 15_000; // 5 s left of the key's gate: a GET waits through the clock, a write still fails fast
     expect(error(await api.createUser({ identifier: "x", type: "STEAM" })).kind).toBe("RateLimited");
     expect(value(await api.getServer(sb.serverId)).id).toBe(sb.serverId);
     expect(clock.sleeps).toContain(5_000);
+    // The groups' own gate (30 s) is still closed for 10 s: too long to wait through.
+    expect(error(await api.getGroups())).toMatchObject({ kind: "RateLimited", retryAfterMs: 10_000 });
+    clock.t += 10_000;
     expect(value(await api.getGroups()).length).toBe(3);
   });
 
@@ -415,6 +443,8 @@ describe("transport", () => {
     await sb.control.up();
     sb.control.rateLimit(1, 60, { method: "GET", path: "/group/" });
     results.push(await api.getGroups());
+    results.push(await api.getGroups()); // the closed gate
+    sb.control.rateLimit(1, 60, { method: "POST", path: "/warning/" });
     results.push(await api.createWarning({ user_id: BOB, serverbundle_id: sb.bundleId }));
     const described = results.map((r) =>
       (r as ApiResult<unknown>).ok ? "" : describeError((r as { error: ApiError }).error),

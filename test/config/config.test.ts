@@ -388,6 +388,39 @@ describe("game bridge configuration", () => {
     ]);
   });
 
+  test("the wrapper's command_pipe follows the file; user and group are account names or numbers; group needs user", async () => {
+    const d = dir();
+    const file = join(d, "agent.toml");
+    writeFileSync(
+      file,
+      `[game]\nbridge = "wrapper"\npreset = "openarena"\n[game.wrapper]\ncommand = ["/srv/game"]\ncommand_pipe = "run/console.fifo"\nuser = "freeciv"\ngroup = "1000"\n`,
+    );
+    const r = await loadConfig({ env: good, cwd: "/", file });
+    if (!r.ok) throw new Error(r.problems.join("\n"));
+    expect(r.config.game.wrapper).toMatchObject({
+      command_pipe: join(d, "run", "console.fifo"),
+      user: "freeciv",
+      group: "1000",
+    });
+    const env = {
+      ...good,
+      HUB_GAME_BRIDGE: "wrapper",
+      HUB_GAME_PRESET: "openarena",
+      HUB_GAME_WRAPPER_COMMAND: '["/srv/game"]',
+    };
+    for (const [key, bad] of [
+      ["USER", "-x"],
+      ["USER", "a:b"],
+      ["GROUP", "games group"],
+    ] as const) {
+      const [p] = await problems({ ...env, HUB_GAME_WRAPPER_USER: "freeciv", [`HUB_GAME_WRAPPER_${key}`]: bad });
+      expect(p).toStartWith(`game.wrapper.${key.toLowerCase()} = "${bad}" (from HUB_GAME_WRAPPER_${key}) must be a`);
+    }
+    expect(await problems({ ...env, HUB_GAME_WRAPPER_GROUP: "games" })).toEqual([
+      "game.wrapper.group (from HUB_GAME_WRAPPER_GROUP) needs game.wrapper.user: set the user the server runs as, or remove the group",
+    ]);
+  });
+
   test("commands.trusted_groups: none by default; a TOML array, or comma-separated in the environment", async () => {
     const r = await loadConfig({ env: good, cwd: dir() });
     expect(r.ok && r.config.commands.trusted_groups).toEqual([]);

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { sendStatus } from "../../lib/features/status.ts";
 import { Q3Rcon } from "../../lib/game/transports/q3-rcon.ts";
 import { binary, hub } from "../cli/binary.ts";
-import { forTest, OPENARENA_SKIP_REASON, openarenaInstalled } from "../support/openarena.ts";
+import { forTest, OPENARENA_SKIP_REASON, openarenaInstalled, rconAnswers } from "../support/openarena.ts";
 import { spawn } from "../support/procs.ts";
 import { readmeBlock, shellWords } from "../support/readme.ts";
 import { socketsOf } from "../support/sockets.ts";
@@ -48,23 +48,10 @@ describe.skipIf(!openarenaInstalled)(
         stderr: "ignore",
         scope: "file",
       });
-      const probe = new Q3Rcon({ host: "127.0.0.1", port, password: PASSWORD, timeoutMs: 1000 });
-      try {
-        await until(
-          () =>
-            probe.send("echo up").then(
-              (r) => r.trim() === "up",
-              () => false,
-            ),
-          "the server to answer rcon",
-          {
-            ...SLOW,
-            abort: () => (server?.exitCode != null ? `the server exited with ${server.exitCode}` : undefined),
-          },
-        );
-      } finally {
-        await probe.close();
-      }
+      await rconAnswers(port, PASSWORD, {
+        ...SLOW,
+        abort: () => (server?.exitCode != null ? `the server exited with ${server.exitCode}` : undefined),
+      });
     }
 
     beforeAll(async () => {

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import type { AppliedReward } from "../../lib/api/client.ts";
 import { commandLines, fillTemplate, rewardValues, steamId32 } from "../../lib/rewards/replace.ts";
-import { simEscape } from "../../lib/game/sim.ts";
+import { NO_QUOTES } from "../../lib/game/presets/quoting.ts";
+import { SimGame } from "../../lib/game/sim.ts";
 import { parseSimConsole } from "../support/sim-console.ts";
 import { patchOutcome } from "../../lib/rewards/executed.ts";
 
@@ -53,7 +54,7 @@ describe("replacement values", () => {
 });
 
 describe("fillTemplate", () => {
-  const esc = (v: string) => `<${v}>`;
+  const esc = { escape: (v: string) => `<${v}>`, quoting: NO_QUOTES };
 
   test("every value escaped, tokens case-insensitive, unknown ones kept and listed once", () => {
     const { text, unknown } = fillTemplate(
@@ -66,13 +67,20 @@ describe("fillTemplate", () => {
   });
 
   test("one pass: a value holding a token or $& stays text", () => {
-    const { text } = fillTemplate("say %nick% %user_id%", { nick: "%user_id% $& $1", user_id: "u" }, (v) => v);
+    const { text } = fillTemplate(
+      "say %nick% %user_id%",
+      { nick: "%user_id% $& $1", user_id: "u" },
+      {
+        escape: (v) => v,
+        quoting: NO_QUOTES,
+      },
+    );
     expect(text).toBe("say %user_id% $& $1 u");
   });
 
   test("a hostile nick stays one argument of one command on the sim console", () => {
     for (const nick of ["x; op me", "x\nop me", 'x"; op me; "', "x\r\nquit", "x\u2028quit", '\\"; kill']) {
-      const { text } = fillTemplate("say Welcome %nick%", { nick }, simEscape);
+      const { text } = fillTemplate("say Welcome %nick%", { nick }, new SimGame());
       expect(parseSimConsole(text)).toEqual([["say", "Welcome", nick]]);
     }
   });

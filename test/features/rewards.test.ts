@@ -694,6 +694,37 @@ describe("hostile values", () => {
     }
   });
 
+  test("a token inside the command's quotes (as the official addons write them) stays inside them", async () => {
+    await setup();
+    const nicks = ["x; op me", 'x"; op me; "', '\\"; kill', "x\nop me"];
+    const players = nicks.map((name, i) => ({ id: `7656119800000000${i}`, name }));
+    for (const p of players) {
+      const user = h.sb.state.addUser({ identifier: p.id, username: p.name });
+      give(user.id, { on_event: "CONNECT", once: true, data: { command: 'ulx psay "%nick%" thanks, %nick%!' } });
+    }
+    for (const p of players) await join(p);
+    expect(execs().map(parseSimConsole)).toEqual(nicks.map((name) => [["ulx", "psay", name, "thanks,", name, "!"]]));
+  });
+
+  test("a token where no value can go: not run, not claimed, one line naming the reward, the token and the fix", async () => {
+    await setup();
+    const bad = give(USERS.bob, {
+      name: "Greeting",
+      on_event: "DIRECT",
+      once: true,
+      data: { command: 'say "\\%nick%"' },
+    });
+    await join(BOB);
+    await advance(MIN);
+    await advance(MIN);
+    expect(execs()).toEqual([]);
+    expect(await queued()).toEqual([]);
+    expect(patches()).toEqual([]);
+    const line = logged(`reward ${bad.id} not executed: %nick% comes right after a backslash`);
+    expect(line).toHaveLength(1);
+    expect(line[0]!.msg).toContain('remove the backslash or put a space after it (in the text of reward "Greeting")');
+  });
+
   test("unknown tokens are left as written and reported once", async () => {
     await setup();
     give(USERS.bob, { on_event: "DIRECT", data: { command: "tp %nick% %char_name%" } });
@@ -729,8 +760,9 @@ describe("SCRIPT and other types", () => {
     await setup({ env: { HUB_REWARDS_ALLOW_SCRIPT: "true" }, sim: { scripts: true } });
     await join({ ...CAROL, name: 'Ca"rol' });
     await advance(MIN);
+    // The seeded script quotes %nick%: the value goes in without quotes of its own, so the string stays one string.
     expect(h.sim.actionsOf("script")).toEqual([
-      expect.objectContaining({ player: CAROL.id, script: 'PLAYER:ChatPrint("Thanks for your support, "Ca\\"rol"!")' }),
+      expect.objectContaining({ player: CAROL.id, script: 'PLAYER:ChatPrint("Thanks for your support, Ca\\"rol!")' }),
     ]);
     await until(() => executedOn(STARTER).length === 1, "reported");
   });

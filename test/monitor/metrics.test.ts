@@ -75,11 +75,16 @@ test("a refused key (401): key_refused, the job failed, the key shown refused un
   expect(metrics.service.keyAccepted).toBe(true);
 });
 
-test("a 429 closes the gate: later writes are counted as gate_closed and the gate's time is known", async () => {
+test("a 429 closes its endpoint's gate: later writes to it are counted as gate_closed and the gate's time is known", async () => {
   sb.control.rateLimit(1, 30);
   await scheduler.runJob("status", async () => void (await api.patchServer(sb.serverId, { is_alive: true })));
-  await api.createBan({ user_id: "x", reason: "r", length: null, serverbundle_id: sb.bundleId } as never);
-  expect(counts()).toEqual(["POST /ban/ gate_closed 1", "PATCH /server/{id} rate_limited 1"]);
+  await api.patchServer(sb.serverId, { is_alive: true });
+  await api.getGroups(); // another endpoint: sent
+  expect(counts()).toEqual([
+    "GET /group/ ok 1",
+    "PATCH /server/{id} gate_closed 1",
+    "PATCH /server/{id} rate_limited 1",
+  ]);
   expect(metrics.gateMs()).toBeGreaterThan(29_000);
   expect(metrics.service.last429At).toBeNumber();
   expect(job("status").failures).toBe(1);

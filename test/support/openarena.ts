@@ -3,7 +3,10 @@
  * only (IPv4 and IPv6), no master servers, its files under the test's directory (docs/game-consoles.md §7).
  * `.ci/run` installs it as root; a test that needs it reports itself skipped, with SKIP_REASON, when it is missing.
  */
+import { Buffer } from "node:buffer";
+import * as dgram from "node:dgram";
 import { existsSync } from "node:fs";
+import { until } from "./until.ts";
 
 export const OPENARENA_SERVER = process.env.HUB_OPENARENA_SERVER ?? "/usr/games/openarena-server";
 export const openarenaInstalled = existsSync(OPENARENA_SERVER);
@@ -53,4 +56,37 @@ export function openarenaCommand(port: number, home: string): string[] {
     port,
     home,
   );
+}
+
+/**
+ * Waits until the server at 127.0.0.1:<port> answers `rcon <password> echo up`, asking from 127.0.0.2: ioq3 counts
+ * rcon requests per address (burst 10, then one a second), and the requests sent while the map loads are all read at
+ * once when it is up, so a probe from hub-agent's own address would leave it no burst.
+ */
+export async function rconAnswers(
+  port: number,
+  password: string,
+  opts: { timeoutMs: number; abort?: () => string | undefined },
+): Promise<void> {
+  const socket = dgram.createSocket("udp4");
+  let up = false;
+  socket.on("message", (msg) => (up ||= msg.subarray(4).toString("latin1") === "print\nup\n"));
+  await new Promise<void>((resolve) => socket.bind(0, "127.0.0.2", () => resolve()));
+  const request = Buffer.concat([Buffer.from([0xff, 0xff, 0xff, 0xff]), Buffer.from(`rcon ${password} echo up`)]);
+  let next = 0;
+  try {
+    await until(
+      () => {
+        if (!up && performance.now() >= next) {
+          next = performance.now() + 1000;
+          socket.send(request, port, "127.0.0.1");
+        }
+        return up;
+      },
+      "the server to answer rcon",
+      opts,
+    );
+  } finally {
+    socket.close();
+  }
 }

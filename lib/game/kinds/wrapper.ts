@@ -12,6 +12,9 @@ import type { BridgeKind } from "./kind.ts";
 export interface WrapperSection {
   command?: string[];
   cwd?: string;
+  command_pipe?: string;
+  user?: string;
+  group?: string;
   env: Record<string, string>;
   restart: boolean;
 }
@@ -22,12 +25,18 @@ export const wrapper: BridgeKind<WrapperSection> = {
   help: "wrapper (hub-agent starts the server and uses its console)",
   section: "wrapper",
   console: false,
-  validate: (raw) =>
-    raw.get("game.wrapper.command") === undefined
+  validate: (raw) => [
+    ...(raw.get("game.wrapper.command") === undefined
       ? [
           `${raw.missing("game.wrapper.command")}: game.bridge = "wrapper" (${raw.where("game.bridge")}) needs the server to start`,
         ]
-      : [],
+      : []),
+    ...(raw.get("game.wrapper.group") !== undefined && raw.get("game.wrapper.user") === undefined
+      ? [
+          `game.wrapper.group (${raw.where("game.wrapper.group")}) needs game.wrapper.user: set the user the server runs as, or remove the group`,
+        ]
+      : []),
+  ],
   async create({ section, preset, deps, consoleCommands }) {
     const { WrappedServer, interceptWords } = await import("../wrap/wrapped-server.ts");
     const ready = preset.lines.ready?.[0];
@@ -35,6 +44,9 @@ export const wrapper: BridgeKind<WrapperSection> = {
     const w = new WrappedServer({
       command: required(section.command, "game.wrapper.command"),
       ...(section.cwd ? { cwd: section.cwd } : {}),
+      ...(section.command_pipe ? { commandPipe: section.command_pipe } : {}),
+      ...(section.user !== undefined ? { user: section.user } : {}),
+      ...(section.group !== undefined ? { group: section.group } : {}),
       env: section.env,
       ...(preset.commands.stop ? { stopCommand: preset.commands.stop } : {}),
       ...(ready ? { ready } : {}),
@@ -67,11 +79,25 @@ export const wrapper: BridgeKind<WrapperSection> = {
         kind: "failure",
       };
     }
+    const { WrapperSetupError } = await import("../wrap/setup-error.ts");
+    const { resolveRunAs } = await import("../wrap/run-as.ts");
+    const { checkCommandPipe } = await import("../wrap/command-pipe.ts");
+    let as = "";
+    try {
+      const runAs = section.user !== undefined ? await resolveRunAs(section.user, section.group) : undefined;
+      if (runAs) as = ` as ${runAs.name}`;
+      const refused = section.command_pipe ? await checkCommandPipe(section.command_pipe, runAs?.uid) : undefined;
+      if (refused) throw refused;
+    } catch (e) {
+      if (!(e instanceof WrapperSetupError)) throw e;
+      return { name: "game", status: "fail", message: e.problem, fix: e.fix, kind: "failure" };
+    }
     const stop = preset.commands.stop ? `stops it with "${preset.commands.stop}"` : "stops it with SIGTERM";
+    const pipe = section.command_pipe ? `, writes its commands to ${section.command_pipe}` : "";
     return {
       name: "game",
       status: "ok",
-      message: `hub-agent run starts ${found} (${preset.title}) in ${cwd} and ${stop}`,
+      message: `hub-agent run starts ${found} (${preset.title})${as} in ${cwd}${pipe} and ${stop}`,
     };
   },
 };

@@ -6,7 +6,7 @@
  * starts (until they reconnect), groups and private messages (vanilla has neither: set templates for your
  * admin plugin, e.g. CounterStrikeSharp's, in [game.overrides.commands]).
  */
-import { quoteForSourceConsole } from "./escape.ts";
+import { quoteForSourceConsole, sourceQuoting } from "./escape.ts";
 import { hlLogLines } from "./hl-log.ts";
 import { anySteamTo64, steamValues } from "./ids.ts";
 import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
@@ -92,4 +92,5 @@ export const cs2: Preset = {
   },
   echo: (marker) => `echo ${marker}`,
   escape: quoteForSourceConsole,
+  quoting: sourceQuoting,
 };

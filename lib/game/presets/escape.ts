@@ -4,6 +4,7 @@
  * characters never pass; the rest depends on how the console splits commands and arguments.
  */
 import { CONTROL } from "../../log.ts";
+import { type Backslash, consoleQuoting, type Escaping, NO_QUOTES, type Quoting } from "./quoting.ts";
 
 /**
  * Longest value, in UTF-8 bytes, that a template receives: consoles and their packets are short (a Quake 3 rcon
@@ -93,6 +94,102 @@ export function jsonString(value: string): string {
   return JSON.stringify(sanitize(value));
 }
 
+/** `strip`: the characters no console we know gives a meaning (see ESCAPE_MODES). */
+export function stripForAnyConsole(value: string): string {
+  return sanitize(value).replace(/[^\p{L}\p{M}\p{N} .,!?+=_-]/gu, "");
+}
+
+// ── Inside the template's quotes (lib/game/presets/quoting.ts) ─────────────────────────────────────────────────
+
+/** What a quoting escaper puts between its quotes: the value's form inside a region the template opened. */
+const between = (quoted: (value: string) => string) => (value: string) => quoted(value).slice(1, -1);
+
+/** Source, Quake 3: a backslash is a character like any other. */
+const noEscapes: Backslash = () => "plain";
+/** Brigadier, JSON, Lua, and Rust at its worst: inside quotes a backslash takes the next character along. */
+const escapesInQuotes: Backslash = (_next, quoted) => (quoted ? "escape" : "plain");
+
+/** Source engine (gmod, cs2): `"` opens and closes, with no escapes. */
+export const sourceQuoting: Quoting = consoleQuoting({
+  quotes: '"',
+  backslash: noEscapes,
+  inQuotes: between(quoteForSourceConsole),
+});
+
+/**
+ * Quake 3 (openarena): as Source, cut to QUAKE_VALUE_BYTES; no value after a `/*` comment (ioquake3 ends the command
+ * at its `*\/`).
+ */
+export const quakeQuoting: Quoting = consoleQuoting({
+  quotes: '"',
+  backslash: noEscapes,
+  inQuotes: between(quoteForQuakeConsole),
+  starComments: true,
+});
+
+/** Rust: the value holds no `"`, `;` or `\` whatever Rust does with them, so either reading of a backslash is safe. */
+export const rustQuoting: Quoting = consoleQuoting({
+  quotes: '"',
+  backslash: escapesInQuotes,
+  inQuotes: between(quoteForRustConsole),
+});
+
+/**
+ * Teeworlds / DDNet: the command splitter skips a `\"` inside quotes or not (CConsole::ExecuteLineStroked), so a
+ * backslash before a quote hides it from the quote count.
+ */
+export const teeworldsQuoting: Quoting = consoleQuoting({
+  quotes: '"',
+  backslash: (next) => (next === '"' ? "escape" : "plain"),
+  inQuotes: between(quoteForTeeworldsConsole),
+});
+
+/**
+ * DarkPlaces: inside quotes `\"` and `\\` are escapes. Another backslash inside quotes is read differently by the
+ * engines of Nexuiz (a character) and current Xonotic (an escape still open at the next `"`): refused.
+ */
+export const darkplacesQuoting: Quoting = consoleQuoting({
+  quotes: '"',
+  backslash: (next, quoted) => (!quoted ? "plain" : next === '"' || next === "\\" ? "escape" : "unclear"),
+  inQuotes: between(quoteForDarkplacesConsole),
+});
+
+/**
+ * Inside quotes of a console with two quote characters and backslash escapes (Brigadier's strings, JSON, SNBT,
+ * Lua), where a value may sit inside several levels of quoting at once (JSON inside an SNBT string, a console
+ * command inside a Lua string): no quote of either kind and no backslash, so it can close no level. `"` becomes
+ * `”`, `'` becomes `’`, `\` becomes `/`.
+ */
+export function withoutQuotes(text: string): string {
+  return text.replace(/"/g, "\u201d").replace(/'/g, "\u2019").replace(/\\/g, "/");
+}
+
+/** Minecraft (Brigadier): `"` and `'` quote, with backslash escapes; inside, the value as withoutQuotes makes it. */
+export const minecraftQuoting: Quoting = consoleQuoting({
+  quotes: `"'`,
+  backslash: escapesInQuotes,
+  inQuotes: (value) => withoutQuotes(escapeForMinecraftConsole(value)),
+});
+
+/**
+ * `quote` serves consoles that disagree on `\"` (Source and Quake 3 read a backslash and a quote, Teeworlds and
+ * OpenTTD an escaped quote): a template with a backslash before a quote is refused, and, for Quake 3, a value after
+ * a `/*` comment.
+ */
+const quoteModeQuoting: Quoting = consoleQuoting({
+  quotes: '"',
+  backslash: (next) => (next === '"' ? "unclear" : "plain"),
+  inQuotes: between(quoteForTeeworldsConsole),
+  starComments: true,
+});
+
+/** `line`: one line is one command, so no reading of the quotes can start another; inside, as withoutQuotes makes it. */
+const lineModeQuoting: Quoting = consoleQuoting({
+  quotes: `"'`,
+  backslash: escapesInQuotes,
+  inQuotes: (value) => withoutQuotes(sanitize(value)),
+});
+
 /**
  * `game.overrides.escape`: the escapings an operator picks for a console hub-agent has no preset for
  * (docs/game-consoles.md §4).
@@ -106,14 +203,10 @@ export function jsonString(value: string): string {
  *   does, so the value belongs last in the template.
  */
 export const ESCAPE_MODES = {
-  quote: quoteForTeeworldsConsole,
-  line: (value: string) => sanitize(value),
-  strip: stripForAnyConsole,
-} as const satisfies Record<string, (value: string) => string>;
+  quote: { escape: quoteForTeeworldsConsole, quoting: quoteModeQuoting },
+  line: { escape: (value: string) => sanitize(value), quoting: lineModeQuoting },
+  // Nothing it keeps is special to any console: the same inside quotes as outside.
+  strip: { escape: stripForAnyConsole, quoting: NO_QUOTES },
+} as const satisfies Record<string, Escaping>;
 export type EscapeMode = keyof typeof ESCAPE_MODES;
 export const ESCAPE_MODE_NAMES = Object.keys(ESCAPE_MODES) as EscapeMode[];
-
-/** `strip`: the characters no console we know gives a meaning (see ESCAPE_MODES). */
-export function stripForAnyConsole(value: string): string {
-  return sanitize(value).replace(/[^\p{L}\p{M}\p{N} .,!?+=_-]/gu, "");
-}

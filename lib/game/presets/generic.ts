@@ -8,6 +8,7 @@
  */
 import { knownByName, trimmed } from "./by-name.ts";
 import { stripForAnyConsole } from "./escape.ts";
+import { NO_QUOTES } from "./quoting.ts";
 import type { ConsoleDefaults, Preset } from "./types.ts";
 
 /** Every network console, without a default port: `game.rcon.port` must say where it is (config validation). */
@@ -28,4 +29,5 @@ export const generic: Preset = {
   list: { command: "", parse: () => ({ players: [] }) },
   commands: {},
   escape: stripForAnyConsole,
+  quoting: NO_QUOTES,
 };

@@ -4,8 +4,8 @@
  * with reason, entered the game (spawn), chat, kills where the gamemode logs them. Cannot see: in-game group
  * changes (ULX keeps them in Lua; a Lua addon is the only reliable way), respawns.
  */
-import { quoteForSourceConsole } from "./escape.ts";
-import { luaRunLines, luaString } from "./lua.ts";
+import { quoteForSourceConsole, sourceQuoting } from "./escape.ts";
+import { luaQuoting, luaRunLines, luaString } from "./lua.ts";
 import { hlLogLines } from "./hl-log.ts";
 import { anySteamTo64, steamValues } from "./ids.ts";
 import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
@@ -72,6 +72,7 @@ export const gmod: Preset = {
   },
   echo: (marker) => `echo ${marker}`,
   escape: quoteForSourceConsole,
+  quoting: sourceQuoting,
   // SCRIPT rewards are Lua with a PLAYER local, as the official addon runs them.
-  script: { escape: luaString, lines: luaRunLines },
+  script: { escape: luaString, quoting: luaQuoting, lines: luaRunLines },
 };

@@ -12,7 +12,8 @@ import { openarena } from "./openarena.ts";
 import { rust } from "./rust.ts";
 import { teeworlds } from "./teeworlds.ts";
 import { xonotic } from "./xonotic.ts";
-import { placeholdersOf, TemplateError } from "./template.ts";
+import type { Escaping } from "./quoting.ts";
+import { placeholdersOf, render, SAMPLE_VALUES, TemplateError } from "./template.ts";
 import { cutLine } from "../sources/cut.ts";
 import { ambiguity } from "../sources/pattern-check.ts";
 import {
@@ -52,6 +53,8 @@ export interface PresetOverrides {
   list_row?: string;
   /** The list reply's last line (a wrapped console without `echo`). */
   list_end?: string;
+  /** The line after which `list_end` counts: a list framed by the same line above and below its rows. */
+  list_start?: string;
   /** The wrapped console's echo command, `{marker}` where the marker goes; "" when it has none. */
   echo?: string;
   /** Seconds of silence that end a reply on a wrapped console without echo. */
@@ -106,11 +109,17 @@ export function resolvePreset(name: string, overrides: PresetOverrides = {}): Pr
     if (source === "") delete lines[kind];
     else lines[kind] = [compileLine(kind, compile(`game.overrides.lines.${kind}`, source), source)];
   }
+  if (o.escape !== undefined && !ESCAPE_MODE_NAMES.includes(o.escape)) {
+    throw new PresetError(
+      `game.overrides.escape = "${o.escape}" is not an escaping: use ${ESCAPE_MODE_NAMES.join(", ")}`,
+    );
+  }
+  const escaping: Escaping = o.escape ? ESCAPE_MODES[o.escape] : base;
   const commands = { ...base.commands };
   for (const [kind, template] of Object.entries(o.commands ?? {}) as [CommandKind, string][]) {
     if (!COMMAND_KINDS.includes(kind)) throw new PresetError(`game.overrides.commands.${kind} is not a command`);
     if (template === "") delete commands[kind];
-    else commands[kind] = checkTemplate(kind, template);
+    else commands[kind] = checkTemplate(kind, template, escaping);
   }
   const prefix = o.command_prefix ?? base.commandPrefix;
   if (/\s/.test(prefix)) {
@@ -124,19 +133,24 @@ export function resolvePreset(name: string, overrides: PresetOverrides = {}): Pr
     if (o.list_end === "") delete list.until;
     else list.until = compile("game.overrides.list_end", o.list_end);
   }
-  const echo = o.echo === undefined ? base.echo : echoOf(o.echo);
-  if (o.escape !== undefined && !ESCAPE_MODE_NAMES.includes(o.escape)) {
+  if (o.list_start !== undefined) {
+    if (o.list_start === "") delete list.start;
+    else list.start = compile("game.overrides.list_start", o.list_start);
+  }
+  if (list.start && !list.until) {
     throw new PresetError(
-      `game.overrides.escape = "${o.escape}" is not an escaping: use ${ESCAPE_MODE_NAMES.join(", ")}`,
+      "game.overrides.list_start needs game.overrides.list_end: the list's last line, which counts only after the start line",
     );
   }
+  const echo = o.echo === undefined ? base.echo : echoOf(o.echo);
   const { echo: _echo, replyQuietMs: _quiet, ...rest } = base;
   const quietMs = o.reply_quiet !== undefined ? o.reply_quiet * 1000 : base.replyQuietMs;
   return {
     ...rest,
     ...(echo ? { echo } : {}),
     ...(quietMs ? { replyQuietMs: quietMs } : {}),
-    ...(o.escape ? { escape: ESCAPE_MODES[o.escape] } : {}),
+    escape: escaping.escape,
+    quoting: escaping.quoting,
     userType: o.user_type ?? base.userType,
     commandPrefix: prefix,
     multiGroup: o.multi_group ?? base.multiGroup,
@@ -168,7 +182,7 @@ function compile(key: string, source: string): RegExp {
 /** The operator's patterns, by key (valid: resolvePreset accepted them), for `run` and `doctor` to time. */
 export function overridePatterns(o: PresetOverrides): [key: string, re: RegExp][] {
   const out: [string, RegExp][] = [];
-  for (const key of ["list_row", "list_end"] as const) {
+  for (const key of ["list_row", "list_start", "list_end"] as const) {
     const source = o[key];
     if (source) out.push([`game.overrides.${key}`, new RegExp(source)]);
   }
@@ -188,10 +202,12 @@ function compileLine(kind: LineKind, re: RegExp, source: string): RegExp {
   return re;
 }
 
-function checkTemplate(kind: CommandKind, template: string): string {
+function checkTemplate(kind: CommandKind, template: string, escaping: Escaping): string {
   let used: string[];
   try {
     used = placeholdersOf(template);
+    // Rendered with sample values: a value where the console's quoting lets none go is refused now, not per player.
+    render(template, SAMPLE_VALUES, escaping);
   } catch (e) {
     if (e instanceof TemplateError) throw new PresetError(`game.overrides.commands.${kind}: ${e.message}`);
     throw e;
@@ -227,9 +243,14 @@ function compileRow(re: RegExp, source: string): RegExp {
   return re;
 }
 
-/** A player list read row by row with the operator's pattern; names and ids are cleaned by the preset. */
+/**
+ * A player list read row by row with the operator's pattern; names and ids are cleaned by the preset. The override
+ * replaces the rows only: what the preset's own parser reads from the same reply (the map, the player limit, a
+ * row's score and ping) is kept.
+ */
 function rowParser(row: RegExp, base: Preset): (reply: string) => PlayerList {
   return (reply) => {
+    const { players: parsed, ...rest } = base.list.parse(reply);
     const players: ListedPlayer[] = [];
     for (const line of reply.split(/\r?\n/)) {
       const g = row.exec(cutLine(line))?.groups;
@@ -238,8 +259,15 @@ function rowParser(row: RegExp, base: Preset): (reply: string) => PlayerList {
       const id =
         g.id !== undefined ? base.normaliseId(g.id) : base.identity === "name" ? base.normaliseId(name) : undefined;
       if (!name && !id) continue;
-      players.push({ ...(id ? { id } : {}), name: name || (id as string), ...(g.slot ? { slot: g.slot.trim() } : {}) });
+      const slot = g.slot?.trim();
+      const same = parsed.find((p) => (slot && p.slot !== undefined ? p.slot === slot : p.name === name));
+      players.push({
+        ...(id ? { id } : {}),
+        name: name || (id as string),
+        ...(slot ? { slot } : {}),
+        ...(same?.extra ? { extra: same.extra } : {}),
+      });
     }
-    return { players };
+    return { ...rest, players };
   };
 }

@@ -4,7 +4,7 @@
  * and UUIDs through `list uuids` (join lines carry only the name). Cannot see: spawns (no line in vanilla),
  * in-game group changes. RCON dialect `minecraft`; keep `broadcast-rcon-to-ops=false`.
  */
-import { escapeForMinecraftConsole } from "./escape.ts";
+import { escapeForMinecraftConsole, minecraftQuoting } from "./escape.ts";
 import { minecraftUuid, stripMinecraftColours } from "./ids.ts";
 import type { ListedPlayer, Preset } from "./types.ts";
 
@@ -108,4 +108,5 @@ export const minecraft: Preset = {
     stop: "stop",
   },
   escape: escapeForMinecraftConsole,
+  quoting: minecraftQuoting,
 };

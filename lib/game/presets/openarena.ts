@@ -12,7 +12,7 @@
  * Cannot see: groups (none in the game). Kicks can't carry a reason (`clientkick <slot>`).
  */
 import { knownByName } from "./by-name.ts";
-import { quoteForQuakeConsole } from "./escape.ts";
+import { quoteForQuakeConsole, quakeQuoting } from "./escape.ts";
 import { stripQuakeColours } from "./ids.ts";
 import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
 
@@ -81,4 +81,5 @@ export const openarena: Preset = {
   // ioq3 reads its console from stdin 256 bytes at a time and runs each piece (docs/game-consoles.md §2.3).
   stdinReadBytes: 256,
   escape: quoteForQuakeConsole,
+  quoting: quakeQuoting,
 };

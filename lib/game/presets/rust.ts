@@ -5,7 +5,7 @@
  * SteamID64s, chat (`[CHAT]` lines, format unverified), the ready line; `playerlist` JSON for polling.
  * Cannot see: spawns, deaths, in-game group changes. Vanilla Rust has no private message.
  */
-import { quoteForRustConsole } from "./escape.ts";
+import { quoteForRustConsole, rustQuoting } from "./escape.ts";
 import { steamValues, steam64 } from "./ids.ts";
 import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
 
@@ -75,4 +75,5 @@ export const rust: Preset = {
   },
   echo: (marker) => `echo ${marker}`,
   escape: quoteForRustConsole,
+  quoting: rustQuoting,
 };

@@ -5,7 +5,7 @@
  * join, leave, chat and status-row formats follow the game's source (no headless client can join here).
  */
 import { knownByName, trimmed } from "./by-name.ts";
-import { quoteForTeeworldsConsole } from "./escape.ts";
+import { quoteForTeeworldsConsole, teeworldsQuoting } from "./escape.ts";
 import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
 
 /** `status`: `id=0 addr=1.2.3.4:8303 name='nick' …` (a client still connecting prints `connecting` instead). */
@@ -50,4 +50,5 @@ export const teeworlds: Preset = {
   },
   echo: (marker) => `echo ${marker}`,
   escape: quoteForTeeworldsConsole,
+  quoting: teeworldsQuoting,
 };

@@ -4,8 +4,13 @@
  * - text (`{name}`, `{reason}`, `{text}`, `{group}`) goes through the preset's console escaping, or with
  *   `:json` (`{text:json}`) becomes a JSON string literal.
  * Braces that don't enclose a known placeholder name stay literal, so `tellraw @a {"text":{text:json}}` works.
+ * A text placeholder inside the template's quotes (`say "[{name}] {text}"`) takes the console's in-quote form
+ * (lib/game/presets/quoting.ts); a `:json` one brings its own quotes, so it can't sit inside quotes.
  */
 import { jsonString } from "./escape.ts";
+import { type Escaping, fillPlaced, TemplateError, writeAt } from "./quoting.ts";
+
+export { TemplateError };
 
 export const ID_PLACEHOLDERS = [
   "id",
@@ -27,10 +32,6 @@ const TEXT = new Set<string>(TEXT_PLACEHOLDERS);
 /** What an id placeholder may hold: SteamIDs in all three forms, UUIDs, numbers. */
 const PLAIN_TOKEN = /^[A-Za-z0-9_:.[\]-]{1,64}$/;
 
-export class TemplateError extends Error {
-  override name = "TemplateError";
-}
-
 /** The placeholders a template uses; throws on unknown ones or filters, naming them and the known ones. */
 export function placeholdersOf(template: string): Placeholder[] {
   const found: Placeholder[] = [];
@@ -50,15 +51,31 @@ export function placeholdersOf(template: string): Placeholder[] {
 
 export type TemplateValues = Partial<Record<Placeholder, string | number | undefined>>;
 
-/** Renders a template; throws a TemplateError when a value it needs is missing or an id is not a plain token. */
-export function render(template: string, values: TemplateValues, escape: (value: string) => string): string {
+/**
+ * Renders a template; throws a TemplateError when a value it needs is missing, an id is not a plain token, or a
+ * value sits where the console's quoting lets none go.
+ */
+export function render(template: string, values: TemplateValues, escaping: Escaping): string {
   placeholdersOf(template);
-  return template.replace(PLACEHOLDER, (_whole, key: Placeholder, filter?: string) => {
-    const value = values[key];
+  return fillPlaced(template, PLACEHOLDER, escaping.quoting, (m, place) => {
+    const [whole, key = "", filter] = m;
+    const value = values[key as Placeholder];
     if (value === undefined) throw new TemplateError(`{${key}} is not known for this player`);
     const text = String(value);
-    if (TEXT.has(key)) return filter === "json" ? jsonString(text) : escape(text);
+    if (TEXT.has(key)) {
+      if (filter !== "json") return writeAt(escaping, place, text, whole);
+      if (!("quote" in place) || place.quote !== null)
+        throw new TemplateError(
+          `${whole} sits inside quotes, but a JSON string brings its own: remove the quotes around it`,
+        );
+      return jsonString(text);
+    }
     if (!PLAIN_TOKEN.test(text)) throw new TemplateError(`{${key}} = ${JSON.stringify(text)} is not a plain id`);
     return text;
   });
 }
+
+/** A value for every placeholder, as they could be: what a template is rendered with at load, to check it. */
+export const SAMPLE_VALUES: Record<Placeholder, string> = Object.fromEntries(
+  [...ID_PLACEHOLDERS, ...TEXT_PLACEHOLDERS].map((k) => [k, "0"]),
+) as Record<Placeholder, string>;

@@ -1,4 +1,5 @@
 import type { ColourMode } from "../bridge.ts";
+import type { Quoting } from "./quoting.ts";
 import type { TemplateValues } from "./template.ts";
 
 export const PRESET_NAMES = [
@@ -98,8 +99,11 @@ export interface Preset {
   consoles: Partial<Record<string, ConsoleDefaults>>;
   /** Checked in this order; the first kind with a matching pattern wins. */
   lines: Partial<Record<LineKind, RegExp[]>>;
-  /** `until`: the reply's last line, for a wrapped console without `echo` (Minecraft). */
-  list: { command: string; parse(reply: string): PlayerList; until?: RegExp };
+  /**
+   * `until`: the reply's last line, for a wrapped console without `echo` (Minecraft); `start`: the line after which
+   * `until` counts (a list framed by the same line above and below its rows).
+   */
+  list: { command: string; parse(reply: string): PlayerList; until?: RegExp; start?: RegExp };
   /** A console command printing `marker` on its own line, which ends a reply on the wrapped console. */
   echo?: (marker: string) => string;
   /**
@@ -116,9 +120,13 @@ export interface Preset {
   commands: Partial<Record<CommandKind, string>>;
   /** One value → one argument of one command on this console (GameBridge.escape). */
   escape(value: string): string;
+  /** How this console reads quotes, and a value's form inside a template's quotes (lib/game/presets/quoting.ts). */
+  quoting: Quoting;
   /** SCRIPT rewards, where the game has a script console: values as string literals, and the lines that run code. */
   script?: {
     escape(value: string): string;
+    /** How the script language reads quotes (and where no value may go). */
+    quoting: Quoting;
     /** The console lines that run `code`; only the last one runs it. `tag` is unique per run. */
     lines(code: string, player: { id: string } | null, tag: string): string[];
   };

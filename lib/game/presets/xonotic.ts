@@ -15,7 +15,7 @@
  * (the game prints it with a carriage return inside), groups (none).
  */
 import { knownByName } from "./by-name.ts";
-import { quoteForDarkplacesConsole } from "./escape.ts";
+import { quoteForDarkplacesConsole, darkplacesQuoting } from "./escape.ts";
 import { stripDarkplacesColours } from "./ids.ts";
 import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
 
@@ -80,4 +80,5 @@ export const xonotic: Preset = {
   },
   echo: (marker) => `echo ${marker}`,
   escape: quoteForDarkplacesConsole,
+  quoting: darkplacesQuoting,
 };

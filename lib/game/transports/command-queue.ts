@@ -53,6 +53,11 @@ export class CommandQueue<J extends Job = Job> {
     });
   }
 
+  /** How many commands wait behind the one running. */
+  get waiting(): number {
+    return this.#pending.length;
+  }
+
   /** Fails every queued and running command with `e`. */
   abortAll(e: Error): void {
     for (const p of this.#pending.splice(0)) p.abort(e);

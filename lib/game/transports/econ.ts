@@ -4,7 +4,8 @@
  * ban the address for ec_bantime), then streams its console as lines `[hh:mm:ss][category]: text`, each followed
  * by NULs. Nothing correlates a reply with its command, so commands run one at a time, each followed by
  * `echo <marker>`: the reply is every line up to `[Console]: <marker>` (a player's chat is `[chat]`, so it can't
- * end a reply). The stream is the event source as well: lines go to the bridge as `[category]: text`.
+ * end a reply). After a command timed out, lines go to no reply until its marker has come: the rest of its output
+ * is never taken for the next command's. The stream is the event source as well: lines go to the bridge as `[category]: text`.
  */
 import * as net from "node:net";
 import { type Clock, systemClock } from "../../clock.ts";
@@ -39,6 +40,11 @@ interface Connection {
   socket: net.Socket;
   /** Lines as they arrive, to whoever waits for a reply; undefined when nobody does. */
   reply?: (category: string, text: string) => void;
+  /**
+   * The marker of the last command whose reply was cut short (a timeout): until the server echoes it, what it prints
+   * is still that command's, and no later command's reply.
+   */
+  behind?: string;
   closed: Promise<TransportError>;
 }
 
@@ -113,7 +119,10 @@ export class Econ implements Transport, LineSource {
         job.signal.removeEventListener("abort", onAbort);
         fn();
       };
-      const onAbort = () => done(() => reject(job.signal.reason));
+      const onAbort = () => {
+        if (job.written) conn.behind = marker;
+        done(() => reject(job.signal.reason));
+      };
       if (job.signal.aborted) return onAbort();
       job.signal.addEventListener("abort", onAbort, { once: true });
       void conn.closed.then((e) => done(() => reject(e)));
@@ -192,7 +201,8 @@ export class Econ implements Transport, LineSource {
     const m = LINE.exec(line);
     if (!m) return;
     const [, category = "", text = ""] = m;
-    conn.reply?.(category, text);
+    if (conn.behind === undefined) conn.reply?.(category, text);
+    else if (category === "Console" && text === conn.behind) conn.behind = undefined;
     // Our own commands and markers are not game events.
     if (category === "Console" || (category === "server" && text.startsWith("cid="))) return;
     this.#onLine?.(cleanLine(`[${category}]: ${text}`), "log");

@@ -19,15 +19,15 @@ export class Pacer {
 
   /** Resolves once one more request stays under the limit, and counts it; rejects when `signal` aborts first. */
   async take(signal?: AbortSignal): Promise<void> {
-    for (;;) {
-      const now = this.clock.monotonic();
-      this.#drain(now);
-      if (this.#level < this.burst) {
-        this.#level++;
-        return;
-      }
-      await this.clock.sleep(this.#last! + this.periodMs - now, signal);
-    }
+    while (!this.tryTake()) await this.clock.sleep(this.#last! + this.periodMs - this.clock.monotonic(), signal);
+  }
+
+  /** Counts one more request if it leaves `reserve` requests of the burst free now, and says whether it did. */
+  tryTake(reserve = 0): boolean {
+    this.#drain(this.clock.monotonic());
+    if (this.#level >= this.burst - reserve) return false;
+    this.#level++;
+    return true;
   }
 
   /** One count is forgotten per whole period since the last look; the rest of a period carries over. */

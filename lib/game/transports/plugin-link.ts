@@ -3,12 +3,14 @@
  * game server connects to it, says hello with the shared token, then sends events and answers requests, each
  * correlated by id. One plugin at a time: a newly authenticated connection replaces the old one (a restarted game
  * server's plugin comes back before the old socket is known dead). A bad line is logged and answered with an
- * error, never fatal; a line longer than the limit is dropped whole.
+ * error, never fatal; a line longer than the limit is dropped whole. Failed hellos slow their address down
+ * (hello-throttle.ts), and their log lines are counted rather than repeated (lib/repeated-warnings.ts).
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import * as net from "node:net";
 import { type Clock, systemClock } from "../../clock.ts";
 import { type Logger, silentLogger } from "../../log.ts";
+import { RepeatedWarnings } from "../../repeated-warnings.ts";
 import type { BridgeEventType } from "../bridge.ts";
 import type { PlayerList } from "../presets/types.ts";
 import type { PlayerRef, StructuredConsole, StructuredEvent } from "../structured.ts";
@@ -22,6 +24,7 @@ import {
   type PluginMessage,
   PROTOCOL_VERSION,
 } from "./plugin-protocol.ts";
+import { type Admission, HelloThrottle, type HelloLimits } from "./hello-throttle.ts";
 import { errorMessage, type SendOptions, StateEvents, type Transport, TransportError } from "./transport.ts";
 
 export interface PluginLinkOptions {
@@ -35,6 +38,8 @@ export interface PluginLinkOptions {
   helloTimeoutMs?: number;
   /** Silence after which the link pings, and after twice which it drops the plugin. */
   idleMs?: number;
+  /** How often the token may be tried (default HELLO_LIMITS); tests shorten the waits. */
+  helloLimits?: Partial<HelloLimits>;
   clock?: Clock;
   logger?: Logger;
 }
@@ -55,6 +60,8 @@ export class PluginRefused extends Error {
 interface Conn {
   socket: net.Socket;
   peer: string;
+  /** The peer's address without its port: what failed hellos are counted by. */
+  address: string;
   authed: boolean;
   /** Dropped: the lines still buffered (sent in the same write as a refused hello) are not read. */
   dropped: boolean;
@@ -72,8 +79,11 @@ export class PluginLink implements Transport, StructuredConsole {
     "chat_command",
     "group_change",
   ]);
-  #o: Required<Omit<PluginLinkOptions, "logger">>;
+  #o: Required<Omit<PluginLinkOptions, "logger" | "helloLimits">>;
   #log: Logger;
+  #throttle: HelloThrottle;
+  /** Lines about failed and refused hellos: one per address and minute, the rest counted. */
+  #hellos: RepeatedWarnings;
   #state = new StateEvents();
   #listeners = new Set<(e: StructuredEvent) => void>();
   #server?: net.Server;
@@ -93,6 +103,9 @@ export class PluginLink implements Transport, StructuredConsole {
     this.#o = { timeoutMs: 10_000, helloTimeoutMs: 5_000, idleMs: 30_000, clock: systemClock, ...opts };
     this.#log = (opts.logger ?? silentLogger).withTag("plugin");
     this.#tokenDigest = digest(opts.token);
+    const { clock } = this.#o;
+    this.#throttle = new HelloThrottle(() => clock.monotonic(), opts.helloLimits);
+    this.#hellos = new RepeatedWarnings(this.#log, clock, { what: "failed or refused hellos" });
   }
 
   /** host:port as configured (the bound port once listening, when 0 was asked). */
@@ -178,6 +191,7 @@ export class PluginLink implements Transport, StructuredConsole {
     for (const c of [...this.#pendingConns, ...(this.#active ? [this.#active] : [])]) this.#drop(c, closed);
     const server = this.#server;
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    this.#hellos.close();
     this.#state.emit("closed");
   }
 
@@ -230,13 +244,28 @@ export class PluginLink implements Transport, StructuredConsole {
   // ── Connections ───────────────────────────────────────────────────────────
 
   #accept(socket: net.Socket): void {
-    const peer = `${formatHost(socket.remoteAddress ?? "?")}:${socket.remotePort ?? "?"}`;
+    const address = plainAddress(socket.remoteAddress ?? "?");
+    const peer = `${formatHost(address)}:${socket.remotePort ?? "?"}`;
     if (this.#closed) return void socket.destroy();
+    // Refused before anything is read: a throttled address can't even get a line parsed.
+    const waiting = { here: 0, untrusted: 0 };
+    for (const c of this.#pendingConns) {
+      if (c.address === address) waiting.here++;
+      if (!this.#throttle.trusted(c.address)) waiting.untrusted++;
+    }
+    const admission = this.#throttle.admit(address, waiting);
+    if (!admission.ok) return this.#refuse(socket, address, admission);
     // Full: the oldest waiting peer goes, not the newcomer, so peers that connect and stay silent can't keep the
-    // plugin (which says hello as soon as it connects) out for good.
-    const oldest = this.#pendingConns.size >= MAX_PENDING ? this.#pendingConns.values().next().value : undefined;
-    if (oldest) {
-      this.#log.warn(`${MAX_PENDING} connections are waiting for their hello: the oldest, from ${oldest.peer}, closed`);
+    // plugin (which says hello as soon as it connects) out for good; one from an address that never said a correct
+    // hello goes first, so a flood from many addresses can't push out the returning plugin.
+    if (this.#pendingConns.size >= MAX_PENDING) {
+      const pending = [...this.#pendingConns];
+      const oldest = pending.find((c) => !this.#throttle.trusted(c.address)) ?? pending[0]!;
+      this.#hellos.warn(
+        oldest.address,
+        `${MAX_PENDING} connections are waiting for their hello: the oldest, from ${oldest.peer}, closed`,
+        "pending",
+      );
       this.#pendingConns.delete(oldest);
       this.#drop(oldest);
       oldest.socket.destroy();
@@ -245,6 +274,7 @@ export class PluginLink implements Transport, StructuredConsole {
     const conn: Conn = {
       socket,
       peer,
+      address,
       authed: false,
       dropped: false,
       pending: new Map(),
@@ -255,9 +285,10 @@ export class PluginLink implements Transport, StructuredConsole {
     this.#o.clock.sleep(this.#o.helloTimeoutMs, hello.signal).then(
       () => {
         if (conn.authed || socket.destroyed) return;
-        this.#log.warn(`a connection from ${peer} sent no hello within ${this.#o.helloTimeoutMs} ms: closed`);
-        this.#reply(conn, { t: "error", error: "hello_timeout", message: "say hello first (with the token)" });
-        this.#drop(conn);
+        this.#failedHello(conn, `a connection from ${peer} sent no hello within ${this.#o.helloTimeoutMs} ms: closed`, {
+          error: "hello_timeout",
+          message: "say hello first (with the token)",
+        });
       },
       () => {},
     );
@@ -265,9 +296,11 @@ export class PluginLink implements Transport, StructuredConsole {
       (line) => this.#line(conn, line),
       (bytes) => {
         const limit = conn.authed ? MAX_LINE_BYTES : MAX_HELLO_BYTES;
-        this.#log.warn(`dropped a line of over ${bytes} bytes from the plugin at ${peer} (the limit is ${limit})`);
-        this.#reply(conn, { t: "error", error: "line_too_long", message: `lines are limited to ${limit} bytes` });
-        if (!conn.authed) this.#drop(conn);
+        const line = `dropped a line of over ${bytes} bytes from the plugin at ${peer} (the limit is ${limit})`;
+        const answer = { error: "line_too_long", message: `lines are limited to ${limit} bytes` };
+        if (!conn.authed) return this.#failedHello(conn, line, answer);
+        this.#log.warn(line);
+        this.#reply(conn, { t: "error", ...answer });
       },
       () => (conn.authed ? MAX_LINE_BYTES : MAX_HELLO_BYTES),
     );
@@ -289,9 +322,11 @@ export class PluginLink implements Transport, StructuredConsole {
       m = parseLine(line);
     } catch (e) {
       if (!(e instanceof BadLine)) throw e;
+      const answer = { error: "bad_line", message: e.message };
+      if (!conn.authed)
+        return this.#failedHello(conn, `a connection from ${conn.peer} sent a bad hello: ${e.message}: closed`, answer);
       this.#log.warn(`ignored a line from the plugin at ${conn.peer}: ${e.message}`, { line: line.slice(0, 120) });
-      this.#reply(conn, { t: "error", error: "bad_line", message: e.message });
-      if (!conn.authed) this.#drop(conn);
+      this.#reply(conn, { t: "error", ...answer });
       return;
     }
     if (!conn.authed) return this.#hello(conn, m);
@@ -325,29 +360,29 @@ export class PluginLink implements Transport, StructuredConsole {
   }
 
   #hello(conn: Conn, m: PluginMessage): void {
-    if (m.t !== "hello") {
-      this.#log.warn(`a connection from ${conn.peer} spoke before its hello: closed`);
-      this.#reply(conn, { t: "error", error: "hello_first", message: "say hello first (with the token)" });
-      return this.#drop(conn);
-    }
-    if (m.v !== PROTOCOL_VERSION) {
-      this.#log.warn(`the plugin at ${conn.peer} speaks protocol version ${m.v}; this hub-agent speaks 1: closed`);
-      this.#reply(conn, { t: "error", error: "version", message: `this hub-agent speaks version ${PROTOCOL_VERSION}` });
-      return this.#drop(conn);
-    }
+    if (m.t !== "hello")
+      return this.#failedHello(conn, `a connection from ${conn.peer} spoke before its hello: closed`, {
+        error: "hello_first",
+        message: "say hello first (with the token)",
+      });
+    if (m.v !== PROTOCOL_VERSION)
+      return this.#failedHello(
+        conn,
+        `the plugin at ${conn.peer} speaks protocol version ${m.v}; this hub-agent speaks 1: closed`,
+        { error: "version", message: `this hub-agent speaks version ${PROTOCOL_VERSION}` },
+      );
     if (!timingSafeEqual(digest(m.token), this.#tokenDigest)) {
       const err = this.#error(
         "auth",
         `the plugin at ${conn.peer} presented a wrong token: copy game.rcon.password into the plugin's settings`,
       );
-      this.#log.warn(err.message);
       this.#authFailed = err;
-      this.#reply(conn, { t: "error", error: "auth", message: "wrong token" });
-      this.#drop(conn);
+      this.#failedHello(conn, err.message, { error: "auth", message: "wrong token" });
       for (const w of this.#waiters) w.reject(err);
       return;
     }
     conn.authed = true;
+    this.#throttle.succeeded(conn.address);
     this.#pendingConns.delete(conn);
     this.#authFailed = undefined;
     const old = this.#active;
@@ -362,6 +397,35 @@ export class PluginLink implements Transport, StructuredConsole {
     this.#log.info(`the plugin connected from ${conn.peer}${what ? ` (${what})` : ""}`);
     this.#state.emit("connected");
     for (const w of this.#waiters) w.resolve(conn);
+  }
+
+  /** A hello that failed: logged (counted past the first of its address this minute), answered, closed. */
+  #failedHello(conn: Conn, line: string, answer: { error: string; message: string }): void {
+    const { count, waitMs, lockedOut } = this.#throttle.failed(conn.address);
+    this.#hellos.warn(conn.address, `${line} (${count} failed in a row from ${conn.address})`, "failed");
+    // A lockout is rare (every address's failures share a budget), and the operator must learn why the plugin waits.
+    if (lockedOut && count === this.#throttle.limits.lockoutAfter)
+      this.#log.warn(
+        `${count} failed hellos in a row from ${conn.address}: its connections are refused for ${seconds(waitMs)} ` +
+          `(a restart of hub-agent lifts it)`,
+      );
+    this.#reply(conn, { t: "error", ...answer });
+    this.#drop(conn);
+  }
+
+  /** Closes a connection without reading it, telling the peer why and when to try again. */
+  #refuse(socket: net.Socket, address: string, no: Exclude<Admission, { ok: true }>): void {
+    const wait = seconds(no.retryMs);
+    const why = {
+      delayed: `its last hello failed: the next is read in ${wait}`,
+      locked_out: `too many of its hellos failed: refused for ${wait}`,
+      pending: `${this.#throttle.limits.pendingPerAddress} of its connections are waiting for their hello`,
+      budget: `too many hellos failed lately, from several addresses: a new address waits ${wait}`,
+    }[no.why];
+    this.#hellos.warn(address, `refused a connection from ${address} before reading it: ${why}`, "refused");
+    socket.on("error", () => {});
+    socket.end(encode({ t: "error", error: "throttled", message: `${address}: ${why}` }));
+    setTimeout(() => socket.destroy(), 1000).unref?.();
   }
 
   #closedConn(conn: Conn): void {
@@ -473,6 +537,16 @@ class BoundedLines {
 /** The token compared in constant time: digests have one length whatever the token's. */
 function digest(token: string): Buffer {
   return createHash("sha256").update(token, "utf8").digest();
+}
+
+/** An IPv4 peer of a dual-stack listener is reported as ::ffff:a.b.c.d; it is the same address as a.b.c.d. */
+function plainAddress(address: string): string {
+  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
+}
+
+function seconds(ms: number): string {
+  const s = Math.max(1, Math.ceil(ms / 1000));
+  return s >= 120 ? `${Math.round(s / 60)} min` : `${s} s`;
 }
 
 function formatHost(host: string): string {

@@ -1,17 +1,29 @@
 /**
  * What the Quake-family rcon consoles over UDP share (Quake 3 and DarkPlaces; docs/game-consoles.md §2.2, §2.8):
- * one local socket, bound on first use; out-of-band datagrams (`FF FF FF FF` + text) to the server and back from
- * its port; commands one at a time, since nothing in a reply says which request it answers. A dialect says how a
- * command becomes datagrams and when its reply is complete. There is no connection: "connected" means the local
- * socket is bound.
+ * one local socket, opened on first use; out-of-band datagrams (`FF FF FF FF` + text) to the server and back;
+ * commands one at a time, since nothing in a reply says which request it answers. A dialect says how a command
+ * becomes datagrams and when its reply is complete.
+ *
+ * Replies only from the game: the server's name is resolved once, and the socket is bound to a loopback address
+ * when the server is on loopback and connected to the server's address and port, so the kernel drops every datagram
+ * from anyone else. Where a runtime doesn't pass the connect on to the kernel (Deno), the same check is made here.
+ * A datagram is read only while an exchange waits for one. "connected" means the socket is open.
  */
 import { Buffer } from "node:buffer";
 import * as dgram from "node:dgram";
-import { isIPv6 } from "node:net";
+import { lookup } from "node:dns/promises";
+import { isIPv4, isIPv6 } from "node:net";
 import { type Clock, systemClock } from "../../clock.ts";
 import { type Logger, silentLogger } from "../../log.ts";
 import { CommandQueue, type QueuedCommand } from "./command-queue.ts";
-import { type SendOptions, StateEvents, type Transport, TransportError, type TransportState } from "./transport.ts";
+import {
+  errorMessage,
+  type SendOptions,
+  StateEvents,
+  type Transport,
+  TransportError,
+  type TransportState,
+} from "./transport.ts";
 
 /** The out-of-band prefix of every connectionless datagram. */
 export const OOB = Buffer.from([0xff, 0xff, 0xff, 0xff]);
@@ -45,6 +57,9 @@ export abstract class UdpRcon implements Transport {
   #socket?: Promise<dgram.Socket>;
   #onDatagram?: (payload: Buffer) => void;
   #closed = false;
+  /** Datagrams from elsewhere that reached this process since the last warning, and when that was. */
+  #strays = 0;
+  #strayWarned?: number;
 
   /** `tag` names the dialect in log lines. */
   constructor(opts: UdpRconOptions, tag: string) {
@@ -59,6 +74,11 @@ export abstract class UdpRcon implements Transport {
       (cmd, ms) =>
         new TransportError("timeout", `rcon ${this.target}: no reply to "${cmd.split(" ", 1)[0]}" within ${ms} ms`),
     );
+  }
+
+  /** How many commands wait behind the one running. */
+  protected get waiting(): number {
+    return this.#queue.waiting;
   }
 
   /** Why `command` can't be sent in this dialect, or undefined. */
@@ -112,7 +132,7 @@ export abstract class UdpRcon implements Transport {
       const onAbort = () => finish(() => reject(job.signal.reason));
       const x: Exchange = {
         send: (payload) =>
-          socket.send(Buffer.concat([OOB, payload]), this.#o.port, this.#o.host, (e) => {
+          socket.send(Buffer.concat([OOB, payload]), (e) => {
             if (e) finish(() => reject(new TransportError("disconnected", `rcon ${this.target}: ${e.message}`)));
           }),
         resolve: (reply) => finish(() => resolve(reply)),
@@ -126,25 +146,108 @@ export abstract class UdpRcon implements Transport {
     });
   }
 
-  /** Binds the local UDP socket once; datagrams from anyone but the server's port are ignored. */
+  /** Opens the socket once (again after a failure, e.g. a name that didn't resolve yet). */
   #open(): Promise<dgram.Socket> {
-    this.#socket ??= new Promise((resolve, reject) => {
-      this.#events.emit("connecting");
-      const socket = dgram.createSocket(isIPv6(this.#o.host) ? "udp6" : "udp4");
-      socket.on("message", (msg, rinfo) => {
-        if (rinfo.port !== this.#o.port || !msg.subarray(0, OOB.length).equals(OOB)) return;
-        this.#onDatagram?.(msg.subarray(OOB.length));
-      });
-      socket.on("error", (e) => {
-        this.log.warn("rcon socket error", { target: this.target, error: e.message });
-        this.#events.emit("closed", e);
-        reject(e);
-      });
-      socket.bind(0, () => {
-        this.#events.emit("connected");
-        resolve(socket);
-      });
+    this.#socket ??= this.#connect().catch((e: unknown) => {
+      this.#socket = undefined;
+      const error =
+        e instanceof TransportError ? e : new TransportError("disconnected", `rcon ${this.target}: ${errorMessage(e)}`);
+      this.#events.emit("closed", error);
+      throw error;
     });
     return this.#socket;
   }
+
+  async #connect(): Promise<dgram.Socket> {
+    this.#events.emit("connecting");
+    const peer = await resolvePeer(this.#o.host).catch((e: unknown) => {
+      throw new TransportError(
+        "disconnected",
+        `rcon ${this.target}: can't resolve ${this.#o.host}: ${errorMessage(e)}`,
+      );
+    });
+    const port = this.#o.port;
+    const socket = dgram.createSocket(peer.family === 6 ? "udp6" : "udp4");
+    socket.on("message", (msg, rinfo) => {
+      if (rinfo.port !== port || canonical(rinfo.address) !== peer.address) return this.#stray(rinfo);
+      if (!msg.subarray(0, OOB.length).equals(OOB)) return;
+      this.#onDatagram?.(msg.subarray(OOB.length));
+    });
+    const opened = new Promise<void>((resolve, reject) => {
+      socket.once("error", reject);
+      // A loopback server: a loopback local address, which no other host can reach.
+      socket.bind(0, localAddressFor(peer), () =>
+        socket.connect(port, peer.address, (e?: Error) => {
+          socket.off("error", reject);
+          if (e) reject(e);
+          else resolve();
+        }),
+      );
+    });
+    await opened.catch((e: unknown) => {
+      socket.close();
+      throw e;
+    });
+    socket.on("error", (e: NodeJS.ErrnoException) => {
+      // A connected socket hears of an ICMP "port unreachable": the server is down or restarting. Its command
+      // times out as one sent to a silent server does.
+      if (e.code === "ECONNREFUSED")
+        return this.log.debug("rcon: nothing listens on the server's port", { target: this.target });
+      this.log.warn("rcon socket error", { target: this.target, error: e.message });
+      this.#events.emit("closed", e);
+    });
+    this.#events.emit("connected");
+    return socket;
+  }
+
+  /** A datagram from someone other than the server (only where the runtime ignored the connect): dropped, and said. */
+  #stray(from: dgram.RemoteInfo): void {
+    this.#strays++;
+    const now = this.clock.monotonic();
+    if (this.#strayWarned !== undefined && now - this.#strayWarned < STRAY_WARN_MS) return;
+    this.#strayWarned = now;
+    this.log.warn("rcon: ignored datagrams that did not come from the game server", {
+      target: this.target,
+      from: `${from.address}:${from.port}`,
+      count: this.#strays,
+    });
+    this.#strays = 0;
+  }
+}
+
+/** Datagrams from elsewhere are reported at most once a minute (with their count): a flood can't flood the log. */
+const STRAY_WARN_MS = 60_000;
+
+interface Peer {
+  address: string;
+  family: 4 | 6;
+}
+
+/**
+ * The server's address: an IP as it is; a name resolved once, to its first IPv4 address, or IPv6 when it has none
+ * (an IPv4 socket used to resolve names, and a server that listens on both may not on IPv6).
+ */
+async function resolvePeer(host: string): Promise<Peer> {
+  const found = isIPv4(host) || isIPv6(host) ? [{ address: host }] : await lookup(host, { all: true });
+  const first = found.find((a) => isIPv4(a.address)) ?? found[0];
+  if (!first) throw new Error("no address found");
+  const address = canonical(first.address);
+  return { address, family: isIPv4(address) ? 4 : 6 };
+}
+
+/**
+ * An address as the kernel reports a datagram's source: IPv6 in its shortest lower-case form (URL's serialiser
+ * follows the same rules), an IPv4-mapped IPv6 address as the IPv4 address it is.
+ */
+export function canonical(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (mapped) return mapped;
+  if (!isIPv6(address) || address.includes("%")) return address;
+  return new URL(`http://[${address}]/`).hostname.slice(1, -1);
+}
+
+/** The local address to bind: loopback for a server on loopback, else any (the connect picks the route's). */
+function localAddressFor(peer: Peer): string {
+  if (peer.family === 4) return peer.address.startsWith("127.") ? "127.0.0.1" : "0.0.0.0";
+  return peer.address === "::1" ? "::1" : "::";
 }

@@ -1,13 +1,16 @@
 /**
  * One run of the wrapped server's process: spawned directly (no shell) in its own process group, with the clean
- * environment of lib/child-env.ts, both pipes read to the end as lines (docs/game-consoles.md §2.3).
+ * environment of lib/child-env.ts, as another user if configured (./run-as.ts), both pipes read to the end as
+ * lines, commands written to its stdin or its command pipe (./command-pipe.ts; docs/game-consoles.md §2.3).
  */
-import { spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { childEnv } from "../../child-env.ts";
 import { within, type Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import { LineSplitter, type LineStream } from "../sources/lines.ts";
 import { errorMessage } from "../transports/transport.ts";
+import { openCommandPipe } from "./command-pipe.ts";
+import { resolveRunAs } from "./run-as.ts";
 
 export interface ChildStatus {
   code: number | null;
@@ -18,7 +21,7 @@ export interface ServerChild {
   readonly pid: number;
   /** Resolves once the process is gone and both pipes are read (2 s after its exit at most). */
   readonly exited: Promise<ChildStatus>;
-  /** Writes to the server's stdin; false when it is closed. */
+  /** Writes to the server's console (stdin, or its command pipe); false when it is closed. */
   write(text: string): boolean;
   /** Signals the whole process group (wrapper scripts such as srcds_run fork the real server); none once gone. */
   signal(sig: NodeJS.Signals): void;
@@ -41,23 +44,47 @@ export interface ChildOptions {
   cwd?: string;
   /** Variables the operator passes (`[game.wrapper.env]`), added to the few every program needs (childEnv). */
   env?: Record<string, string>;
+  /** A named pipe the server reads its commands from instead of stdin (`game.wrapper.command_pipe`). */
+  commandPipe?: string;
+  /** The account (and group) the server runs as, when hub-agent runs as root (`game.wrapper.user`, `group`). */
+  user?: string;
+  group?: string;
   clock: Clock;
   logger: Logger;
 }
 
 /**
- * Starts the server; rejects when it can't be started (not found, not executable). Both pipes are always drained
- * (ioq3 writes its console to stderr; a full pipe would block the game). If hub-agent exits while the server runs,
- * the server gets SIGTERM.
+ * Starts the server; rejects when it can't be started (not found, not executable, no such user, a bad command
+ * pipe). Both pipes are always drained (ioq3 writes its console to stderr; a full pipe would block the game). If
+ * hub-agent exits while the server runs, the server gets SIGTERM.
  */
-export function spawnChild(o: ChildOptions, onLine: (line: string, stream: LineStream) => void): Promise<ServerChild> {
+export async function spawnChild(
+  o: ChildOptions,
+  onLine: (line: string, stream: LineStream) => void,
+): Promise<ServerChild> {
   const [file, ...args] = o.command as [string, ...string[]];
-  const child = spawn(file, args, {
-    cwd: o.cwd,
-    env: childEnv(o.env),
-    stdio: ["pipe", "pipe", "pipe"],
-    detached: process.platform !== "win32",
-  });
+  const runAs = o.user !== undefined ? await resolveRunAs(o.user, o.group) : undefined;
+  const pipe = o.commandPipe
+    ? await openCommandPipe(o.commandPipe, { ...(runAs ? { owner: runAs } : {}), clock: o.clock, logger: o.logger })
+    : undefined;
+  let child: ChildProcessWithoutNullStreams;
+  try {
+    child = spawn(file, args, {
+      cwd: o.cwd,
+      env: childEnv(o.env, process.env, runAs),
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: process.platform !== "win32",
+      // Only for a switch: hub-agent already running as that user keeps its groups as they are.
+      ...(runAs && (runAs.uid !== process.getuid?.() || runAs.gid !== process.getgid?.())
+        ? { uid: runAs.uid, gid: runAs.gid }
+        : {}),
+    });
+  } catch (e) {
+    // Bun refuses some spawns at once (EPERM for a user switch without root) instead of with an "error" event.
+    pipe?.close();
+    throw new Error(`game.wrapper.command: cannot start ${JSON.stringify(file)}: ${errorMessage(e)}`);
+  }
+  const as = runAs ? ` as ${runAs.name}` : "";
   let gone = false;
   const signal = (sig: NodeJS.Signals) => {
     if (gone || child.pid === undefined) return;
@@ -87,6 +114,7 @@ export function spawnChild(o: ChildOptions, onLine: (line: string, stream: LineS
     };
     child.once("exit", (code, sig) => {
       status = { code, signal: sig };
+      pipe?.close(); // what the server did not read must not run on the next one
       // "close" follows once the pipes are drained; a grandchild holding them open must not stall us.
       o.clock.sleep(2000).then(finish, finish);
     });
@@ -97,17 +125,21 @@ export function spawnChild(o: ChildOptions, onLine: (line: string, stream: LineS
     child.once("error", (e) => {
       // Only a failed spawn lands here before "spawn"; later errors (a failed kill) are logged.
       if (child.pid === undefined) {
-        reject(new Error(`game.wrapper.command: cannot start ${JSON.stringify(file)}: ${errorMessage(e)}`));
+        pipe?.close();
+        reject(new Error(`game.wrapper.command: cannot start ${JSON.stringify(file)}${as}: ${errorMessage(e)}`));
       } else o.logger.warn(`server process error: ${errorMessage(e)}`);
     });
     child.once("spawn", () => {
-      o.logger.info(`started ${file}`, { pid: child.pid });
+      o.logger.info(`started ${file}${as}`, { pid: child.pid });
       process.on("exit", killOnExit);
-      const write = (text: string) => {
-        if (child.stdin.destroyed || !child.stdin.writable) return false;
-        child.stdin.write(text);
-        return true;
-      };
+      // With a command pipe, stdin stays open and unused (some servers exit at its end).
+      const write = pipe
+        ? (text: string) => pipe.write(text)
+        : (text: string) => {
+            if (child.stdin.destroyed || !child.stdin.writable) return false;
+            child.stdin.write(text);
+            return true;
+          };
       const run: ServerChild = { pid: child.pid as number, exited, signal, write, stop: (how) => stop(run, how, o) };
       resolve(run);
     });

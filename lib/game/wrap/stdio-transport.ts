@@ -44,12 +44,18 @@ export interface StdioTransportOptions {
 export interface StdioSendOptions extends SendOptions {
   /** The reply ends with the first line that matches (included); for consoles without an echo command. */
   until?: RegExp;
+  /**
+   * With `until`: the line the reply's own part starts with (a list's header). `until` counts only after it, so a
+   * list framed by the same line above and below its rows ends at the second one, also when it has no rows.
+   */
+  start?: RegExp;
 }
 
-/** A command in hub-agent's queue: its reply ends at `until`, else at the echo marker. */
+/** A command in hub-agent's queue: its reply ends at `until` (after `start`), else at the echo marker. */
 interface CommandJob {
   command: string;
   until?: RegExp;
+  start?: RegExp;
 }
 
 /** A command written whose reply is still open. */
@@ -69,11 +75,16 @@ interface OpenReply {
   reject: (e: Error) => void;
 }
 
-/** A marker as the console echoes it: random, so no player can print the one awaited. */
-const MARKER = /hubagent_(?:begin|end)_[0-9a-f]{12}$/;
+/**
+ * A reply marker as hub-agent writes it (`hubagent_begin_` or `hubagent_end_` and 12 random hex digits, new for every
+ * command), found anywhere in a line and in any case: consoles quote it inside a sentence (`No match for help
+ * argument '…'.`) or repeat it upper-cased (`Command HUBAGENT_END_… unknown.`). See `echoEnds` for which line begins
+ * or ends a reply.
+ */
+const MARKER = /hubagent_(?:begin|end)_[0-9a-f]{12}(?![0-9a-f])/i;
 
-/** How many markers of abandoned replies are remembered, to drop them when they come late. */
-const LATE_MARKERS = 64;
+/** How many markers hub-agent remembers having written, to drop one that arrives late (after its timeout). */
+const KNOWN_MARKERS = 256;
 
 const encoder = new TextEncoder();
 
@@ -105,8 +116,8 @@ export class StdioTransport implements Transport {
   #readMore: (() => void)[] = [];
   /** Shut while a reply that ends with a quiet period is open: nothing marks where a typed line's answer starts. */
   #noQuietReply = new Gate(true);
-  /** Markers of replies given up (a timeout): dropped when they come late, not taken for game output. */
-  #late = new Set<string>();
+  /** The markers written lately, oldest first: a line holding one is never game output. */
+  #markers = new Set<string>();
 
   constructor(server: Supervisor, opts: StdioTransportOptions) {
     this.#server = server;
@@ -149,7 +160,11 @@ export class StdioTransport implements Transport {
       return Promise.reject(new TransportError("invalid", "console commands can't contain NUL or line breaks"));
     }
     const until = opts?.until && singleMatch(opts.until);
-    return this.#commands.push({ command, ...(until ? { until } : {}) }, opts?.timeoutMs ?? this.#o.timeoutMs);
+    const start = until && opts?.start && singleMatch(opts.start);
+    return this.#commands.push(
+      { command, ...(until ? { until } : {}), ...(start ? { start } : {}) },
+      opts?.timeoutMs ?? this.#o.timeoutMs,
+    );
   }
 
   /**
@@ -246,7 +261,7 @@ export class StdioTransport implements Transport {
    * Without a marker or `until`, the reply ends after the quiet period.
    */
   async #exchange(job: QueuedCommand<CommandJob>, typed: boolean): Promise<string> {
-    const { command, until } = job;
+    const { command, until, start } = job;
     const quietMs = !until && !this.#o.echo ? this.#o.quietMs : undefined;
     const id = randomHex(6);
     const marker = `hubagent_end_${id}`;
@@ -258,9 +273,8 @@ export class StdioTransport implements Transport {
     const bytes = await this.#room(text, job.signal);
     return new Promise<string>((resolve, reject) => {
       let quiet: AbortController | undefined;
-      const settle = (fn: () => void, abandoned = false) => {
+      const settle = (fn: () => void) => {
         quiet?.abort();
-        if (abandoned && !until && !quietMs) this.#remember([marker, ...(begin ? [begin] : [])]);
         if (quietMs) this.#noQuietReply.open();
         this.#forget(reply);
         job.signal.removeEventListener("abort", onAbort);
@@ -276,17 +290,15 @@ export class StdioTransport implements Transport {
         );
       };
       // A typed line was written: a late marker or a server gone (the operator typed `quit`) is no failure.
-      const fail = (e: Error) => settle(() => (typed ? resolve("") : reject(e)), true);
+      const fail = (e: Error) => settle(() => (typed ? resolve("") : reject(e)));
       const onAbort = () => fail(job.signal.reason);
-      const marked = (m: string, echoed: string) => (line: string) =>
-        line.trimEnd().endsWith(m) && !line.includes(echoed);
       const reply: OpenReply = {
         begun: !begin,
-        begins: begin ? marked(begin, beginLine) : () => true,
+        begins: begin ? echoEnds(begin, beginLine) : () => true,
         lines: [],
         swallow: !until,
         show: typed,
-        done: until ? (line) => until.test(boundLine(line)) : quietMs ? () => false : marked(marker, echoLine),
+        done: until ? endsAt(until, start) : quietMs ? () => false : echoEnds(marker, echoLine),
         ...(quietMs ? { heard: waitQuiet } : {}),
         resolve: (text) => {
           // Its end was printed, so it was read (an `until` or quiet reply has no marker line to say so).
@@ -299,6 +311,7 @@ export class StdioTransport implements Transport {
       job.signal.addEventListener("abort", onAbort, { once: true });
       // One write, so nothing can land between the command and its marker.
       if (!this.#server.write(text)) return settle(() => reject(this.#serverGone()));
+      if (!until && !quietMs) for (const m of begin ? [begin, marker] : [marker]) this.#remember(m);
       if (this.#o.readBytes !== undefined) this.#unread.push({ bytes, marker });
       job.written = true;
       if (typed) this.#typed = reply;
@@ -310,13 +323,9 @@ export class StdioTransport implements Transport {
     });
   }
 
-  /** Markers of a reply given up: their lines are dropped when they come. */
-  #remember(markers: string[]): void {
-    for (const m of markers) this.#late.add(m);
-    for (const old of this.#late) {
-      if (this.#late.size <= LATE_MARKERS) break;
-      this.#late.delete(old);
-    }
+  #remember(marker: string): void {
+    this.#markers.add(marker);
+    if (this.#markers.size > KNOWN_MARKERS) this.#markers.delete(this.#markers.values().next().value as string);
   }
 
   #forget(reply: OpenReply): void {
@@ -326,7 +335,7 @@ export class StdioTransport implements Transport {
 
   /** Decides what a line of the console is (see LineUse): the end or part of an open reply, or game output. */
   #read(line: string): LineUse {
-    const marker = MARKER.exec(line.trimEnd())?.[0];
+    const marker = MARKER.exec(line)?.[0].toLowerCase();
     // Everything written up to this marker was read.
     if (marker) this.#confirm(this.#unread.findIndex((u) => u.marker === marker) + 1);
     for (const reply of [this.#command, this.#typed]) {
@@ -341,7 +350,9 @@ export class StdioTransport implements Transport {
       reply.resolve(reply.lines.join("\n"));
       return reply.swallow ? "drop" : "reply";
     }
-    if (marker && this.#late.delete(marker)) return "drop"; // the marker of a command that timed out
+    // One of ours that ends no reply: late (its command timed out), or the console repeating the line it read. A
+    // marker-shaped text hub-agent never wrote (a player's chat) is game output like any other line.
+    if (marker && this.#markers.has(marker)) return "drop";
     // Printed before hub-agent's command was read (its begin marker is still to come): game output.
     if (this.#command && !this.#command.begun) return "console";
     // hub-agent's command was written before any typed line still open: the console answers it first.
@@ -355,6 +366,33 @@ export class StdioTransport implements Transport {
   #serverGone(): TransportError {
     return new TransportError("disconnected", `${this.name}: the server is gone`);
   }
+}
+
+/**
+ * The end of a reply read up to `until`: its first match after the `start` line (the start line itself never ends
+ * it), or its first match at all without `start`.
+ */
+function endsAt(until: RegExp, start?: RegExp): (line: string) => boolean {
+  let started = !start;
+  return (raw) => {
+    const line = boundLine(raw); // as every pattern sees a line (docs/game-consoles.md §8)
+    if (started) return until.test(line);
+    started = start!.test(line);
+    return false;
+  };
+}
+
+/**
+ * The end (or the begin) of a reply bracketed by echo lines: the first line holding the marker anywhere, in any case, except
+ * one that holds the whole echo line as written — the console repeating what it read (`> help hubagent_end_…`),
+ * which a console reading its input ahead may print before the command's output is complete. With an echo line
+ * that is the marker alone (a bogus command answered with an error naming it) the two can't be told apart, and
+ * the first line holding it ends the reply.
+ */
+function echoEnds(marker: string, echoLine: string): (line: string) => boolean {
+  const holds = new RegExp(`${marker}(?![0-9a-f])`, "i"); // the marker is letters, digits and _ only
+  const repeated = echoLine.toLowerCase();
+  return (line) => holds.test(line) && (repeated === marker || !line.toLowerCase().includes(repeated));
 }
 
 function randomHex(bytes: number): string {

@@ -10,7 +10,11 @@ import {
   stripQuakeColours,
 } from "../../../lib/game/presets/ids.ts";
 import { PRESET_NAMES, PRESETS, resolvePreset } from "../../../lib/game/presets/index.ts";
+import { NO_QUOTES } from "../../../lib/game/presets/quoting.ts";
 import { placeholdersOf, render } from "../../../lib/game/presets/template.ts";
+
+/** An escaping for a console without quotes. */
+const unquoted = (escape: (v: string) => string) => ({ escape, quoting: NO_QUOTES });
 
 describe("ids", () => {
   test("SteamID2, SteamID3 and SteamID64 convert exactly, both ways", () => {
@@ -59,7 +63,7 @@ describe("ids", () => {
 
 describe("templates", () => {
   test("ids go in as they are, text through the console's escaping, :json as a JSON string", () => {
-    const esc = (v: string) => `<${v}>`;
+    const esc = unquoted((v) => `<${v}>`);
     expect(render("kick {steam64} {reason}", { steam64: "76561197960287930", reason: "a b" }, esc)).toBe(
       "kick 76561197960287930 <a b>",
     );
@@ -69,8 +73,20 @@ describe("templates", () => {
   });
 
   test("a missing value, an id that isn't a plain token, or an unknown placeholder is an error", () => {
-    expect(() => render("clientkick {slot}", {}, (v) => v)).toThrow("{slot} is not known");
-    expect(() => render("kick {id}", { id: "a;b" }, (v) => v)).toThrow('{id} = "a;b" is not a plain id');
+    expect(() =>
+      render(
+        "clientkick {slot}",
+        {},
+        unquoted((v) => v),
+      ),
+    ).toThrow("{slot} is not known");
+    expect(() =>
+      render(
+        "kick {id}",
+        { id: "a;b" },
+        unquoted((v) => v),
+      ),
+    ).toThrow('{id} = "a;b" is not a plain id');
     expect(() => placeholdersOf("kick {steamid}")).toThrow("unknown placeholder {steamid}");
     expect(() => placeholdersOf("kick {slot:json}")).toThrow("only text placeholders take a filter");
   });

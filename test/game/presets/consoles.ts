@@ -4,13 +4,83 @@
  */
 
 /**
- * Quake 3 / ioquake3: Cbuf_Execute ends a command at `\n` or `\r` anywhere, and at `;` outside double quotes
- * (quote parity), ignoring `//` and `/* … *\/` comments outside quotes; Cmd_TokenizeString then splits on
- * characters <= ' ', takes "…" as one argument (no escapes, ends at the next quote), and an unquoted word ends at
- * whitespace or a quote.
+ * Quake 3 / ioquake3 (code/qcommon/cmd.c): Cbuf_Execute counts every `"` (comments included) and, at even parity,
+ * ends a command at `;` outside a comment, and at the `*\/` closing a `/*` comment (the rest of the line is the next
+ * command: measured on Debian's ioquake3, `echo AAA /* c *\/ echo BBB` prints both); `//` comments out the rest of
+ * the line, and a line break ends the command outside a `/*` comment. Cmd_TokenizeString then splits on characters
+ * <= ' ', stops at `//`, skips `/* … *\/` (to the next `*\/`, quotes or not), takes "…" as one argument (no
+ * escapes, ends at the next quote), and an unquoted word ends at whitespace, a quote, `//` or `/*`.
  */
 export function parseQuakeConsole(line: string): string[][] {
-  return splitCommands(line, { slashComments: true }).map((c) => tokenize(c, { breakChars: "" }));
+  const commands: string[] = [];
+  let start = 0;
+  let quotes = 0;
+  let slash = false;
+  let star = false;
+  const end = (at: number, next: number) => {
+    commands.push(line.slice(start, at));
+    start = next;
+    quotes = 0;
+  };
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    const next = line[i + 1];
+    if (c === '"') quotes++;
+    if (quotes % 2 === 0) {
+      if (next !== undefined) {
+        if (!star && c === "/" && next === "/") slash = true;
+        else if (!slash && c === "/" && next === "*") star = true;
+        else if (star && c === "*" && next === "/") {
+          star = false;
+          end(i + 1, i + 2); // the `*` stays, the `/` goes
+          i++;
+          continue;
+        }
+      }
+      if (!slash && !star && c === ";") {
+        end(i, i + 1);
+        continue;
+      }
+    }
+    if (!star && (c === "\n" || c === "\r")) {
+      slash = false;
+      end(i, i + 1);
+    }
+  }
+  commands.push(line.slice(start));
+  return commands.map(tokenizeQuake).filter((args) => args.length > 0);
+}
+
+function tokenizeQuake(command: string): string[] {
+  const args: string[] = [];
+  let i = 0;
+  for (;;) {
+    while (i < command.length && command.charCodeAt(i) <= 32) i++;
+    if (i >= command.length || command.startsWith("//", i)) return args;
+    if (command.startsWith("/*", i)) {
+      const close = command.indexOf("*/", i);
+      if (close < 0) return args;
+      i = close + 2;
+      continue;
+    }
+    let arg = "";
+    if (command[i] === '"') {
+      for (i++; i < command.length && command[i] !== '"'; i++) arg += command[i];
+      args.push(arg);
+      if (i >= command.length) return args;
+      i++;
+      continue;
+    }
+    while (
+      i < command.length &&
+      command.charCodeAt(i) > 32 &&
+      command[i] !== '"' &&
+      !command.startsWith("//", i) &&
+      !command.startsWith("/*", i)
+    )
+      arg += command[i++];
+    args.push(arg);
+  }
 }
 
 /**
@@ -33,11 +103,12 @@ export function parseRustConsole(line: string): string[][] {
 }
 
 /**
- * Teeworlds / DDNet (CConsole::ExecuteLine): a command ends at a line break, or at `;` outside double quotes; inside
- * quotes a backslash escapes the next character (a `\"` doesn't end the argument).
+ * Teeworlds / DDNet (CConsole::ExecuteLine): a command ends at a line break, or at `;` outside double quotes; the
+ * splitter steps over a `\"` inside quotes or not (so it neither opens nor closes a quote); the arguments' parser then
+ * takes a backslash inside quotes as escaping the next character.
  */
 export function parseTeeworldsConsole(line: string): string[][] {
-  return splitOutsideQuotes(line, { escapes: () => true })
+  return splitOutsideQuotes(line, { escapes: (next) => next === '"' })
     .map((c) => tokenize(c, { breakChars: "", escapes: () => true }))
     .filter((args) => args.length > 0);
 }
@@ -51,7 +122,7 @@ export function parseTeeworldsConsole(line: string): string[][] {
  */
 export function parseDarkplacesConsole(line: string): string[][] {
   return splitOutsideQuotes(line, {
-    escapes: dpEscape,
+    escapes: (next, quoted) => quoted && dpEscape(next),
     comment: (i) => line[i] === "/" && line[i + 1] === "/" && (i === 0 || /\s/.test(line[i - 1]!)),
   })
     .map((c) =>
@@ -98,13 +169,13 @@ export function parseOpenttdConsole(line: string): string[][] {
 const dpEscape = (next: string) => next === '"' || next === "\\";
 
 /**
- * Splits a line into commands at line breaks and at `;` outside double quotes. Inside quotes a backslash takes the
- * next character along where `escapes(next)` says so; outside them `comment(i)` says a comment starts at `i`, which
- * runs to the line break.
+ * Splits a line into commands at line breaks and at `;` outside double quotes. A backslash takes the next character
+ * along where `escapes(next, quoted)` says so; outside quotes `comment(i)` says a comment starts at `i`, which runs
+ * to the line break.
  */
 function splitOutsideQuotes(
   line: string,
-  o: { escapes: (next: string) => boolean; comment?: (i: number) => boolean },
+  o: { escapes: (next: string, quoted: boolean) => boolean; comment?: (i: number) => boolean },
 ): string[] {
   const commands: string[] = [];
   let current = "";
@@ -120,7 +191,7 @@ function splitOutsideQuotes(
       continue;
     }
     if (comment) continue;
-    if (quoted && c === "\\" && i + 1 < line.length && o.escapes(line[i + 1]!)) {
+    if (c === "\\" && i + 1 < line.length && o.escapes(line[i + 1]!, quoted)) {
       current += c + line[++i];
       continue;
     }
@@ -160,6 +231,34 @@ function expandDollars(command: string): string {
     }
   }
   return out;
+}
+
+/**
+ * Minecraft, where the template quotes: one line is one command; Brigadier reads `fixed` arguments, each a word up
+ * to the next space or a string in `"…"` or `'…'` (a backslash takes the next character along), then the last
+ * argument (`kick`'s reason, `say`'s message) is the rest of the line as it is, left out when empty.
+ */
+export function parseBrigadier(line: string, fixed: number): string[] {
+  const commands = line.split(/\r\n|\r|\n/).filter((c) => c.trim() !== "");
+  if (commands.length !== 1) throw new Error(`minecraft: ${commands.length} commands in ${JSON.stringify(line)}`);
+  const command = commands[0]!;
+  const args: string[] = [];
+  let i = 0;
+  while (args.length < fixed && i < command.length) {
+    const quote = command[i]!;
+    let arg = "";
+    if (quote === '"' || quote === "'") {
+      for (i++; i < command.length && command[i] !== quote; i++) arg += command[i] === "\\" ? command[++i] : command[i];
+      if (command[i] !== quote) throw new Error(`minecraft: unclosed ${quote} in ${JSON.stringify(command)}`);
+      i++;
+    } else for (; i < command.length && command[i] !== " "; i++) arg += command[i];
+    if (i < command.length && command[i] !== " ")
+      throw new Error(`minecraft: no space after argument ${args.length + 1} in ${JSON.stringify(command)}`);
+    args.push(arg);
+    i++;
+  }
+  const rest = command.slice(i);
+  return rest === "" ? args : [...args, rest];
 }
 
 /**

@@ -70,6 +70,45 @@ describe("console overrides on any preset", () => {
     expect(p.list.parse("#3 ^1Red^7Baron\nnoise").players).toEqual([{ id: "RedBaron", name: "RedBaron", slot: "3" }]);
   });
 
+  test("list_row replaces the rows only: the map, the player limit and a row's score and ping the preset read stay", () => {
+    // DarkPlaces `status 1` (Nexuiz 2.5.2), one row in a form the preset's own row pattern does not take.
+    const reply = [
+      "map:      aggressor",
+      "players:  2 active (8 max)",
+      "",
+      "IP                                             %pl ping  time   frags  no   name",
+      "127.0.0.1:42000                                  2   48  1:03:09   12  #4   Alice",
+      "?                                                               #6   Bob",
+    ].join("\n");
+    const p = resolvePreset("xonotic", { list_row: String.raw`#(?<slot>\d+)\s+(?<name>.+)$` });
+    expect(p.list.parse(reply)).toEqual({
+      map: "aggressor",
+      maxPlayers: 8,
+      players: [
+        { id: "Alice", name: "Alice", slot: "4", extra: { Frags: 12, Ping: 48 } },
+        { id: "Bob", name: "Bob", slot: "6" },
+      ],
+    });
+    // ioquake3's `status`: the map line.
+    const oa = resolvePreset("openarena", { list_row: String.raw`^\s*(?<slot>\d+)\s+-?\d+\s+\d+\s+(?<name>\S+)` });
+    expect(oa.list.parse("map: oa_dm4\nnum score ping name\n  0     5   48 ^1Hank^7 127.0.0.1 28000")).toMatchObject({
+      map: "oa_dm4",
+      players: [{ name: "Hank", slot: "0" }],
+    });
+  });
+
+  test("list_start: the line after which list_end counts, refused without a list_end", () => {
+    const p = resolvePreset("generic", { list_row: "(?<name>.+)", list_start: "^-+$", list_end: "^-+$" });
+    expect(p.list.start?.test("-----")).toBe(true);
+    expect(p.list.until?.test("-----")).toBe(true);
+    expect(() => resolvePreset("openarena", { list_start: "^-+$" })).toThrow(
+      "game.overrides.list_start needs game.overrides.list_end: the list's last line, which counts only after the start line",
+    );
+    expect(() => resolvePreset("minecraft", { list_start: "[" })).toThrow(
+      "game.overrides.list_start is not a valid regular expression",
+    );
+  });
+
   test("echo, list_end and reply_quiet say where a wrapped console's reply ends", () => {
     expect(resolvePreset("openarena", { echo: "print {marker}" }).echo?.("m1")).toBe("print m1");
     expect(resolvePreset("openarena", { echo: "" }).echo).toBeUndefined();

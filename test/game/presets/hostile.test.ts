@@ -1,7 +1,8 @@
 /**
  * Hostile nicks, reasons and messages (docs/game-consoles.md §4): for every preset and every command that takes
  * text, the rendered command is parsed the way the target console parses it, and must be exactly one command
- * whose arguments are those of a benign rendering, the value's own argument holding the cleaned value.
+ * whose arguments are those of a benign rendering, the value's own argument holding the cleaned value. The same
+ * holds where the template itself quotes the placeholder (`ulx psay "%nick%" thanks`, `kick "{name}"`).
  */
 import { describe, expect, test } from "bun:test";
 import type { GamePlayer } from "../../../lib/game/bridge.ts";
@@ -15,7 +16,9 @@ import {
   stripForAnyConsole,
 } from "../../../lib/game/presets/escape.ts";
 import { PRESETS, type Preset, type PresetName, resolvePreset } from "../../../lib/game/presets/index.ts";
+import { fillTemplate } from "../../../lib/rewards/replace.ts";
 import {
+  parseBrigadier,
   parseDarkplacesConsole,
   parseMinecraftConsole,
   parseOpenttdConsole,
@@ -229,6 +232,119 @@ describe("hostile values never make a second command", () => {
       }
     });
   }
+
+  /**
+   * Templates that quote the placeholder themselves, and ones that don't, for the preset's templates (`{name}`: the
+   * kick of a player with the hostile nick) and for reward commands (`%nick%`). `args` is what the console must
+   * read: `q` the value as read inside the template's quotes, `b` the standalone value's arguments; `fixed` is how
+   * many arguments come before the standalone value (Minecraft reads the rest of the line as one).
+   */
+  const QUOTED: {
+    kind: "preset" | "reward";
+    template: string;
+    fixed: number;
+    args: (q: string, b: string[]) => string[];
+  }[] = [
+    { kind: "preset", template: "kick {name}", fixed: 1, args: (_q, b) => ["kick", ...b] },
+    { kind: "preset", template: 'kick "{name}"', fixed: 2, args: (q) => ["kick", q] },
+    { kind: "preset", template: 'kick "bye, {name}!"', fixed: 2, args: (q) => ["kick", `bye, ${q}!`] },
+    { kind: "preset", template: 'kick "[{name}]" {name}', fixed: 2, args: (q, b) => ["kick", `[${q}]`, ...b] },
+    { kind: "reward", template: "say %nick%", fixed: 1, args: (_q, b) => ["say", ...b] },
+    { kind: "reward", template: 'say "%nick%"', fixed: 2, args: (q) => ["say", q] },
+    { kind: "reward", template: 'say "thanks %nick%!"', fixed: 2, args: (q) => ["say", `thanks ${q}!`] },
+    { kind: "reward", template: 'ulx psay "%nick%" thanks', fixed: 4, args: (q) => ["ulx", "psay", q, "thanks"] },
+  ];
+
+  /** How one console reads a rendering: its commands, and the value inside the template's quotes and standing alone. */
+  interface Reading {
+    parse: (line: string, fixed: number) => string[][];
+    quoted: (value: string) => string;
+    bare: (value: string) => string[];
+  }
+  /** A console that groups `"…"`, with an escaping that quotes: the value is one argument either way. */
+  const grouping = (parse: (line: string) => string[][], arg: (value: string) => string): Reading => ({
+    parse,
+    quoted: arg,
+    bare: (v) => [arg(v)],
+  });
+  /** A line console (Brigadier): the standalone value is the rest of the line, as written. */
+  const brigadier = (quoted: (value: string) => string, bare: (value: string) => string): Reading => ({
+    parse: (line, fixed) => [parseBrigadier(line, fixed)],
+    quoted,
+    bare: (v) => (bare(v) === "" ? [] : [bare(v)]),
+  });
+  /** Inside quotes where two quote characters and backslashes escape: no quote of either kind, no backslash. */
+  const typographic = (text: string) => text.replace(/"/g, "\u201d").replace(/'/g, "\u2019").replace(/\\/g, "/");
+  const stripped = (v: string) => stripForAnyConsole(v);
+
+  /** Each preset and escaping, resolved with the test's kick template (checked at load like an operator's). */
+  const READINGS: { name: string; preset: (kick: string) => Preset; readings: Record<string, Reading> }[] = [
+    ...(["gmod", "cs2", "openarena", "rust", "teeworlds", "xonotic"] as const).map((name) => ({
+      name,
+      preset: (kick: string) => resolvePreset(name, { commands: { kick } }),
+      readings: { [name]: grouping(PARSE[name], EXPECTED[name]) },
+    })),
+    {
+      name: "minecraft",
+      preset: (kick: string) => resolvePreset("minecraft", { commands: { kick } }),
+      readings: { minecraft: brigadier((v) => typographic(EXPECTED.minecraft(v)), EXPECTED.minecraft) },
+    },
+    ...ESCAPE_MODE_NAMES.map((mode) => ({
+      name: `generic, escape = "${mode}"`,
+      preset: (kick: string) =>
+        resolvePreset("generic", {
+          list_command: "clients",
+          list_row: "^(?<name>.*)$",
+          escape: mode,
+          commands: { kick },
+        }),
+      readings: {
+        quote: Object.fromEntries(
+          Object.entries(GENERIC_CONSOLES.quote).map(([c, parse]) => [c, grouping(parse, GENERIC_EXPECTED.quote)]),
+        ),
+        line: { minecraft: brigadier((v) => typographic(sanitize(v)), sanitize) },
+        strip: {
+          ...Object.fromEntries(
+            Object.entries(GENERIC_CONSOLES.strip)
+              .filter(([c]) => c !== "minecraft")
+              .map(([c, parse]) => [
+                c,
+                { parse, quoted: stripped, bare: (v: string) => stripped(v).split(" ").filter(Boolean) },
+              ]),
+          ),
+          minecraft: brigadier(stripped, stripped),
+        },
+      }[mode],
+    })),
+  ];
+
+  /** The command a template becomes for a hostile nick: the kick (the template is the preset's), or a reward command. */
+  async function renderQuoted(preset: Preset, t: (typeof QUOTED)[number], nick: string): Promise<string> {
+    const { bridge, transport } = recordingBridge(preset);
+    if (t.kind === "reward") await bridge.exec(fillTemplate(t.template, { nick }, bridge).text);
+    else await bridge.kick(PLAYERS[preset.name](nick), "bye");
+    expect(transport.commands).toHaveLength(1);
+    return transport.commands[0]!;
+  }
+
+  describe("placeholders inside the template's quotes", () => {
+    for (const { name, preset, readings } of READINGS) {
+      for (const t of QUOTED) {
+        for (const [reader, reading] of Object.entries(readings)) {
+          test(`${name}, ${t.kind} template ${t.template}, read by the ${reader} console: ${HOSTILE.length} hostile nicks`, async () => {
+            for (const value of HOSTILE) {
+              const command = await renderQuoted(preset(t.kind === "preset" ? t.template : "kick {name}"), t, value);
+              try {
+                expect(reading.parse(command, t.fixed)).toEqual([t.args(reading.quoted(value), reading.bare(value))]);
+              } catch (e) {
+                throw new Error(`${JSON.stringify(value)} → ${JSON.stringify(command)}: ${(e as Error).message}`);
+              }
+            }
+          });
+        }
+      }
+    }
+  });
 
   test("values are cut to a bounded length at a character boundary", () => {
     expect(new TextEncoder().encode(sanitize("🎮".repeat(500))).length).toBeLessThanOrEqual(MAX_VALUE_BYTES);

@@ -15,14 +15,18 @@ import { FakeQ3Server } from "./fake-q3-server.ts";
 import { FakeSourceRconServer } from "./fake-source-rcon-server.ts";
 import { FakeWebRconServer } from "./fake-web-rcon-server.ts";
 
+const slow = () => Bun.sleep(600).then(() => "slow reply");
+
 const console = (command: string, bigReply: string) =>
   command === "big"
     ? bigReply
     : command === "hang"
       ? new Promise<string>(() => {})
-      : command.startsWith("echo ")
-        ? command.slice(5)
-        : `Unknown command "${command}"`;
+      : command === "slow"
+        ? slow()
+        : command.startsWith("echo ")
+          ? command.slice(5)
+          : `Unknown command "${command}"`;
 
 /** The presets that name `kind` among their consoles; Source RCON's dialect is Minecraft's for `minecraft` only. */
 const presetsOver = (kind: string, keep: (p: Preset) => boolean = () => true) =>
@@ -115,7 +119,12 @@ testTransport("Teeworlds econ", {
     // The console prints line by line: a big reply is many lines.
     const fake = await FakeEconServer.start({
       password,
-      handler: (c) => (c === "big" ? bigReply.split("\n").map((l) => ["Console", l] as [string, string]) : []),
+      handler: (c) =>
+        c === "big"
+          ? bigReply.split("\n").map((l) => ["Console", l] as [string, string])
+          : c === "slow"
+            ? slow().then((l) => [["Console", l] as [string, string]])
+            : [],
     });
     return {
       client: (pw) => new Econ({ host: fake.host, port: fake.port, password: pw }),

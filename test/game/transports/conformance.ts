@@ -9,7 +9,8 @@ import type { Preset } from "../../../lib/game/presets/types.ts";
 import type { Transport, TransportError } from "../../../lib/game/transports/transport.ts";
 import { HOSTILE, hostileCommands } from "../presets/hostile-values.ts";
 
-/** A fake server started for one test. It answers `echo <text>` with `<text>`, `big` with `bigReply`, and never
+/** A fake server started for one test. It answers `echo <text>` with `<text>`, `big` with `bigReply`, `slow` with
+ * `slow reply` after 600 ms (a server that reads one request at a time answers the next one after it), and never
  * answers `hang`. */
 export interface FakeConsole {
   /** A client of this server (a real transport) with this password. */
@@ -86,6 +87,15 @@ export function testTransport(name: string, harness: TransportHarness): void {
       const { client } = await setup();
       const words = ["one", "two", "three", "four", "five"];
       expect((await Promise.all(words.map((w) => client.send(`echo ${w}`)))).map(text)).toEqual(words);
+    });
+
+    test("a late reply of a command that timed out is not taken for the next command's", async () => {
+      const { client } = await setup();
+      const err = (await client.send("slow", { timeoutMs: 200 }).catch((e) => e)) as TransportError;
+      expect(err.code).toBe("timeout");
+      expect(text(await client.send("echo after", { timeoutMs: 5000 }))).toBe("after");
+      await Bun.sleep(700); // whatever was left of "slow" has arrived meanwhile
+      expect(text(await client.send("echo again", { timeoutMs: 5000 }))).toBe("again");
     });
 
     test("a server restart fails the command in flight (it may have run); the next command works", async () => {

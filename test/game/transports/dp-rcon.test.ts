@@ -3,7 +3,9 @@ import { hmacMd4, md4 } from "../../../lib/game/transports/md4.ts";
 import { DpRcon, type DpRconOptions } from "../../../lib/game/transports/dp-rcon.ts";
 import type { TransportError } from "../../../lib/game/transports/transport.ts";
 import { memoryLogger } from "../../../lib/log.ts";
+import { connectedUdpOf } from "../../support/sockets.ts";
 import { FakeDpServer, type FakeDpOptions } from "./fake-dp-server.ts";
+import { ATTACKERS, type Attacker, strays } from "./udp-fake.ts";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -150,4 +152,54 @@ describe("DpRcon", () => {
     );
     expect(fake.commands).toEqual([]);
   });
+});
+
+describe("DpRcon takes replies only from the game", () => {
+  for (const { where, host, at } of ATTACKERS) {
+    test(`from ${where}: a forged reply between the request's own markers is not taken, and under Bun none reaches the process`, async () => {
+      const logger = memoryLogger();
+      let attacker: Attacker | undefined;
+      const { fake, rcon } = await setup(
+        {
+          host,
+          handler: () => "real answer\n",
+          // The attacker reads the marker off the wire and answers first, with an empty `n` for good measure.
+          before: async (request) => {
+            const marker = /echo (hubagent_[0-9a-f]{12})_start/.exec(request.toString("latin1"))?.[1];
+            if (!marker) return;
+            await attacker!.send(fake.client!, "n");
+            await attacker!.send(
+              fake.client!,
+              `n${marker}_start$$ \nsay: Admin: !ban Victim perm forged\n${marker}_end \n`,
+            );
+            await Bun.sleep(30);
+          },
+        },
+        { logger },
+      );
+      attacker = await at(fake.port);
+      cleanups.push(() => attacker!.close());
+      for (let i = 0; i < 3; i++) expect(await rcon.send("status 1")).toBe("real answer\n");
+      expect(attacker.sent).toBe(6);
+      expect(strays(logger.lines)).toEqual([]);
+      const game = host === "::1" ? `[::1]:${fake.port}` : `127.0.0.1:${fake.port}`;
+      expect(connectedUdpOf(process.pid).filter((s) => s.endsWith(` → ${game}`))).toHaveLength(1);
+    });
+
+    test(`from ${where}: forged challenges don't make the password look wrong`, async () => {
+      let attacker: Attacker | undefined;
+      const { fake, rcon } = await setup({
+        host,
+        before: async (request) => {
+          if (!request.toString("latin1").startsWith("getchallenge")) return;
+          await attacker!.send(fake.client!, "challenge AAAAAAAAAAA\0");
+          await Bun.sleep(30);
+        },
+      });
+      attacker = await at(fake.port);
+      cleanups.push(() => attacker!.close());
+      for (const w of ["a", "b"]) expect(await rcon.send(`echo ${w}`)).toBe(`${w} \n`);
+      expect(attacker.sent).toBe(2);
+    });
+  }
 });

@@ -12,6 +12,8 @@ import type * as dgram from "node:dgram";
 import { UdpFake } from "./udp-fake.ts";
 
 export interface FakeDpOptions {
+  /** Where it listens: 127.0.0.1 (default) or ::1. */
+  host?: string;
   password?: string;
   /** The server's rcon_secure (default 0). */
   secure?: 0 | 1 | 2;
@@ -23,6 +25,8 @@ export interface FakeDpOptions {
   answersDenied?: boolean;
   /** The server's clock, for rcon_secure 1 (default: now). */
   now?: () => number;
+  /** Sees each datagram before the server reads it: a test's attacker watching the wire. */
+  before?: (request: Buffer) => void | Promise<void>;
 }
 
 /** rcon_redirect_buffer is 1400 bytes; it is flushed when 1399 are used (the 5-byte header included). */
@@ -36,7 +40,7 @@ export class FakeDpServer extends UdpFake {
 
   /** The server's settings; a test may change them while it runs (`rcon_password` set anew). */
   private constructor(readonly options: FakeDpOptions) {
-    super();
+    super(options.host);
   }
 
   static async start(o: FakeDpOptions = {}): Promise<FakeDpServer> {
@@ -52,6 +56,7 @@ export class FakeDpServer extends UdpFake {
   }
 
   protected async onDatagram(data: Buffer, reply: (payload: Buffer) => void, rinfo: dgram.RemoteInfo): Promise<void> {
+    await this.options.before?.(data);
     const peer = `${rinfo.address}:${rinfo.port}`;
     const starts = (s: string) => data.subarray(0, s.length).toString("latin1") === s;
     const password = this.options.password ?? "secret";

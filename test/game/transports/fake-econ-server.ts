@@ -8,8 +8,8 @@ import * as net from "node:net";
 
 export interface FakeEconOptions {
   password?: string;
-  /** The console lines a command prints, as [category, text] pairs (default: echo only). */
-  handler?: (command: string) => [string, string][];
+  /** The console lines a command prints, as [category, text] pairs (default: echo only); the console waits for them. */
+  handler?: (command: string) => [string, string][] | Promise<[string, string][]>;
 }
 
 export class FakeEconServer {
@@ -68,11 +68,16 @@ export class FakeEconServer {
     let wrong = 0;
     let buf = "";
     let stuck = false;
+    // The server's one thread: a line is read once the one before it is done.
+    let busy = Promise.resolve();
     socket.on("data", (chunk) => {
       if (stuck) return;
       buf += chunk.toString("utf8");
       const lines = buf.split("\n");
       buf = lines.pop() ?? "";
+      busy = busy.then(() => read(lines)).catch(() => {});
+    });
+    const read = async (lines: string[]) => {
       for (const input of lines) {
         if (stuck) return;
         if (!socket.authed) {
@@ -94,13 +99,14 @@ export class FakeEconServer {
             stuck = true;
             return;
           }
-          const out = this.o.handler?.(command) ?? [];
           const echo = /^echo (.*)$/.exec(command);
-          for (const [category, text] of echo ? [["Console", unquote(echo[1]!)] as [string, string]] : out)
-            socket.write(line(category, text));
+          const out = echo
+            ? [["Console", unquote(echo[1]!)] as [string, string]]
+            : ((await this.o.handler?.(command)) ?? []);
+          for (const [category, text] of out) if (!socket.destroyed) socket.write(line(category, text));
         }
       }
-    });
+    };
   }
 }
 

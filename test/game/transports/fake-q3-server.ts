@@ -14,9 +14,14 @@ export interface RateLimit {
 }
 
 export interface FakeQ3Options {
+  /** Where it listens: 127.0.0.1 (default) or ::1. */
+  host?: string;
   password?: string;
-  /** Returns the console output of a command. */
-  handler?: (command: string) => string | Promise<string>;
+  /**
+   * Returns the console output of a command. `print` prints while it runs (a datagram goes out whenever the
+   * redirect buffer fills), for a command that prints, works for a while, and prints again.
+   */
+  handler?: (command: string, print: (text: string) => void) => string | Promise<string>;
   /** Redirect buffer: SV_OUTPUTBUF_LENGTH (1024 - 16), minus the terminating NUL. */
   flushAt?: number;
   /** Never answer (for timeouts). */
@@ -32,7 +37,7 @@ export class FakeQ3Server extends UdpFake {
   #buckets = new Map<string, { level: number; last: number }>();
 
   private constructor(private o: FakeQ3Options) {
-    super();
+    super(o.host);
   }
 
   static async start(o: FakeQ3Options = {}): Promise<FakeQ3Server> {
@@ -75,22 +80,29 @@ export class FakeQ3Server extends UdpFake {
     const [, password = "", command = ""] = m;
     const ok = password === (this.o.password ?? "secret");
     if (ok) this.ran(command);
-    const output = ok ? await (this.o.handler ?? ((c) => `${c}\n`))(command) : "Bad rconpassword.\n";
-    // Com_Printf appends whole messages (lines here) and flushes first when the next one wouldn't fit.
+    // Com_Printf into the redirect buffer: whole messages (lines here), flushed first when the next one wouldn't
+    // fit, and once more when the command is done (even empty).
     const flushAt = this.o.flushAt ?? 1007;
-    const buffers: string[] = [];
-    let current = "";
-    for (const piece of output.match(/[^\n]*\n|[^\n]+$/g) ?? []) {
-      if (current.length + piece.length > flushAt) {
-        buffers.push(current);
-        current = "";
-      }
-      current += piece;
-    }
-    buffers.push(current);
-    for (const text of buffers) {
+    let buffer = "";
+    const flush = () => {
       this.datagramsSent++;
-      reply(Buffer.from(`print\n${text}`));
-    }
+      reply(Buffer.from(`print\n${buffer}`));
+      buffer = "";
+    };
+    const print = (text: string) => {
+      for (const piece of text.match(/[^\n]*\n|[^\n]+$/g) ?? []) {
+        if (buffer.length + piece.length > flushAt) flush();
+        buffer += piece;
+      }
+    };
+    print(ok ? await this.#run(command, print) : "Bad rconpassword.\n");
+    flush();
+  }
+
+  /** Cmd_Echo_f is the engine's own: the arguments, split at whitespace and joined by one space, then a line break. */
+  async #run(command: string, print: (text: string) => void): Promise<string> {
+    const [name = "", ...args] = command.trim().split(/\s+/);
+    if (name.toLowerCase() === "echo") return `${args.join(" ")}\n`;
+    return (this.o.handler ?? ((c) => `${c}\n`))(command, print);
   }
 }

@@ -8,9 +8,12 @@ import { memoryLogger } from "../../../lib/log.ts";
 import { MAX_LINE_BYTES, PluginLink } from "../../../lib/game/transports/plugin-link.ts";
 import type { StructuredEvent } from "../../../lib/game/structured.ts";
 import type { TransportError } from "../../../lib/game/transports/transport.ts";
+import { noLoopbackAlias } from "../../support/loopback.ts";
 import { until } from "../../support/until.ts";
 import { FakePlugin } from "./fake-plugin.ts";
 
+const noAlias = await noLoopbackAlias("127.0.0.5");
+if (noAlias) console.warn(`SKIPPED: two plugin link tests need peers on other loopback addresses: ${noAlias}`);
 const ALICE = { id: "069a79f4-44e9-4726-a5be-fca90e38aaf5", name: "Alice" };
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -41,9 +44,9 @@ async function setup(opts: { token?: string; pluginToken?: string; helloTimeoutM
   return { link, port, events, plugin, log, warnings };
 }
 
-/** A raw TCP peer, for what no well-behaved plugin sends. */
-async function rawPeer(port: number) {
-  const socket = net.connect({ host: "127.0.0.1", port });
+/** A raw TCP peer, for what no well-behaved plugin sends; `from` another loopback address than the plugin's. */
+async function rawPeer(port: number, from?: string) {
+  const socket = net.connect({ host: "127.0.0.1", port, ...(from ? { localAddress: from } : {}) });
   cleanups.push(() => void socket.destroy());
   let text = "";
   let closed = false;
@@ -168,30 +171,39 @@ describe("plugin link", () => {
     expect(err?.code).toBe("auth");
   });
 
-  test("peers holding every connection slot without a hello don't lock the plugin out", async () => {
-    const { link, port, plugin } = await setup({ helloTimeoutMs: 60_000 });
-    const squatters: Awaited<ReturnType<typeof rawPeer>>[] = [];
-    for (let i = 0; i < 8; i++) squatters.push(await rawPeer(port));
-    const p = plugin();
-    await p.connected();
-    expect(await link.send("still here", { timeoutMs: 3000 })).toBe("ran still here");
-    await until(() => squatters.some((s) => s.closed()), "the oldest waiting peer closed");
-  });
+  // From other addresses than the plugin's: two connections of one address may wait for their hello at once
+  // (plugin-hellos.test.ts has what squatters on the plugin's own address do).
+  test.skipIf(noAlias !== undefined)(
+    "peers holding every connection slot without a hello don't lock the plugin out",
+    async () => {
+      const { link, port, plugin } = await setup({ helloTimeoutMs: 60_000 });
+      const squatters: Awaited<ReturnType<typeof rawPeer>>[] = [];
+      for (let i = 0; i < 8; i++) squatters.push(await rawPeer(port, `127.0.0.${2 + (i % 4)}`));
+      const p = plugin();
+      await p.connected();
+      expect(await link.send("still here", { timeoutMs: 3000 })).toBe("ran still here");
+      await until(() => squatters.some((s) => s.closed()), "the oldest waiting peer closed");
+    },
+  );
 
-  test("before hello: anything else closes the connection; silence too, after the hello timeout", async () => {
-    const { port, warnings } = await setup({ helloTimeoutMs: 200 });
-    const early = await rawPeer(port);
-    early.socket.write('{"t":"event","e":"chat","p":{"id":"1","name":"x"},"text":"hi"}\n');
-    await until(early.closed, "the early talker closed");
-    expect(early.text()).toContain('"error":"hello_first"');
-    const silent = await rawPeer(port);
-    await until(silent.closed, "the silent peer closed");
-    expect(silent.text()).toContain('"error":"hello_timeout"');
-    const long = await rawPeer(port);
-    long.socket.write("x".repeat(10_000));
-    await until(long.closed, "the long hello closed");
-    expect(warnings()).toHaveLength(3);
-  });
+  // Each from its own address: a failed hello makes the next from its address wait (plugin-hellos.test.ts).
+  test.skipIf(noAlias !== undefined)(
+    "before hello: anything else closes the connection; silence too, after the hello timeout",
+    async () => {
+      const { port, warnings } = await setup({ helloTimeoutMs: 200 });
+      const early = await rawPeer(port, "127.0.0.3");
+      early.socket.write('{"t":"event","e":"chat","p":{"id":"1","name":"x"},"text":"hi"}\n');
+      await until(early.closed, "the early talker closed");
+      expect(early.text()).toContain('"error":"hello_first"');
+      const silent = await rawPeer(port, "127.0.0.4");
+      await until(silent.closed, "the silent peer closed");
+      expect(silent.text()).toContain('"error":"hello_timeout"');
+      const long = await rawPeer(port, "127.0.0.5");
+      long.socket.write("x".repeat(10_000));
+      await until(long.closed, "the long hello closed");
+      expect(warnings()).toHaveLength(3);
+    },
+  );
 
   test("a newer plugin connection takes over; the old one's request fails as maybe-run", async () => {
     const { link, plugin } = await setup();

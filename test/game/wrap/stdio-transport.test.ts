@@ -87,6 +87,19 @@ describe("StdioTransport: commands", () => {
     expect(w.texts().some((t) => t.includes("hubagent_end_"))).toBe(false);
   });
 
+  test("a marker-shaped text hub-agent never wrote (a player's chat) is game output, neither dropped nor an end", async () => {
+    const w = await wrap();
+    for (const text of [
+      "hubagent_end_0123456789ab",
+      "HUBAGENT_END_0123456789AB!",
+      "hubagent_end_",
+      "x hubagent_end_12",
+    ]) {
+      expect(await w.transport.send(`say ${text}`)).toBe(`[CHAT] Server: ${text}`);
+      expect(w.has(`[CHAT] Server: ${text}`)).toBe(true);
+    }
+  });
+
   test("an echo command that never prints the marker times out", async () => {
     const w = await wrap([], { echo: (m) => `nonsense ${m}` });
     const err = (await w.transport.send("say x", { timeoutMs: 300 }).catch((e) => e)) as TransportError;

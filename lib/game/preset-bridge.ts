@@ -22,7 +22,7 @@ import type { Quoting } from "./presets/quoting.ts";
 import { render, TemplateError, type TemplateValues } from "./presets/template.ts";
 import { type LineRef, Roster } from "./roster.ts";
 import { parseChatCommand } from "./chat.ts";
-import { cleanLine, type LineSource } from "./sources/lines.ts";
+import { boundLine, type LineSource } from "./sources/lines.ts";
 import { PlayerPoll } from "./sources/poll.ts";
 import { errorMessage, type SendOptions, type Transport, TransportError } from "./transports/transport.ts";
 import { OwnGroupChanges } from "./echoes.ts";
@@ -268,7 +268,8 @@ export class PresetBridge implements GameBridge {
   // ── Lines ──────────────────────────────────────────────────────────────────
 
   #line(raw: string): void {
-    const line = cleanLine(raw).trimEnd();
+    // Cut and cleaned before any pattern runs (docs/game-consoles.md §8).
+    const line = boundLine(raw).trimEnd();
     if (!line) return;
     for (const kind of LINE_KINDS) {
       for (const re of this.preset.lines[kind] ?? []) {

@@ -13,7 +13,8 @@ import type { Preset } from "./types.ts";
  * ` key=<ident> (Admin)` where set; `id=0 addr=<{…}> connecting` before the player is in. The name may hold `'`: it
  * runs to the last `' client=…` (a key's ident comes after it, and only an admin names keys).
  */
-const ROW = /^\[server\]: id=(\d+) addr=<\{\S+\}> name='(.*)' client=(?:0\.7:)?\d+ secure=(?:yes|no) flags=\d+(?= |$)/;
+export const ROW =
+  /^\[server\]: id=(\d+) addr=<\{\S+\}> name='(.*)' client=(?:0\.7:)?\d+ secure=(?:yes|no) flags=\d+(?= |$)/;
 
 export const parseDdnetStatus = statusParser(ROW);
 

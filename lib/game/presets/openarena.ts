@@ -23,8 +23,10 @@ const T = String.raw`^\s*(?:\d+:\d\d )?`;
  * `status`, old and new ioq3 columns: `num score ping name [lastmsg] address [qport] rate`. The name is padded
  * and may hold spaces; the address is `bot`, `loopback` or ip:port. Matched after colour codes are removed.
  */
-const ROW =
-  /^\s*(\d+)\s+(-?\d+)\s+(\d+|CNCT|ZMBI)\s+(.+?)\s+(?:\d+\s+)?(bot|loopback|localhost|[\d.]+:\d+|\[[0-9A-Fa-f:]+\]:\d+|unknown)\s+(?:\d+\s+)?\d+\s*$/;
+// The name starts and ends with a non-space: else each space of a run could start or end it, and the time would
+// grow with the run's length squared (or cubed).
+export const ROW =
+  /^\s*(\d+)\s+(-?\d+)\s+(\d+|CNCT|ZMBI)\s+(\S(?:.*?\S)?)\s+(?:\d+\s+)?(bot|loopback|localhost|[\d.]+:\d+|\[[0-9A-Fa-f:]+\]:\d+|unknown)\s+(?:\d+\s+)?\d+\s*$/;
 
 export function quakeName(raw: string): string {
   return stripQuakeColours(raw).trim();
@@ -63,7 +65,8 @@ export const openarena: Preset = {
     connect: [new RegExp(`${T}ClientConnect: (?<slot>\\d+)$`)],
     disconnect: [new RegExp(`${T}ClientDisconnect: (?<slot>\\d+)$`)],
     spawn: [new RegExp(`${T}ClientBegin: (?<slot>\\d+)$`)],
-    death: [new RegExp(`${T}Kill: (?<killer_slot>\\d+) (?<slot>\\d+) \\d+: .* killed .* by \\w+$`)],
+    // Only the slots are read: one `.*` before ` by <MOD>`, as two (` killed `) take time squared on a long line.
+    death: [new RegExp(`${T}Kill: (?<killer_slot>\\d+) (?<slot>\\d+) \\d+: .* by \\w+$`)],
     // Greedy name: a player can't make their text end the name early and speak as someone else.
     chat: [new RegExp(`${T}say: (?<name>.+): (?<text>.*)$`)],
   },

@@ -14,7 +14,8 @@ import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
  * player logged in to rcon); a client still connecting is `id=1 addr=… connecting`, not a player yet. The name is
  * quoted as it is: it may hold `'`, so it runs to the last `' score=`. Releases before 0.7.5 printed `[Server]`.
  */
-const ROW = /^\[[Ss]erver\]: id=(\d+) addr=\S+ client=[0-9a-f]+ name='(.*)' score=-?\d+ ?(?:\((?:Admin|Mod)\))?$/;
+export const ROW =
+  /^\[[Ss]erver\]: id=(\d+) addr=\S+ client=[0-9a-f]+ name='(.*)' score=-?\d+ ?(?:\((?:Admin|Mod)\))?$/;
 
 /** The players of a `status` reply: every line `row` matches, its first group the slot, its second the name. */
 export function statusParser(row: RegExp): (reply: string) => PlayerList {

@@ -28,7 +28,7 @@ const ADDRESS = String.raw`(?:bot|local(?::\d+)?|[\d.]+(?::\d+)?|\[[^\]\s]*\](?:
  * `status 1`: `<address> <loss> <ping> <h:mm:ss> <frags> #<slot> <name>`, the address padded to 47 characters and
  * `botclient` for bots, the whole name at the end (the plain `status` cuts names to 16 characters).
  */
-const ROW = /^(?:\^\d)?\S+\s+\d+\s+(\d+)\s+\d+:\d\d:\d\d\s+(-?\d+)\s+#(\d+)\s+(.*)$/;
+export const ROW = /^(?:\^\d)?\S+\s+\d+\s+(\d+)\s+\d+:\d\d:\d\d\s+(-?\d+)\s+#(\d+)\s+(.*)$/;
 
 export function darkplacesName(raw: string): string {
   return stripDarkplacesColours(raw).trim();
@@ -66,8 +66,9 @@ export const xonotic: Preset = {
     ready: [new RegExp(`${L}Server listening on address `)],
     // The name can't start with a space: a chat line ("<name>: <text>") then can't pass for a join.
     connect: [new RegExp(`${L}:join:\\d+:(?<slot>\\d+):${ADDRESS}:(?<name>\\S.*)$`)],
-    // DarkPlaces since 2024 adds ` (<reason>)`; one holding ": " could be chat, so it is left to the player list.
-    disconnect: [new RegExp(`${L}Client "(?<name>.*)" dropped(?: \\([^:]*\\))?\\s*$`)],
+    // DarkPlaces since 2024 adds ` (<reason>)`; one holding ": " could be chat, so it is left to the player list,
+    // and so is one holding `"`: the reason then ends at the next `" dropped`, which keeps the time linear.
+    disconnect: [new RegExp(`${L}Client "(?<name>.*)" dropped(?: \\([^:"]*\\))?\\s*$`)],
     chat: [new RegExp(`${L}\\x01?(?<name>.+): (?<text>.*)$`)],
   },
   list: { command: "status 1", parse: parseDarkplacesStatus },

@@ -224,22 +224,26 @@ interface Peer {
 }
 
 /**
- * The server's address: an IP as it is; a name resolved once, to its first IPv4 address, or IPv6 when it has none
- * (an IPv4 socket used to resolve names, and a server that listens on both may not on IPv6).
+ * The server's address: an IP as it is (an unspecified one, 0.0.0.0 or ::, as loopback); a name resolved once, to
+ * its first IPv4 address, or IPv6 when it has none (an IPv4 socket used to resolve names, and a server that listens
+ * on both may not on IPv6).
  */
 async function resolvePeer(host: string): Promise<Peer> {
   const found = isIPv4(host) || isIPv6(host) ? [{ address: host }] : await lookup(host, { all: true });
   const first = found.find((a) => isIPv4(a.address)) ?? found[0];
   if (!first) throw new Error("no address found");
   const address = canonical(first.address);
-  return { address, family: isIPv4(address) ? 4 : 6 };
+  const family = isIPv4(address) ? 4 : 6;
+  // "Any address" as a destination is this host (the kernel's reading too), and replies come from its loopback.
+  if (address === "0.0.0.0" || address === "::") return { address: family === 4 ? "127.0.0.1" : "::1", family };
+  return { address, family };
 }
 
 /**
  * An address as the kernel reports a datagram's source: IPv6 in its shortest lower-case form (URL's serialiser
  * follows the same rules), an IPv4-mapped IPv6 address as the IPv4 address it is.
  */
-export function canonical(address: string): string {
+function canonical(address: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
   if (mapped) return mapped;
   if (!isIPv6(address) || address.includes("%")) return address;

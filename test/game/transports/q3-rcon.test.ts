@@ -204,6 +204,19 @@ num score ping name            lastmsg address               qport rate
     expect(strays(logger.lines)).toEqual([]);
   });
 
+  test("an unspecified address (0.0.0.0, ::) is this host's loopback, where the replies come from", async () => {
+    for (const [game, configured] of [
+      ["127.0.0.1", "0.0.0.0"],
+      ["::1", "::"],
+    ] as const) {
+      const logger = memoryLogger();
+      const { fake, rcon } = await setup({ host: game }, { host: configured, logger, timeoutMs: 2000 });
+      expect(await rcon.send("echo here")).toBe("here\n");
+      expect(fake.client?.address).toBe(game);
+      expect(strays(logger.lines)).toEqual([]);
+    }
+  });
+
   test("a name that doesn't resolve fails the command, naming it, as not sent", async () => {
     const rcon = new Q3Rcon({ host: "no-such-host.invalid", port: 27960, password: "secret", timeoutMs: 20_000 });
     cleanups.push(() => rcon.close());

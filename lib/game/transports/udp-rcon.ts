@@ -196,7 +196,7 @@ export abstract class UdpRcon implements Transport {
       });
     this.#peer = peer.address;
     const port = this.#o.port;
-    const socket = dgram.createSocket(peer.family === 6 ? "udp6" : "udp4");
+    const socket = dgram.createSocket({ type: peer.family === 6 ? "udp6" : "udp4", recvBufferSize: RECEIVE_BUFFER });
     socket.on("message", (msg, rinfo) => {
       if (rinfo.port !== port || canonical(rinfo.address) !== peer.address) return this.#stray(rinfo);
       if (!msg.subarray(0, OOB.length).equals(OOB)) return;
@@ -243,6 +243,13 @@ export abstract class UdpRcon implements Transport {
     this.#strays = 0;
   }
 }
+
+/**
+ * The socket's receive buffer: a server sends a long reply in one go (ioq3's `fdir *` on OpenArena: 126 KB in 128
+ * datagrams), and with Linux's default (212992 bytes, about 90 such datagrams) the rest was dropped unseen. Linux
+ * gives at most twice net.core.rmem_max: on a default system twice its default.
+ */
+const RECEIVE_BUFFER = 1 << 20;
 
 /** Datagrams from elsewhere are reported at most once a minute (with their count): a flood can't flood the log. */
 const STRAY_WARN_MS = 60_000;

@@ -75,6 +75,13 @@ describe("Q3Rcon", () => {
     expect(await rcon.send("again")).toBe(lines.join(""));
   });
 
+  test("a reply of 120 KB, flushed at once (OpenArena's `fdir *`), arrives whole", async () => {
+    const files = Array.from({ length: 4095 }, (_, i) => `textures/gothic_block/file_${i}.jpg\n`).join("");
+    const { fake, rcon } = await setup({ handler: () => `${files}4095 files listed\n` });
+    expect(await rcon.send("fdir *")).toBe(`${files}4095 files listed\n`);
+    expect(fake.datagramsSent).toBeGreaterThan(120);
+  });
+
   test("concurrent sends are serialised, each getting its own reply", async () => {
     const { rcon } = await setup({ handler: (c) => `said ${c}\n` });
     expect(await Promise.all(["say a", "say b", "say c"].map((c) => rcon.send(c)))).toEqual([

@@ -19,7 +19,8 @@ export interface Context {
    * Loads and validates the configuration; a bad one is a CliError with exit code 3. Its warnings (intervals below
    * the spec's) are logged only with `warnings` (`run` and `doctor`): one-shot commands would repeat them every time.
    */
-  config(opts?: { warnings?: boolean }): Promise<Config>;
+  /** `timePatterns`: for the commands that run the game's patterns (LoadOptions). */
+  config(opts?: { warnings?: boolean; timePatterns?: boolean }): Promise<Config>;
   /** Registers a secret so it never appears in output or logs. */
   secret(value: string): void;
 }
@@ -46,7 +47,12 @@ export function createContext(flags: GlobalFlags): Context {
     secret: (value) => void secrets.push(value),
     async config(opts = {}) {
       const { loadConfig } = await import("../lib/config/index.ts");
-      const result = await loadConfig({ file: flags.config, env: process.env, cwd: process.cwd() });
+      const result = await loadConfig({
+        file: flags.config,
+        env: process.env,
+        cwd: process.cwd(),
+        ...(opts.timePatterns ? { timePatterns: true } : {}),
+      });
       secrets.push(...result.secrets);
       if (!result.ok) {
         const where = result.file ? ` (${result.file})` : " (no config file; environment only)";

@@ -256,7 +256,14 @@ export class Agent implements FeatureContext {
   private async dispatch(name: string, args: string[], invoker: GamePlayer | null) {
     const handler = this.commands.get(name.toLowerCase());
     if (!handler) return;
-    const reply = (text: string) => this.reply(invoker, text);
+    // An answer that can't be shown (the console down or slow) is logged, and never cuts the command short: a ban
+    // typed in chat is queued and sent whether or not its "queued" answer reached the player.
+    const reply = (text: string) =>
+      this.reply(invoker, text).catch((e: unknown) =>
+        this.log.warn(`the answer to ${name} by ${invoker?.name} was not shown: ${(e as Error).message}`, {
+          answer: text,
+        }),
+      );
     const allowance = invoker ? this.commandLimit.take(limitKeys(invoker)) : ({ ok: true } as const);
     if (invoker && !allowance.ok) {
       const { burst, refillMs } = this.commandLimit.limit;

@@ -24,7 +24,7 @@ export default defineCommand({
     /** Lines printed under a check's own (each escaped on its own, so the breaks between them stay breaks). */
     const below = new Map<Check, string[]>();
     try {
-      const config = await ctx.config({ warnings: true });
+      const config = await ctx.config({ warnings: true, timePatterns: true });
       checks.push({ name: "config", status: "ok", message: "valid" });
       const { runChecks } = await import("../../lib/doctor.ts");
       checks.push(...(await runChecks(config, { logger: ctx.logger.withTag("api") })));

@@ -23,11 +23,11 @@ export default defineCommand({
   },
   async run({ args }) {
     const ctx = createContext(args);
-    const config = await ctx.config({ warnings: true });
+    const config = await ctx.config({ warnings: true, timePatterns: true });
     // SIGHUP reads the configuration again (the same file and environment) and applies what can change live.
     const { loadConfig } = await import("../../lib/config/index.ts");
     const reread = async () => {
-      const result = await loadConfig({ file: args.config, env: process.env, cwd: process.cwd() });
+      const result = await loadConfig({ file: args.config, env: process.env, cwd: process.cwd(), timePatterns: true });
       for (const secret of result.secrets) ctx.secret(secret); // a new key or password never reaches the log
       return result;
     };

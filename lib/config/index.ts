@@ -4,6 +4,7 @@ import { dirname, resolve } from "node:path";
 import { ConfigSchema, KEY_HELP, SPEC_INTERVALS, type Config } from "./schema.ts";
 import { isLoopback, parseListen } from "./listen.ts";
 import { TomlError, parseToml } from "./toml.ts";
+import type { PresetOverrides } from "../game/presets/index.ts";
 
 export { type Config, SPEC_INTERVALS } from "./schema.ts";
 
@@ -14,6 +15,11 @@ export interface LoadOptions {
   file?: string;
   env: Record<string, string | undefined>;
   cwd: string;
+  /**
+   * Also run each of `game.overrides`' patterns on hostile lines and refuse one slower than linear (a few
+   * milliseconds a pattern): for `run` and `doctor`, the commands that run them. Their shape is always checked.
+   */
+  timePatterns?: boolean;
 }
 
 export type LoadResult =
@@ -149,7 +155,7 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
   }
   const listen = rawString("http.listen");
   if (listen) problems.push(...checkListen(listen, getPath(raw, "http.allow_remote"), where("http.listen")));
-  if (parsed.success) problems.push(...(await checkGame(raw, where, file)));
+  if (parsed.success) problems.push(...(await checkGame(raw, where, file, opts.timePatterns)));
   if (!parsed.success || problems.length) return { ok: false, problems, file, secrets };
 
   const c = parsed.output;
@@ -220,7 +226,7 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
 }
 
 /** The game keys that depend on each other: what a bridge needs, and the preset's overrides. */
-async function checkGame(raw: Record<string, unknown>, where: (path: string) => string, file?: string) {
+async function checkGame(raw: Record<string, unknown>, where: (path: string) => string, file?: string, timed = false) {
   const bridge = (getPath(raw, "game.bridge") as string | undefined)?.trim() ?? "sim";
   if (bridge === "sim") return [];
   const problems: string[] = [];
@@ -255,7 +261,9 @@ async function checkGame(raw: Record<string, unknown>, where: (path: string) => 
     }
   }
   try {
-    const resolved = resolvePreset(presetName, (getPath(raw, "game.overrides") ?? {}) as never);
+    const overrides = (getPath(raw, "game.overrides") ?? {}) as PresetOverrides;
+    const resolved = resolvePreset(presetName, overrides);
+    if (timed) problems.push(...(await slowPatterns(overrides, where)));
     if (kind.console && preset.consoles[kind.name]?.port === 0 && getPath(raw, "game.rcon.port") === undefined) {
       problems.push(
         `${missing("game.rcon.port", file)}: ${needs} the port of ${kind.title} (the ${presetName} preset has no default)`,
@@ -272,6 +280,18 @@ async function checkGame(raw: Record<string, unknown>, where: (path: string) => 
     problems.push(key ? `${e.message} (${where(key)})` : e.message);
   }
   return problems;
+}
+
+/** The operator's patterns that take longer than linear time on the hostile lines built for them (run, doctor). */
+async function slowPatterns(overrides: PresetOverrides, where: (path: string) => string): Promise<string[]> {
+  const [{ overridePatterns }, { tooSlow }] = await Promise.all([
+    import("../game/presets/index.ts"),
+    import("../game/sources/pattern-timing.ts"),
+  ]);
+  return overridePatterns(overrides).flatMap(([key, re]) => {
+    const why = tooSlow(re);
+    return why ? [`${key} is refused: ${why} (${where(key)})`] : [];
+  });
 }
 
 /** A boolean key as the operator wrote it, before the schema read it (`bool` in schema.ts). */

@@ -167,9 +167,9 @@ export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): v
       clock.now(),
     );
     log.info("ban queued", { entry: entry.id, player: playerLabel(who), by: call.invoker?.name ?? "console", enforce });
+    deliver(); // before the answer, which may take a while or fail (a game without private messages)
     const vars = { player: playerLabel(who), length: lengthText(messages, length.seconds), reason };
     await call.reply(t(enforce === "now" ? "ban.queued" : "ban.queued_on_accept", vars));
-    deliver();
   });
 
   agent.command(names.unban, async (call) => {
@@ -185,8 +185,8 @@ export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): v
       clock.now(),
     );
     log.info("unban queued", { entry: entry.id, player: playerLabel(who), cancelled_queued_bans: cancelled, enforce });
-    await call.reply(t(enforce === "now" ? "unban.queued" : "unban.queued_on_accept", { player: playerLabel(who) }));
     deliver();
+    await call.reply(t(enforce === "now" ? "unban.queued" : "unban.queued_on_accept", { player: playerLabel(who) }));
   });
 
   agent.command(names.warn, async (call) => {
@@ -203,8 +203,8 @@ export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): v
       clock.now(),
     );
     log.info("warning queued", { entry: entry.id, player: playerLabel(who), by: call.invoker?.name ?? "console" });
-    await call.reply(t("warn.queued", { player: playerLabel(who), reason }));
     deliver();
+    await call.reply(t("warn.queued", { player: playerLabel(who), reason }));
   });
 
   agent.command(names.warns, async (call) => {

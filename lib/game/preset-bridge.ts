@@ -22,7 +22,7 @@ import type { Quoting } from "./presets/quoting.ts";
 import { render, TemplateError, type TemplateValues } from "./presets/template.ts";
 import { type LineRef, Roster } from "./roster.ts";
 import { parseChatCommand } from "./chat.ts";
-import { cleanLine, type LineSource } from "./sources/lines.ts";
+import { boundLine, type LineSource } from "./sources/lines.ts";
 import { PlayerPoll } from "./sources/poll.ts";
 import { errorMessage, type SendOptions, type Transport, TransportError } from "./transports/transport.ts";
 import { OwnGroupChanges } from "./echoes.ts";
@@ -200,13 +200,19 @@ export class PresetBridge implements GameBridge {
     else await this.#command("kick", { ...this.#values(player), reason });
   }
 
+  /**
+   * A private message, or a broadcast for null. A game without a private message (no `message` command) gets a
+   * public line naming the player instead, `<name>: <text>` through `broadcast`: everyone reads it, but the player
+   * still hears the answer (docs/game-consoles.md §5.6).
+   */
   async message(player: GamePlayer | null, text: string): Promise<void> {
     const lines = text.split(/\r\n|\r|\n/).filter((l) => l.trim() !== "");
     const structured = this.#o.structured;
+    const hasMessage = this.preset.commands.message !== undefined;
     for (const line of lines) {
       if (structured) await structured.message(player && this.#playerRef(player), line);
-      else if (player) await this.#command("message", { ...this.#values(player), text: line });
-      else await this.#command("broadcast", { text: line });
+      else if (player && hasMessage) await this.#command("message", { ...this.#values(player), text: line });
+      else await this.#command("broadcast", { text: player ? `${player.name}: ${line}` : line });
     }
   }
 
@@ -262,7 +268,8 @@ export class PresetBridge implements GameBridge {
   // ── Lines ──────────────────────────────────────────────────────────────────
 
   #line(raw: string): void {
-    const line = cleanLine(raw).trimEnd();
+    // Cut and cleaned before any pattern runs (docs/game-consoles.md §8).
+    const line = boundLine(raw).trimEnd();
     if (!line) return;
     for (const kind of LINE_KINDS) {
       for (const re of this.preset.lines[kind] ?? []) {
@@ -290,8 +297,10 @@ export class PresetBridge implements GameBridge {
         roster.identify(ref);
         return;
       case "connect":
-        // A join line with only a name (Minecraft without the UUID line): the list knows the id.
-        if (!roster.connect(ref) && ref.slot === undefined) this.#poll.trigger();
+        // A join line with only a name (Minecraft without the UUID line), or only a slot that no identity line
+        // will name (DDNet): the list knows the rest.
+        if (!roster.connect(ref) && (ref.slot === undefined || !this.preset.lines.identity?.length))
+          this.#poll.trigger();
         return;
       case "disconnect":
         roster.disconnect(ref, g.reason);
@@ -308,7 +317,7 @@ export class PresetBridge implements GameBridge {
         return;
       }
       case "chat": {
-        const player = roster.find(ref);
+        const player = this.#speaker(ref);
         const parsed = parseChatCommand(g.text ?? "", this.preset.commandPrefix);
         if (player && parsed) this.#emit({ type: "chat_command", player, ...parsed });
         return;
@@ -324,6 +333,17 @@ export class PresetBridge implements GameBridge {
         return;
       }
     }
+  }
+
+  /**
+   * Who said a chat line. Where the name is the identity and the line gives the slot too (Teeworlds, DDNet), it is
+   * the player in that slot, and only if the line names them by their own name: a line can't tell where a name
+   * holding ": " ends, and `Bob: !ban Eve 1 x` (a name) saying anything must not be Bob saying `!ban Eve 1 x`.
+   */
+  #speaker(ref: LineRef): GamePlayer | undefined {
+    if (this.preset.identity !== "name" || ref.slot === undefined) return this.#roster.find(ref);
+    const player = this.#roster.find({ slot: ref.slot });
+    return player && (ref.name === undefined || player.name === ref.name) ? player : undefined;
   }
 
   /** The player a match names: `{prefix}id` normalised, `{prefix}name` cleaned, `{prefix}slot`. */

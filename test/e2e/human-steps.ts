@@ -55,7 +55,7 @@ export interface HumanGame {
 
 export const OPENARENA_HUMAN: HumanGame = {
   title: "OpenArena",
-  missing: clientMissing({ [OPENARENA_CLIENT]: "openarena" }),
+  missing: clientMissing(OPENARENA_CLIENT, "openarena"),
   async join(o) {
     const client = openarenaClient({ ...o, name: "Hank", clientPort: await freePort("udp") });
     await client.sees("Hank^7 entered the game", "Hank's client to enter the game", CLIENT);
@@ -81,7 +81,7 @@ export const OPENARENA_HUMAN: HumanGame = {
 
 export const NEXUIZ_HUMAN: HumanGame = {
   title: "Nexuiz",
-  missing: clientMissing({ [NEXUIZ_CLIENT]: "nexuiz", [XDOTOOL]: "xdotool" }),
+  missing: clientMissing(NEXUIZ_CLIENT, "nexuiz", { [XDOTOOL]: "xdotool" }),
   async join(o) {
     const client = nexuizClient({ ...o, name: "Hank" });
     await client.sees(

@@ -6,12 +6,15 @@
  *
  * A real headless network client (`openttd -v null`, named Alice) joins: the agent registers her with the in-memory
  * service and counts her; `hub-agent ban Alice …` (the compiled CLI) gets her kicked, and kicked again when she
- * rejoins. The server binds 127.0.0.1 and ::1 only (checked from /proc) and, with `server_game_type = local`, never
- * registers with OpenTTD's game coordinator. Skipped, with the reason, when OpenTTD or its base graphics are missing
- * (`.ci/run` installs both).
+ * rejoins. Then a human, Hank, plays in a real window (OpenTTD's SDL client on an Xvfb display): he is listed, a
+ * reward's command runs on the server for him, he types `!dashboard` in the chat box (xdotool presses the keys) and
+ * the agent's private answer reaches his client, and a ban kicks him while he plays. The server binds 127.0.0.1 and
+ * ::1 only (checked from /proc) and, with `server_game_type = local`, never registers with OpenTTD's game
+ * coordinator. Skipped, with the reason, when OpenTTD or its base graphics are missing (`.ci/run` installs both); the
+ * human's steps also when Xvfb or xdotool is.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../lib/config/index.ts";
@@ -23,7 +26,7 @@ import { spawn } from "../support/procs.ts";
 import { readmeBlock } from "../support/readme.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { until } from "../support/until.ts";
-import { bansOf, freePort, online, startWorld, stopWorld, type World } from "./world.ts";
+import { bansOf, freePort, online, startWorld, stopWorld, userOf, type World } from "./world.ts";
 
 const OPENTTD = "/usr/games/openttd";
 const GRAPHICS = "/usr/share/games/openttd/baseset/opengfx/opengfx.obg";
@@ -34,6 +37,15 @@ const missing = [
   ...(STDBUF ? [] : ["stdbuf (coreutils)"]),
 ];
 if (missing.length) console.warn(`SKIPPED: the OpenTTD test needs ${missing.join(" and ")}; .ci/run installs them`);
+const XVFB = "/usr/bin/Xvfb";
+const XDOTOOL = "/usr/bin/xdotool";
+const noWindow = [
+  ...(existsSync(XVFB) ? [] : [`${XVFB} (Debian package xvfb)`]),
+  ...(existsSync(XDOTOOL) ? [] : [`${XDOTOOL} (Debian package xdotool)`]),
+];
+if (!missing.length && noWindow.length) {
+  console.warn(`SKIPPED: the OpenTTD human in a window needs ${noWindow.join(" and ")}; .ci/run installs them`);
+}
 
 /** Waits long enough for a loaded 2-core machine; on a timeout, says what the server printed last. */
 const SLOW = {
@@ -189,7 +201,116 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the README's gener
     const { game } = loaded.config;
     const chat = resolvePreset(game.preset!, game.overrides).lines.chat![0]!;
     // The quotes became ' (escape = "quote"); the `;` stayed text, one argument of one command.
-    expect(chat.exec(said()!)?.groups).toMatchObject({ name: "Unnamed Client", text: "hello 'all'; !dashboard" });
+    expect(chat.exec(said()!)?.groups).toMatchObject({ name: "Server", text: "hello 'all'; !dashboard" });
+  });
+
+  describe.skipIf(noWindow.length > 0)("a human in a real window", () => {
+    /** Hank's client: OpenTTD's SDL client on an Xvfb display of its own. */
+    let human: { display: string; dir: string; slot: string } | undefined;
+    const hankLog = () => {
+      // `-d desync=1`: the client logs every chat line it shows (`msg: …`) to this file, flushed at once.
+      const file = join(human!.dir, "save", "autosave", "commands-out.log");
+      // OpenTTD's colour codes are private-use characters (U+E000…): what the player sees is the text around them.
+      return existsSync(file) ? readFileSync(file, "utf8").replace(/[\ue000-\uf8ff]/g, "") : "";
+    };
+    const shown = (text: string) =>
+      hankLog()
+        .split("\n")
+        .some((l) => l.startsWith("msg: ") && l.endsWith(text));
+    const xdotool = async (...args: string[]) => {
+      const p = spawn([XDOTOOL, ...args], { env: { DISPLAY: human!.display }, stdout: "pipe", stderr: "pipe" });
+      const [code, out, err] = await Promise.all([
+        p.exited,
+        new Response(p.stdout).text(),
+        new Response(p.stderr).text(),
+      ]);
+      if (code !== 0) throw new Error(`xdotool ${args.join(" ")} exited with ${code}: ${err}`);
+      return out.trim();
+    };
+
+    test("Hank joins in a window: listed by `clients`, registered by name, counted", async () => {
+      // -displayfd: Xvfb picks a free display and says which once it accepts clients.
+      const xvfb = spawn([XVFB, "-displayfd", "1", "-screen", "0", "800x600x24", "-nolisten", "tcp"], {
+        stdout: "pipe",
+        stderr: "ignore",
+        scope: "file",
+      });
+      const reader = xvfb.stdout.getReader();
+      let number = "";
+      while (!number.includes("\n")) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error("Xvfb exited before it said its display");
+        number += new TextDecoder().decode(value);
+      }
+      reader.releaseLock();
+      const dir = join(home, "hank");
+      mkdirSync(dir);
+      writeFileSync(join(dir, "client.cfg"), "[network]\nclient_name = Hank\nuse_relay_service = never\n");
+      human = { display: `:${number.trim()}`, dir, slot: "" };
+      const args = ["-n", `127.0.0.1:${port}`, "-c", "client.cfg", "-x", "-v", "sdl", "-r", "640x480", "-s", "null"];
+      spawn([OPENTTD, ...args, "-m", "null", "-d", "desync=1"], {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? "", HOME: dir, DISPLAY: human.display },
+        stdout: "ignore",
+        stderr: "ignore",
+        scope: "file",
+      });
+      await until(() => online(w).includes("Hank"), "Hank online (his join line)", { ...SLOW, timeoutMs: 90_000 });
+      human.slot = /\*\*\* Hank has joined the game \(Client #(\d+)\)$/.exec(
+        w.lines.findLast((l) => l.includes("*** Hank has joined"))!,
+      )![1]!;
+      await until(() => w.agent.users.get("Hank") !== undefined, "the service user of Hank", SLOW);
+      const status = await w.bridge.status();
+      expect(status.players.map((p) => p.name)).toEqual(["Hank"]);
+      await sendStatus(w.agent);
+      expect(w.sb.state.servers.get(w.sb.serverId)?.users_current).toBe(1);
+    }, 120_000);
+
+    test("a reward's command runs on the server for Hank, and his client shows it", async () => {
+      const applied = w.sb.state.addReward({
+        user_id: userOf(w, "Hank").id,
+        reward: { name: "Greeting", type: "COMMAND", data: { command: "say %nick%" }, on_event: "DIRECT" },
+      });
+      // The nick is one quoted argument of `say`: the server says his name to everyone, Hank included.
+      await until(() => w.lines.some((l) => l.endsWith("[All] Server: Hank")), "the reward's say", SLOW);
+      await until(() => applied.executed_on.includes(w.sb.serverId), "the reward reported (PATCH executed_on)", SLOW);
+      await until(() => shown("[All] Server: Hank"), "Hank's client showing the reward's line", SLOW);
+    }, 60_000);
+
+    test("Hank types `!dashboard` in the chat box; the agent's private answer reaches his client", async () => {
+      const window = (await xdotool("search", "--sync", "--name", "^OpenTTD")).split("\n")[0]!;
+      await xdotool("windowfocus", "--sync", window);
+      // Shift+Enter opens the chat to everyone; the keys are typed as on a keyboard.
+      await xdotool("key", "--clearmodifiers", "shift+Return");
+      await Bun.sleep(500);
+      await xdotool("type", "--delay", "60", "!dashboard");
+      await xdotool("key", "Return");
+      await until(() => w.lines.some((l) => l.endsWith("[All] Hank: !dashboard")), "Hank's chat line", SLOW);
+      await until(
+        () => w.lines.some((l) => l.includes("[Private] To Hank: Server dashboard: ")),
+        "the agent's say_client",
+        SLOW,
+      );
+      await until(
+        () => hankLog().includes("[Private] Server: Server dashboard: "),
+        "the answer at Hank's client",
+        SLOW,
+      );
+    }, 60_000);
+
+    test("a ban kicks Hank while he plays", async () => {
+      const r = await hub(["ban", "Hank", "10", "griefing"], { env: w.env, cwd: w.home });
+      expect(r, r.stderr).toMatchObject({ code: 0 });
+      await until(
+        () =>
+          w.lines.some((l) =>
+            l.includes("*** Hank was kicked. Reason: (You are banned from this server. Reason: griefing"),
+          ),
+        "the server to kick Hank",
+        SLOW,
+      );
+      await until(() => !online(w).includes("Hank"), "Hank gone from the agent's players", SLOW);
+    }, 60_000);
   });
 
   test("quit stops the server cleanly", async () => {

@@ -13,9 +13,14 @@ import { until } from "./until.ts";
 export const XVFB = "/usr/bin/Xvfb";
 export const XDOTOOL = "/usr/bin/xdotool";
 
-/** Why a real-client test can't run here (`needs`: the programs, by their Debian package), or undefined. */
-export function clientMissing(needs: Record<string, string>): string | undefined {
-  const missing = Object.entries({ ...needs, [XVFB]: "xvfb" }).filter(([path]) => !existsSync(path));
+/** Why a real-client test can't run here (the client, Xvfb, `more` programs by their Debian package), or undefined. */
+export function clientMissing(
+  client: string,
+  packageName: string,
+  more: Record<string, string> = {},
+): string | undefined {
+  const needs = { [client]: packageName, ...more, [XVFB]: "xvfb" };
+  const missing = Object.entries(needs).filter(([path]) => !existsSync(path));
   if (missing.length === 0) return undefined;
   return (
     `needs ${missing.map(([path]) => path).join(" and ")} (Debian packages ` +

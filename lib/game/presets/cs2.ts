@@ -11,16 +11,29 @@ import { hlLogLines } from "./hl-log.ts";
 import { anySteamTo64, steamValues } from "./ids.ts";
 import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
 
-/** `    2    00:12   24    0     active 786432 127.0.0.1:27005 'Alice'` (bots: `BOT` time, no address). */
-const ROW = /^\s*(\d+)\s+(?:[\d:]+|BOT)\s+\d+\s+\d+\s+\w+\s+\d+\s*(?:\S*)\s+'(.*)'\s*$/gm;
+/**
+ * CS2 `status`, line by line: rows `    2    00:12   24    0     active 786432 127.0.0.1:27005 'Alice'` (bots: `BOT`
+ * time, no address; the address can't start with a quote, so it can't be taken for the name), `players  : 1 humans,
+ * 0 bots (16/0 max) …` and the map's `[1: de_dust2 | main lump …]`. Each pattern is linear in its line.
+ */
+export const CS2_STATUS = {
+  row: /^\s*(\d+)\s+(?:[\d:]+|BOT)\s+\d+\s+\d+\s+\w+\s+\d+(?:\s+[^\s']\S*)?\s+'(.*)'\s*$/,
+  max: /^players\s*:[^(]*\((\d+)(?:\/\d+)? max\)/,
+  map: /\[\d+: (\S+) \| main lump/,
+};
 
 export function parseCs2Status(reply: string): PlayerList {
   const text = reply.trim();
   if (text.startsWith("{")) return parseStatusJson(text);
   const players: ListedPlayer[] = [];
-  for (const [, slot = "", name = ""] of text.matchAll(ROW)) if (slot !== "65535") players.push({ name, slot });
-  const max = /^players\s*:.*?\((\d+)(?:\/\d+)? max\)/m.exec(text)?.[1];
-  const map = /\[\d+: (\S+) \| main lump/.exec(text)?.[1];
+  let map: string | undefined;
+  let max: string | undefined;
+  for (const line of text.split(/\r?\n/)) {
+    const [, slot = "", name = ""] = CS2_STATUS.row.exec(line) ?? [];
+    if (slot && slot !== "65535") players.push({ name, slot });
+    max ??= CS2_STATUS.max.exec(line)?.[1];
+    map ??= CS2_STATUS.map.exec(line)?.[1];
+  }
   return { players, ...(map ? { map } : {}), ...(max ? { maxPlayers: Number(max) } : {}) };
 }
 

@@ -10,18 +10,32 @@ import { hlLogLines } from "./hl-log.ts";
 import { anySteamTo64, steamValues } from "./ids.ts";
 import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
 
-/** `#      2 "Alice"  STEAM_0:1:12345678  05:12  48  0 active 1.2.3.4:27005`; CS:GO has a second userid column. */
-const ROW = /^#\s*(\d+)\s+(?:\d+\s+)?"(.*)"\s+(STEAM_[0-5]:[01]:\d+|\[U:1:\d+\]|BOT)\b/gm;
+/**
+ * srcds `status`, line by line: `#      2 "Alice"  STEAM_0:1:12345678  05:12  48  0 active 1.2.3.4:27005` (CS:GO has
+ * a second userid column), `map     : gm_construct`, `players : 2 (16 max)` or `… 2 humans, 0 bots (16 max)`.
+ * Each pattern is linear in its line: the max count's `[^(]*` can't give back what `\d+` took.
+ */
+export const SRCDS_STATUS = {
+  row: /^#\s*(\d+)\s+(?:\d+\s+)?"(.*)"\s+(STEAM_[0-5]:[01]:\d+|\[U:1:\d+\]|BOT)\b/,
+  map: /^map\s*:\s*(\S+)/,
+  max: /^players\s*:[^(]*\((\d+) max\)/,
+};
 
 /** srcds `status`: map, max players and one row per player (bots have no id). */
 export function parseSrcdsStatus(reply: string): PlayerList {
   const players: ListedPlayer[] = [];
-  for (const [, slot = "", name = "", raw = ""] of reply.matchAll(ROW)) {
-    const id = anySteamTo64(raw);
-    players.push(id ? { id, name, slot } : { name, slot });
+  let map: string | undefined;
+  let max: string | undefined;
+  for (const line of reply.split(/\r?\n/)) {
+    const row = SRCDS_STATUS.row.exec(line);
+    if (row) {
+      const [, slot = "", name = "", raw = ""] = row;
+      const id = anySteamTo64(raw);
+      players.push(id ? { id, name, slot } : { name, slot });
+    }
+    map ??= SRCDS_STATUS.map.exec(line)?.[1];
+    max ??= SRCDS_STATUS.max.exec(line)?.[1];
   }
-  const map = /^map\s*:\s*(\S+)/m.exec(reply)?.[1];
-  const max = /^players\s*:\s*\d+.*?\((\d+) max\)/m.exec(reply)?.[1];
   return { players, ...(map ? { map } : {}), ...(max ? { maxPlayers: Number(max) } : {}) };
 }
 

@@ -4,6 +4,7 @@
  */
 import type { ColourMode } from "../bridge.ts";
 import { cs2 } from "./cs2.ts";
+import { ddnet } from "./ddnet.ts";
 import { ESCAPE_MODE_NAMES, ESCAPE_MODES, type EscapeMode } from "./escape.ts";
 import { generic } from "./generic.ts";
 import { gmod } from "./gmod.ts";
@@ -14,6 +15,8 @@ import { teeworlds } from "./teeworlds.ts";
 import { xonotic } from "./xonotic.ts";
 import type { Escaping } from "./quoting.ts";
 import { placeholdersOf, render, SAMPLE_VALUES, TemplateError } from "./template.ts";
+import { cutLine } from "../sources/cut.ts";
+import { ambiguity } from "../sources/pattern-check.ts";
 import {
   COMMAND_KINDS,
   type CommandKind,
@@ -35,6 +38,7 @@ export const PRESETS: Record<PresetName, Preset> = {
   cs2,
   openarena,
   teeworlds,
+  ddnet,
   xonotic,
   generic,
 };
@@ -91,7 +95,10 @@ export function isPresetName(name: string): name is PresetName {
   return (PRESET_NAMES as readonly string[]).includes(name);
 }
 
-/** The named preset with the operator's overrides applied; throws a PresetError naming the key and the fix. */
+/**
+ * The named preset with the operator's overrides applied; throws a PresetError naming the key and the fix. Every
+ * pattern is checked for the shapes that take exponential time (their timing: overridePatterns).
+ */
 export function resolvePreset(name: string, overrides: PresetOverrides = {}): Preset {
   if (!isPresetName(name)) {
     throw new PresetError(`game.preset = "${name}" is not a preset: use one of ${PRESET_NAMES.join(", ")}`);
@@ -102,7 +109,7 @@ export function resolvePreset(name: string, overrides: PresetOverrides = {}): Pr
   for (const [kind, source] of Object.entries(o.lines ?? {}) as [LineKind, string][]) {
     if (!LINE_KINDS.includes(kind)) throw new PresetError(`game.overrides.lines.${kind} is not a line kind`);
     if (source === "") delete lines[kind];
-    else lines[kind] = [compileLine(kind, source)];
+    else lines[kind] = [compileLine(kind, compile(`game.overrides.lines.${kind}`, source), source)];
   }
   if (o.escape !== undefined && !ESCAPE_MODE_NAMES.includes(o.escape)) {
     throw new PresetError(
@@ -122,7 +129,8 @@ export function resolvePreset(name: string, overrides: PresetOverrides = {}): Pr
   }
   const list = { ...base.list };
   if (o.list_command) list.command = o.list_command;
-  if (o.list_row !== undefined) list.parse = rowParser(compileRow(o.list_row), base);
+  if (o.list_row !== undefined)
+    list.parse = rowParser(compileRow(compile("game.overrides.list_row", o.list_row), o.list_row), base);
   if (o.list_end !== undefined) {
     if (o.list_end === "") delete list.until;
     else list.until = compile("game.overrides.list_end", o.list_end);
@@ -156,16 +164,37 @@ export function resolvePreset(name: string, overrides: PresetOverrides = {}): Pr
   };
 }
 
+/** A pattern of the operator's: valid, and without a shape that takes exponential time (docs/game-consoles.md §8). */
 function compile(key: string, source: string): RegExp {
+  let re: RegExp;
   try {
-    return new RegExp(source);
+    re = new RegExp(source);
   } catch (e) {
     throw new PresetError(`${key} is not a valid regular expression: ${(e as Error).message}`);
   }
+  const why = ambiguity(re);
+  if (why) {
+    throw new PresetError(
+      `${key} is refused: ${why}, and a player's name or chat line can make that take seconds; write one repetition per part, with characters the next part can't start with (e.g. [^:]*: or \\S+ instead of (?:\\w+ ?)+)`,
+    );
+  }
+  return re;
 }
 
-function compileLine(kind: LineKind, source: string): RegExp {
-  const re = compile(`game.overrides.lines.${kind}`, source);
+/** The operator's patterns, by key (valid: resolvePreset accepted them), for `run` and `doctor` to time. */
+export function overridePatterns(o: PresetOverrides): [key: string, re: RegExp][] {
+  const out: [string, RegExp][] = [];
+  for (const key of ["list_row", "list_start", "list_end"] as const) {
+    const source = o[key];
+    if (source) out.push([`game.overrides.${key}`, new RegExp(source)]);
+  }
+  for (const [kind, source] of Object.entries(o.lines ?? {})) {
+    if (source) out.push([`game.overrides.lines.${kind}`, new RegExp(source)]);
+  }
+  return out;
+}
+
+function compileLine(kind: LineKind, re: RegExp, source: string): RegExp {
   const needs = NEEDS[kind];
   if (needs && !needs.some((g) => source.includes(`(?<${g}>`))) {
     throw new PresetError(
@@ -207,8 +236,7 @@ function echoOf(template: string): ((marker: string) => string) | undefined {
   return (marker) => template.replaceAll(MARKER, marker);
 }
 
-function compileRow(source: string): RegExp {
-  const re = compile("game.overrides.list_row", source);
+function compileRow(re: RegExp, source: string): RegExp {
   if (!source.includes("(?<name>") && !source.includes("(?<id>")) {
     throw new PresetError(
       "game.overrides.list_row needs a named group (?<name>…) or (?<id>…), and (?<slot>…) if the kick command uses {slot}",
@@ -227,7 +255,7 @@ function rowParser(row: RegExp, base: Preset): (reply: string) => PlayerList {
     const { players: parsed, ...rest } = base.list.parse(reply);
     const players: ListedPlayer[] = [];
     for (const line of reply.split(/\r?\n/)) {
-      const g = row.exec(line)?.groups;
+      const g = row.exec(cutLine(line))?.groups;
       if (!g) continue;
       const name = base.cleanName(g.name ?? g.id ?? "");
       const id =

@@ -11,9 +11,11 @@ import type { ListedPlayer, Preset } from "./types.ts";
 /**
  * The log prefix: `[12:00:00] [Server thread/INFO]: ` (vanilla, latest.log), `[12:00:00 INFO]: ` (Paper's
  * console), `[…] [Server thread/INFO] [minecraft/MinecraftServer]: ` (Forge), after an optional `> ` prompt.
- * Anchoring at it keeps chat text (`<Bob> Alice left the game`) from forging events.
+ * Anchoring at it keeps chat text (`<Bob> Alice left the game`) from forging events: what a player causes the
+ * server to print starts with their name (restricted to NAME below) or `<name>`, `* name`, `[name]` after it.
  */
-const P = String.raw`^(?:> ?)?\[[^\]]*\](?: \[[^\]]*\]){0,2}: `;
+const PREFIX = String.raw`(?:> ?)?\[[^\]]*\](?: \[[^\]]*\]){0,2}: `;
+const P = `^${PREFIX}`;
 /** Java names, plus Bedrock players' prefixed names (Floodgate's `.` or `*`). */
 const NAME = String.raw`[A-Za-z0-9_.*]{1,20}`;
 const DEATH = [
@@ -37,19 +39,34 @@ const DEATH = [
   "left the confines of this world",
 ].join("|");
 
-const HEAD = /There are (\d+)(?: of a max(?: of)? |\/)(\d+) players online:(.*)$/m;
-const ENTRY = new RegExp(`(${NAME}) \\(([0-9a-fA-F-]{32,36})\\)`, "g");
+/**
+ * The answer to `list uuids`, bare (RCON) or after the log prefix (the wrapped console), at the start of its line:
+ * a chat line saying "There are 1 of a max of 20 players online: Mallory (…)" has `<Mallory> ` before it.
+ */
+export const LIST_HEAD = new RegExp(
+  `^(?:${PREFIX})?There are (\\d+)(?: of a max(?: of)? |\\/)(\\d+) players online:(.*)$`,
+);
+/** One player of the answer; the answer is cut at ", " first, so the time is linear in its length. */
+const ENTRY = new RegExp(`^(${NAME}) \\(([0-9a-fA-F-]{32,36})\\)$`);
 
-/** `list uuids`: `There are 2 of a max of 20 players online: Alice (069a79f4-…), Bob (853c80ef-…)`. */
+/**
+ * `list uuids`: `There are 2 of a max of 20 players online: Alice (069a79f4-…), Bob (853c80ef-…)`, one line
+ * however many players (~55 characters each).
+ */
 export function parseMinecraftList(reply: string): { players: ListedPlayer[]; maxPlayers?: number } {
-  const m = HEAD.exec(stripMinecraftColours(reply));
-  if (!m) return { players: [] };
-  const players: ListedPlayer[] = [];
-  for (const [, name = "", raw = ""] of (m[3] ?? "").matchAll(ENTRY)) {
-    const id = minecraftUuid(raw);
-    players.push(id ? { id, name } : { name });
+  for (const line of stripMinecraftColours(reply).split(/\r?\n/)) {
+    const m = LIST_HEAD.exec(line);
+    if (!m) continue;
+    const players: ListedPlayer[] = [];
+    for (const entry of (m[3] ?? "").trim().split(", ")) {
+      const [, name = "", raw = ""] = ENTRY.exec(entry) ?? [];
+      if (!name) continue;
+      const id = minecraftUuid(raw);
+      players.push(id ? { id, name } : { name });
+    }
+    return { players, maxPlayers: Number(m[2]) };
   }
-  return { players, maxPlayers: Number(m[2]) };
+  return { players: [] };
 }
 
 export const minecraft: Preset = {
@@ -79,8 +96,8 @@ export const minecraft: Preset = {
     death: [new RegExp(`${P}(?<name>${NAME}) (?:${DEATH})$`)],
     chat: [new RegExp(`${P}(?:\\[Not Secure\\] )?<(?<name>${NAME})> (?<text>.*)$`)],
   },
-  // No `echo` on Minecraft's console: a wrapped list reply ends with its one line.
-  list: { command: "list uuids", parse: parseMinecraftList, until: /There are \d+(?: of a max|\/)/ },
+  // No `echo` on Minecraft's console: a wrapped list reply ends with its one line, the server's own (the prefix).
+  list: { command: "list uuids", parse: parseMinecraftList, until: new RegExp(`${P}There are \\d+(?: of a max|\\/)`) },
   commands: {
     kick: "kick {uuid} {reason}",
     message: 'tellraw {uuid} {"text":{text:json}}',

@@ -36,7 +36,8 @@ const T = String.raw`^\s*(?:\d+:\d\d )?`;
  * No regular expression here scans an unbounded run twice: a 64 KiB line takes linear time.
  */
 const HEADER = /^(?:num|cl) score ping name +(lastmsg +)?address +(?:qport +)?rate *$/;
-const HEAD = /^ *(\d+) +(-?\d+) +(\d+|CON|CNCT|ZMB|ZMBI) /;
+/** A row's start, which every row goes through: slot, score, and the ping or CON/CNCT/ZMB/ZMBI. */
+export const ROW = /^ *(\d+) +(-?\d+) +(\d+|CON|CNCT|ZMB|ZMBI) /;
 const DIGITS = /^\d+$/;
 
 /** An address as ioq3's NET_AdrToString prints it: bot, loopback, or an IP address with or without a port. */
@@ -61,7 +62,7 @@ function oldAddress(columns: string): string | undefined {
 
 /** One row of the table, or undefined for a zombie, a blank name or a line that isn't a row. */
 function parseRow(line: string, old: boolean): ListedPlayer | undefined {
-  const head = HEAD.exec(line);
+  const head = ROW.exec(line);
   if (!head || head[3]?.startsWith("Z")) return undefined;
   const [, slot = "", score, ping = ""] = head;
   const rest = line.slice(head[0].length).trimEnd();
@@ -114,7 +115,8 @@ export const openarena: Preset = {
     connect: [new RegExp(`${T}ClientConnect: (?<slot>\\d+)$`)],
     disconnect: [new RegExp(`${T}ClientDisconnect: (?<slot>\\d+)$`)],
     spawn: [new RegExp(`${T}ClientBegin: (?<slot>\\d+)$`)],
-    death: [new RegExp(`${T}Kill: (?<killer_slot>\\d+) (?<slot>\\d+) \\d+: .* killed .* by \\w+$`)],
+    // Only the slots are read: one `.*` before ` by <MOD>`, as two (` killed `) take time squared on a long line.
+    death: [new RegExp(`${T}Kill: (?<killer_slot>\\d+) (?<slot>\\d+) \\d+: .* by \\w+$`)],
     // Greedy name: a player can't make their text end the name early and speak as someone else.
     chat: [new RegExp(`${T}say: (?<name>.+): (?<text>.*)$`)],
   },

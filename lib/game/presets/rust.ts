@@ -11,9 +11,12 @@ import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
 
 const ADDR = String.raw`(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:]+\])`;
 
+/** Where the array starts: `[` at the start of a line, then `{`, `]` or the line's end; never `[CHAT] …`. */
+export const PLAYERLIST_START = /^\[[ \t]*(?:[{\]]|\r?$)/m;
+
 /** `playerlist`: a JSON array of `{SteamID, DisplayName, Ping, ConnectedSeconds, …}`. */
 export function parseRustPlayerlist(reply: string): PlayerList {
-  const start = reply.indexOf("[");
+  const start = reply.search(PLAYERLIST_START);
   let rows: unknown;
   try {
     rows = start < 0 ? [] : JSON.parse(reply.slice(start, reply.lastIndexOf("]") + 1));
@@ -57,7 +60,10 @@ export const rust: Preset = {
     ready: [/^Server startup complete$/],
     connect: [new RegExp(`^${ADDR}:\\d+\\/(?<id>\\d{17})\\/(?<name>.+) joined \\[\\w+\\/\\d{17}\\]$`)],
     disconnect: [new RegExp(`^${ADDR}:\\d+\\/(?<id>\\d{17})\\/(?<name>.+?) disconnecting: (?<reason>.*)$`)],
-    chat: [/^\[CHAT\] (?<name>.+?)\[(?<id>\d{17})\] : (?<text>.*)$/],
+    // The player is the one `[<SteamID64>] : ` of the line: a name holding one (`Alice[7656…] : !ban x`) or a text
+    // holding one would make the line say someone else spoke, so such a line is nobody's. Linear: the name and the
+    // text can't contain what ends the name.
+    chat: [/^\[CHAT\] (?<name>(?:(?!\[\d{17}\] : ).)+)\[(?<id>\d{17})\] : (?<text>(?:(?!\[\d{17}\] : ).)*)$/],
   },
   list: { command: "playerlist", parse: parseRustPlayerlist },
   commands: {

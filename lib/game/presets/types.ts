@@ -9,6 +9,7 @@ export const PRESET_NAMES = [
   "cs2",
   "openarena",
   "teeworlds",
+  "ddnet",
   "xonotic",
   "generic",
 ] as const;

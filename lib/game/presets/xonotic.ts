@@ -38,7 +38,7 @@ const ADDRESS = `(?:bot|local(?::\\d+)?|${Array(8).fill(HEX).join(":")}|\\d{1,3}
  * `unconnected` until its name arrives: not a player yet (its `:join:` line comes with the name).
  */
 const HEADER = /^(?:\^\d)?IP +%pl +ping +time +frags +no +name *$/;
-const ROW = /^(?:\^\d)?\S+\s+\d+\s+(\d+)\s+\d+:\d\d:\d\d\s+(-?\d+)\s+#(\d+)\s+(.*)$/;
+export const ROW = /^(?:\^\d)?\S+\s+\d+\s+(\d+)\s+\d+:\d\d:\d\d\s+(-?\d+)\s+#(\d+)\s+(.*)$/;
 const CONNECTING = "unconnected";
 
 export function darkplacesName(raw: string): string {
@@ -85,8 +85,9 @@ export const xonotic: Preset = {
     ready: [new RegExp(`${L}Server listening on address `)],
     // The name can't start with a space: a chat line ("<name>: <text>") then can't pass for a join.
     connect: [new RegExp(`${L}:join:\\d+:(?<slot>\\d+):${ADDRESS}:(?<name>\\S.*)$`)],
-    // DarkPlaces since 2024 adds ` (<reason>)`; one holding ": " could be chat, so it is left to the player list.
-    disconnect: [new RegExp(`${L}Client "(?<name>.*)" dropped(?: \\([^:]*\\))?\\s*$`)],
+    // DarkPlaces since 2024 adds ` (<reason>)`; one holding ": " could be chat, so it is left to the player list,
+    // and so is one holding `"`: the reason then ends at the next `" dropped`, which keeps the time linear.
+    disconnect: [new RegExp(`${L}Client "(?<name>.*)" dropped(?: \\([^:"]*\\))?\\s*$`)],
     chat: [new RegExp(`${L}\\x01?(?<name>.+): (?<text>.*)$`)],
   },
   list: { command: "status 1", parse: parseDarkplacesStatus },

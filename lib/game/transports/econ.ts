@@ -1,16 +1,18 @@
 /**
  * Teeworlds / DDNet econ (docs/game-consoles.md §2.7): a telnet-like TCP console. The server prompts
  * `Enter password:`, answers a line with `Authentication successful…` or `Wrong password N/3.` (three wrong ones
- * ban the address for ec_bantime), then streams its console as lines `[hh:mm:ss][category]: text`, each followed
- * by NULs. Nothing correlates a reply with its command, so commands run one at a time, each followed by
- * `echo <marker>`: the reply is every line up to `[Console]: <marker>` (a player's chat is `[chat]`, so it can't
- * end a reply). After a command timed out, lines go to no reply until its marker has come: the rest of its output
- * is never taken for the next command's. The stream is the event source as well: lines go to the bridge as `[category]: text`.
+ * ban the address for ec_bantime), then streams its console, each line followed by NULs, in one of two forms:
+ * Teeworlds 0.7 `[hh:mm:ss][category]: text`, DDNet `yyyy-mm-dd hh:mm:ss I category: text`. Both become
+ * `[category]: text` here, for replies and events alike, so a preset anchors its patterns at the category.
+ * Nothing correlates a reply with its command, so commands run one at a time, each followed by `echo <marker>`:
+ * the reply is every line up to the console's echo of the marker (`[Console]`, DDNet `[console]`; a player's chat
+ * is `[chat]`, so it can't end a reply). After a command timed out, lines go to no reply until its marker has come:
+ * the rest of its output is never taken for the next command's. The stream is the event source as well.
  */
 import * as net from "node:net";
 import { type Clock, systemClock } from "../../clock.ts";
 import { type Logger, silentLogger } from "../../log.ts";
-import { cleanLine, type LineSource, type OnLine } from "../sources/lines.ts";
+import { type LineSource, LineSplitter, type OnLine } from "../sources/lines.ts";
 import { CommandQueue, type QueuedCommand } from "./command-queue.ts";
 import {
   errorMessage,
@@ -32,14 +34,41 @@ export interface EconOptions {
   logger?: Logger;
 }
 
-/** A line longer than this is cut (the server's own lines are far shorter). */
-const MAX_LINE = 64 * 1024;
-const LINE = /^\[[^\]]*\]\[([^\]]+)\]: ?(.*)$/;
+/** Teeworlds: `[time][category]: text` (0.7.5 prints hh:mm:ss, 0.6 a hex timestamp). */
+const TEEWORLDS_LINE = /^\[[^\]]*\]\[([^\]]+)\]: ?(.*)$/;
+/** DDNet: `yyyy-mm-dd hh:mm:ss <level letter> category: text`. */
+const DDNET_LINE = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [A-Z] ([^\s:]+): ?(.*)$/;
+
+/** Which server's form a console line has. */
+export type EconForm = "teeworlds" | "ddnet";
+
+export interface EconLine {
+  category: string;
+  text: string;
+  form: EconForm;
+}
+
+/** A console line as econ streams it, in either server's form; undefined for anything else. */
+export function parseEconLine(line: string): EconLine | undefined {
+  const t = TEEWORLDS_LINE.exec(line);
+  const m = t ?? DDNET_LINE.exec(line);
+  return m ? { category: m[1]!, text: m[2]!, form: t ? "teeworlds" : "ddnet" } : undefined;
+}
+
+/** What hub-agent makes of a line: `[category]: text`, as both servers' console lines look to a preset. */
+export const econText = ({ category, text }: Pick<EconLine, "category" | "text">) => `[${category}]: ${text}`;
+
+/** The console's own output: `echo` prints here (Teeworlds `Console`, DDNet `console`). */
+const isConsole = (category: string) => category.toLowerCase() === "console";
+
+/** econ's bookkeeping, never part of a reply nor an event: the echo of a command (`cid=0 cmd='…'`), logins. */
+const isBookkeeping = ({ category, text }: EconLine) =>
+  (category === "server" && text.startsWith("cid=")) || category === "econ";
 
 interface Connection {
   socket: net.Socket;
   /** Lines as they arrive, to whoever waits for a reply; undefined when nobody does. */
-  reply?: (category: string, text: string) => void;
+  reply?: (line: EconLine) => void;
   /**
    * The marker of the last command whose reply was cut short (a timeout): until the server echoes it, what it prints
    * is still that command's, and no later command's reply.
@@ -59,6 +88,7 @@ export class Econ implements Transport, LineSource {
   #closed = false;
   #authFailed?: TransportError;
   #retry?: AbortController;
+  #form?: EconForm;
 
   constructor(opts: EconOptions) {
     this.target = `${opts.host}:${opts.port}`;
@@ -73,6 +103,11 @@ export class Econ implements Transport, LineSource {
 
   get state(): TransportState {
     return this.#events.state;
+  }
+
+  /** The form of the server's console lines, once one arrived: which server this is (doctor's preset check). */
+  get form(): EconForm | undefined {
+    return this.#form;
   }
 
   on(_event: "state", fn: (state: TransportState, error?: Error) => void): () => void {
@@ -126,10 +161,9 @@ export class Econ implements Transport, LineSource {
       if (job.signal.aborted) return onAbort();
       job.signal.addEventListener("abort", onAbort, { once: true });
       void conn.closed.then((e) => done(() => reject(e)));
-      conn.reply = (category, text) => {
-        if (category === "Console" && text === marker) done(() => resolve(lines.join("\n")));
-        // Not the reply: the echo of our own command, and econ's bookkeeping (`cid=0 authed` after the login).
-        else if (!(category === "server" && text.startsWith("cid=")) && category !== "econ") lines.push(text);
+      conn.reply = (line) => {
+        if (isConsole(line.category) && line.text === marker) done(() => resolve(lines.join("\n")));
+        else if (!isBookkeeping(line)) lines.push(econText(line));
       };
       job.written = true;
       conn.socket.write(`${job.command}\necho ${marker}\n`);
@@ -152,7 +186,6 @@ export class Econ implements Transport, LineSource {
     return new Promise<Connection>((resolve, reject) => {
       const socket = net.connect({ host: this.#o.host, port: this.#o.port });
       let authed = false;
-      let partial = "";
       let closedWith: (e: TransportError) => void = () => {};
       const conn: Connection = { socket, closed: new Promise((r) => (closedWith = r)) };
       const fail = (e: TransportError) => {
@@ -170,42 +203,36 @@ export class Econ implements Transport, LineSource {
       socket.setNoDelay(true);
       socket.on("error", (e) => fail(this.#error("disconnected", e.message)));
       socket.on("close", () => fail(this.#error("disconnected", "the server closed the connection")));
-      socket.on("data", (chunk: Buffer) => {
-        const text = partial + chunk.toString("utf8");
-        const parts = text.split(/\n/);
-        partial = (parts.pop() ?? "").slice(-MAX_LINE);
-        for (const raw of parts) {
-          const line = raw.replaceAll("\0", "").replace(/\r$/, "");
-          if (!line) continue;
-          if (authed) this.#line(conn, line);
-          else if (line === "Enter password:") socket.write(`${this.#o.password}\n`);
-          else if (line.startsWith("Authentication successful")) {
-            authed = true;
-            this.#events.emit("connected");
-            resolve(conn);
-          } else if (line.startsWith("Wrong password")) {
-            const e = this.#error(
-              "auth",
-              `the server refused the password (${line}): the configured rcon.password is wrong`,
-            );
-            this.#authFailed = e;
-            this.#log.error(e.message);
-            fail(e);
-          }
+      const lines = new LineSplitter((line) => {
+        if (authed) this.#line(conn, line);
+        else if (line === "Enter password:") socket.write(`${this.#o.password}\n`);
+        else if (line.startsWith("Authentication successful")) {
+          authed = true;
+          this.#events.emit("connected");
+          resolve(conn);
+        } else if (line.startsWith("Wrong password")) {
+          const e = this.#error(
+            "auth",
+            `the server refused the password (${line}): the configured rcon.password is wrong`,
+          );
+          this.#authFailed = e;
+          this.#log.error(e.message);
+          fail(e);
         }
       });
+      socket.on("data", (chunk: Buffer) => lines.push(chunk));
     });
   }
 
-  #line(conn: Connection, line: string): void {
-    const m = LINE.exec(line);
-    if (!m) return;
-    const [, category = "", text = ""] = m;
-    if (conn.behind === undefined) conn.reply?.(category, text);
-    else if (category === "Console" && text === conn.behind) conn.behind = undefined;
+  #line(conn: Connection, raw: string): void {
+    const line = parseEconLine(raw);
+    if (!line) return;
+    this.#form = line.form;
+    if (conn.behind === undefined) conn.reply?.(line);
+    else if (isConsole(line.category) && line.text === conn.behind) conn.behind = undefined;
     // Our own commands and markers are not game events.
-    if (category === "Console" || (category === "server" && text.startsWith("cid="))) return;
-    this.#onLine?.(cleanLine(`[${category}]: ${text}`), "log");
+    if (isConsole(line.category) || isBookkeeping(line)) return;
+    this.#onLine?.(econText(line), "log");
   }
 
   #reconnectLater(): void {

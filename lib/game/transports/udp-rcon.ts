@@ -4,15 +4,15 @@
  * commands one at a time, since nothing in a reply says which request it answers. A dialect says how a command
  * becomes datagrams and when its reply is complete.
  *
- * Replies only from the game: the server's name is resolved once, and the socket is bound to a loopback address
- * when the server is on loopback and connected to the server's address and port, so the kernel drops every datagram
- * from anyone else. Where a runtime doesn't pass the connect on to the kernel (Deno), the same check is made here.
- * A datagram is read only while an exchange waits for one. "connected" means the socket is open.
+ * Replies only from the game: the server's name is resolved when the socket opens, and the socket is bound to a
+ * loopback address when the server is on loopback and connected to the server's address and port, so the kernel
+ * drops every datagram from anyone else. Where a runtime doesn't pass the connect on to the kernel (Deno), the same
+ * check is made here. A datagram is read only while an exchange waits for one. "connected" means the socket is open.
  */
 import { Buffer } from "node:buffer";
 import * as dgram from "node:dgram";
 import { lookup } from "node:dns/promises";
-import { isIPv4, isIPv6 } from "node:net";
+import { isIP, isIPv4, isIPv6 } from "node:net";
 import { type Clock, systemClock } from "../../clock.ts";
 import { type Logger, silentLogger } from "../../log.ts";
 import { CommandQueue, type QueuedCommand } from "./command-queue.ts";
@@ -55,6 +55,8 @@ export abstract class UdpRcon implements Transport {
   #events = new StateEvents();
   #queue: CommandQueue;
   #socket?: Promise<dgram.Socket>;
+  /** Where the last socket was connected: a name that resolves elsewhere later is said in the log. */
+  #peer?: string;
   #onDatagram?: (payload: Buffer) => void;
   #closed = false;
   /** Datagrams from elsewhere that reached this process since the last warning, and when that was. */
@@ -121,6 +123,7 @@ export abstract class UdpRcon implements Transport {
   ): Promise<string> {
     const socket = await this.#open();
     return new Promise<string>((resolve, reject) => {
+      let heard = false;
       const ended = new AbortController();
       const finish = (fn: () => void) => {
         if (ended.signal.aborted) return;
@@ -129,7 +132,11 @@ export abstract class UdpRcon implements Transport {
         job.signal.removeEventListener("abort", onAbort);
         fn();
       };
-      const onAbort = () => finish(() => reject(job.signal.reason));
+      const onAbort = () =>
+        finish(() => {
+          if (!heard) this.#silence();
+          reject(job.signal.reason);
+        });
       const x: Exchange = {
         send: (payload) =>
           socket.send(Buffer.concat([OOB, payload]), (e) => {
@@ -141,12 +148,29 @@ export abstract class UdpRcon implements Transport {
       };
       if (job.signal.aborted) return onAbort();
       job.signal.addEventListener("abort", onAbort, { once: true });
-      this.#onDatagram = (payload) => take(payload, x);
+      this.#onDatagram = (payload) => {
+        heard = true;
+        take(payload, x);
+      };
       start(x);
     });
   }
 
-  /** Opens the socket once (again after a failure, e.g. a name that didn't resolve yet). */
+  /**
+   * A command met silence. A server given by name may have moved (a container recreated with another address): the
+   * next command resolves the name again, on a fresh socket. An address given as such stays as it is.
+   */
+  #silence(): void {
+    if (this.#closed || isIP(this.#o.host)) return;
+    const socket = this.#socket;
+    this.#socket = undefined;
+    void socket?.then(
+      (s) => s.close(),
+      () => {},
+    );
+  }
+
+  /** Opens the socket once (again after a failure, e.g. a name that didn't resolve yet, or after silence). */
   #open(): Promise<dgram.Socket> {
     this.#socket ??= this.#connect().catch((e: unknown) => {
       this.#socket = undefined;
@@ -166,8 +190,13 @@ export abstract class UdpRcon implements Transport {
         `rcon ${this.target}: can't resolve ${this.#o.host}: ${errorMessage(e)}`,
       );
     });
+    if (this.#peer !== undefined && this.#peer !== peer.address)
+      this.log.info(`rcon: ${this.#o.host} now resolves to ${peer.address} (was ${this.#peer})`, {
+        target: this.target,
+      });
+    this.#peer = peer.address;
     const port = this.#o.port;
-    const socket = dgram.createSocket(peer.family === 6 ? "udp6" : "udp4");
+    const socket = dgram.createSocket({ type: peer.family === 6 ? "udp6" : "udp4", recvBufferSize: RECEIVE_BUFFER });
     socket.on("message", (msg, rinfo) => {
       if (rinfo.port !== port || canonical(rinfo.address) !== peer.address) return this.#stray(rinfo);
       if (!msg.subarray(0, OOB.length).equals(OOB)) return;
@@ -215,6 +244,13 @@ export abstract class UdpRcon implements Transport {
   }
 }
 
+/**
+ * The socket's receive buffer: a server sends a long reply in one go (ioq3's `fdir *` on OpenArena: 126 KB in 128
+ * datagrams), and with Linux's default (212992 bytes, about 90 such datagrams) the rest was dropped unseen. Linux
+ * gives at most twice net.core.rmem_max: on a default system twice its default.
+ */
+const RECEIVE_BUFFER = 1 << 20;
+
 /** Datagrams from elsewhere are reported at most once a minute (with their count): a flood can't flood the log. */
 const STRAY_WARN_MS = 60_000;
 
@@ -224,22 +260,26 @@ interface Peer {
 }
 
 /**
- * The server's address: an IP as it is; a name resolved once, to its first IPv4 address, or IPv6 when it has none
- * (an IPv4 socket used to resolve names, and a server that listens on both may not on IPv6).
+ * The server's address: an IP as it is (an unspecified one, 0.0.0.0 or ::, as loopback); a name resolved to its first
+ * IPv4 address, or IPv6 when it has none (an IPv4 socket used to resolve names, and a server that listens on both may
+ * not on IPv6).
  */
 async function resolvePeer(host: string): Promise<Peer> {
   const found = isIPv4(host) || isIPv6(host) ? [{ address: host }] : await lookup(host, { all: true });
   const first = found.find((a) => isIPv4(a.address)) ?? found[0];
   if (!first) throw new Error("no address found");
   const address = canonical(first.address);
-  return { address, family: isIPv4(address) ? 4 : 6 };
+  const family = isIPv4(address) ? 4 : 6;
+  // "Any address" as a destination is this host (the kernel's reading too), and replies come from its loopback.
+  if (address === "0.0.0.0" || address === "::") return { address: family === 4 ? "127.0.0.1" : "::1", family };
+  return { address, family };
 }
 
 /**
  * An address as the kernel reports a datagram's source: IPv6 in its shortest lower-case form (URL's serialiser
  * follows the same rules), an IPv4-mapped IPv6 address as the IPv4 address it is.
  */
-export function canonical(address: string): string {
+function canonical(address: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
   if (mapped) return mapped;
   if (!isIPv6(address) || address.includes("%")) return address;

@@ -1,8 +1,9 @@
 /**
  * Console commands over the wrapped server's stdin, replies read from its stdout and stderr
- * (docs/game-consoles.md §2.3). stdin has no request/response: a command that needs an answer is followed by an
- * echo of a marker, and the lines in between are its reply; on a console without echo a reply ends at a pattern
- * (`until`) or after a quiet period.
+ * (docs/game-consoles.md §2.3). stdin has no request/response: a command that needs an answer is bracketed by echoes
+ * of two random markers, and the lines in between are its reply (what the game printed before the console read the
+ * command, a player's chat, comes before the first and is game output); on a console without echo a reply ends at a
+ * pattern (`until`) or after a quiet period.
  */
 import type { Clock } from "../../clock.ts";
 import { CommandQueue, type QueuedCommand } from "../transports/command-queue.ts";
@@ -14,6 +15,7 @@ import {
   type TransportState,
 } from "../transports/transport.ts";
 import { Gate } from "./gate.ts";
+import { boundLine } from "../sources/lines.ts";
 import { type LineUse, singleMatch, type Supervisor } from "./supervisor.ts";
 
 export interface StdioTransportOptions {
@@ -58,6 +60,9 @@ interface CommandJob {
 
 /** A command written whose reply is still open. */
 interface OpenReply {
+  /** Whether the reply's first line may come: its begin marker was seen (or it has none). */
+  begun: boolean;
+  begins: (line: string) => boolean;
   lines: string[];
   done: (line: string) => boolean;
   /** Lines that only close the reply (the marker) are neither part of it nor game output. */
@@ -71,11 +76,12 @@ interface OpenReply {
 }
 
 /**
- * A reply marker as hub-agent writes it (`hubagent_end_` and 12 random hex digits, new for every command), found
- * anywhere in a line and in any case: consoles quote it inside a sentence (`No match for help argument '…'.`) or
- * repeat it upper-cased (`Command HUBAGENT_END_… unknown.`). See `echoEnds` for which line ends a reply.
+ * A reply marker as hub-agent writes it (`hubagent_begin_` or `hubagent_end_` and 12 random hex digits, new for every
+ * command), found anywhere in a line and in any case: consoles quote it inside a sentence (`No match for help
+ * argument '…'.`) or repeat it upper-cased (`Command HUBAGENT_END_… unknown.`). See `echoEnds` for which line begins
+ * or ends a reply.
  */
-const MARKER = /hubagent_end_[0-9a-f]{12}(?![0-9a-f])/i;
+const MARKER = /hubagent_(?:begin|end)_[0-9a-f]{12}(?![0-9a-f])/i;
 
 /** How many markers hub-agent remembers having written, to drop one that arrives late (after its timeout). */
 const KNOWN_MARKERS = 256;
@@ -257,9 +263,13 @@ export class StdioTransport implements Transport {
   async #exchange(job: QueuedCommand<CommandJob>, typed: boolean): Promise<string> {
     const { command, until, start } = job;
     const quietMs = !until && !this.#o.echo ? this.#o.quietMs : undefined;
-    const marker = `hubagent_end_${randomHex(6)}`;
+    const id = randomHex(6);
+    const marker = `hubagent_end_${id}`;
     const echoLine = this.#o.echo?.(marker) ?? "";
-    const text = until || quietMs ? `${command}\n` : `${command}\n${echoLine}\n`;
+    // hub-agent's own commands start with a marker too: what the console printed before it read them is not theirs.
+    const begin = !until && !quietMs && !typed ? `hubagent_begin_${id}` : undefined;
+    const beginLine = begin ? this.#o.echo!(begin) : "";
+    const text = until || quietMs ? `${command}\n` : `${begin ? `${beginLine}\n` : ""}${command}\n${echoLine}\n`;
     const bytes = await this.#room(text, job.signal);
     return new Promise<string>((resolve, reject) => {
       let quiet: AbortController | undefined;
@@ -283,6 +293,8 @@ export class StdioTransport implements Transport {
       const fail = (e: Error) => settle(() => (typed ? resolve("") : reject(e)));
       const onAbort = () => fail(job.signal.reason);
       const reply: OpenReply = {
+        begun: !begin,
+        begins: begin ? echoEnds(begin, beginLine) : () => true,
         lines: [],
         swallow: !until,
         show: typed,
@@ -299,7 +311,7 @@ export class StdioTransport implements Transport {
       job.signal.addEventListener("abort", onAbort, { once: true });
       // One write, so nothing can land between the command and its marker.
       if (!this.#server.write(text)) return settle(() => reject(this.#serverGone()));
-      if (!until && !quietMs) this.#remember(marker);
+      if (!until && !quietMs) for (const m of begin ? [begin, marker] : [marker]) this.#remember(m);
       if (this.#o.readBytes !== undefined) this.#unread.push({ bytes, marker });
       job.written = true;
       if (typed) this.#typed = reply;
@@ -327,7 +339,13 @@ export class StdioTransport implements Transport {
     // Everything written up to this marker was read.
     if (marker) this.#confirm(this.#unread.findIndex((u) => u.marker === marker) + 1);
     for (const reply of [this.#command, this.#typed]) {
-      if (!reply?.done(line)) continue;
+      if (!reply) continue;
+      if (!reply.begun) {
+        if (!reply.begins(line)) continue;
+        reply.begun = true;
+        return "drop";
+      }
+      if (!reply.done(line)) continue;
       if (!reply.swallow) reply.lines.push(line);
       reply.resolve(reply.lines.join("\n"));
       return reply.swallow ? "drop" : "reply";
@@ -335,6 +353,8 @@ export class StdioTransport implements Transport {
     // One of ours that ends no reply: late (its command timed out), or the console repeating the line it read. A
     // marker-shaped text hub-agent never wrote (a player's chat) is game output like any other line.
     if (marker && this.#markers.has(marker)) return "drop";
+    // Printed before hub-agent's command was read (its begin marker is still to come): game output.
+    if (this.#command && !this.#command.begun) return "console";
     // hub-agent's command was written before any typed line still open: the console answers it first.
     const open = this.#command ?? this.#typed;
     if (!open || open.show) return "console";
@@ -354,7 +374,8 @@ export class StdioTransport implements Transport {
  */
 function endsAt(until: RegExp, start?: RegExp): (line: string) => boolean {
   let started = !start;
-  return (line) => {
+  return (raw) => {
+    const line = boundLine(raw); // as every pattern sees a line (docs/game-consoles.md §8)
     if (started) return until.test(line);
     started = start!.test(line);
     return false;
@@ -362,7 +383,7 @@ function endsAt(until: RegExp, start?: RegExp): (line: string) => boolean {
 }
 
 /**
- * The end of a reply bracketed by an echo line: the first line holding the marker anywhere, in any case, except
+ * The end (or the begin) of a reply bracketed by echo lines: the first line holding the marker anywhere, in any case, except
  * one that holds the whole echo line as written — the console repeating what it read (`> help hubagent_end_…`),
  * which a console reading its input ahead may print before the command's output is complete. With an echo line
  * that is the marker alone (a bogus command answered with an error naming it) the two can't be told apart, and

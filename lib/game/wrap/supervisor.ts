@@ -5,7 +5,7 @@
  */
 import { type Clock, systemClock } from "../../clock.ts";
 import { type Logger, silentLogger } from "../../log.ts";
-import type { LineSource, LineStream, OnLine } from "../sources/lines.ts";
+import { boundLine, type LineSource, type LineStream, type OnLine } from "../sources/lines.ts";
 import { errorMessage, StateEvents, TransportError, type TransportState } from "../transports/transport.ts";
 import { type ChildOptions, type ChildStatus, type ServerChild, spawnChild, type StopSteps } from "./child.ts";
 import { Emitter } from "./emitter.ts";
@@ -182,7 +182,7 @@ export class Supervisor implements LineSource {
     const use = this.#readLine(line);
     if (use === "drop") return;
     if (use === "console") this.#events.emit("console", line);
-    if (!this.#ready.isOpen && this.#o.ready?.test(line)) this.#markReady();
+    if (!this.#ready.isOpen && this.#o.ready?.test(boundLine(line))) this.#markReady();
     try {
       this.#onLine(line, stream);
     } catch (e) {

@@ -76,14 +76,16 @@ describe("cs2 preset", () => {
     expect(playerEvents(events).at(-1)).toEqual({ type: "player_disconnect", player: alice, reason: "Disconnect" });
   });
 
-  test("commands: kickid, say; no private message or groups unless an operator adds templates", async () => {
+  test("commands: kickid, say (answers too, naming the player); no private message or groups unless an operator adds templates", async () => {
     const { bridge, transport } = recordingBridge(cs2);
     const alice = { id: ALICE, name: "Alice", slot: "2" };
     await bridge.kick(alice, "Breaking rules");
     await bridge.message(null, "round restarts");
     expect(transport.commands).toEqual(['kickid 2 "Breaking rules"', 'say "round restarts"']);
     expect(bridge.caps.privateMessage).toBe(false);
-    await expect(bridge.message(alice, "hi")).rejects.toThrow("cs2 preset has no message command");
+    // An answer is a public line naming her (docs/game-consoles.md §5.6).
+    await bridge.message(alice, "hi");
+    expect(transport.commands.at(-1)).toBe('say "Alice: hi"');
     await expect(bridge.setGroup(alice, "vip", "add")).rejects.toThrow("game.overrides.commands.group_add");
 
     const custom = recordingBridge(

@@ -42,6 +42,7 @@ const PLAYERS: Record<PresetName, (name: string) => GamePlayer> = {
   rust: (name) => ({ id: "76561197960287930", name }),
   openarena: (name) => ({ id: name, name, slot: "3" }),
   teeworlds: (name) => ({ id: name, name, slot: "3" }),
+  ddnet: (name) => ({ id: name, name, slot: "3" }),
   xonotic: (name) => ({ id: name, name, slot: "3" }),
 };
 
@@ -53,6 +54,7 @@ const EXPECTED: Record<Named, (value: string) => string> = {
   openarena: (v) => sanitize(v, QUAKE_VALUE_BYTES).replace(/"/g, "'"),
   rust: (v) => sanitize(v).replace(/"/g, "'").replace(/;/g, ",").replace(/\\/g, "/"),
   teeworlds: (v) => sanitize(v).replace(/"/g, "'").replace(/\\/g, "/"),
+  ddnet: (v) => sanitize(v).replace(/"/g, "'").replace(/\\/g, "/"),
   // `$` is written `$$`, which the console turns back into one.
   xonotic: (v) => sanitize(v).replace(/"/g, "'").replace(/\\/g, "/"),
 };
@@ -63,6 +65,7 @@ const PARSE: Record<Exclude<Named, "minecraft">, (line: string) => string[][]> =
   openarena: parseQuakeConsole,
   rust: parseRustConsole,
   teeworlds: parseTeeworldsConsole,
+  ddnet: parseTeeworldsConsole,
   xonotic: parseDarkplacesConsole,
 };
 

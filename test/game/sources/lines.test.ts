@@ -33,8 +33,17 @@ describe("LineSplitter", () => {
     expect(cleanLine("\x1b]0;title\x07> \x1b[2Kjoined")).toBe("> joined");
   });
 
-  test("an endless line is cut rather than held forever", () => {
-    const lines = split(["x".repeat(MAX_LINE_CHARS * 2 + 5)]);
-    expect(lines).toEqual(["x".repeat(MAX_LINE_CHARS), "x".repeat(MAX_LINE_CHARS)]);
+  test("an endless line is cut, not held forever; its rest is dropped, never a line of its own", () => {
+    // In one chunk, and in many: the rest up to the line's end would start wherever the cut fell (a player's text).
+    const long = `${"x".repeat(MAX_LINE_CHARS)}Alice joined the game`;
+    expect(split([`${long}\nnext\n`])).toEqual(["x".repeat(MAX_LINE_CHARS), "next"]);
+    const chunks = [...`${long}${"y".repeat(MAX_LINE_CHARS)}\r\nnext\n`.matchAll(/[^]{1,65536}/g)].map((m) => m[0]);
+    expect(split(chunks)).toEqual(["x".repeat(MAX_LINE_CHARS), "next"]);
+    expect(split([long], true)).toEqual(["x".repeat(MAX_LINE_CHARS)]);
+  });
+
+  test("line ends inside a text become spaces: JavaScript's `.` matches every character of a line", () => {
+    expect(cleanLine("a\u2028b\u2029c\rd\ne")).toBe("a b c d e");
+    expect(/^.*$/.test(cleanLine("say: Mallory: x\u2028y"))).toBe(true);
   });
 });

@@ -110,31 +110,41 @@ testTransport("Rust WebRCON", {
   },
 });
 
-testTransport("Teeworlds econ", {
-  bigReplyChars: 20_000,
-  presets: presetsOver("econ"),
-  // The console runs a command without its surrounding spaces (an empty value unquoted by `strip` leaves `say `).
-  asRun: (c) => c.trim(),
-  async start({ password, bigReply }) {
-    // The console prints line by line: a big reply is many lines.
-    const fake = await FakeEconServer.start({
-      password,
-      handler: (c) =>
-        c === "big"
-          ? bigReply.split("\n").map((l) => ["Console", l] as [string, string])
-          : c === "slow"
-            ? slow().then((l) => [["Console", l] as [string, string]])
-            : [],
-    });
-    return {
-      client: (pw) => new Econ({ host: fake.host, port: fake.port, password: pw }),
-      received: (c) => fake.received(c),
-      commands: () => fake.commands,
-      restart: () => fake.restart(),
-      close: () => fake.close(),
-    };
-  },
-});
+for (const dialect of ["teeworlds", "ddnet"] as const) {
+  const console = dialect === "ddnet" ? "console" : "Console";
+  testTransport(`${dialect === "ddnet" ? "DDNet" : "Teeworlds"} econ`, {
+    bigReplyChars: 20_000,
+    presets: presetsOver("econ"),
+    // The console runs a command without its surrounding spaces (an empty value unquoted by `strip` leaves `say `).
+    asRun: (c) => c.trim(),
+    // Each line of a reply keeps the category it was printed in: `echo` prints in the console's own.
+    unframe: (reply) =>
+      reply
+        .split("\n")
+        .map((l) => l.replace(`[${console}]: `, ""))
+        .join("\n"),
+    async start({ password, bigReply }) {
+      // The console prints line by line: a big reply is many lines.
+      const fake = await FakeEconServer.start({
+        password,
+        dialect,
+        handler: (c) =>
+          c === "big"
+            ? bigReply.split("\n").map((l) => [console, l] as [string, string])
+            : c === "slow"
+              ? slow().then((l) => [[console, l] as [string, string]])
+              : [],
+      });
+      return {
+        client: (pw) => new Econ({ host: fake.host, port: fake.port, password: pw }),
+        received: (c) => fake.received(c),
+        commands: () => fake.commands,
+        restart: () => fake.restart(),
+        close: () => fake.close(),
+      };
+    },
+  });
+}
 
 testTransport("plugin protocol", {
   bigReplyChars: 200_000,

@@ -33,6 +33,8 @@ export interface TransportHarness {
   hangTimeoutMs?: number;
   /** What the server runs for a command it is sent, where its console rewrites it (DarkPlaces: `$$` is `$`). */
   asRun?: (command: string) => string;
+  /** The console's output in a reply, where the transport keeps each line's framing (econ: `[category]: `). */
+  unframe?: (reply: string) => string;
   /** The presets whose commands travel over this transport (`consoles` in each preset). */
   presets: readonly Preset[];
 }
@@ -49,9 +51,10 @@ function bigText(chars: number): string {
 }
 
 /** A reply without the line break(s) ending it (and the space DarkPlaces' `echo` leaves before one). */
-const text = (reply: string) => reply.replace(/ ?\n+$/, "");
+const trimmed = (reply: string) => reply.replace(/ ?\n+$/, "");
 
 export function testTransport(name: string, harness: TransportHarness): void {
+  const text = (reply: string) => trimmed(harness.unframe?.(reply) ?? reply);
   describe(`${name}: transport conformance`, () => {
     const cleanups: (() => Promise<void>)[] = [];
     afterEach(async () => {

@@ -1,13 +1,19 @@
 /**
- * A Teeworlds 0.7 econ server for tests, as the real one behaves (checked against teeworlds-server 0.7.5): the
- * `Enter password:` prompt, `Wrong password N/3.`, then every console line as `[hh:mm:ss][category]: text\n`
- * followed by two NULs; a command is echoed as `[server]: cid=0 cmd='…'` and `echo x` prints `[Console]: x`.
+ * An econ server for tests, as the real ones behave (checked against teeworlds-server 0.7.5 and DDNet-Server 16.4):
+ * the `Enter password:` prompt, `Wrong password N/3.`, then every console line followed by two NULs.
+ * - `teeworlds` (default): lines are `[hh:mm:ss][category]: text`; a command is echoed as
+ *   `[server]: cid=0 cmd='…'` and `echo x` prints `[Console]: x`.
+ * - `ddnet`: lines are `yyyy-mm-dd hh:mm:ss I category: text`; the login is followed by the last line the console
+ *   printed before it (DDNet sends one), commands are not echoed, and `echo x` prints `console: x`.
  * `;` separates commands outside quotes. `hang` stops the server reading (a stuck server).
  */
 import * as net from "node:net";
 
+export type EconDialect = "teeworlds" | "ddnet";
+
 export interface FakeEconOptions {
   password?: string;
+  dialect?: EconDialect;
   /** The console lines a command prints, as [category, text] pairs (default: echo only); the console waits for them. */
   handler?: (command: string) => [string, string][] | Promise<[string, string][]>;
 }
@@ -34,7 +40,15 @@ export class FakeEconServer {
 
   /** A console line every authenticated client sees (a join, a chat line). */
   broadcast(category: string, text: string): void {
-    for (const s of this.#sockets) if ((s as net.Socket & { authed?: boolean }).authed) s.write(line(category, text));
+    for (const s of this.#sockets)
+      if ((s as net.Socket & { authed?: boolean }).authed) s.write(this.#line(category, text));
+  }
+
+  #line(category: string, text: string): string {
+    const now = new Date().toISOString();
+    return this.o.dialect === "ddnet"
+      ? `${now.slice(0, 10)} ${now.slice(11, 19)} I ${category}: ${text}\n\0\0`
+      : `[${now.slice(11, 19)}][${category}]: ${text}\n\0\0`;
   }
 
   async restart(): Promise<void> {
@@ -65,6 +79,7 @@ export class FakeEconServer {
     socket.on("close", () => this.#sockets.delete(socket));
     socket.on("error", () => {});
     socket.write("Enter password:\n\0\0");
+    const ddnet = this.o.dialect === "ddnet";
     let wrong = 0;
     let buf = "";
     let stuck = false;
@@ -84,14 +99,15 @@ export class FakeEconServer {
           if (input === (this.o.password ?? "secret")) {
             socket.authed = true;
             socket.write("Authentication successful. External console access granted.\n\0\0");
-            socket.write(line("econ", "cid=0 authed"));
+            if (ddnet) socket.write(this.#line("server", "version 16.4 on linux amd64"));
+            socket.write(this.#line("econ", "cid=0 authed"));
           } else {
             socket.write(`Wrong password ${++wrong}/3.\n\0\0`);
             if (wrong >= 3) socket.destroy();
           }
           continue;
         }
-        socket.write(line("server", `cid=0 cmd='${input}'`));
+        if (!ddnet) socket.write(this.#line("server", `cid=0 cmd='${input}'`));
         for (const command of splitCommands(input)) {
           this.commands.push(command);
           for (const w of this.#waiters.splice(0)) w();
@@ -101,18 +117,13 @@ export class FakeEconServer {
           }
           const echo = /^echo (.*)$/.exec(command);
           const out = echo
-            ? [["Console", unquote(echo[1]!)] as [string, string]]
+            ? [[ddnet ? "console" : "Console", unquote(echo[1]!)] as [string, string]]
             : ((await this.o.handler?.(command)) ?? []);
-          for (const [category, text] of out) if (!socket.destroyed) socket.write(line(category, text));
+          for (const [category, text] of out) if (!socket.destroyed) socket.write(this.#line(category, text));
         }
       }
     };
   }
-}
-
-function line(category: string, text: string): string {
-  const t = new Date().toISOString().slice(11, 19);
-  return `[${t}][${category}]: ${text}\n\0\0`;
 }
 
 /** Commands of one line: `;` outside double quotes separates them. */

@@ -14,8 +14,10 @@ export interface RateLimit {
 }
 
 export interface FakeQ3Options {
-  /** Where it listens: 127.0.0.1 (default) or ::1. */
+  /** Where it listens: 127.0.0.1 (default), another loopback address, or ::1. */
   host?: string;
+  /** Its port; default any free one. */
+  port?: number;
   password?: string;
   /**
    * Returns the console output of a command. `print` prints while it runs (a datagram goes out whenever the
@@ -42,6 +44,7 @@ export class FakeQ3Server extends UdpFake {
 
   static async start(o: FakeQ3Options = {}): Promise<FakeQ3Server> {
     const s = new FakeQ3Server(o);
+    s.port = o.port ?? 0;
     await s.bind();
     return s;
   }

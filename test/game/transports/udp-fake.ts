@@ -19,7 +19,7 @@ export abstract class UdpFake {
   #waiters: (() => void)[] = [];
   #busy = Promise.resolve();
 
-  /** `host`: 127.0.0.1 (default) or ::1. */
+  /** `host`: 127.0.0.1 (default), another loopback address, or ::1. */
   constructor(readonly host = "127.0.0.1") {
     this.#socket = socketFor(host);
   }

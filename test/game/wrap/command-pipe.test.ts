@@ -88,9 +88,10 @@ describe("a wrapped server reading its commands from a named pipe", () => {
     const d = dir();
     const fifo = join(d, "console.fifo");
     const input = join(d, "input");
-    const w = await wrap([`--command-pipe=${fifo}`, "--piece-bytes=64", `--input=${input}`], {
+    // 128 bytes: a command of hub-agent's and its two markers fit, with a typed line they don't.
+    const w = await wrap([`--command-pipe=${fifo}`, "--piece-bytes=128", `--input=${input}`], {
       commandPipe: fifo,
-      readBytes: 64,
+      readBytes: 128,
     });
     await w.transport.send("pause 400");
     // Both written while the console reads nothing (the typed line while the command awaits its reply): together

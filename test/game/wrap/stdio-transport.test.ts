@@ -64,14 +64,15 @@ describe("StdioTransport: commands", () => {
         for (const command of await hostileCommands(preset, value)) {
           const before = read().length;
           await w.transport.send(command);
-          // The command's line, then the transport's marker: nothing split off, nothing added.
+          // The transport's begin marker, the command's line, its end marker: nothing split off, nothing added.
           const lines = read().slice(before);
-          expect({ preset: preset.name, value, lines: lines.slice(0, -1) }).toEqual({
+          expect({ preset: preset.name, value, lines: lines.slice(1, -1) }).toEqual({
             preset: preset.name,
             value,
             lines: [command],
           });
-          expect(lines.at(-1)).toMatch(/^echo hubagent_end_/);
+          expect(lines[0]).toMatch(/^echo hubagent_begin_[0-9a-f]{12}$/);
+          expect(lines.at(-1)).toMatch(/^echo hubagent_end_[0-9a-f]{12}$/);
         }
       }
     }

@@ -213,6 +213,9 @@ export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): v
     const who = await target(call, query);
     if (!who) return;
     if (!(await mayShowWarnings(agent, call.invoker, who))) return call.reply(t("command.no_permission"));
+    // Without a private message the answer is a public chat line: another player's warnings would be everyone's.
+    if (call.invoker && !bridge.caps.privateMessage && !sameIdentifier(call.invoker.id, who.identifier))
+      return call.reply(t("warns.not_private", { player: playerLabel(who) }));
     const res = await listWarnings(api, who, agent.bundleId);
     if (!res.ok) return call.reply(t("warns.failed", { player: playerLabel(who), error: describeError(res.error) }));
     for (const line of formatWarnings(messages, playerLabel(who), res.warnings, res.total)) await call.reply(line);

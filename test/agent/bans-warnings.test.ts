@@ -112,6 +112,25 @@ describe("warns", () => {
     await consoleLine("warns Alice");
     expect(logged("Warnings of Alice (1):")).toBe(true);
   });
+
+  test("a game without private messages (answers are public lines): another's warnings are not listed, one's own are", async () => {
+    h = await harness({ features: [bans], sim: { privateMessage: false } });
+    await h.agent.start();
+    await h.idle();
+    await join(CAROL);
+    await join(ALICE);
+    const reads = () => h.sb.control.requests({ method: "GET" }).filter((r) => r.path.includes("warning")).length;
+    const before = reads();
+    await chat(CAROL, "!warns alice"); // Carol may read them (an admin), but not in public
+    expect(said(CAROL)).toEqual([
+      "The warnings of Alice are not shown in this game's chat, where everyone would read them: see them on VyHub.",
+    ]);
+    expect(reads()).toBe(before);
+    await chat(ALICE, "!warns Alice");
+    expect(said(ALICE)[0]).toBe("Warnings of Alice (1):");
+    await consoleLine("warns Alice");
+    expect(logged("Warnings of Alice (1):")).toBe(true);
+  });
 });
 
 describe("a nick of a player who left", () => {

@@ -21,7 +21,7 @@ import { sendStatus } from "../../lib/features/status.ts";
 import { checkGame } from "../../lib/game/doctor.ts";
 import { sanitize } from "../../lib/game/presets/escape.ts";
 import { teeworlds } from "../../lib/game/presets/teeworlds.ts";
-import { Econ } from "../../lib/game/transports/econ.ts";
+import { Econ, MAX_COMMAND_BYTES } from "../../lib/game/transports/econ.ts";
 import type { TransportError } from "../../lib/game/transports/transport.ts";
 import { binary, hub } from "../cli/binary.ts";
 import { HOSTILE } from "../game/presets/hostile-values.ts";
@@ -123,6 +123,33 @@ describe.skipIf(!installed)("Teeworlds 0.7.5 over econ (real server)", () => {
     await econ.close();
     expect(err.code).toBe("auth");
     expect(err.message).toContain("Wrong password 1/3");
+  });
+
+  test("econ's line: a command of 1,398 bytes runs, a longer one is refused unsent, and the connection stays", async () => {
+    // What the server does with a longer line, on a connection of its own: it drops it.
+    const raw = net.connect({ host: "127.0.0.1", port: econPort });
+    let seen = "";
+    raw.on("data", (d: Buffer) => {
+      seen += d.toString("latin1");
+      if (seen.endsWith("Enter password:\n\0\0")) raw.write(`${PASSWORD}\n`);
+      else if (seen.includes("Authentication successful")) raw.write(`echo ${"y".repeat(MAX_COMMAND_BYTES - 4)}\n`);
+    });
+    await new Promise<void>((resolve) => raw.on("close", () => resolve()).on("error", () => {}));
+    expect(seen).toContain("Authentication successful");
+    expect(seen).not.toContain("[Console]: yyy");
+
+    const econ = new Econ({ host: "127.0.0.1", port: econPort, password: PASSWORD, timeoutMs: 5000 });
+    const states: string[] = [];
+    econ.on("state", (state) => states.push(state));
+    try {
+      const longest = `echo ${"y".repeat(MAX_COMMAND_BYTES - 5)}`;
+      expect(await econ.send(longest)).toStartWith("[Console]: yyy"); // the console prints about 1,000 of them
+      expect(await econ.send(`${longest}y`).catch((e: TransportError) => e.code)).toBe("invalid");
+      expect(await econ.send("echo alive")).toBe("[Console]: alive");
+      expect(states.filter((s) => s === "connecting")).toHaveLength(1);
+    } finally {
+      await econ.close();
+    }
   });
 
   test("every hostile value said through the preset's escaping is one chat line holding the cleaned value", async () => {

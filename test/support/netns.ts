@@ -12,6 +12,12 @@ import { until } from "./until.ts";
 
 const IP = "/usr/sbin/ip";
 
+/** Namespaces made and not deleted yet: deleted on exit too (an interrupted run), after its processes are killed. */
+const made = new Set<string>();
+process.on("exit", () => {
+  for (const name of made) Bun.spawnSync([IP, "netns", "del", name], { stdout: "ignore", stderr: "ignore" });
+});
+
 /** Why no namespace can be made here, or undefined. */
 export function netnsMissing(): string | undefined {
   if (!existsSync(IP)) return `needs ${IP} (Debian package iproute2)`;
@@ -41,6 +47,7 @@ export interface Netns {
 export async function createNetns(prefix: string): Promise<Netns> {
   const name = `${prefix}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   await ip("netns", "add", name);
+  made.add(name);
   const exec = (command: string[]) => [IP, "netns", "exec", name, ...command];
   const ns: Netns = {
     name,
@@ -81,7 +88,10 @@ export async function createNetns(prefix: string): Promise<Netns> {
         },
       };
     },
-    close: () => ip("netns", "del", name),
+    async close() {
+      await ip("netns", "del", name);
+      made.delete(name);
+    },
   };
   try {
     await ns.ip("link", "set", "lo", "up");

@@ -12,7 +12,7 @@
 import * as net from "node:net";
 import { type Clock, systemClock } from "../../clock.ts";
 import { type Logger, silentLogger } from "../../log.ts";
-import { type LineSource, LineSplitter, type OnLine } from "../sources/lines.ts";
+import { type LineSource, LineSplitter, MAX_LINE_CHARS, type OnLine } from "../sources/lines.ts";
 import { CommandQueue, type QueuedCommand } from "./command-queue.ts";
 import {
   errorMessage,
@@ -33,6 +33,18 @@ export interface EconOptions {
   clock?: Clock;
   logger?: Logger;
 }
+
+/**
+ * The longest command line econ reads, in bytes: both servers read into a 1,400-byte buffer that must hold a whole
+ * line and its line break, and drop the connection ("too weak connection (out of buffer)") on a longer one
+ * (measured on teeworlds-server 0.7.5 and DDNet-Server 16.4).
+ */
+export const MAX_COMMAND_BYTES = 1398;
+/**
+ * A reply longer than this fails (a status of 64 players is about 10 KB; one line is at most MAX_LINE_CHARS): what
+ * a command waits for is bounded.
+ */
+export const MAX_REPLY_CHARS = 4 * MAX_LINE_CHARS;
 
 /** Teeworlds: `[time][category]: text` (0.7.5 prints hh:mm:ss, 0.6 a hex timestamp). */
 const TEEWORLDS_LINE = /^\[[^\]]*\]\[([^\]]+)\]: ?(.*)$/;
@@ -127,6 +139,14 @@ export class Econ implements Transport, LineSource {
     if (this.#closed) return Promise.reject(this.#error("closed", "transport closed"));
     if (/[\0\r\n]/.test(command))
       return Promise.reject(this.#error("invalid", "a console command can't contain NUL or line breaks"));
+    const bytes = Buffer.byteLength(command);
+    if (bytes > MAX_COMMAND_BYTES)
+      return Promise.reject(
+        this.#error(
+          "invalid",
+          `a console command of ${bytes} bytes: econ reads lines of at most ${MAX_COMMAND_BYTES} and drops the connection on a longer one`,
+        ),
+      );
     return this.#queue.push({ command }, opts?.timeoutMs ?? this.#o.timeoutMs);
   }
 
@@ -149,6 +169,7 @@ export class Econ implements Transport, LineSource {
     const marker = `hub-agent-${crypto.randomUUID()}`;
     return new Promise<string>((resolve, reject) => {
       const lines: string[] = [];
+      let chars = 0;
       const done = (fn: () => void) => {
         conn.reply = undefined;
         job.signal.removeEventListener("abort", onAbort);
@@ -162,8 +183,22 @@ export class Econ implements Transport, LineSource {
       job.signal.addEventListener("abort", onAbort, { once: true });
       void conn.closed.then((e) => done(() => reject(e)));
       conn.reply = (line) => {
-        if (isConsole(line.category) && line.text === marker) done(() => resolve(lines.join("\n")));
-        else if (!isBookkeeping(line)) lines.push(econText(line));
+        if (isConsole(line.category) && line.text === marker) return done(() => resolve(lines.join("\n")));
+        if (isBookkeeping(line)) return;
+        const text = econText(line);
+        chars += text.length + 1;
+        lines.push(text);
+        if (chars <= MAX_REPLY_CHARS) return;
+        // The rest of it, up to the marker, is no later command's reply either.
+        conn.behind = marker;
+        done(() =>
+          reject(
+            this.#error(
+              "protocol",
+              `the reply to "${job.command.split(" ", 1)[0]}" passed ${MAX_REPLY_CHARS} characters`,
+            ),
+          ),
+        );
       };
       job.written = true;
       conn.socket.write(`${job.command}\necho ${marker}\n`);
@@ -188,7 +223,12 @@ export class Econ implements Transport, LineSource {
       let authed = false;
       let closedWith: (e: TransportError) => void = () => {};
       const conn: Connection = { socket, closed: new Promise((r) => (closedWith = r)) };
+      let failed = false;
       const fail = (e: TransportError) => {
+        // A reset brings "error", then "close": a second turn would forget the connection a command opened
+        // in between, which would then stay open and deliver every line twice.
+        if (failed) return;
+        failed = true;
         socket.destroy();
         if (!authed) {
           this.#events.emit("connecting", e);

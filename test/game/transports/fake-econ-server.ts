@@ -5,11 +5,16 @@
  *   `[server]: cid=0 cmd='…'` and `echo x` prints `[Console]: x`.
  * - `ddnet`: lines are `yyyy-mm-dd hh:mm:ss I category: text`; the login is followed by the last line the console
  *   printed before it (DDNet sends one), commands are not echoed, and `echo x` prints `console: x`.
- * `;` separates commands outside quotes. `hang` stops the server reading (a stuck server).
+ * `;` separates commands outside quotes. `hang` stops the server reading (a stuck server). A line longer than
+ * 1,398 bytes drops the connection, as both servers do ("too weak connection (out of buffer)": their econ reads
+ * into a 1,400-byte buffer that must hold a whole line and its line break); the unread rest makes it a reset.
  */
 import * as net from "node:net";
 
 export type EconDialect = "teeworlds" | "ddnet";
+
+/** The longest line both servers' econ reads (measured on teeworlds-server 0.7.5 and DDNet-Server 16.4). */
+const MAX_LINE_BYTES = 1398;
 
 export interface FakeEconOptions {
   password?: string;
@@ -36,6 +41,16 @@ export class FakeEconServer {
 
   async received(command: string): Promise<void> {
     while (!this.commands.includes(command)) await new Promise<void>((resolve) => this.#waiters.push(resolve));
+  }
+
+  /** The clients connected now. */
+  get connections(): number {
+    return this.#sockets.size;
+  }
+
+  /** Every connection reset at once, the listener kept (a server whose network dropped its connections). */
+  reset(): void {
+    for (const s of this.#sockets) s.resetAndDestroy();
   }
 
   /** A console line every authenticated client sees (a join, a chat line). */
@@ -83,14 +98,22 @@ export class FakeEconServer {
     let wrong = 0;
     let buf = "";
     let stuck = false;
+    let dropping = false;
     // The server's one thread: a line is read once the one before it is done.
     let busy = Promise.resolve();
     socket.on("data", (chunk) => {
-      if (stuck) return;
+      if (stuck || dropping) return;
       buf += chunk.toString("utf8");
       const lines = buf.split("\n");
       buf = lines.pop() ?? "";
-      busy = busy.then(() => read(lines)).catch(() => {});
+      // The lines before an overlong one are read; then the connection drops.
+      const overlong = [...lines, buf].findIndex((l) => Buffer.byteLength(l) > MAX_LINE_BYTES);
+      if (overlong >= 0) dropping = true;
+      const complete = overlong >= 0 ? lines.slice(0, overlong) : lines;
+      busy = busy
+        .then(() => read(complete))
+        .catch(() => {})
+        .then(() => void (overlong >= 0 && socket.resetAndDestroy()));
     });
     const read = async (lines: string[]) => {
       for (const input of lines) {

@@ -204,7 +204,8 @@ const GAMES: Game[] = [
     preset: "openarena",
     consoles: ["wrapper", "q3rcon"],
     ready: "AAS initialized.",
-    sentinel: "say: Alice: !sentinel",
+    // OpenArena's chat prefix is `.` (its own admin system answers `!`).
+    sentinel: "say: Alice: .sentinel",
     list: () =>
       [
         "map: oa_dm1",
@@ -226,7 +227,7 @@ const GAMES: Game[] = [
     ],
     names: [
       ["  9     0   20 Victim", "0 5.6.7.8:27960 1237 25000"],
-      ["Alice: !ban Victim", "x"],
+      ["Alice: .ban Victim", "x"],
     ],
   },
   {

@@ -374,7 +374,7 @@ export const KEY_HELP: Record<string, string> = {
     "a game log to follow for events (Minecraft logs/latest.log, srcds logs/L*.log, OpenArena games.log)",
   "game.overrides.user_type": "the service's user type for this game's ids, instead of the preset's",
   "game.overrides.command_prefix":
-    "the chat command prefix, instead of the preset's (! on most games, . on OpenArena, whose own admin commands take !)",
+    "the chat command prefix, instead of the preset's (! on most games; . on OpenArena, whose own admin commands take !; / on Teeworlds)",
   "game.overrides.multi_group": "whether a player can hold several in-game groups at once",
   "game.overrides.colours": "how advert colour tags render: strip, minecraft or quake",
   "game.overrides.max_players": "the player limit to report, when the game's player list doesn't say",

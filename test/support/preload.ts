@@ -6,7 +6,8 @@
 import { afterAll, afterEach, setDefaultTimeout } from "bun:test";
 import { killTracked } from "./procs.ts";
 
-// bunfig.toml's [test] timeout is not applied by this bun (1.4.5: every test got 5 s): set it here.
+// bunfig.toml's [test] timeout is not applied by this bun (1.4.5: every test got 5 s). This call holds for the
+// first test file of a run only (a single file run by hand); `npm test` passes --timeout 20000 for every file.
 setDefaultTimeout(20_000);
 
 afterEach(() => {

@@ -41,13 +41,19 @@ export interface SandboxControl {
   onHandled(match: RequestMatch, fn: (entry: RequestLogEntry) => void): () => void;
   /** The next `times` matching requests get 429 with `Retry-After: seconds`. */
   rateLimit(times: number, retryAfterSeconds: number, match?: RequestMatch): void;
+  /**
+   * A standing rate limit, as a real service has one: at most `perSecond` matching requests in each second (fixed
+   * one-second windows of real time); the others get 429 with `Retry-After` in whole seconds until the next window.
+   * `limitRate(0)` (or reset) lifts it.
+   */
+  limitRate(perSecond: number, match?: RequestMatch): void;
   /** Stops listening (connections are refused) / listens again on the same port. */
   down(): Promise<void>;
   up(): Promise<void>;
   /** Every request received, oldest first. */
   requests(filter?: RequestMatch): RequestLogEntry[];
   clearRequests(): void;
-  /** Drops every pending failNext, latency and rateLimit rule and every onHandled listener. */
+  /** Drops every pending failNext, latency and rateLimit rule, the rate limit and every onHandled listener. */
   reset(): void;
 }
 
@@ -87,6 +93,10 @@ export class ControlPanel implements SandboxControl {
   private delays: { ms: number; match?: RequestMatch; after: boolean }[] = [];
   private listeners = new Set<{ match: RequestMatch; fn: (entry: RequestLogEntry) => void }>();
   private log: RequestLogEntry[] = [];
+
+  /** `logLimit`: keep only the newest that many requests (a long bench would otherwise keep every body). */
+  constructor(private logLimit = Number.POSITIVE_INFINITY) {}
+  private limit?: { perSecond: number; match?: RequestMatch; window: number; used: number };
   private lifecycle = { down: async () => {}, up: async () => {} };
 
   attach(lifecycle: { down(): Promise<void>; up(): Promise<void> }): void {
@@ -119,6 +129,10 @@ export class ControlPanel implements SandboxControl {
     this.rules.push({ match, times, respond: () => json(429, body, { "retry-after": String(retryAfterSeconds) }) });
   }
 
+  limitRate(perSecond: number, match?: RequestMatch): void {
+    this.limit = perSecond > 0 ? { perSecond, match, window: -1, used: 0 } : undefined;
+  }
+
   down(): Promise<void> {
     return this.lifecycle.down();
   }
@@ -138,17 +152,32 @@ export class ControlPanel implements SandboxControl {
   reset(): void {
     this.rules = [];
     this.delays = [];
+    this.limit = undefined;
     this.listeners.clear();
   }
 
   record(entry: RequestLogEntry): RequestLogEntry {
     this.log.push(entry);
+    // Dropped in batches, so keeping the newest costs no copy per request.
+    if (this.log.length > 2 * this.logLimit) this.log = this.log.slice(-this.logLimit);
     return entry;
   }
 
   /** Waits out matching latency, then returns the injected answer for this request, if any. */
   async intercept(method: string, path: string): Promise<Response | undefined> {
     await this.wait(method, path, false);
+    const limit = this.limit;
+    if (limit && matches(limit.match, method, path)) {
+      const now = performance.now();
+      const window = Math.floor(now / 1000);
+      if (window !== limit.window) Object.assign(limit, { window, used: 0 });
+      if (limit.used >= limit.perSecond) {
+        const body = { detail: { code: "rate_limited", msg: "Too many requests.", detail: {} } };
+        const seconds = Math.max(1, Math.ceil(((window + 1) * 1000 - now) / 1000));
+        return json(429, body, { "retry-after": String(seconds) });
+      }
+      limit.used++;
+    }
     const rule = this.rules.find((r) => r.times > 0 && matches(r.match, method, path));
     if (!rule) return undefined;
     rule.times--;

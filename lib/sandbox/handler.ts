@@ -1,5 +1,6 @@
-// The web-standard request handler (Request → Response): routing as Starlette does it (405, 307 to the other slash
-// form, 404), Bearer auth, the request log and injected faults. No runtime-specific API here.
+// The web-standard request handler (Request → Response): the front proxy's size limits (as nginx's defaults answer
+// them), routing as Starlette does it (405, 307 to the other slash form, 404), Bearer auth, the request log and
+// injected faults. No runtime-specific API here.
 import type { ControlPanel } from "./control.ts";
 import { ApiError, json, type Route } from "./http.ts";
 import { attributeRoutes } from "./routes/attributes.ts";
@@ -16,6 +17,26 @@ export interface HandlerOptions {
   basePath: string;
   /** The Bearer token accepted. */
   key: string;
+}
+
+/**
+ * A proxy in front of the service (nginx with its defaults) refuses a request line longer than one 8 KiB header
+ * buffer with 414, and a body over `client_max_body_size` (1 MiB) with 413, before the service sees either; so does
+ * the sandbox, so that a request that grows with the player count fails in tests as it would in production.
+ */
+export const MAX_REQUEST_LINE = 8192;
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** nginx's own error page for these statuses (HTML, not the service's JSON). */
+function proxyRefusal(status: 413 | 414): Response {
+  const title = status === 414 ? "414 Request-URI Too Large" : "413 Request Entity Too Large";
+  const page = `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`;
+  return new Response(page, { status, headers: { "content-type": "text/html" } });
+}
+
+/** `GET /path?query HTTP/1.1`: what nginx reads into one header buffer (the path and query as sent, encoded). */
+export function requestLineLength(method: string, url: URL): number {
+  return `${method} ${url.pathname}${url.search} HTTP/1.1`.length;
 }
 
 const openapi: Route = {
@@ -76,8 +97,26 @@ export function createSandboxHandler(
   return async (req) => {
     const url = new URL(req.url);
     const method = req.method.toUpperCase();
+    const proxied = proxyLimits(req, method, url);
+    if (proxied) {
+      // Logged like any request (a test asserts no request was refused), but no body: it was never read.
+      const entry = control.record({
+        method,
+        path: url.pathname.startsWith(`${opts.basePath}/`) ? url.pathname.slice(opts.basePath.length) : url.pathname,
+        query: [...url.searchParams],
+        body: null,
+        headers: Object.fromEntries(req.headers),
+        status: proxied.status,
+        time: state.now(),
+      });
+      await control.handled(entry);
+      return proxied;
+    }
     const path = url.pathname.startsWith(`${opts.basePath}/`) ? url.pathname.slice(opts.basePath.length) : undefined;
-    const { body, invalid } = parseBody(await req.text());
+    const text = await req.text();
+    // A body sent without its length (chunked) is measured once read.
+    if (new TextEncoder().encode(text).byteLength > MAX_BODY_BYTES) return proxyRefusal(413);
+    const { body, invalid } = parseBody(text);
     const entry = control.record({
       method,
       path: path ?? url.pathname,
@@ -92,6 +131,13 @@ export function createSandboxHandler(
     await control.handled(entry);
     return res;
   };
+
+  function proxyLimits(req: Request, method: string, url: URL): Response | undefined {
+    if (requestLineLength(method, url) > MAX_REQUEST_LINE) return proxyRefusal(414);
+    const length = Number(req.headers.get("content-length") ?? 0);
+    if (length > MAX_BODY_BYTES) return proxyRefusal(413);
+    return undefined;
+  }
 
   function answer(
     path: string | undefined,

@@ -24,6 +24,8 @@ export interface SandboxOptions {
   seed?: "examples" | "empty";
   /** Injected clock (epoch ms) for ban expiry, created_on, etc.; default Date.now. */
   now?: () => number;
+  /** Keep only the newest this many requests in `control.requests()` (default: all; long benches bound it). */
+  requestLog?: number;
 }
 
 export interface Sandbox {
@@ -66,7 +68,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const basePath = (opts.basePath ?? "/sandbox/v1").replace(/\/+$/, "");
   const key = opts.key ?? `sandbox-${crypto.randomUUID()}`;
   const state = createSandboxState(opts.seed, opts.now);
-  const control = new ControlPanel();
+  const control = new ControlPanel(opts.requestLog);
   const fetch = createSandboxHandler(state, control, { basePath, key });
   let listener: Listener | undefined = listen(hostname, opts.port ?? 0, fetch);
   const port = listener.port;

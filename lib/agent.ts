@@ -10,6 +10,7 @@ import { Scheduler, type JobOptions } from "./scheduler.ts";
 import { Users } from "./users.ts";
 import { CommandLimiter, limitKeys } from "./command-limit.ts";
 import { RepeatedWarnings } from "./repeated-warnings.ts";
+import { Pace } from "./pace.ts";
 import { onlineCache } from "./features/online.ts";
 import { FEATURES } from "./features/index.ts";
 import type { AgentDeps, CommandHandler, FeatureContext } from "./feature.ts";
@@ -32,6 +33,7 @@ export class Agent implements FeatureContext {
   readonly events: EventBus;
   readonly scheduler: Scheduler;
   readonly users: Users;
+  readonly pace: Pace;
   /** Online players by normalised id. */
   readonly players = new Map<string, GamePlayer>();
   /**
@@ -58,7 +60,16 @@ export class Agent implements FeatureContext {
     this.log = deps.logger.withTag("agent");
     this.events = new EventBus(deps.logger.withTag("events"));
     this.scheduler = new Scheduler(deps.clock, deps.logger.withTag("scheduler"), deps.jitter, undefined, deps.jobs);
-    this.users = new Users(deps.api, deps.bridge.userType, deps.logger.withTag("users"));
+    this.pace = new Pace(deps.clock, deps.pace);
+    this.users = new Users({
+      api: deps.api,
+      userType: deps.bridge.userType,
+      logger: deps.logger.withTag("users"),
+      clock: deps.clock,
+      online: (id) => this.players.has(id),
+      pace: this.pace,
+      signal: this.scheduler.signal,
+    });
     this.commandLimit = new CommandLimiter(() => deps.clock.monotonic());
     this.tooFast = new RepeatedWarnings(deps.logger.withTag("commands"), deps.clock, {
       what: "chat commands refused as too fast",
@@ -249,7 +260,8 @@ export class Agent implements FeatureContext {
       this.players.delete(e.player.id);
       this.refused.delete(e.player.id);
       this.resumed.delete(e.player.id);
-      this.users.forget(e.player.id);
+      this.previousOnline.delete(e.player.id);
+      this.users.left(e.player.id);
     }
   }
 

@@ -8,6 +8,7 @@ import type { Clock } from "./clock.ts";
 import type { Config } from "./config/index.ts";
 import type { EventBus } from "./events.ts";
 import type { Users } from "./users.ts";
+import type { Pace, PaceOptions } from "./pace.ts";
 import type { BridgeEventOf, BridgeEventType, GameBridge, GamePlayer } from "./game/bridge.ts";
 import type { Logger } from "./log.ts";
 import type { Messages } from "./messages.ts";
@@ -30,6 +31,8 @@ export interface AgentDeps {
   jobs?: JobObserver;
   /** `run --once`: no timers and no waiting for the service; runOnce() does one round of every job. */
   once?: boolean;
+  /** The pace of per-player requests (default PER_PLAYER_RATE a second; the benches scale it with the intervals). */
+  pace?: PaceOptions;
   /**
    * True while the service refuses the API key and is not to be asked yet (lib/api/credentials.ts): the jobs that
    * need it skip their turns instead of each failing and logging it; those marked `offline` go on.
@@ -54,6 +57,8 @@ export interface FeatureContext {
   readonly scheduler: Scheduler;
   /** Rule 6's map of player id → service user, with the lookup that fills it. */
   readonly users: Users;
+  /** Requests made once per player take a turn here, so a round over many players stays under the rate limit. */
+  readonly pace: Pace;
   /** Online players by normalised id. */
   readonly players: ReadonlyMap<string, GamePlayer>;
   /** Who was online when the previous run last wrote its player list (see hub_ply_initialized `resumed`). */

@@ -1,22 +1,55 @@
 import { describeError, isRejected, type Api, type User } from "./api/client.ts";
+import type { Clock } from "./clock.ts";
 import type { GamePlayer } from "./game/bridge.ts";
 import type { Logger } from "./log.ts";
+import type { Pace } from "./pace.ts";
+
+/** A player's service user is kept this long after they leave, so a quick rejoin needs no lookup (ms). */
+export const USER_KEEP_MS = 10 * 60_000;
+/** At most this many players who left are kept, whatever their time: the oldest go first. */
+export const USER_KEEP_MAX = 1_000;
+
+export interface UsersOptions {
+  api: Api;
+  userType: string;
+  logger: Logger;
+  clock: Clock;
+  /** Whether a player is online now (the agent's list): a lookup that ends after they left is kept as gone. */
+  online: (playerId: string) => boolean;
+  /** Every lookup request takes its turn here (lib/pace.ts). */
+  pace?: Pace;
+  /** Stops waiting for a turn (the agent stopping). */
+  signal?: AbortSignal;
+}
 
 /**
  * Rule 6: the player → service user map. `get` answers without the API; `ensure` looks the user up (and creates
  * them on 404), with concurrent calls for the same player sharing one request.
+ *
+ * Bounded: online players, plus those who left within USER_KEEP_MS (at most USER_KEEP_MAX of them). A player
+ * forgotten and back is looked up again (GET /user finds the same user): nothing depends on having kept them.
  */
 export class Users {
   private known = new Map<string, User>();
+  /** Known players who left, oldest first, with the monotonic time they left. */
+  private gone = new Map<string, number>();
   private inflight = new Map<string, Promise<User | undefined>>();
-  /** Players whose lookup failed with something other than 404: retried every intervals.user_retry. */
+  /** Online players whose lookup failed with something other than 404: retried every intervals.user_retry. */
   readonly pending = new Map<string, GamePlayer>();
+  private api: Api;
+  private userType: string;
+  private logger: Logger;
 
-  constructor(
-    private api: Api,
-    private userType: string,
-    private logger: Logger,
-  ) {}
+  constructor(private o: UsersOptions) {
+    this.api = o.api;
+    this.userType = o.userType;
+    this.logger = o.logger;
+  }
+
+  /** How many players' users are kept (online and gone). */
+  get size(): number {
+    return this.known.size;
+  }
 
   get(playerId: string): User | undefined {
     return this.known.get(playerId);
@@ -24,7 +57,10 @@ export class Users {
 
   ensure(player: GamePlayer): Promise<User | undefined> {
     const hit = this.known.get(player.id);
-    if (hit) return Promise.resolve(hit);
+    if (hit) {
+      if (this.o.online(player.id)) this.gone.delete(player.id);
+      return Promise.resolve(hit);
+    }
     let p = this.inflight.get(player.id);
     if (!p) {
       p = this.lookup(player).finally(() => this.inflight.delete(player.id));
@@ -33,13 +69,33 @@ export class Users {
     return p;
   }
 
-  forget(playerId: string): void {
+  /** The player left: no retry of a failed lookup; their user is kept a while (see USER_KEEP_MS), then forgotten. */
+  left(playerId: string): void {
     this.pending.delete(playerId);
+    if (this.known.has(playerId)) this.markGone(playerId);
+    this.sweep();
+  }
+
+  private markGone(playerId: string): void {
+    this.gone.delete(playerId); // re-inserted: the map stays in the order players left
+    this.gone.set(playerId, this.o.clock.monotonic());
+  }
+
+  /** Forgets the players gone too long, and the oldest beyond the count. */
+  private sweep(): void {
+    const now = this.o.clock.monotonic();
+    for (const [id, at] of this.gone) {
+      if (this.gone.size <= USER_KEEP_MAX && now - at < USER_KEEP_MS) break;
+      this.gone.delete(id);
+      this.known.delete(id);
+    }
   }
 
   private async lookup(player: GamePlayer): Promise<User | undefined> {
+    await this.o.pace?.take(this.o.signal);
     let res = await this.api.getUser(player.id, this.userType);
     if (!res.ok && res.error.kind === "NotFound") {
+      await this.o.pace?.take(this.o.signal);
       res = await this.api.createUser({ identifier: player.id, type: this.userType, username: player.name });
       if (res.ok)
         this.logger.info("registered a new user", { player: player.name, id: player.id, user_id: res.value.id });
@@ -54,7 +110,7 @@ export class Users {
       }
     }
     if (!res.ok) {
-      this.pending.set(player.id, player);
+      if (this.o.online(player.id)) this.pending.set(player.id, player);
       this.logger.warn(`user lookup failed, retrying later: ${res.error.message}`, {
         player: player.name,
         id: player.id,
@@ -63,6 +119,8 @@ export class Users {
     }
     this.pending.delete(player.id);
     this.known.set(player.id, res.value);
+    if (!this.o.online(player.id)) this.markGone(player.id);
+    this.sweep();
     return res.value;
   }
 }

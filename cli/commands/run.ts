@@ -11,6 +11,7 @@ import type { MonitorListener } from "../../lib/monitor/listen.ts";
 import type { Metrics } from "../../lib/monitor/metrics.ts";
 import type { RunSignals } from "../run-signals.ts";
 import type { OnceSummary } from "../../lib/monitor/once.ts";
+import type { PaceOptions } from "../../lib/pace.ts";
 
 export default defineCommand({
   meta: {
@@ -83,6 +84,8 @@ export async function runAgent(opts: {
   reread?: () => Promise<LoadResult>;
   /** `run --once --json`: what the round did, told before `run` exits (with or without an error). */
   onceReport?: (summary: OnceSummary) => void;
+  /** The pace of per-player requests (bench/: scaled with its intervals); default lib/pace.ts's. */
+  pace?: PaceOptions;
 }): Promise<number> {
   const { logger } = opts;
   // One handler per signal for the whole run, from before the instance lock (cli/run-signals.ts).
@@ -198,6 +201,7 @@ async function serve(opts: ServeOptions, unlocked: boolean): Promise<number | { 
     once: opts.once,
     features,
     jobs: metrics,
+    ...(opts.pace ? { pace: opts.pace } : {}),
     servicePaused: () => guard.problem()?.kind === "key_refused" && guard.waitMs() > 0,
   });
   attachHooks(agent.events, config.hooks, logger.withTag("hooks"));

@@ -15,7 +15,7 @@ export const users: Feature = (ctx) => {
   ctx.job("user-retry", ctx.deps.config.intervals.user_retry, async () => {
     for (const [id, player] of ctx.users.pending) {
       if (ctx.players.has(id)) await initialize(player);
-      else ctx.users.forget(id);
+      else ctx.users.left(id);
     }
   });
 };

@@ -15,7 +15,11 @@ const SPREAD_SHARE = 0.9;
 
 const AppliedSchema = v.record(v.string(), v.array(v.string()));
 
-/** What group sync applied, by player id, for games that cannot tell a player's groups. */
+/**
+ * What group sync applied, by player id, for games that cannot tell a player's groups. Only players holding a group
+ * are listed, and none is forgotten for being away: a group the agent gave stays in the game while they are gone, and
+ * only this list lets the agent take it back when VyHub ends it (docs/client-interface.md §15).
+ */
 export const appliedGroupsCache = (store: Store) => store.cache("groups_applied", AppliedSchema);
 
 /**
@@ -56,13 +60,17 @@ export const groups: Feature = (agent) => {
   const remember = async (player: GamePlayer, now: string[]) => {
     if (bridge.playerGroups) return;
     const all = await appliedGroups();
-    all[player.id] = now;
+    // No group is what a player not listed has: the list holds only players who hold a group the agent gave.
+    if (now.length) all[player.id] = now;
+    else delete all[player.id];
     await appliedCache.set(all);
   };
 
   const sync = async (player: GamePlayer, catalogueNow: Group[]) => {
     const user = agent.users.get(player.id);
     if (!user || !agent.players.has(player.id)) return;
+    await agent.pace.take(agent.scheduler.signal);
+    if (!agent.players.has(player.id)) return; // left while waiting for the turn
     const res = await api.getUserGroups(user.id, agent.bundleId);
     if (!res.ok) return log.warn(`groups of ${player.name} not fetched: ${describeError(res.error)}`);
     const wanted = ingameGroups(res.value, agent.bundleId, bridge.caps.multiGroup);

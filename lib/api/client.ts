@@ -4,11 +4,13 @@
  */
 import type { ApiResult } from "./errors.ts";
 import { at, createTransport, type ApiOptions, type Query } from "./http.ts";
+import { chunkQuery } from "./request-size.ts";
 import * as s from "./schemas.ts";
 
 export * from "./errors.ts";
 export * from "./schemas.ts";
 export { buildQuery, joinUrl, parseRetryAfter, type ApiOptions } from "./http.ts";
+export { MAX_URL_BYTES } from "./request-size.ts";
 
 export interface MorphOptions {
   /** Run the request with this user's permissions (the issuing admin). */
@@ -71,6 +73,7 @@ export interface Api {
   /**
    * 18. GET /packet/reward/applied/user: OPEN, active, not yet executed on `serverId`, keyed by foreign id.
    * With no user ids it resolves to `{}` without a request: the service reads a missing filter as "all users".
+   * One request: more users than fit in MAX_URL_BYTES go in several calls (appliedRewardChunks).
    */
   getAppliedRewards(q: {
     bundleId: string;
@@ -90,6 +93,26 @@ export interface Api {
 }
 
 const { GroupListSchema, AdvertListSchema } = s;
+
+const APPLIED_REWARDS_PATH = "/packet/reward/applied/user";
+const appliedRewardsQuery = (q: { bundleId: string; serverId: string }): Query => ({
+  active: true,
+  foreign_ids: true,
+  status: "OPEN",
+  serverbundle_id: q.bundleId,
+  for_server_id: q.serverId,
+});
+
+/**
+ * The user ids of one applied-rewards refresh, in groups whose requests stay within MAX_URL_BYTES of URL
+ * (request-size.ts): about 85 users a request. Each group is one getAppliedRewards call.
+ */
+export function appliedRewardChunks(
+  baseUrl: string,
+  q: { bundleId: string; serverId: string; userIds: readonly string[] },
+): string[][] {
+  return chunkQuery(baseUrl, APPLIED_REWARDS_PATH, appliedRewardsQuery(q), "user_id", q.userIds);
+}
 
 export function createApi(opts: ApiOptions): Api {
   const t = createTransport(opts);
@@ -173,19 +196,12 @@ export function createApi(opts: ApiOptions): Api {
       t.request({ method: "POST", path: "/user/attribute/definition", body, schema: s.AttributeDefinitionSchema }),
     sendAttribute: (body) =>
       t.request({ method: "POST", path: "/user/attribute/", body, schema: s.UserAttributeSchema }),
-    getAppliedRewards: async ({ bundleId, serverId, userIds }) => {
-      if (userIds.length === 0) return { ok: true, status: 200, value: {}, headers: new Headers() };
+    getAppliedRewards: async (q) => {
+      if (q.userIds.length === 0) return { ok: true, status: 200, value: {}, headers: new Headers() };
       return t.request({
         method: "GET",
-        path: "/packet/reward/applied/user",
-        query: {
-          active: true,
-          foreign_ids: true,
-          status: "OPEN",
-          serverbundle_id: bundleId,
-          for_server_id: serverId,
-          user_id: userIds,
-        },
+        path: APPLIED_REWARDS_PATH,
+        query: { ...appliedRewardsQuery(q), user_id: q.userIds },
         schema: s.AppliedRewardMapSchema,
       });
     },

@@ -7,15 +7,24 @@
  * rewards the game refuses back off and are given up (lib/rewards/failures.ts) instead of failing every round.
  */
 import type { FeatureContext } from "../feature.ts";
-import { describeError, type AppliedReward, type RewardEvent } from "../api/client.ts";
+import {
+  appliedRewardChunks,
+  describeError,
+  type AppliedReward,
+  type AppliedRewardMap,
+  type RewardEvent,
+} from "../api/client.ts";
 import type { GamePlayer } from "../game/bridge.ts";
 import type { Logger } from "../log.ts";
 import { ExecutedRewards } from "../rewards/executed.ts";
 import { RewardFailures } from "../rewards/failures.ts";
 import { commandLines, fillTemplate, rewardValues } from "../rewards/replace.ts";
 import { type Escaping, TemplateError } from "../game/presets/quoting.ts";
-import { serial } from "../serial.ts";
+import { coalescing, serial } from "../serial.ts";
 import { mayHaveRun, unreachable } from "../game/transports/transport.ts";
+
+/** Problems logged once per process are remembered up to this many; then the memory starts again. */
+const REPORTED_MAX = 1000;
 
 /** What the timer runs (gmod: "DIRECT always includes DISABLE"); the only events allowed without a user. */
 export const TIMER_EVENTS: readonly RewardEvent[] = ["DIRECT", "DISABLE"];
@@ -27,7 +36,8 @@ export const rewards = (agent: FeatureContext): void => new Rewards(agent).insta
 type Issued = "yes" | "no" | "maybe";
 
 export class Rewards {
-  /** Applied rewards of online players by player id, with the number of the refresh that produced them. */
+  /** Applied rewards of online players by player id, with the number of the refresh that produced them (a player
+   * who leaves is dropped: after their DISCONNECT rewards, and by the next round). */
   private byPlayer = new Map<string, { refresh: number; rewards: AppliedReward[] }>();
   private executed: ExecutedRewards;
   private failures: RewardFailures;
@@ -54,13 +64,13 @@ export class Rewards {
     agent.job("reward-executed", intervals.queues, () => this.executed.flush(), true);
     agent.events.on("hub_ply_initialized", async ({ player, user, resumed }) => {
       // Like gmod: CONNECT rewards run from what is known even when this refresh fails.
-      await this.refresh([player]);
+      await this.refreshOnConnect(player);
       // Online before this run started and already in the previous run's player list: that run handled the
       // connect, so repeating rewards must not run again (every restart, every cron `run --once`). `once` ones
       // still may: the executed queue keeps them single, and one bought meanwhile is delivered.
       const seen = resumed && agent.previousOnline.has(player.id);
       if (seen) this.log.debug(`${player.name} was online during the previous run: only once CONNECT rewards run`);
-      await this.run(["CONNECT"], user.id, seen ? { onceOnly: true } : {});
+      await this.run(["CONNECT"], user.id, { onceOnly: seen, player: player.id });
     });
     agent.onGame("player_spawn", (e) => this.runFor(e.player, "SPAWN"));
     agent.onGame("player_death", (e) => this.runFor(e.player, "DEATH"));
@@ -70,19 +80,48 @@ export class Rewards {
     });
   }
 
+  /** Players initialised while a connect refresh was in flight: the next one asks for all of them at once. */
+  private connecting = new Map<string, GamePlayer>();
+  private connectRefresh = coalescing(() => {
+    const batch = [...this.connecting.values()];
+    this.connecting.clear();
+    return this.refresh(batch);
+  });
+
+  /**
+   * A connect's refresh. One player joining is one request for that user; a restart next to a full server, where
+   * thousands are initialised one after another, asks for those waiting together (in chunks), not one by one.
+   */
+  private refreshOnConnect(player: GamePlayer): Promise<void> {
+    this.connecting.set(player.id, player);
+    return this.connectRefresh();
+  }
+
   /** The timer: refresh every online player's rewards, then run DIRECT/DISABLE for all of them. */
   private async round(): Promise<void> {
     await this.refresh([...this.agent.players.values()], true);
+    this.executed.forgetOffline(this.onlineUsers());
     await this.run(TIMER_EVENTS, null);
+  }
+
+  private onlineUsers(): Set<string> {
+    const ids = new Set<string>();
+    for (const id of this.agent.players.keys()) {
+      const user = this.agent.users.get(id);
+      if (user) ids.add(user.id);
+    }
+    return ids;
   }
 
   private async runFor(player: GamePlayer, event: RewardEvent): Promise<void> {
     const user = this.agent.users.get(player.id);
-    if (user) await this.run([event], user.id);
+    if (user) await this.run([event], user.id, { player: player.id });
   }
 
   /**
-   * Fetches the rewards of these players' users. With `all`, players no longer online are forgotten. A refresh
+   * Fetches the rewards of these players' users, in requests of at most MAX_URL_BYTES of URL (appliedRewardChunks),
+   * each taking its turn at the pace. Each chunk's answer stands for its own players only: a chunk that fails leaves
+   * its players' last known rewards as they were. With `all`, players no longer online are forgotten. A refresh
    * that started before a newer one finished never overwrites the newer result.
    */
   private async refresh(players: readonly GamePlayer[], all = false): Promise<void> {
@@ -95,44 +134,74 @@ export class Rewards {
     if (all) for (const id of this.byPlayer.keys()) if (!this.agent.players.has(id)) this.byPlayer.delete(id);
     if (!playerOf.size) return;
     const refresh = this.executed.refreshStarted();
-    const res = await api.getAppliedRewards({
-      bundleId: this.agent.bundleId,
-      serverId: config.api.server_id,
-      userIds: [...playerOf.keys()],
-    });
-    if (!res.ok) {
-      this.log.warn(`applied rewards not refreshed: ${describeError(res.error)}`);
-      return;
+    try {
+      const q = { bundleId: this.agent.bundleId, serverId: config.api.server_id };
+      const chunks = appliedRewardChunks(config.api.url, { ...q, userIds: [...playerOf.keys()] });
+      let missed = 0;
+      let error = "";
+      for (const userIds of chunks) {
+        await this.agent.pace.take(this.agent.scheduler.signal);
+        const res = await api.getAppliedRewards({ ...q, userIds });
+        if (res.ok) this.apply(refresh, userIds, playerOf, res.value);
+        else {
+          missed += userIds.length;
+          error ||= describeError(res.error);
+        }
+      }
+      if (missed)
+        this.log.warn(
+          `applied rewards not refreshed${chunks.length > 1 ? ` for ${missed} of ${playerOf.size} players` : ""}: ${error}`,
+        );
+    } finally {
+      this.executed.refreshEnded(refresh);
     }
+  }
+
+  /** One chunk's answer: the rewards of exactly these users (none listed: none open). */
+  private apply(refresh: number, userIds: readonly string[], playerOf: Map<string, string>, value: AppliedRewardMap) {
     // The map is keyed by game identifier; each reward also names its user, which is what was asked for.
     const found = new Map<string, AppliedReward[]>();
-    for (const list of Object.values(res.value))
+    for (const list of Object.values(value))
       for (const r of list) found.set(r.user.id, [...(found.get(r.user.id) ?? []), r]);
-    for (const [userId, playerId] of playerOf) {
-      if (!this.agent.players.has(playerId)) continue;
+    for (const userId of userIds) {
+      const playerId = playerOf.get(userId);
+      if (playerId === undefined || !this.agent.players.has(playerId)) continue;
       if ((this.byPlayer.get(playerId)?.refresh ?? 0) > refresh) continue;
       this.byPlayer.set(playerId, { refresh, rewards: found.get(userId) ?? [] });
     }
-    this.executed.refreshed(refresh, new Set(playerOf.keys()));
+    this.executed.refreshed(refresh, new Set(userIds));
   }
 
   /**
    * The spec's run function: executes the known rewards whose on_event is in `events`, for one user or (null)
-   * for every online user. Only DIRECT and DISABLE may run without a user.
+   * for every online user. Only DIRECT and DISABLE may run without a user. `player`: the player whose event it is,
+   * so that a user's run looks at that player alone instead of every online one.
    */
-  run(events: readonly RewardEvent[], userId: string | null, opts: { onceOnly?: boolean } = {}): Promise<void> {
+  run(
+    events: readonly RewardEvent[],
+    userId: string | null,
+    opts: { onceOnly?: boolean; player?: string } = {},
+  ): Promise<void> {
     if (userId === null && events.some((e) => !TIMER_EVENTS.includes(e)))
       throw new Error(`rewards: ${events.join(", ")} need a user; only DIRECT and DISABLE run for every user`);
-    return this.runs(() => this.runNow(events, userId, opts.onceOnly ?? false));
+    return this.runs(() => this.runNow(events, userId, opts.onceOnly ?? false, opts.player));
   }
 
-  private async runNow(events: readonly RewardEvent[], userId: string | null, onceOnly: boolean): Promise<void> {
+  private async runNow(
+    events: readonly RewardEvent[],
+    userId: string | null,
+    onceOnly: boolean,
+    only?: string,
+  ): Promise<void> {
     await this.executed.load();
     // The timer round re-reads the refusals (an operator may have dropped one) and forgets those of vanished rewards.
     await this.failures.load(userId === null);
     if (userId === null) await this.failures.forgetGone(this.listed());
     const matching: { player: GamePlayer; rewards: AppliedReward[] }[] = [];
-    for (const [playerId, { rewards }] of this.byPlayer) {
+    const known = only === undefined ? this.byPlayer : [[only, this.byPlayer.get(only)] as const];
+    for (const [playerId, entry] of known) {
+      if (!entry) continue;
+      const { rewards } = entry;
       const player = this.agent.players.get(playerId);
       if (!player) continue;
       if (userId !== null && this.agent.users.get(playerId)?.id !== userId) continue;
@@ -343,6 +412,7 @@ export class Rewards {
 
   private once(key: string, report: () => void): void {
     if (this.reported.has(key)) return;
+    if (this.reported.size >= REPORTED_MAX) this.reported.clear(); // bounded; at worst a line is repeated
     this.reported.add(key);
     report();
   }

@@ -114,6 +114,8 @@ export class ExecutedRewards {
   /** Reported ids, by user, with the number of refreshes started before the PATCH returned. */
   private remembered = new Map<string, { userId: string; refreshesBefore: number }>();
   private refreshesStarted = 0;
+  /** Refreshes started and not ended. */
+  private inflight = new Set<number>();
   private loaded: Promise<void> | undefined;
   private rounds = coalescing(() => this.sendAll());
 
@@ -225,9 +227,32 @@ export class ExecutedRewards {
     }
   }
 
-  /** A reward refresh begins; pass the returned number to `refreshed` when it succeeded. */
+  /** A reward refresh begins; pass the returned number to `refreshed` when it succeeded, and to `refreshEnded`. */
   refreshStarted(): number {
-    return ++this.refreshesStarted;
+    this.inflight.add(++this.refreshesStarted);
+    return this.refreshesStarted;
+  }
+
+  /** The refresh ended, successfully or not: no answer of it can arrive any more. */
+  refreshEnded(refresh: number): void {
+    this.inflight.delete(refresh);
+  }
+
+  /**
+   * Forgets the reported ids of users not online (`online`: their user ids) once no refresh that started before
+   * the PATCH is still in flight: only such a refresh could still list the reward, and a user who comes back is
+   * refreshed anew (by a refresh that started after the PATCH) before anything of theirs runs. Bounds the memory
+   * to the online players' rewards reported within about one rewards round.
+   */
+  forgetOffline(online: ReadonlySet<string>): void {
+    const oldest = Math.min(...this.inflight);
+    for (const [id, r] of this.remembered)
+      if (!online.has(r.userId) && r.refreshesBefore < oldest) this.remembered.delete(id);
+  }
+
+  /** Reported ids remembered (tests; docs/client-interface.md §15). */
+  get rememberedSize(): number {
+    return this.remembered.size;
   }
 
   /** A refresh of these users succeeded: ids reported before it started are now hidden by the service. */

@@ -48,12 +48,14 @@ export interface ApiOptions {
 
 /**
  * How one attempt ended, for metrics: "gate_closed" never left this process (the 429 gate was closed), "network" and
- * "timeout" got no answer, "key_refused" is a 401, "client_error" any other 4xx but 404.
+ * "timeout" got no answer, "key_refused" is a 401, "too_large" a 413, 414 or 431 (the request was larger than the
+ * service or a proxy in front of it takes), "client_error" any other 4xx but 404.
  */
 export type RequestOutcome =
   | "ok"
   | "not_found"
   | "client_error"
+  | "too_large"
   | "key_refused"
   | "rate_limited"
   | "gate_closed"
@@ -404,6 +406,9 @@ async function readCapped(
   return { text: new TextDecoder().decode(all), tooLarge };
 }
 
+/** Payload Too Large, URI Too Long, Request Header Fields Too Large. */
+const TOO_LARGE: ReadonlySet<number> = new Set([413, 414, 431]);
+
 function outcomeOf(result: ApiResult<unknown>): RequestOutcome {
   if (result.ok) return "ok";
   const e = result.error;
@@ -413,7 +418,8 @@ function outcomeOf(result: ApiResult<unknown>): RequestOutcome {
     case "RateLimited":
       return "rate_limited";
     case "ClientError":
-      return e.status === 401 ? "key_refused" : "client_error";
+      if (e.status === 401) return "key_refused";
+      return TOO_LARGE.has(e.status) ? "too_large" : "client_error";
     case "ServerError":
       return "server_error";
     case "Network":

@@ -5,7 +5,8 @@
  * lib/monitor/snapshot.ts; nothing re-derives these numbers.
  *
  * A job run fails when it throws, or when a request made inside it met a failure of the service (no answer, 5xx,
- * 429 or its closed gate, an unreadable answer, a refused key): the features log such a failure and carry on, so
+ * 429 or its closed gate, an unreadable answer, a refused key, a request too large for it): the features log such a
+ * failure and carry on, so
  * the request is attributed to the run it was made in (AsyncLocalStorage follows the run's awaits). A 404 or another
  * refusal of one request (403, 422) is the service's answer about that item, not a failure of the job.
  */
@@ -22,6 +23,7 @@ const JOB_FAILS: ReadonlySet<RequestOutcome> = new Set([
   "gate_closed",
   "invalid",
   "key_refused",
+  "too_large",
 ]);
 /** No answer came from the service. */
 const UNANSWERED: ReadonlySet<RequestOutcome> = new Set(["network", "timeout", "gate_closed"]);
@@ -83,7 +85,13 @@ export class Metrics implements JobObserver {
     if (!UNANSWERED.has(e.outcome)) s.lastAnswerAt = now;
     if (e.outcome === "key_refused") s.keyAccepted = false;
     // Only an answer the key was checked for tells that it is accepted: not a 429 nor a 5xx.
-    else if (e.outcome === "ok" || e.outcome === "not_found" || e.outcome === "client_error") s.keyAccepted = true;
+    else if (
+      e.outcome === "ok" ||
+      e.outcome === "not_found" ||
+      e.outcome === "client_error" ||
+      e.outcome === "too_large"
+    )
+      s.keyAccepted = true;
     if (e.outcome === "rate_limited") {
       s.last429At = now;
       s.gateUntil = Math.max(s.gateUntil, this.clock.monotonic() + (e.gateMs ?? 0));

@@ -1,7 +1,8 @@
 import * as v from "valibot";
 import type { FeatureContext } from "../feature.ts";
 import type { Store } from "../store/index.ts";
-import { serial } from "../serial.ts";
+import { coalescing } from "../serial.ts";
+import { systemClock } from "../clock.ts";
 import { RecentPlayers, recentCache } from "./recent.ts";
 
 /**
@@ -26,6 +27,10 @@ export type Online = v.InferOutput<typeof OnlineSchema>;
 
 export const onlineCache = (store: Store) => store.cache("online", OnlineSchema);
 
+/** A write of the lists is followed by at least this many times its duration without one (at most MAX_WRITE_GAP_MS). */
+const WRITE_GAP = 4;
+const MAX_WRITE_GAP_MS = 1000;
+
 export function online(agent: FeatureContext): void {
   const { store, bridge, config, clock, logger } = agent.deps;
   const cache = onlineCache(store);
@@ -39,16 +44,27 @@ export function online(agent: FeatureContext): void {
       (e: unknown) =>
         logger.warn(`the list of recently seen players is unreadable, starting a new one: ${(e as Error).message}`),
     );
-  // Writes in order, so that a slow write can never overwrite a newer list with an older one; a failed write is
-  // reported by the caller and the next one still runs.
-  const writing = serial();
-  const save = () =>
-    writing(async () => {
-      await cache.set({ user_type: bridge.userType, players: [...players.values()] });
-      for (const p of players.values()) recent.seen(p);
-      await previous;
-      await recentCache(store).set(recent.snapshot());
-    });
+  // One write at a time, and the calls made during a write share the one write after it, which has all their
+  // changes: a slow write never overwrites a newer list with an older one, and a burst of connects on a full server
+  // costs two writes, not one per connect. A failed write is reported by its callers and the next one still runs.
+  // After a write that took d, the next starts WRITE_GAP·d later at the soonest: with thousands online and players
+  // coming and going every second, the lists cost a bounded share of the CPU instead of all of it. Real time (the
+  // system clock), whatever clock the agent runs on: it is CPU time that is saved.
+  let nextWrite = 0;
+  const write = coalescing(async () => {
+    const wait = nextWrite - systemClock.monotonic();
+    if (wait > 0) await systemClock.sleep(wait);
+    const started = systemClock.monotonic();
+    await cache.set({ user_type: bridge.userType, players: [...players.values()] });
+    for (const p of players.values()) recent.seen(p);
+    await previous;
+    await recentCache(store).set(recent.snapshot(new Set(players.keys())));
+    const ended = systemClock.monotonic();
+    nextWrite = ended + Math.min(WRITE_GAP * (ended - started), MAX_WRITE_GAP_MS);
+  });
+  // A connect does not wait for the write: with thousands online each write takes a while, and the player's lookup
+  // and ban check must not queue behind it. Tracked by the scheduler, so stopping waits for it; a failure is logged.
+  const save = () => void agent.scheduler.run("online list", write);
   const seen = (id: string, name: string) => {
     players.set(id, { id, name, user_id: agent.users.get(id)?.id ?? players.get(id)?.user_id ?? null });
   };
@@ -76,7 +92,7 @@ export function online(agent: FeatureContext): void {
       // The agent's own list is the truth (it also holds players online before the agent started).
       for (const id of players.keys()) if (!agent.players.has(id)) players.delete(id);
       for (const p of agent.players.values()) seen(p.id, p.name);
-      return save();
+      return write();
     },
     true,
     { offline: true }, // the store's list of who is online, for the CLI's nicks

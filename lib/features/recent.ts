@@ -3,9 +3,10 @@ import type { Store } from "../store/index.ts";
 
 /**
  * Players `run` saw recently, kept after they leave (the store cache "recent"), so one-shot commands can name a
- * player by nick once they are gone: `hub-agent unban <nick>` right after the ban kicked them. Bounded: the
- * RECENT_MAX_PLAYERS seen last, none unseen for RECENT_MAX_AGE_MS. Written by `run`'s online feature
- * (features/online.ts); read by lib/players.ts with the same nick rules as the online list.
+ * player by nick once they are gone: `hub-agent unban <nick>` right after the ban kicked them. Bounded: the players
+ * online, plus the RECENT_MAX_PLAYERS who left last, none unseen for RECENT_MAX_AGE_MS (the online ones never push
+ * out who just left, however full the server). Written by `run`'s online feature (features/online.ts); read by
+ * lib/players.ts with the same nick rules as the online list.
  */
 export const RecentPlayerSchema = v.object({
   id: v.string(),
@@ -51,13 +52,14 @@ export class RecentPlayers {
     this.#players.set(p.id, { id: p.id, name: p.name, user_id, last_seen: this.now() });
   }
 
-  /** What is written: the newest first, within the bounds. */
-  snapshot(): Recent {
+  /** What is written: the newest first, within the bounds; `online`: the ids of the players online now. */
+  snapshot(online: ReadonlySet<string> = new Set()): Recent {
     const oldest = this.now() - RECENT_MAX_AGE_MS;
+    let gone = 0;
     const kept = [...this.#players.values()]
       .filter((p) => p.last_seen >= oldest)
       .sort((a, b) => b.last_seen - a.last_seen)
-      .slice(0, RECENT_MAX_PLAYERS);
+      .filter((p) => online.has(p.id) || gone++ < RECENT_MAX_PLAYERS);
     this.#players = new Map(kept.map((p) => [p.id, p]));
     return { user_type: this.userType, players: kept };
   }

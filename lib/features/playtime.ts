@@ -21,6 +21,9 @@ export const PLAYTIME_DEFINITION = {
 /** Counters are written at least this often (seconds). */
 export const PERSIST_SECONDS = 60;
 
+/** Users whose hours are being sent at once in a report. */
+const SEND_AT_ONCE = 4;
+
 /** Seconds per 0.01 h: hours are sent with 2 decimals, so what is sent is always a whole multiple of this. */
 const CENTIHOUR_S = 36;
 
@@ -46,11 +49,14 @@ export function playtime(agent: FeatureContext): void {
     return writing(async () => {
       const now = clock.monotonic();
       const due = playerId === undefined ? [...sessions.values()] : [sessions.get(playerId)].filter((s) => !!s);
+      const adds: [string, number][] = [];
       for (const s of due) {
         const seconds = (now - s.since) / 1000;
         s.since = now;
-        if (seconds > 0) await counters.add(s.userId, seconds);
+        if (seconds > 0) adds.push([s.userId, seconds]);
       }
+      // With thousands online, one at a time would keep the disk busy for most of the minute.
+      if (adds.length) await counters.addMany(adds);
     });
   }
 
@@ -78,10 +84,15 @@ export function playtime(agent: FeatureContext): void {
     if (!def) return;
     // A remainder under 0.005 h stays and accumulates (it would be sent as 0).
     const counted = Object.entries(await counters.all()).filter(([, s]) => hoursOf(s).hours > 0);
-    let definitionChecked = false;
+    let definitionGone: Promise<boolean> | undefined;
+    let stop = false;
+    let gone = false;
     let sent = 0;
-    for (const [userId, seconds] of counted) {
+    /** One user's hours; each is subtracted as soon as the service took it, so a crash never sends it twice. */
+    const sendOne = async ([userId, seconds]: [string, number]) => {
       const { hours, seconds: sentSeconds } = hoursOf(seconds);
+      await agent.pace.take(agent.scheduler.signal);
+      if (stop) return;
       const res = await api.sendAttribute({
         definition_id: def.id,
         user_id: userId,
@@ -92,28 +103,56 @@ export function playtime(agent: FeatureContext): void {
       if (res.ok || isAcceptedWrite(res.error)) {
         await counters.add(userId, -sentSeconds);
         sent++;
-        continue;
+        return;
       }
       const reason = describeError(res.error);
       if (res.error.kind === "NotFound") {
         // A 404 names an unknown user, unless the definition itself was deleted: then keep every counter.
-        if (!definitionChecked) {
-          definitionChecked = true;
-          const check = await api.getAttributeDefinition(def.id);
-          if (!check.ok && check.error.kind === "NotFound") {
-            log.warn("the playtime definition no longer exists; it is created again at the next report");
-            return;
-          }
+        definitionGone ??= api.getAttributeDefinition(def.id).then((c) => !c.ok && c.error.kind === "NotFound");
+        if (await definitionGone) {
+          if (!gone) log.warn("the playtime definition no longer exists; it is created again at the next report");
+          gone = stop = true;
+          return;
         }
         await counters.remove(userId);
         log.warn(`playtime dropped: user unknown to the service (${reason})`, { user_id: userId, hours });
-        continue;
+        return;
       }
       log.warn(`playtime not sent, kept for the next report: ${reason}`, { user_id: userId, hours });
       // The service is away: the other users would only wait for the same timeout.
-      if (res.error.kind === "Network" || res.error.kind === "RateLimited") break;
-    }
+      if (res.error.kind === "Network" || res.error.kind === "RateLimited") stop = true;
+    };
+    // A few users at once (each still at the pace): one by one, 5,000 users' requests and counter writes take long.
+    let next = 0;
+    const worker = async () => {
+      while (!stop && next < counted.length) await sendOne(counted[next++] as [string, number]);
+    };
+    await Promise.all(Array.from({ length: Math.min(SEND_AT_ONCE, counted.length) }, worker));
+    if (gone) return;
     if (sent) log.info("playtime sent", { users: sent });
+    await dropLeftovers();
+  }
+
+  /**
+   * Counters of users who are not online and hold less than 0.005 h (a report rounds it to 0): a remainder that
+   * could only go out with the player's next hours. Kept through one more report (a restart or a player back within
+   * the hour keeps it), then removed: otherwise one file per player ever seen would pile up, every one read by every
+   * report. What is dropped is the last report's rounding, at most 18 s either way, as the official addons drop
+   * it at every report.
+   */
+  const leftovers = new Set<string>();
+  function dropLeftovers(): Promise<void> {
+    return writing(async () => {
+      const online = new Set([...sessions.values()].map((s) => s.userId));
+      const now = new Set<string>();
+      for (const [userId, seconds] of Object.entries(await counters.all())) {
+        if (online.has(userId) || hoursOf(seconds).hours !== 0) continue;
+        if (leftovers.has(userId)) await counters.remove(userId);
+        else now.add(userId);
+      }
+      leftovers.clear();
+      for (const id of now) leftovers.add(id);
+    });
   }
 
   agent.events.on("hub_ply_initialized", ({ player, user }) => {

@@ -12,6 +12,11 @@ export interface Counters {
   get(key: string): Promise<number>;
   /** Adds delta (may be negative) and returns the new value. */
   add(key: string, delta: number): Promise<number>;
+  /**
+   * add() for many keys under one hold of the lock, several files written at once: each is written as add() writes
+   * it (atomic, durable), and thousands of them take a fraction of the time one after another would.
+   */
+  addMany(deltas: Iterable<readonly [key: string, delta: number]>): Promise<void>;
   all(): Promise<Record<string, number>>;
   remove(key: string): Promise<void>;
 }
@@ -25,6 +30,9 @@ export async function counterSegment(key: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
   return `~${Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
+
+/** Counter files addMany writes at once (the disk syncs several in one go). */
+const MANY_AT_ONCE = 8;
 
 const envelope = v.object({ v: v.literal(1), key: v.string(), value: v.pipe(v.number(), v.finite()) });
 
@@ -55,6 +63,28 @@ export function createCounters(
         const value = ((await read(segment))?.value ?? 0) + delta;
         await records.write(`${prefix}:${segment}`, { v: 1, key, value }, check(segment));
         return value;
+      });
+    },
+    addMany(deltas) {
+      // One write per key: two writers of one file at once would lose a delta.
+      const summed = new Map<string, number>();
+      for (const [key, delta] of deltas) {
+        if (!Number.isFinite(delta))
+          return Promise.reject(new Error(`store: counter delta must be finite, got ${delta}`));
+        summed.set(key, (summed.get(key) ?? 0) + delta);
+      }
+      const list = [...summed];
+      return withLock(lockName, async () => {
+        let next = 0;
+        const worker = async () => {
+          for (let i = next++; i < list.length; i = next++) {
+            const [key, delta] = list[i] as readonly [string, number];
+            const segment = await counterSegment(key);
+            const value = ((await read(segment))?.value ?? 0) + delta;
+            await records.write(`${prefix}:${segment}`, { v: 1, key, value }, check(segment));
+          }
+        };
+        await Promise.all(Array.from({ length: Math.min(MANY_AT_ONCE, list.length) }, worker));
       });
     },
     async all() {

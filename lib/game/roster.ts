@@ -65,15 +65,15 @@ export class Roster {
    * online under another id (a renamed Quake player, whose name is the id) leaves and joins as the new one.
    */
   identify(ref: LineRef): void {
-    if (ref.name !== undefined && ref.id !== undefined) this.#nameIds.set(ref.name, ref.id);
+    if (ref.name !== undefined && ref.id !== undefined) remember(this.#nameIds, ref.name, ref.id);
     if (ref.slot === undefined) return;
     const info = { ...this.#slotInfo.get(ref.slot), ...defined(ref) };
-    this.#slotInfo.set(ref.slot, info);
+    remember(this.#slotInfo, ref.slot, info);
     const onlineId = this.#bySlot.get(ref.slot);
     if (onlineId !== undefined && info.id !== undefined && info.id !== onlineId) {
       this.disconnect({ id: onlineId });
-      this.#slotInfo.set(ref.slot, info);
-      this.#waiting.add(ref.slot);
+      remember(this.#slotInfo, ref.slot, info);
+      remember(this.#waiting, ref.slot);
     }
     if (this.#waiting.has(ref.slot) && info.id !== undefined) this.connect({ slot: ref.slot });
   }
@@ -97,7 +97,7 @@ export class Roster {
     const id = this.resolveId(ref);
     const info = ref.slot !== undefined ? this.#slotInfo.get(ref.slot) : undefined;
     if (id === undefined) {
-      if (ref.slot !== undefined) this.#waiting.add(ref.slot);
+      if (ref.slot !== undefined) remember(this.#waiting, ref.slot);
       return false;
     }
     if (ref.slot !== undefined) this.#waiting.delete(ref.slot);
@@ -151,6 +151,21 @@ export class Roster {
   #touch(id: string): void {
     this.#changed.set(id, ++this.#seq);
   }
+}
+
+/**
+ * What identity lines say is kept for at most this many names and slots each, the oldest forgotten first: entries
+ * of players online or about to connect (seconds after their identity line) are the newest, while those of players
+ * who never connected (a failed login, a name said and never used) would otherwise stay for good.
+ */
+export const ROSTER_UNMATCHED_MAX = 10_000;
+
+/** Sets (or, for a set, adds) `key` as the newest entry, dropping the oldest past ROSTER_UNMATCHED_MAX. */
+function remember<V>(into: Map<string, V> | Set<string>, key: string, value?: V): void {
+  into.delete(key);
+  if (into instanceof Map) into.set(key, value as V);
+  else into.add(key);
+  if (into.size > ROSTER_UNMATCHED_MAX) into.delete(into.keys().next().value as string);
 }
 
 function defined(ref: LineRef): LineRef {

@@ -183,6 +183,14 @@ const simPlayers = v.pipe(
   ),
 );
 
+/** A number of simulated players. */
+const simCount = v.pipe(
+  numeric("must be a whole number of players"),
+  v.integer("must be a whole number of players"),
+  v.minValue(0, "must be a whole number of players, 0 or more"),
+  v.maxValue(1_000_000, "must be at most 1000000 players"),
+);
+
 export const ConfigSchema = v.strictObject({
   api: v.strictObject({
     url: text("is required: the service's base URL incl. its path, e.g. https://api.vyhub.app/<instance>/v1"),
@@ -213,10 +221,26 @@ export const ConfigSchema = v.strictObject({
     log_file: v.optional(text("must be a path to the game's log file")),
     /** Only for `bridge = "sim"`: a simulated game for demos and process tests. */
     sim: v.optional(
-      v.strictObject({
-        players: v.optional(simPlayers, []),
-        actions_log: v.optional(text("must be a file path")),
-      }),
+      v.pipe(
+        v.strictObject({
+          players: v.optional(simPlayers, []),
+          actions_log: v.optional(text("must be a file path")),
+          online: v.optional(simCount, 0),
+          churn: v.optional(
+            v.pipe(
+              numeric("must be a number of players a second"),
+              v.minValue(0, "must be a number of players a second, 0 or more"),
+              v.maxValue(10_000, "must be at most 10000 players a second"),
+            ),
+            0,
+          ),
+          distinct: v.optional(simCount, 0),
+        }),
+        v.check(
+          (sim) => sim.distinct === 0 || sim.distinct > sim.online,
+          "game.sim.distinct must be larger than game.sim.online (or 0: every join a new player), so a player who joins is never online already",
+        ),
+      ),
       {},
     ),
     rcon: v.optional(
@@ -348,6 +372,11 @@ export const KEY_HELP: Record<string, string> = {
   "game.sim.players": 'sim bridge only: players online at start, "<id>:<nick>,<id>:<nick>"',
   "game.sim.actions_log":
     "sim bridge only: a file every game action (exec, kick, message, …) is appended to as a JSON line",
+  "game.sim.online": "sim bridge only: generated players online from the start (Player0, Player1, …), besides players",
+  "game.sim.churn":
+    "sim bridge only: generated players replaced a second (the one online longest leaves, a next one joins); may be a fraction",
+  "game.sim.distinct":
+    "sim bridge only: how many distinct generated players there are; joins go through them in turn, so after that many the first come back (0: every join a new player)",
   "rewards.allow_script":
     "run SCRIPT rewards (code from the service) when the game bridge can run scripts; off by default",
   "game.rcon.host":

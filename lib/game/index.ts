@@ -18,6 +18,10 @@ export async function createBridge(config: Config, deps: BridgeDeps): Promise<Ga
       map: config.game.map ?? "sim_island",
       players: config.game.sim.players,
       ...(config.game.sim.actions_log ? { actionsLog: config.game.sim.actions_log } : {}),
+      churn: { online: config.game.sim.online, churn: config.game.sim.churn, distinct: config.game.sim.distinct },
+      // The file above has every action; memory only the latest, so a long run stays flat.
+      maxActions: 1000,
+      maxPlayers: Math.max(24, config.game.sim.players.length + config.game.sim.online),
     });
   }
   return new PresetBridge(await presetBridgeOptions(config, deps));

@@ -1,6 +1,7 @@
 /**
  * A simulated game: scripted players, every action recorded. Tests of every feature drive it with a ManualClock;
- * `hub-agent demo` plays its timeline (cli/demo-timeline.ts) on the real clock and prints what the sim logs.
+ * `hub-agent demo` plays its timeline (cli/demo-timeline.ts) on the real clock and prints what the sim logs. With
+ * `churn` it makes up its own players, coming and going (bench/load.ts, bench/soak.ts).
  */
 import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
 import { systemClock, type Clock } from "../clock.ts";
@@ -76,7 +77,27 @@ export interface SimGameOptions {
   actionsLog?: string;
   /** Lets the sim run scripts (SCRIPT rewards): adds `script`. */
   scripts?: boolean;
+  /** Generated players and their comings and goings (the `[game.sim]` keys online, churn, distinct). */
+  churn?: SimChurn;
+  /** Keep only the newest this many actions in `actions` (default: all; `run` keeps 1,000, the log file has all). */
+  maxActions?: number;
 }
+
+/**
+ * Generated players (`Player<k>`, Steam ids from GENERATED_ID_BASE + k): `online` of them online from the start,
+ * `churn` a second replaced (the one online longest leaves, the next joins), joins going through `distinct` ids in
+ * turn (0: every join a new player), so a run of T seconds sees min(distinct, online + churn·T) distinct players.
+ */
+export interface SimChurn {
+  online: number;
+  churn: number;
+  distinct: number;
+}
+
+/** The first generated player's Steam id. */
+export const GENERATED_ID_BASE = 76561198400000000n;
+/** Churn is applied in steps of this much clock time. */
+const CHURN_STEP_MS = 100;
 
 export class SimGame implements GameBridge {
   readonly userType: string;
@@ -99,6 +120,12 @@ export class SimGame implements GameBridge {
   private downReason: string | undefined;
   private clock: Clock;
   private log: Logger;
+  private maxActions: number;
+  private churn: SimChurn | undefined;
+  /** Generated joins so far (the next one is player `joined % distinct`), and the ids online in join order. */
+  private joined = 0;
+  private generatedOnline = new Set<string>();
+  private churnStop: AbortController | undefined;
 
   constructor(o: SimGameOptions = {}) {
     this.userType = o.userType ?? SIM_USER_TYPE;
@@ -116,7 +143,18 @@ export class SimGame implements GameBridge {
     this.own = new OwnGroupChanges(this.clock);
     this.log = (o.logger ?? silentLogger).withTag("sim");
     this.actionsLog = o.actionsLog;
+    this.maxActions = o.maxActions ?? Number.POSITIVE_INFINITY;
     for (const p of o.players ?? []) this.players.set(p.id, { ...p });
+    if (o.churn) {
+      const { online, distinct } = o.churn;
+      if (distinct && distinct <= online)
+        throw new Error(`sim: distinct (${distinct}) must be larger than online (${online}), or 0`);
+      this.churn = o.churn;
+      for (let i = 0; i < online; i++) {
+        const p = this.nextGenerated();
+        this.players.set(p.id, p);
+      }
+    }
     if (o.scripts) {
       this.script = {
         escape: (value) => JSON.stringify(value),
@@ -138,10 +176,13 @@ export class SimGame implements GameBridge {
 
   start(): Promise<void> {
     this.emit({ type: "ready" });
+    if (this.churn?.churn && !this.churnStop) void this.churnLoop((this.churnStop = new AbortController()).signal);
     return Promise.resolve();
   }
 
   stop(): Promise<void> {
+    this.churnStop?.abort();
+    this.churnStop = undefined;
     return Promise.resolve();
   }
 
@@ -291,6 +332,64 @@ export class SimGame implements GameBridge {
     this.emit({ type: "ready" });
   }
 
+  // ── Churn ──────────────────────────────────────────────────────────────────
+
+  /** Generated players who joined so far (those online from the start included). */
+  get generatedJoins(): number {
+    return this.joined;
+  }
+
+  /** Distinct generated players seen so far. */
+  get distinctPlayers(): number {
+    const d = this.churn?.distinct ?? 0;
+    return d ? Math.min(d, this.joined) : this.joined;
+  }
+
+  private nextGenerated(): GamePlayer {
+    const d = this.churn?.distinct ?? 0;
+    const k = d ? this.joined % d : this.joined;
+    this.joined++;
+    const p = { id: String(GENERATED_ID_BASE + BigInt(k)), name: `Player${k}` };
+    this.generatedOnline.add(p.id);
+    return p;
+  }
+
+  /** Every CHURN_STEP_MS, as many generated players leave and join as `churn` a second makes (fractions carried). */
+  private async churnLoop(signal: AbortSignal): Promise<void> {
+    const perStep = (this.churn?.churn ?? 0) * (CHURN_STEP_MS / 1000);
+    let due = 0;
+    let at = this.clock.monotonic();
+    while (!signal.aborted) {
+      try {
+        await this.clock.sleep(CHURN_STEP_MS, signal);
+      } catch {
+        return;
+      }
+      const now = this.clock.monotonic();
+      due += perStep * ((now - at) / CHURN_STEP_MS);
+      at = now;
+      for (; due >= 1; due--) this.replaceOne();
+    }
+  }
+
+  private replaceOne(): void {
+    if (this.downReason !== undefined) return;
+    // The generated player online longest leaves (sets keep insertion order); one kicked meanwhile is gone already.
+    for (const id of this.generatedOnline) {
+      this.generatedOnline.delete(id);
+      if (this.players.has(id)) {
+        this.leave(id);
+        break;
+      }
+    }
+    const next = this.nextGenerated();
+    if (this.players.has(next.id) || this.players.size >= this.maxPlayers) {
+      this.generatedOnline.delete(next.id);
+      return;
+    }
+    this.join(next);
+  }
+
   // ── Queries ────────────────────────────────────────────────────────────────
 
   get isDown(): boolean {
@@ -337,6 +436,8 @@ export class SimGame implements GameBridge {
   private record(a: Omit<SimAction, "at">): void {
     const action = { ...a, at: this.clock.now() } as SimAction;
     this.actions.push(action);
+    // Dropped in batches, so keeping the newest costs no copy per action.
+    if (this.actions.length > 2 * this.maxActions) this.actions = this.actions.slice(-this.maxActions);
     if (this.actionsLog) appendDurably(this.actionsLog, `${JSON.stringify(action)}\n`);
   }
 

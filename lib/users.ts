@@ -56,6 +56,7 @@ export class Users {
   }
 
   ensure(player: GamePlayer): Promise<User | undefined> {
+    this.sweep();
     const hit = this.known.get(player.id);
     if (hit) {
       if (this.o.online(player.id)) this.gone.delete(player.id);

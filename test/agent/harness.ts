@@ -14,6 +14,7 @@ import type { Feature } from "../../lib/features/index.ts";
 import { users } from "../../lib/features/users.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { openStore, type Store } from "../../lib/store/index.ts";
+import type { PaceOptions } from "../../lib/pace.ts";
 import { until as pollUntil } from "../support/until.ts";
 
 /** Polls (in real time) until `cond` holds: the agent's HTTP calls are real I/O, not microtasks. */
@@ -56,6 +57,8 @@ export async function harness(
     features?: readonly Feature[];
     /** Agents as `run --once` makes them: no timers; the test calls runOnce(). */
     once?: boolean;
+    /** The pace of per-player requests (default the agent's own). */
+    pace?: PaceOptions;
   } = {},
 ): Promise<Harness> {
   const clock = new ManualClock(Date.UTC(2026, 10, 21, 12));
@@ -100,6 +103,7 @@ export async function harness(
       // Rule 6's lookup is a feature too; every agent test needs its users.
       features: opts.features && [...opts.features, users],
       once: opts.once,
+      ...(opts.pace ? { pace: opts.pace } : {}),
     });
     for (const name of HUB_EVENTS) agent.events.on(name, () => void events.push(name));
     return agent;

@@ -65,6 +65,16 @@ test("a 404 is the service's answer about one item, not a failure of the job", a
   expect(job("users").failures).toBe(0);
 });
 
+test("a request too large for a proxy (414) failed the job: the rewards round that fetched nothing is not a success", async () => {
+  const userIds = Array.from({ length: 250 }, () => crypto.randomUUID()); // 11 KB of URL: past nginx's 8 KiB line
+  await scheduler.runJob("rewards", async () => {
+    await api.getAppliedRewards({ bundleId: sb.bundleId, serverId: sb.serverId, userIds });
+  });
+  expect(counts()).toEqual(["GET /packet/reward/applied/user too_large 1"]);
+  expect(job("rewards").failures).toBe(1);
+  expect(job("rewards").lastError).toContain("414");
+});
+
 test("a refused key (401): key_refused, the job failed, the key shown refused until an answer accepts it", async () => {
   const wrong = createApi({ url: sb.url, key: "wrong", onRequest: metrics.request });
   await scheduler.runJob("status", async () => void (await wrong.patchServer(sb.serverId, { is_alive: true })));

@@ -252,6 +252,27 @@ describe("counters", () => {
     await Promise.all(Array.from({ length: 100 }, () => c.add("k", 1)));
     expect(await c.get("k")).toBe(100);
   });
+
+  test("addMany: a batch of keys (one key twice sums), beside concurrent adds, loses no update", async () => {
+    const { store } = await open();
+    const c = store.counters("playtime");
+    await c.add("a", 5);
+    const keys = Array.from({ length: 200 }, (_, i) => `u${i}`);
+    await Promise.all([
+      c.addMany([...keys.map((k) => [k, 2] as const), ["a", 1], ["a", 1]]),
+      ...keys.slice(0, 20).map((k) => c.add(k, 1)),
+    ]);
+    const all = await c.all();
+    expect(all.a).toBe(7);
+    expect(keys.map((k, i) => all[k] === (i < 20 ? 3 : 2)).every(Boolean)).toBe(true);
+    await expect(
+      c.addMany([
+        ["x", 1],
+        ["y", Number.POSITIVE_INFINITY],
+      ]),
+    ).rejects.toThrow(/finite/);
+    expect(await c.get("x")).toBe(0); // nothing of a refused batch is written
+  });
 });
 
 describe("bounds", () => {

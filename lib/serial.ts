@@ -3,6 +3,8 @@
  * - serial: calls run one after another, in call order; a failure rejects only its own call.
  * - coalescing: a call while a run is in flight asks for one more run after it (never a parallel one), and every
  *   caller of that time shares the result.
+ * - following: the same runs, but each caller waits only for the run that starts after its call, never for the runs
+ *   later callers ask for (calls that never stop coming would make a coalescing caller wait for ever).
  */
 
 /** Returns a function that runs each `fn` given to it after the previous ones have settled. */
@@ -54,4 +56,29 @@ export function coalescing<R>(fn: () => Promise<R>, combine: (a: R, b: R) => R =
     });
     return running;
   };
+}
+
+/**
+ * Wraps `fn` so that a call while a run is in flight gets the one run after it, shared with the other calls made
+ * meanwhile; a call with nothing in flight starts a run at once. Runs never overlap.
+ */
+export function following(fn: () => Promise<void>): () => Promise<void> {
+  let current: Promise<void> | undefined;
+  let next: Promise<void> | undefined;
+  const call = (): Promise<void> => {
+    if (!current) {
+      current = fn().finally(() => {
+        current = undefined;
+      });
+      return current;
+    }
+    next ??= current
+      .catch(() => {})
+      .then(() => {
+        next = undefined;
+        return call();
+      });
+    return next;
+  };
+  return call;
 }

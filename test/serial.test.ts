@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { coalescing, serial, serialByKey } from "../lib/serial.ts";
+import { coalescing, following, serial, serialByKey } from "../lib/serial.ts";
 
 /** A promise the test settles by hand. */
 function gate<T = void>() {
@@ -69,4 +69,28 @@ test("coalescing: calls during a run become one more run, shared by all of them,
   // Idle again: the next call starts a fresh run.
   const later = coalescing(async () => "fresh");
   expect(await later()).toBe("fresh");
+});
+
+test("following: a call during a run waits for the next run only, not for the runs later calls ask for", async () => {
+  const gates = [gate<void>(), gate<void>(), gate<void>()];
+  let runs = 0;
+  const write = following(() => gates[runs++]!.promise);
+  let firstDone = false;
+  let secondDone = false;
+  void write().then(() => (firstDone = true));
+  void write().then(() => (secondDone = true)); // during run 1: gets run 2
+  gates[0]!.open();
+  await Bun.sleep(0);
+  expect(firstDone).toBe(true);
+  expect(runs).toBe(2);
+  void write(); // during run 2: asks for run 3, which the second caller does not wait for
+  gates[1]!.open();
+  await Bun.sleep(0);
+  expect(secondDone).toBe(true);
+  expect(runs).toBe(3);
+  gates[2]!.open();
+  // A failed run rejects its own callers; the next call runs again.
+  const failing = following(() => Promise.reject(new Error("disk full")));
+  await expect(failing()).rejects.toThrow("disk full");
+  await expect(failing()).rejects.toThrow("disk full");
 });

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { FeatureContext } from "../feature.ts";
 import type { Store } from "../store/index.ts";
-import { coalescing } from "../serial.ts";
+import { following } from "../serial.ts";
 import { systemClock } from "../clock.ts";
 import { RecentPlayers, recentCache } from "./recent.ts";
 
@@ -46,12 +46,13 @@ export function online(agent: FeatureContext): void {
     );
   // One write at a time, and the calls made during a write share the one write after it, which has all their
   // changes: a slow write never overwrites a newer list with an older one, and a burst of connects on a full server
-  // costs two writes, not one per connect. A failed write is reported by its callers and the next one still runs.
+  // costs two writes, not one per connect. A caller waits for that write only, however many follow it (players
+  // coming and going all the time). A failed write is reported by its callers and the next one still runs.
   // After a write that took d, the next starts WRITE_GAP·d later at the soonest: with thousands online and players
   // coming and going every second, the lists cost a bounded share of the CPU instead of all of it. Real time (the
   // system clock), whatever clock the agent runs on: it is CPU time that is saved.
   let nextWrite = 0;
-  const write = coalescing(async () => {
+  const write = following(async () => {
     const wait = nextWrite - systemClock.monotonic();
     if (wait > 0) await systemClock.sleep(wait);
     const started = systemClock.monotonic();

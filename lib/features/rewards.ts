@@ -20,7 +20,7 @@ import { ExecutedRewards } from "../rewards/executed.ts";
 import { RewardFailures } from "../rewards/failures.ts";
 import { commandLines, fillTemplate, rewardValues } from "../rewards/replace.ts";
 import { type Escaping, TemplateError } from "../game/presets/quoting.ts";
-import { coalescing, serial } from "../serial.ts";
+import { following, serial } from "../serial.ts";
 import { mayHaveRun, unreachable } from "../game/transports/transport.ts";
 
 /** Problems logged once per process are remembered up to this many; then the memory starts again. */
@@ -82,7 +82,7 @@ export class Rewards {
 
   /** Players initialised while a connect refresh was in flight: the next one asks for all of them at once. */
   private connecting = new Map<string, GamePlayer>();
-  private connectRefresh = coalescing(() => {
+  private connectRefresh = following(() => {
     const batch = [...this.connecting.values()];
     this.connecting.clear();
     return this.refresh(batch);

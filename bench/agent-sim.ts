@@ -1,20 +1,55 @@
 /**
- * The agent of `hub-agent run` over a simulated game with N players online, for bench/load.ts. Compiled with the
- * flags of `npm run build`. Settings come from the environment: HUB_* as for `run`, plus BENCH_PLAYERS and
- * BENCH_SECONDS (it stops itself, so GNU time can report on it).
+ * The agent of `hub-agent run` over the simulated game, for bench/load.ts and bench/soak.ts. Compiled with the flags of
+ * `npm run build`. Settings come from the environment: HUB_* as for `run` (the players: HUB_GAME_SIM_ONLINE, _CHURN,
+ * _DISTINCT), plus BENCH_SECONDS (it stops itself, so GNU time can report on it), BENCH_PACE (the per-player request
+ * pace, scaled like the intervals) and BENCH_SAMPLE_SECONDS: that often, a full garbage collection, then one JSON line
+ * on stdout with the heap after it, the RSS and the simulated game's players.
  */
 import { runAgent } from "../cli/commands/run.ts";
 import { createLogger } from "../cli/log.ts";
 import { systemClock as clock } from "../lib/clock.ts";
 import { loadConfig } from "../lib/config/index.ts";
-import { SimGame } from "../lib/game/sim.ts";
+import { createBridge } from "../lib/game/index.ts";
+import type { SimGame } from "../lib/game/sim.ts";
+import { PER_PLAYER_BURST, PER_PLAYER_RATE } from "../lib/pace.ts";
 
-const players = Number(process.env.BENCH_PLAYERS ?? 0);
 const seconds = Number(process.env.BENCH_SECONDS ?? 60);
+const pace = Number(process.env.BENCH_PACE ?? PER_PLAYER_RATE);
+const sampleSeconds = Number(process.env.BENCH_SAMPLE_SECONDS ?? 0);
 const loaded = await loadConfig({ env: process.env, cwd: process.cwd() });
 if (!loaded.ok) throw new Error(loaded.problems.join("\n"));
 const logger = createLogger({ format: "pretty", quiet: true, redact: (s) => s });
-const sim = new SimGame({ clock, maxPlayers: Math.max(players, 1), map: "bench_map" });
-for (let i = 0; i < players; i++) sim.join({ id: String(76561198400000000n + BigInt(i)), name: `Player${i}` });
-const until = new Promise<void>((r) => setTimeout(r, seconds * 1000));
-process.exitCode = await runAgent({ config: loaded.config, bridge: sim, clock, logger, until });
+const sim = (await createBridge(loaded.config, { clock, logger })) as SimGame;
+
+const started = performance.now();
+function sample() {
+  Bun.gc(true);
+  const { heapUsed, rss } = process.memoryUsage();
+  const line = {
+    t: (performance.now() - started) / 1000,
+    heap: heapUsed,
+    rss,
+    online: sim.online().length,
+    distinct: sim.distinctPlayers,
+    joins: sim.generatedJoins,
+  };
+  console.log(JSON.stringify(line));
+}
+const sampler = sampleSeconds > 0 ? setInterval(sample, sampleSeconds * 1000) : undefined;
+const until = new Promise<void>((r) =>
+  setTimeout(() => {
+    if (sampler) {
+      clearInterval(sampler);
+      sample(); // the last one, at the very end
+    }
+    r();
+  }, seconds * 1000),
+);
+process.exitCode = await runAgent({
+  config: loaded.config,
+  bridge: sim,
+  clock,
+  logger,
+  until,
+  pace: { perSecond: pace, burst: (pace / PER_PLAYER_RATE) * PER_PLAYER_BURST },
+});

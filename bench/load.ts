@@ -1,42 +1,29 @@
 /**
- * Memory and CPU of a running agent: the compiled agent (`run` with the sim bridge) with 0, 100 and 1,000 players
- * online against the in-memory service, next to a bare idle compiled Bun program. Simulated time runs `--scale`
- * times faster by dividing every interval by it (status every 60 s becomes every 1 s at ×60), so one real minute
- * is one hour of the agent's work. Reports peak RSS and CPU seconds per simulated hour (user + system, from GNU
- * time), and ratios. Targets: idle RSS within 2× the bare idle process; CPU linear in players.
+ * Memory and CPU of a running agent: the compiled agent (`run` with the sim bridge) with 0, 100, 1,000 and 5,000
+ * players online against the in-memory service, next to a bare idle compiled Bun program. Players come and go (each
+ * stays about a simulated hour; every join a new player), so lookups and creations go on all the time. Simulated time
+ * runs faster by dividing every interval and the request pace by the scale (status every 60 s becomes every 1 s at
+ * ×60), so one real minute is one hour of the agent's work; a case with more players than the machine can serve at
+ * ×60 runs slower (at most 60,000 / players), and longer. Reports peak RSS and CPU seconds per simulated hour (user +
+ * system, from GNU time), ratios, and whether every job succeeded: each job's runs and failures as the agent's
+ * /metrics counts them, and every request the service refused (a 414 for a URL too long, a 429, …).
  *
  * Run: npm run bench:load [-- --minutes 1 --scale 60]
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { SPEC_INTERVALS } from "../lib/config/schema.ts";
 import { startSandbox } from "../lib/sandbox/index.ts";
-import { buildCommand } from "../test/cli/binary.ts";
+import { agentEnv, build, freePort, jobTally, refusals } from "./agent-env.ts";
 
 const arg = (name: string, fallback: number) => Number(process.argv[process.argv.indexOf(`--${name}`) + 1]) || fallback;
 const minutes = arg("minutes", 1);
-const scale = arg("scale", 60);
-const seconds = minutes * 60;
-const root = join(import.meta.dir, "..");
-const work = mkdtempSync(join(tmpdir(), "hub-bench-"));
+const maxScale = arg("scale", 60);
 const TIME = "/usr/bin/time";
 if (!(await Bun.file(TIME).exists())) throw new Error("GNU time is needed: apt-get install time");
 
-for (const [entry, out] of [
-  ["bench/agent-sim.ts", "agent"],
-  ["bench/idle.ts", "idle"],
-]) {
-  const r = Bun.spawnSync(buildCommand(entry!, join(work, out!)), { cwd: root, stdout: "ignore", stderr: "inherit" });
-  if (r.exitCode !== 0) throw new Error(`build of ${entry} failed`);
-}
+const agent = build("bench/agent-sim.ts", "agent");
+const idle = build("bench/idle.ts", "idle");
+const sb = await startSandbox({ requestLog: 100 });
 
-const sb = await startSandbox();
-const intervals = Object.fromEntries(
-  Object.entries(SPEC_INTERVALS).map(([k, s]) => [`HUB_INTERVALS_${k.toUpperCase()}`, String(s / scale)]),
-);
-
-async function measure(cmd: string, env: Record<string, string>) {
+async function measure(cmd: string, env: Record<string, string>, seconds: number, scale: number) {
   // Async spawn: the in-memory service in this process must keep answering while the agent runs.
   const p = Bun.spawn([TIME, "-f", "%M %U %S", cmd], { env, stdout: "ignore", stderr: "pipe" });
   const [code, err] = await Promise.all([p.exited, new Response(p.stderr).text()]);
@@ -45,31 +32,73 @@ async function measure(cmd: string, env: Record<string, string>) {
   return { rssMb: kb / 1024, cpuPerHour: ((user + sys) / seconds) * (3600 / scale) };
 }
 
-const rows: [string, { rssMb: number; cpuPerHour: number }][] = [];
-rows.push(["bare idle program", await measure(join(work, "idle"), { BENCH_SECONDS: String(seconds) })]);
-for (const players of [0, 100, 1000]) {
-  const env = {
-    PATH: process.env.PATH ?? "",
-    HUB_API_URL: sb.url,
-    HUB_API_KEY: sb.key,
-    HUB_API_SERVER_ID: sb.serverId,
-    HUB_GAME_BRIDGE: "sim",
-    HUB_STORAGE_DIR: mkdtempSync(join(work, "data-")),
-    ...intervals,
-    BENCH_PLAYERS: String(players),
-    BENCH_SECONDS: String(seconds),
-  };
-  rows.push([`agent, ${players} players`, await measure(join(work, "agent"), env)]);
+interface Row {
+  name: string;
+  rssMb: number;
+  cpuPerHour: number;
+  scale: number;
+  minutes: number;
+  jobs?: string;
+  refused?: string;
+}
+const rows: Row[] = [];
+const bareSeconds = minutes * 60;
+rows.push({
+  name: "bare idle program",
+  ...(await measure(idle, { BENCH_SECONDS: String(bareSeconds) }, bareSeconds, maxScale)),
+  scale: maxScale,
+  minutes,
+});
+for (const players of [0, 100, 1000, 5000]) {
+  const scale = Math.min(maxScale, players ? 60_000 / players : maxScale);
+  // A restart next to 5,000 players takes a while at the pace: the case runs long enough to see rounds after it.
+  const caseMinutes = players >= 5000 ? Math.max(minutes, 3) : minutes;
+  const seconds = caseMinutes * 60;
+  const port = await freePort();
+  const env = agentEnv(sb, {
+    players: { online: players, churn: players / 3600, distinct: 0 },
+    scale,
+    seconds,
+    port,
+  });
+  const refused = refusals(sb);
+  // Read before the agent stops itself, while its /metrics still answers.
+  const tally = Bun.sleep((seconds - 3) * 1000).then(() => jobTally(port));
+  const r = await measure(agent, env, seconds, scale);
+  refused.stop();
+  const jobs = await tally;
+  const failed = jobs.filter((j) => j.failures > 0);
+  rows.push({
+    name: `agent, ${players} players`,
+    ...r,
+    scale,
+    minutes: caseMinutes,
+    jobs: failed.length
+      ? failed.map((j) => `${j.job} ${j.failures}/${j.runs} failed`).join(", ")
+      : `all ${jobs.length} ok (${jobs.reduce((n, j) => n + j.runs, 0)} runs)`,
+    refused: [...refused.counts].map(([k, n]) => `${k} ×${n}`).join(", ") || "none",
+  });
 }
 await sb.stop();
 
-const [, bare] = rows[0]!;
-console.log(`${minutes} min per case; intervals ÷${scale}, so CPU is per simulated hour\n`);
-console.log("case".padEnd(24) + "peak RSS MB".padStart(12) + "  × bare" + "CPU s / sim. hour".padStart(19));
-for (const [name, r] of rows)
+const bare = rows[0]!;
+console.log("intervals ÷scale, so CPU is per simulated hour; players each stay about a simulated hour\n");
+console.log(
+  "case".padEnd(24) +
+    "scale".padStart(6) +
+    "min".padStart(5) +
+    "peak RSS MB".padStart(13) +
+    "  × bare" +
+    "CPU s / sim. hour".padStart(19) +
+    "  jobs; requests refused",
+);
+for (const r of rows)
   console.log(
-    name.padEnd(24) +
-      r.rssMb.toFixed(1).padStart(12) +
+    r.name.padEnd(24) +
+      `×${r.scale}`.padStart(6) +
+      String(r.minutes).padStart(5) +
+      r.rssMb.toFixed(1).padStart(13) +
       `${(r.rssMb / bare.rssMb).toFixed(2)}×`.padStart(8) +
-      r.cpuPerHour.toFixed(2).padStart(19),
+      r.cpuPerHour.toFixed(2).padStart(19) +
+      (r.jobs ? `  ${r.jobs}; ${r.refused}` : ""),
   );

@@ -372,11 +372,12 @@ export class SimGame implements GameBridge {
     }
   }
 
+  /** The generated player online longest leaves and the next joins; one kicked meanwhile leaves a place to fill. */
   private replaceOne(): void {
     if (this.downReason !== undefined) return;
-    // The generated player online longest leaves (sets keep insertion order); one kicked meanwhile is gone already.
     for (const id of this.generatedOnline) {
-      this.generatedOnline.delete(id);
+      if (this.players.has(id) && this.generatedOnline.size < (this.churn?.online ?? 0)) break;
+      this.generatedOnline.delete(id); // sets keep insertion order: the first is the longest online
       if (this.players.has(id)) {
         this.leave(id);
         break;

@@ -18,7 +18,7 @@ const AppliedSchema = v.record(v.string(), v.array(v.string()));
 /**
  * What group sync applied, by player id, for games that cannot tell a player's groups. Only players holding a group
  * are listed, and none is forgotten for being away: a group the agent gave stays in the game while they are gone, and
- * only this list lets the agent take it back when VyHub ends it (docs/client-interface.md §15).
+ * only this list lets the agent take it back when VyHub ends it (docs/scale.md §3).
  */
 export const appliedGroupsCache = (store: Store) => store.cache("groups_applied", AppliedSchema);
 

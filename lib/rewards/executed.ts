@@ -250,7 +250,7 @@ export class ExecutedRewards {
       if (!online.has(r.userId) && r.refreshesBefore < oldest) this.remembered.delete(id);
   }
 
-  /** Reported ids remembered (tests; docs/client-interface.md §15). */
+  /** Reported ids remembered (tests; docs/scale.md §3). */
   get rememberedSize(): number {
     return this.remembered.size;
   }

@@ -1,5 +1,5 @@
 /**
- * Per-player memory that forgets (docs/client-interface.md §15): the status body's size, the recently seen list
+ * Per-player memory that forgets (docs/scale.md §3): the status body's size, the recently seen list
  * with a full server, playtime leftovers of players gone, reported rewards of players gone, the roster's identities.
  */
 import { afterEach, describe, expect, test } from "bun:test";

@@ -34,7 +34,10 @@ export function chunkQuery(
   for (const value of values) {
     // `&key=value` (or `?key=value` for the first item of a query without others: the same length).
     const cost = new TextEncoder().encode(new URLSearchParams([[key, value]]).toString()).byteLength + 1;
-    if (fixed + cost > max) throw new Error(`a ${key} of ${cost} bytes does not fit in a ${max}-byte URL`);
+    if (fixed + cost > max)
+      throw new Error(
+        `a ${key} does not fit in a ${max}-byte URL: the base URL and the query already take ${fixed} bytes (is api.url right?)`,
+      );
     if (size + cost > max) {
       chunks.push(chunk);
       chunk = [];

@@ -67,7 +67,7 @@ test("a player gone longer than USER_KEEP_MS is forgotten; back, they are found 
 });
 
 test("at most USER_KEEP_MAX players who left are kept, the oldest forgotten first", async () => {
-  h = await harness({ sim: { maxPlayers: 10 }, pace: { perSecond: 100_000, burst: 100_000 } });
+  h = await harness({ sim: { maxPlayers: 10 }, pace: { perSecond: 100_000, burst: 100_000 }, timeoutMs: 30_000 });
   await h.agent.start();
   await h.idle();
   const n = USER_KEEP_MAX + 50;

@@ -183,7 +183,7 @@ describe("group sync at scale", () => {
     const allKnown = () => [...h.agent.players.keys()].every((id) => h.agent.users.get(id));
     while (!allKnown() || h.agent.pace.waiting > 0) {
       await h.clock.advance(1000);
-      await until(() => h.agent.pace.waiting > 0 || h.agent.scheduler.busy === 0, "a turn", 10_000);
+      await until(() => h.agent.pace.waiting > 0 || h.agent.scheduler.busy === 0, "a turn", 30_000);
     }
     await h.idle();
 

@@ -20,7 +20,13 @@ const gets = () => h.sb.control.requests({ method: "GET", path: "/packet/reward/
 const usersIn = (r: { query: [string, string][] }) => r.query.filter(([k]) => k === "user_id").map(([, v]) => v);
 
 async function fullServer() {
-  h = await harness({ features: [rewards], sim: { maxPlayers: N }, pace: { perSecond: 100_000, burst: 100_000 } });
+  // A long request timeout: 300 lookups at once on a busy machine must not fail (and wait a minute to be retried).
+  h = await harness({
+    features: [rewards],
+    sim: { maxPlayers: N },
+    pace: { perSecond: 100_000, burst: 100_000 },
+    timeoutMs: 30_000,
+  });
   await h.agent.start();
   for (let i = 0; i < N; i++) h.sim.join({ id: steam(i), name: `P${i}` });
   await until(() => h.events.filter((e) => e === "hub_ply_initialized").length === N, `${N} players`, 60_000);

@@ -51,6 +51,7 @@ export function agentEnv(
   );
   return {
     PATH: process.env.PATH ?? "",
+    ...(process.env.BENCH_HEAP_TYPES ? { BENCH_HEAP_TYPES: "1" } : {}),
     HUB_API_URL: sb.url,
     HUB_API_KEY: sb.key,
     HUB_API_SERVER_ID: sb.serverId,

@@ -3,8 +3,10 @@
  * `npm run build`. Settings come from the environment: HUB_* as for `run` (the players: HUB_GAME_SIM_ONLINE, _CHURN,
  * _DISTINCT), plus BENCH_SECONDS (it stops itself, so GNU time can report on it), BENCH_PACE (the per-player request
  * pace, scaled like the intervals) and BENCH_SAMPLE_SECONDS: that often, a full garbage collection, then one JSON line
- * on stdout with the heap after it, the RSS and the simulated game's players.
+ * on stdout with the heap after it, the RSS and the simulated game's players (and with BENCH_HEAP_TYPES set, the heap's
+ * object counts by type).
  */
+import { heapStats } from "bun:jsc";
 import { runAgent } from "../cli/commands/run.ts";
 import { createLogger } from "../cli/log.ts";
 import { systemClock as clock } from "../lib/clock.ts";
@@ -32,6 +34,7 @@ function sample() {
     online: sim.online().length,
     distinct: sim.distinctPlayers,
     joins: sim.generatedJoins,
+    ...(process.env.BENCH_HEAP_TYPES ? { types: heapStats().objectTypeCounts } : {}),
   };
   console.log(JSON.stringify(line));
 }

@@ -2,21 +2,28 @@
  * A day of a busy server in fast motion: the compiled agent (`run` with the sim bridge) with 5,000 players online, a
  * player replaced every so often so that 100,000 distinct players come by over 24 simulated hours, against the
  * in-memory service. Every interval and the request pace are divided by `--scale`. Some players hold a reward (once,
- * DIRECT), a VIP membership or a ban, so every job has work. Each simulated hour the agent collects all its garbage and
+ * DIRECT), a VIP membership or a ban, so every job has work. Every half simulated hour the agent collects all its garbage and
  * reports its heap and RSS; the bench prints them as a table, writes them as an SVG plot (`--svg`, default
  * docs/soak.svg) and says whether the heap after the last hour is within 10 % of the heap after the first.
  *
- * Run: npm run bench:soak [-- --hours 24 --scale 20 --online 5000 --distinct 100000 --svg docs/soak.svg]
+ * The scale must be one the machine can serve: ×12 (two real hours for a day) is what bench/load.ts finds for 5,000
+ * players on two cores. At a higher one the agent falls behind, and its heap then holds the work waiting (pending
+ * requests and handlers), growing without telling anything about what it keeps per player: the bench checks the
+ * status and group rounds against those due and says so. BENCH_HEAP_TYPES=1 adds the heap's object counts by type to
+ * each sample (bench/agent-sim.ts), to find what grows.
+ *
+ * Run: npm run bench:soak [-- --hours 24 --scale 12 --online 5000 --distinct 100000 --svg docs/soak.svg]
  */
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { SPEC_INTERVALS } from "../lib/config/schema.ts";
 import { GENERATED_ID_BASE } from "../lib/game/sim.ts";
 import { SEED_IDS, startSandbox } from "../lib/sandbox/index.ts";
 import { agentEnv, build, freePort, jobTally, refusals, root } from "./agent-env.ts";
 
 const arg = (name: string, fallback: number) => Number(process.argv[process.argv.indexOf(`--${name}`) + 1]) || fallback;
 const hours = arg("hours", 24);
-const scale = arg("scale", 20);
+const scale = arg("scale", 12);
 const online = arg("online", 5000);
 const distinct = arg("distinct", 100_000);
 const svgAt = process.argv.includes("--svg") ? process.argv[process.argv.indexOf("--svg") + 1]! : "docs/soak.svg";
@@ -57,7 +64,13 @@ const refused = refusals(sb);
 const tally = Bun.sleep((seconds - 3) * 1000).then(() => jobTally(port));
 console.error(`soak: ${hours} simulated hours in ${(seconds / 60).toFixed(1)} real minutes (×${scale})…`);
 const p = Bun.spawn([agent], { env, stdout: "pipe", stderr: "inherit" });
-const [code, out] = await Promise.all([p.exited, new Response(p.stdout).text()]);
+// Each sample is echoed to stderr as it comes, so a long run shows its course.
+let out = "";
+for await (const chunk of p.stdout.pipeThrough(new TextDecoderStream())) {
+  out += chunk;
+  process.stderr.write(chunk);
+}
+const code = await p.exited;
 refused.stop();
 const jobs = await tally;
 await sb.stop();
@@ -102,6 +115,15 @@ console.log(
 const failed = jobs.filter((j) => j.failures);
 console.log(
   `jobs: ${failed.length ? failed.map((j) => `${j.job} ${j.failures}/${j.runs} failed`).join(", ") : `all ${jobs.length} succeeded (${jobs.map((j) => `${j.job} ${j.runs}`).join(", ")})`}`,
+);
+// A machine that cannot serve the scale falls behind: then the heap holds queued work, not what the agent keeps.
+const pace = ["status", "groups"].map((job) => {
+  const due = Math.floor((hours * 3600) / SPEC_INTERVALS[job as "status" | "groups"]);
+  return { job, runs: jobs.find((j) => j.job === job)?.runs ?? 0, due };
+});
+const behind = pace.some((j) => j.runs < 0.8 * j.due);
+console.log(
+  `rounds: ${pace.map((j) => `${j.job} ${j.runs} of ${j.due}`).join(", ")}: ${behind ? "FELL BEHIND (use a lower --scale)" : "kept up"}`,
 );
 console.log(`requests refused: ${[...refused.counts].map(([k, n]) => `${k} ×${n}`).join(", ") || "none"}`);
 

@@ -2,9 +2,9 @@
  * A day of a busy server in fast motion: the compiled agent (`run` with the sim bridge) with 5,000 players online, a
  * player replaced every so often so that 100,000 distinct players come by over 24 simulated hours, against the
  * in-memory service. Every interval and the request pace are divided by `--scale`. Some players hold a reward (once,
- * DIRECT), a VIP membership or a ban, so every job has work. Every half simulated hour the agent collects all its garbage and
- * reports its heap and RSS; the bench prints them as a table, writes them as an SVG plot (`--svg`, default
- * docs/soak.svg) and says whether the heap after the last hour is within 10 % of the heap after the first.
+ * DIRECT), a VIP membership or a ban, so every job has work. Every half simulated hour the agent collects all its
+ * garbage and reports its heap and RSS; the bench prints them as a table, writes them as an SVG plot (`--svg`,
+ * default docs/soak.svg) and says whether the heap after the last hour is within 10 % of the heap after the first.
  *
  * The scale must be one the machine can serve: ×12 (two real hours for a day) is what bench/load.ts finds for 5,000
  * players on two cores. At a higher one the agent falls behind, and its heap then holds the work waiting (pending

@@ -34,6 +34,7 @@ function settled<T>(call: () => T): Promise<T> {
 
 type Name =
   | "access"
+  | "chmod"
   | "link"
   | "lstat"
   | "mkdir"
@@ -41,6 +42,7 @@ type Name =
   | "readFile"
   | "rename"
   | "rm"
+  | "rmdir"
   | "stat"
   | "unlink"
   | "utimes"
@@ -56,7 +58,9 @@ function either<K extends Name>(name: K): (typeof fsp)[K] {
 }
 
 export const access = either("access");
+export const chmod = either("chmod");
 export const lstat = either("lstat");
+export const rmdir = either("rmdir");
 export const mkdir = either("mkdir");
 export const readdir = either("readdir");
 export const readFile = either("readFile");

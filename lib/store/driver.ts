@@ -50,7 +50,7 @@ export async function atomicWrite(file: string, data: string | Uint8Array, fsync
     fh = await open(tmp, "wx", 0o600);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
-    await mkdir(dirname(file), { recursive: true });
+    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
     fh = await open(tmp, "wx", 0o600);
   }
   try {

@@ -3,8 +3,9 @@
  * queues, caches and counters on top, and a cross-process lock. Shared by the long-lived `run`
  * process and one-shot CLI commands, so every write is atomic and every read is validated.
  *
- * Layout under `dir`: queue/<name>/<id>, cache/<name>, counters/<name>/<key>, locks/<name>.lock,
- * corrupt/… (quarantined files). Every record is JSON with a format version `v`.
+ * Layout under `dir`: queue/<name>/<id>, index/<queue>/<key hash>/<id> (keyindex.ts), box/<name>/<id>, cache/<name>,
+ * counters/<name>/<key>, locks/<name>.lock, corrupt/… (quarantined files). Every record is JSON with a format
+ * version `v`. Only its owner may use it (secure.ts): folders 0700, files 0600.
  */
 import { mkdir } from "../fsio.ts";
 import { join, resolve } from "node:path";
@@ -12,20 +13,25 @@ import { createStorage } from "unstorage";
 import type { GenericSchema } from "valibot";
 import { type Clock, systemClock } from "../clock.ts";
 import { type Logger, silentLogger } from "../log.ts";
+import { type Box, createBox } from "./box.ts";
 import { type Cache, createCache, listCaches } from "./cache.ts";
 import { type Counters, createCounters } from "./counters.ts";
 import atomicFs, { cleanStaleTemp } from "./driver.ts";
 import { StoreWriteError, storeWriteError } from "./errors.ts";
+import { createKeyIndex } from "./keyindex.ts";
 import { createLocker } from "./lock.ts";
-import { type Queue, createQueue } from "./queue.ts";
+import { type Queue, type QueueOptions, createQueue } from "./queue.ts";
 import { type CorruptFile, type QuarantineRecord, createRecords, listCorrupt } from "./records.ts";
+import { secureStore } from "./secure.ts";
 import { checkName } from "./types.ts";
 
+export type { Box } from "./box.ts";
 export type { Cache } from "./cache.ts";
 export { StoreWriteError, describeFsError } from "./errors.ts";
 export type { Counters } from "./counters.ts";
 export { LockTimeoutError } from "./lock.ts";
-export { type Queue, type QueueEntry, isUncertain } from "./queue.ts";
+export { type Queue, type QueueEntry, type QueueOptions, isUncertain } from "./queue.ts";
+export { StoreUnsafeError } from "./secure.ts";
 export type { CorruptFile, QuarantineRecord } from "./records.ts";
 
 export interface StoreOptions {
@@ -40,14 +46,21 @@ export interface StoreOptions {
    * (`run`). One-shot commands leave it off: their failure is their error line.
    */
   reportWriteErrors?: boolean;
+  /**
+   * Delete temp files that writers killed mid-write left anywhere in the store (default true). It reads every
+   * folder of the store, so one-shot commands turn it off (they must not cost more with a long queue); `run` does it.
+   */
+  sweep?: boolean;
 }
 
 export interface Store {
   dir: string;
   /** A durable queue: one key per entry, so producers in other processes never read-modify-write a shared file. */
-  queue<T>(name: string, schema: GenericSchema<T>): Queue<T>;
+  queue<T>(name: string, schema: GenericSchema<T>, opts?: QueueOptions<T>): Queue<T>;
   /** A cached value with the time it was saved (server record, ban list, attribute definition). */
   cache<T>(name: string, schema: GenericSchema<T>): Cache<T>;
+  /** Notes between processes (box/<name>/<id>): written atomically, not fsynced. */
+  box<T>(name: string, schema: GenericSchema<T>): Box<T>;
   /** Named numeric counters (e.g. playtime seconds per user). */
   counters(name: string): Counters;
   /**
@@ -75,28 +88,57 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   } catch (e) {
     throw storeWriteError(e, dir, dir);
   }
-  const cleaned = await cleanStaleTemp(dir, STALE_TEMP_MS);
-  if (cleaned) logger.info("removed stale temp files left by interrupted writes", { count: cleaned });
+  const secured = await secureStore(dir);
+  if (secured.corrected !== undefined)
+    logger.warn(
+      `the store ${dir} was open to other users (mode 0${secured.corrected.toString(8)}): corrected to 0700, its files to 0600`,
+    );
+  if (secured.warning) logger.warn(secured.warning);
+  if (opts.sweep !== false) {
+    const cleaned = await cleanStaleTemp(dir, STALE_TEMP_MS);
+    if (cleaned) logger.info("removed stale temp files left by interrupted writes", { count: cleaned });
+  }
 
   const onWrite = writeHealth(dir, logger, !!opts.reportWriteErrors);
   const storage = createStorage({ driver: atomicFs({ base: dir, fsync: opts.fsync, onWrite }) });
   const records = createRecords(storage, dir, logger, clock);
-  const locker = createLocker(join(dir, "locks"));
-  const withLock: Store["withLock"] = async (name, fn, lockOpts) => {
-    try {
-      return await locker(checkName("lock", name), fn, lockOpts);
-    } catch (e) {
-      // A lock file the disk refuses is a store write failure like any other: one line, reported once.
-      const err = storeWriteError(e, (e as NodeJS.ErrnoException).path ?? join(dir, "locks", `${name}.lock`), dir);
-      if (err !== e && err instanceof StoreWriteError) onWrite(err);
-      throw err;
-    }
+  /** Locks in `sub` (under locks/); a lock file the disk refuses is a store write failure like any other. */
+  const lockIn = (sub: string, check: (name: string) => string): Store["withLock"] => {
+    const locker = createLocker(join(dir, sub));
+    return async (name, fn, lockOpts) => {
+      try {
+        return await locker(check(name), fn, lockOpts);
+      } catch (e) {
+        // One line, reported once.
+        const err = storeWriteError(e, (e as NodeJS.ErrnoException).path ?? join(dir, sub, `${name}.lock`), dir);
+        if (err !== e && err instanceof StoreWriteError) onWrite(err);
+        throw err;
+      }
+    };
   };
+  const withLock = lockIn("locks", (name) => checkName("lock", name));
 
   return {
     dir,
-    queue: (name, schema) => createQueue(checkName("queue", name), schema, records, storage, withLock, clock),
+    queue: (name, schema, queueOpts) => {
+      const keys = queueOpts?.keys;
+      const markers = keys && createKeyIndex(join(dir, "index", checkName("queue", name)), opts.fsync !== false);
+      // update and remove lock the entry (its id, checked by the queue), not the queue: sends to several players at
+      // once each record their attempt without waiting for the others' fsyncs.
+      const entryLock = lockIn(join("locks", `queue-${name}`), (id) => id);
+      return createQueue(
+        checkName("queue", name),
+        schema,
+        records,
+        storage,
+        withLock,
+        entryLock,
+        clock,
+        markers && { keys, markers },
+      );
+    },
     cache: (name, schema) => createCache(checkName("cache", name), schema, records, clock),
+    box: (name, schema) => createBox(checkName("box", name), schema, records, dir),
     counters: (name) => createCounters(checkName("counters", name), records, storage, withLock),
     withLock,
     quarantined: () => [...records.quarantined],

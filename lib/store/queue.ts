@@ -1,10 +1,12 @@
 /**
  * A durable queue: one file per entry (`queue/<name>/<id>`), so producers in other processes only
- * ever create files and never read-modify-write a shared one. update and remove take the queue's
- * lock so an update cannot resurrect an entry another process has just removed.
+ * ever create files and never read-modify-write a shared one. update and remove take the entry's
+ * lock (`locks/queue-<name>/<id>.lock`) so an update cannot resurrect an entry another process has just removed,
+ * nor two updates of one entry lose either; updates of different entries go on side by side.
  */
 import * as v from "valibot";
 import type { Clock } from "../clock.ts";
+import type { KeyIndex } from "./keyindex.ts";
 import { type Check, type Records, schemaCheck } from "./records.ts";
 import type { WithLock } from "./types.ts";
 
@@ -42,10 +44,27 @@ export interface Queue<T> {
     patch: Partial<Omit<QueueEntry<T>, "id" | "createdAt">>,
     onlyIf?: (current: QueueEntry<T>) => boolean,
   ): Promise<QueueEntry<T> | undefined>;
-  /** false when the entry was already gone. */
-  remove(id: string): Promise<boolean>;
+  /**
+   * false when the entry was already gone. `known`: the entry as the caller read it, whose keys (never changed by an
+   * update) say which index markers go with it; without it the entry is read first.
+   */
+  remove(id: string, known?: QueueEntry<T>): Promise<boolean>;
   /** Number of entry files, without reading them (list() may quarantine some). */
   size(): Promise<number>;
+  /** The ids of the entries, oldest first, without reading them. */
+  ids(): Promise<string[]>;
+  /**
+   * The entries with this key (QueueOptions.keys), oldest first, read through the index: as many reads as the key
+   * has entries, whatever the length of the queue.
+   */
+  byKey(key: string): Promise<QueueEntry<T>[]>;
+  /** Makes the index agree with the queue (QueueOptions.keys; KeyIndex.verify): `run` does it at every start. */
+  verifyIndex(): Promise<{ added: number; removed: number }>;
+}
+
+export interface QueueOptions<T> {
+  /** The keys an entry is found by (byKey); they must never change while the entry exists. */
+  keys?: (data: T) => string[];
 }
 
 /**
@@ -87,7 +106,9 @@ export function createQueue<T>(
   records: Records,
   storage: { getKeys(base: string): Promise<string[]> },
   withLock: WithLock,
+  withEntryLock: WithLock,
   clock: Clock,
+  index?: { keys: (data: T) => string[]; markers: KeyIndex },
 ): Queue<T> {
   const prefix = `queue:${name}`;
   const envelope = v.object({
@@ -113,23 +134,57 @@ export function createQueue<T>(
   const write = (entry: QueueEntry<T>) =>
     records.write(`${prefix}:${entry.id}`, { v: 1, ...entry }, checkFor(entry.id));
   const ids = async () => (await storage.getKeys(prefix)).map((k) => k.slice(prefix.length + 1)).sort();
-  const lockName = `queue-${name}`;
+  const list = async () => {
+    const entries = await mapLimit(await ids(), 16, read);
+    return entries.filter((e): e is QueueEntry<T> => e !== undefined);
+  };
+  const verifyIndex = async () => {
+    if (!index) return { added: 0, removed: 0 };
+    const entries = (await list()).map((e) => ({ id: e.id, keys: index.keys(e.data) }));
+    return index.markers.verify(entries, async (id) => (await read(id)) !== undefined, clock.now());
+  };
+  /**
+   * Indexes the whole queue once (this version's first use of it), under a lock so that one process does it. A queue
+   * still empty when this version first adds to it needs nothing indexed: it is complete from the start.
+   */
+  let built = false;
+  const ensureBuilt = async (adding = false) => {
+    if (!index || built) return;
+    if (await index.markers.built()) {
+      built = true;
+      return;
+    }
+    const empty = (await ids()).length === 0;
+    if (adding) {
+      if (empty) {
+        await index.markers.markBuilt();
+        built = true;
+      }
+      return; // otherwise the first lookup builds it
+    }
+    if (empty) return; // nothing to find, nothing to index: the first add marks it built
+    await withLock(`index-${name}`, async () => {
+      if (!(await index.markers.built())) await verifyIndex();
+    });
+    built = true;
+  };
 
   return {
     async add(data) {
       const now = clock.now();
       const entry: QueueEntry<T> = { id: newId(now), createdAt: now, attempts: 0, data };
+      if (index) {
+        await ensureBuilt(true);
+        await index.markers.add(index.keys(data), entry.id);
+      }
       await write(entry);
       return entry;
     },
-    async list() {
-      const entries = await mapLimit(await ids(), 16, read);
-      return entries.filter((e): e is QueueEntry<T> => e !== undefined);
-    },
+    list,
     get: (id) => (ID_RE.test(id) ? read(id) : Promise.resolve(undefined)),
     update(id, patch, onlyIf) {
       if (!ID_RE.test(id)) return Promise.resolve(undefined);
-      return withLock(lockName, async () => {
+      return withEntryLock(id, async () => {
         const current = await read(id);
         if (!current || (onlyIf && !onlyIf(current))) return undefined;
         const next: QueueEntry<T> = { ...current, ...patch, id, createdAt: current.createdAt };
@@ -139,12 +194,26 @@ export function createQueue<T>(
         return next;
       });
     },
-    remove(id) {
+    remove(id, known) {
       if (!ID_RE.test(id)) return Promise.resolve(false);
-      return withLock(lockName, () => records.remove(`${prefix}:${id}`));
+      return withEntryLock(id, async () => {
+        const entry = index ? (known ?? (await read(id))) : undefined;
+        const removed = await records.remove(`${prefix}:${id}`);
+        // After the entry: a crash in between leaves a marker without an entry, which readers skip.
+        if (index && entry) await index.markers.remove(index.keys(entry.data), id);
+        return removed;
+      });
     },
     async size() {
       return (await ids()).length;
     },
+    ids,
+    async byKey(key) {
+      if (!index) throw new Error(`store: queue ${name} has no index`);
+      await ensureBuilt();
+      const found = await Promise.all((await index.markers.ids(key)).filter((id) => ID_RE.test(id)).map(read));
+      return found.filter((e): e is QueueEntry<T> => e !== undefined && index.keys(e.data).includes(key));
+    },
+    verifyIndex,
   };
 }

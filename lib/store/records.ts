@@ -10,7 +10,7 @@ import type { Storage } from "unstorage";
 import * as v from "valibot";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import { isMissing, keyToPath } from "./driver.ts";
+import { atomicWrite, isMissing, keyToPath } from "./driver.ts";
 
 export interface QuarantineRecord {
   /** The store key, e.g. `queue:ban:000001764000000000-…`. */
@@ -128,8 +128,11 @@ async function readCapped(path: string, maxBytes: number): Promise<Uint8Array | 
 export interface Records {
   /** The valid record at `key`, or undefined when it is missing or had to be quarantined. */
   read<T>(key: string, check: Check<T>): Promise<T | undefined>;
-  /** Serialises `record`, checks that it reads back valid (so it is never written only to be quarantined), writes atomically. */
-  write<T>(key: string, record: unknown, check: Check<T>): Promise<void>;
+  /**
+   * Serialises `record`, checks that it reads back valid (so it is never written only to be quarantined), writes
+   * atomically; `fsync: false` for a note whose loss to a power cut costs nothing (box.ts).
+   */
+  write<T>(key: string, record: unknown, check: Check<T>, opts?: { fsync?: boolean }): Promise<void>;
   /** Deletes `key`; false when it was already gone. */
   remove(key: string): Promise<boolean>;
   quarantined: QuarantineRecord[];
@@ -161,7 +164,7 @@ export function createRecords(
     const at = clock.now();
     let dest = join(dir, "corrupt", `${key.split(":").join("/")}.${at}`);
     if (await exists(dest)) dest += `-${crypto.randomUUID().slice(0, 8)}`;
-    await mkdir(dirname(dest), { recursive: true });
+    await mkdir(dirname(dest), { recursive: true, mode: 0o700 });
     try {
       await rename(src, dest);
     } catch (e) {
@@ -198,13 +201,14 @@ export function createRecords(
       }
       return undefined;
     },
-    async write<T>(key: string, record: unknown, check: Check<T>) {
+    async write<T>(key: string, record: unknown, check: Check<T>, opts?: { fsync?: boolean }) {
       const text = JSON.stringify(record);
       const result = await check(JSON.parse(text));
       if (!result.ok) throw new Error(`store: refusing to write invalid record ${key}: ${result.reason}`);
       const size = Buffer.byteLength(text);
       if (size > maxBytes) throw new Error(`store: refusing to write record ${key}: ${oversize(size)}`);
-      await storage.setItemRaw(key, text);
+      if (opts?.fsync === false) await atomicWrite(keyToPath(dir, key), text, false);
+      else await storage.setItemRaw(key, text);
     },
     async remove(key: string) {
       // Directly, not through storage.removeItem, to learn whether the file was still there.

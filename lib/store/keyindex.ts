@@ -1,0 +1,161 @@
+/**
+ * A queue's entries by key (a player's game id, their service user id), so that one player's entries are found
+ * without reading the queue: for each key of an entry, an empty marker file `index/<queue>/<hash of the key>/<id>`.
+ *
+ * The index may hold more than the queue, never less. A marker is written (and made durable) before its entry, and
+ * removed after it; readers read each marked entry and check that it still has the key, so a marker whose entry is
+ * gone (a crash between the two removals) or that belongs to another key of the same hash is skipped. An entry
+ * without a marker can only come from a version without the index (or a disk that lost the marker's directory but
+ * kept the entry): the whole queue is indexed once before the index is first used (`built` records that), and again
+ * by `verify`, which `run` calls at every start; it also deletes markers left without an entry.
+ */
+import { mkdir, open, readdir, rmdir, stat, unlink } from "../fsio.ts";
+import { dirname, join } from "node:path";
+import { fsyncDir, isMissing } from "./driver.ts";
+
+/** Written once the whole queue has been indexed (segment names are hex, so it cannot be one). */
+export const BUILT = "built";
+
+/** A marker without its entry younger than this may be an entry being written: verify leaves it. */
+const STALE_MARKER_MS = 5 * 60_000;
+
+/** A key's folder name: the first 32 hex digits of its SHA-256 (any key is a safe name; a collision is filtered). */
+export async function segment(key: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
+  return Array.from(new Uint8Array(digest).slice(0, 16), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export interface KeyIndex {
+  /** Marks `id` under each key, durably, before the entry is written. */
+  add(keys: readonly string[], id: string): Promise<void>;
+  /** Removes the markers of `id` (after its entry was removed); a folder left empty goes too. */
+  remove(keys: readonly string[], id: string): Promise<void>;
+  /** The ids marked under `key`, sorted (some may have no entry, or not have the key: the caller checks). */
+  ids(key: string): Promise<string[]>;
+  /** Whether the whole queue was indexed (by this version) at least once. */
+  built(): Promise<boolean>;
+  /** Records that the index is complete (the queue is empty, or `verify` went through it). */
+  markBuilt(): Promise<void>;
+  /**
+   * Makes the index agree with `entries` (every entry of the queue with its keys, as listed): adds missing markers
+   * for entries that still exist (`exists`: one removed since the listing needs none), deletes markers of no entry
+   * older than STALE_MARKER_MS, then records that the index is built. Returns what it changed.
+   */
+  verify(
+    entries: { id: string; keys: readonly string[] }[],
+    exists: (id: string) => Promise<boolean>,
+    now?: number,
+  ): Promise<{ added: number; removed: number }>;
+}
+
+export function createKeyIndex(root: string, fsync: boolean): KeyIndex {
+  const folder = async (key: string) => join(root, await segment(key));
+
+  /** Creates the marker; a folder created on the way is made durable in its parent. */
+  const mark = async (dir: string, id: string) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await (await open(join(dir, id), "w", 0o600)).close();
+        return;
+      } catch (e) {
+        // The folder is missing, or was removed as empty by a remover in between: create it and try again.
+        if (!isMissing(e) || attempt > 10) throw e;
+        // The folders created on the way: each one's name made durable in its parent.
+        const first = await mkdir(dir, { recursive: true, mode: 0o700 });
+        if (fsync && first) for (let d = dir; d.length >= first.length; d = dirname(d)) await fsyncDir(dirname(d));
+      }
+    }
+  };
+
+  const markBuilt = async () => {
+    const first = await mkdir(root, { recursive: true, mode: 0o700 });
+    await (await open(join(root, BUILT), "w", 0o600)).close();
+    if (fsync) {
+      await fsyncDir(root);
+      if (first) for (let d = root; d.length >= first.length; d = dirname(d)) await fsyncDir(dirname(d));
+    }
+  };
+
+  return {
+    async add(keys, id) {
+      const dirs = await Promise.all(keys.map(folder));
+      for (const dir of dirs) await mark(dir, id);
+      if (fsync) for (const dir of dirs) await fsyncDir(dir);
+    },
+    async remove(keys, id) {
+      for (const dir of await Promise.all(keys.map(folder))) {
+        await unlink(join(dir, id)).catch((e) => {
+          if (!isMissing(e)) throw e;
+        });
+        await rmdir(dir).catch(() => {}); // not empty (another entry of the key), or gone: either is fine
+      }
+    },
+    async ids(key) {
+      try {
+        return (await readdir(await folder(key))).sort();
+      } catch (e) {
+        if (isMissing(e)) return [];
+        throw e;
+      }
+    },
+    built: () =>
+      stat(join(root, BUILT)).then(
+        () => true,
+        () => false,
+      ),
+    markBuilt,
+    async verify(entries, exists, now = Date.now()) {
+      const want = new Map<string, Set<string>>(); // folder → ids
+      for (const e of entries)
+        for (const key of e.keys) {
+          const dir = await folder(key);
+          let ids = want.get(dir);
+          if (!ids) want.set(dir, (ids = new Set()));
+          ids.add(e.id);
+        }
+      let added = 0;
+      let removed = 0;
+      let names: string[] = [];
+      try {
+        names = await readdir(root);
+      } catch (e) {
+        if (!isMissing(e)) throw e;
+      }
+      for (const name of names) {
+        if (name === BUILT) continue;
+        const dir = join(root, name);
+        let ids: string[];
+        try {
+          ids = await readdir(dir);
+        } catch {
+          continue; // not a folder, or gone
+        }
+        const expected = want.get(dir);
+        for (const id of ids) {
+          if (expected?.has(id)) {
+            expected.delete(id);
+            continue;
+          }
+          const info = await stat(join(dir, id)).catch(() => undefined);
+          if (info && now - info.mtimeMs > STALE_MARKER_MS) {
+            await unlink(join(dir, id)).catch(() => {});
+            removed++;
+          }
+        }
+        if (!expected?.size) await rmdir(dir).catch(() => {});
+      }
+      for (const [dir, ids] of want) {
+        let marked = 0;
+        for (const id of ids) {
+          if (!(await exists(id))) continue; // settled while we looked: its markers went with it
+          await mark(dir, id);
+          marked++;
+        }
+        if (fsync && marked) await fsyncDir(dir);
+        added += marked;
+      }
+      await markBuilt();
+      return { added, removed };
+    },
+  };
+}

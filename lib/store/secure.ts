@@ -1,0 +1,127 @@
+/**
+ * A store only its owner can use. Whatever is in the storage directory is acted on with the agent's rights: a ban
+ * entry another local user could write there would be sent to VyHub as the console's (`creator=console`), a ban list
+ * they planted in the cache would kick players. So, like ssh with a loose key, the directory is checked every time a
+ * store is opened (one stat):
+ *
+ * - owned by another user: refused (their store is theirs; the agent does not write into it or trust it);
+ * - owned by us, open to the group or the world for writing: everything in it is checked first; a file or folder
+ *   another user owns may have been planted, so the store is refused (and left as it is, so it is checked again
+ *   until the operator has looked); otherwise folders are corrected to 0700 and files to 0600;
+ * - owned by us, only readable by others: corrected to 0700 (nobody else could have written in it).
+ *
+ * Folders the store creates are 0700 and files 0600 (the driver, the locks). A refusal is a StoreWriteError (exit 8,
+ * like the other storage errors) whose one line names the path and the fix.
+ */
+import { chmod, lstat, readdir, readFile, stat } from "../fsio.ts";
+import { join } from "node:path";
+import { StoreWriteError } from "./errors.ts";
+
+/** Group and world permission bits. */
+const OTHERS = 0o077;
+/** Group- and world-writable. */
+const OTHERS_WRITE = 0o022;
+
+/** The store cannot be used safely: another user owns it or may have written in it. */
+export class StoreUnsafeError extends StoreWriteError {
+  override name = "StoreUnsafeError";
+  constructor(path: string, dir: string, line: string) {
+    super("EPERM", path, dir);
+    this.message = line;
+  }
+}
+
+export interface Secured {
+  /** The directory's mode before it was corrected (e.g. 0o777); undefined when it needed nothing. */
+  corrected?: number;
+  /** Others can read the store and it could not be corrected (a read-only disk): used, with this warning. */
+  warning?: string;
+}
+
+const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
+
+/** `name (uid N)` from /etc/passwd, or `uid N` when the name is unknown. */
+async function userName(uid: number): Promise<string> {
+  const passwd = await readFile("/etc/passwd", "utf8").catch(() => "");
+  const name = passwd
+    .split("\n")
+    .map((l) => l.split(":"))
+    .find((f) => f[2] === String(uid))?.[0];
+  return name ? `user ${name} (uid ${uid})` : `uid ${uid}`;
+}
+
+/** The first path under `dir` (depth first) not owned by `uid`, and every folder and file to correct. */
+async function inspect(
+  dir: string,
+  uid: number,
+  out: { foreign?: { path: string; uid: number }; fix: { path: string; mode: number }[] },
+): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return; // gone meanwhile, or not a folder: nothing under it to plant
+  }
+  for (const name of names) {
+    if (out.foreign) return;
+    const path = join(dir, name);
+    const info = await lstat(path).catch(() => undefined);
+    if (!info) continue;
+    if (info.uid !== uid) {
+      out.foreign = { path, uid: info.uid };
+      return;
+    }
+    if (info.isDirectory()) {
+      if ((info.mode & 0o777) !== 0o700) out.fix.push({ path, mode: 0o700 });
+      await inspect(path, uid, out);
+    } else if (info.isFile() && (info.mode & OTHERS) !== 0) out.fix.push({ path, mode: 0o600 });
+  }
+}
+
+/**
+ * Checks the storage directory (which exists) and corrects it when it is ours; throws StoreUnsafeError when another
+ * user owns it or may have written in it. Nothing to check where there are no user ids (Windows).
+ */
+export async function secureStore(dir: string): Promise<Secured> {
+  const uid = process.getuid?.();
+  if (uid === undefined) return {};
+  // stat, not lstat: a storage directory may be a link to another disk; what counts is the folder written to.
+  const info = await stat(dir).catch(() => undefined);
+  if (!info) return {};
+  const mode = info.mode & 0o777;
+  if (info.uid !== uid) {
+    const [owner, me] = await Promise.all([userName(info.uid), userName(uid)]);
+    throw new StoreUnsafeError(
+      dir,
+      dir,
+      `the store ${dir} belongs to ${owner}, not to ${me} running hub-agent: it is not used, since its owner could ` +
+        `put bans in it; run hub-agent as its owner, or give it to this user (\`chown -R ${uid} ${dir}\`)`,
+    );
+  }
+  if ((mode & OTHERS) === 0) return {};
+  const plan: Parameters<typeof inspect>[2] = { fix: [{ path: dir, mode: 0o700 }] };
+  // Only a store others could write in can hold what they planted; one they could only read is corrected at once.
+  if (mode & OTHERS_WRITE) await inspect(dir, uid, plan);
+  if (plan.foreign) {
+    const owner = await userName(plan.foreign.uid);
+    throw new StoreUnsafeError(
+      plan.foreign.path,
+      dir,
+      `the store ${dir} is open to other users (mode ${octal(mode)}) and holds ${plan.foreign.path}, which ` +
+        `${owner} owns and may have planted: it is not used until you have looked; remove what is not hub-agent's ` +
+        `(\`find ${dir} ! -user ${uid}\` lists it), then \`chmod 700 ${dir}\``,
+    );
+  }
+  try {
+    // The directory itself last: until then a failed correction leaves it as found, to be checked again.
+    for (const f of plan.fix.slice(1)) await chmod(f.path, f.mode);
+    await chmod(dir, 0o700);
+  } catch (e) {
+    const line =
+      `the store ${dir} is open to other users (mode ${octal(mode)}) and could not be corrected ` +
+      `(${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): \`chmod -R go-rwx ${dir}\``;
+    if (mode & OTHERS_WRITE) throw new StoreUnsafeError(dir, dir, line);
+    return { warning: line };
+  }
+  return { corrected: mode };
+}

@@ -39,6 +39,22 @@ test("rateLimit answers 429 with Retry-After for the next matching requests", as
   expect((await sb.call("GET", "/group/")).status).toBe(200);
 });
 
+test("limitRate: at most N matching requests in each second, 429 with Retry-After in whole seconds beyond; 0 lifts it", async () => {
+  const sb = await start();
+  // Start right after a second begins, so the burst falls in one window.
+  await Bun.sleep(1000 - (performance.now() % 1000) + 5);
+  sb.control.limitRate(5, { path: "/group/" });
+  const answers = [];
+  for (let i = 0; i < 8; i++) answers.push(await sb.call("GET", "/group/"));
+  expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+  expect(answers[5]!.headers.get("retry-after")).toBe("1");
+  expect((await sb.call("GET", "/advert/")).status).toBe(200); // not matched: not counted
+  await Bun.sleep(1000);
+  expect((await sb.call("GET", "/group/")).status).toBe(200); // a new second
+  sb.control.limitRate(0);
+  for (let i = 0; i < 8; i++) expect((await sb.call("GET", "/group/")).status).toBe(200);
+});
+
 test("latency delays matching requests until cleared; reset drops pending faults", async () => {
   const sb = await start();
   sb.control.latency(300, { path: "/group/" });

@@ -53,8 +53,8 @@ export const EXAMPLES: Record<string, [string, string][]> = {
     ["hub-agent queue retry 001795635580601", "send one entry now (a unique part of its id will do)"],
   ],
   "queue status": [
-    ["hub-agent queue status", "every queue and its entries"],
-    ["hub-agent queue status --json", "the same for a script"],
+    ["hub-agent queue status", "every queue, its size and its oldest entries"],
+    ["hub-agent queue status --all --json", "every entry, for a script"],
   ],
   "queue retry": [["hub-agent queue retry 001795635580601", "send it now: exit 0 delivered, 6 still queued"]],
   "queue drop": [["hub-agent queue drop 001795635580601", "remove it unsent"]],

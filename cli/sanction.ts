@@ -37,7 +37,7 @@ export async function openSession(ctx: Context): Promise<Session> {
   // One attempt: an unanswered request is the queue's to retry, not a reason to keep the operator waiting.
   const { api } = await serviceApi(config, { retries: 0, logger: logger.withTag("api") });
   const [store, messages] = await Promise.all([
-    openStore({ dir: config.storage.dir, logger }),
+    openStore({ dir: config.storage.dir, logger, sweep: false }),
     loadMessages(config.lang, { logger }),
   ]);
   const userType = await userTypeOf(config);
@@ -123,7 +123,10 @@ export async function deliver(s: Session, kind: DeliveryOutcome["kind"], entryId
     import("./service.ts"),
   ]);
   const deps = { api: s.api, store: s.store, logger: s.ctx.logger.withTag("queue"), settleMs: s.settleMs };
-  const d = await deliverOwnEntry({ ...deps, messages: s.messages }, kind, entryId);
+  // A running `run` takes the entry (lib/sanctions/handoff.ts): its user lookup and the send itself, each within
+  // api.timeout, are what the answer waits for.
+  const handoffWaitMs = 2 * s.config.api.timeout * 1000;
+  const d = await deliverOwnEntry({ ...deps, messages: s.messages, handoffWaitMs }, kind, entryId);
   // A refused key or unknown server id is the operator's to fix (exit 3), but the entry is safe in its queue.
   const refusal = d.result === "kept" ? await credentialRefusal() : undefined;
   if (refusal)

@@ -33,7 +33,10 @@ export interface QueueSummary {
   waiting: number;
   /** Age of the oldest entry in seconds, null when empty. */
   oldest_age_s: number | null;
+  /** The oldest entries (all of them, or as many as asked for). */
   items: QueueItem[];
+  /** Entries not in `items`. */
+  more: number;
 }
 
 const anyQueue = (store: Store, queue: QueueName) => store.queue(queue, v.unknown());
@@ -52,18 +55,35 @@ const sends = (queue: QueueName, data: unknown) =>
 
 const isoOrNull = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
 
-/** What `queue status` shows: every queue, even empty ones, so an operator sees what exists. */
-export async function queueStatus(store: Store, now: number): Promise<QueueSummary[]> {
+/** When an entry was created, from its id (`<ms>-<uuid>`, queue.ts newId), without reading it. */
+const idTime = (id: string) => Number(id.slice(0, id.indexOf("-")));
+
+/**
+ * What `queue status` shows: every queue, even empty ones, so an operator sees what exists. With `limit`, only the
+ * oldest `limit` entries of a sanction queue are read (the rest counted by name), so a backlog of 10,000 costs what
+ * 20 do; the reward queues, which stay short, are read whole (whether a report still waits is in the entry).
+ */
+export async function queueStatus(store: Store, now: number, opts: { limit?: number } = {}): Promise<QueueSummary[]> {
+  const { limit } = opts;
   return Promise.all(
     QUEUE_NAMES.map(async (queue) => {
-      const entries = await anyQueue(store, queue).list();
+      const q = anyQueue(store, queue);
+      const whole = limit === undefined || queue.startsWith("reward_");
+      const ids = whole ? [] : await q.ids();
+      const entries = whole
+        ? await q.list()
+        : (await Promise.all(ids.slice(0, limit).map((id) => q.get(id)))).filter((e) => e !== undefined);
+      const count = whole ? entries.length : ids.length;
+      const shown = limit === undefined ? entries : entries.slice(0, limit);
       const age = (t: number) => Math.max(0, Math.round((now - t) / 1000));
+      const oldest = whole ? entries[0]?.createdAt : ids[0] && idTime(ids[0]);
       return {
         queue,
-        entries: entries.length,
-        waiting: entries.filter((e) => sends(queue, e.data)).length,
-        oldest_age_s: entries[0] ? age(entries[0].createdAt) : null,
-        items: entries.map((e) => ({
+        entries: count,
+        waiting: whole ? entries.filter((e) => sends(queue, e.data)).length : count,
+        oldest_age_s: oldest ? age(oldest) : null,
+        more: count - shown.length,
+        items: shown.map((e) => ({
           id: e.id,
           age_s: age(e.createdAt),
           attempts: e.attempts,
@@ -89,20 +109,25 @@ export type FoundEntry =
   | { ok: true; queue: QueueName; entry: QueueEntry<unknown> }
   | { ok: false; reason: "none" | "ambiguous"; matches: { queue: QueueName; id: string }[] };
 
-/** The entry with this id, in whichever queue, or the only one whose id contains `idPart` (≥ MIN_ID_PART chars). */
+/**
+ * The entry with this id, in whichever queue, or the only one whose id contains `idPart` (≥ MIN_ID_PART chars). A
+ * whole id is read directly; a part is matched against the entries' names, and only the match is read.
+ */
 export async function findEntry(store: Store, idPart: string): Promise<FoundEntry> {
   const want = idPart.trim().toLowerCase();
-  const matches: { queue: QueueName; entry: QueueEntry<unknown> }[] = [];
   for (const queue of QUEUE_NAMES) {
-    for (const entry of await anyQueue(store, queue).list()) {
-      if (entry.id === want) return { ok: true, queue, entry };
-      if (want.length >= MIN_ID_PART && entry.id.includes(want)) matches.push({ queue, entry });
-    }
+    const entry = await anyQueue(store, queue).get(want);
+    if (entry) return { ok: true, queue, entry };
   }
-  if (matches.length === 1) return { ok: true, ...(matches[0] as (typeof matches)[number]) };
-  return {
-    ok: false,
-    reason: matches.length ? "ambiguous" : "none",
-    matches: matches.map((m) => ({ queue: m.queue, id: m.entry.id })),
-  };
+  const matches: { queue: QueueName; id: string }[] = [];
+  if (want.length >= MIN_ID_PART)
+    for (const queue of QUEUE_NAMES)
+      for (const id of await anyQueue(store, queue).ids()) if (id.includes(want)) matches.push({ queue, id });
+  if (matches.length === 1) {
+    const { queue, id } = matches[0] as (typeof matches)[number];
+    const entry = await anyQueue(store, queue).get(id);
+    if (entry) return { ok: true, queue, entry };
+    return { ok: false, reason: "none", matches: [] }; // unreadable (quarantined), or gone meanwhile
+  }
+  return { ok: false, reason: matches.length ? "ambiguous" : "none", matches };
 }

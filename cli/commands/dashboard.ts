@@ -14,7 +14,7 @@ export default defineCommand({
       import("../../lib/features/dashboard.ts"),
     ]);
     const { api } = await serviceApi(config);
-    const store = await openStore({ dir: config.storage.dir, logger: ctx.logger });
+    const store = await openStore({ dir: config.storage.dir, logger: ctx.logger, sweep: false });
     const link = await dashboardLink({ api, config, store });
     if (!link.ok)
       throw new CliError(

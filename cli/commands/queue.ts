@@ -10,9 +10,15 @@ const ID_ARG = {
   required: true,
 } as const;
 
+/** Entries `queue status` shows per queue without --all: a backlog of thousands costs what these do. */
+const SHOWN = 20;
+
 const status = defineCommand({
-  meta: { name: "status", description: "every durable queue: entries, age, attempts, last error" },
-  args: { ...globalArgs },
+  meta: {
+    name: "status",
+    description: `every durable queue: entries, age, attempts, last error (the oldest ${SHOWN} entries of each; --all: every one)`,
+  },
+  args: { ...globalArgs, all: { type: "boolean", description: "list every entry, not only the oldest of each queue" } },
   async run({ args }) {
     const ctx = createContext(args);
     const store = await openStoreOf(ctx);
@@ -21,7 +27,7 @@ const status = defineCommand({
       import("node:path"),
       import("../../lib/store/records.ts"),
     ]);
-    const queues = await queueStatus(store, Date.now());
+    const queues = await queueStatus(store, Date.now(), args.all ? {} : { limit: SHOWN });
     const corrupt = await store.corrupt(); // after the queues were read: what reading them moved aside counts too
     // Records moved aside as unreadable: not acted on, so counted here every time, not only when it happened.
     const quarantine = {
@@ -60,6 +66,7 @@ async function printQueues(
         );
       if (what) ctx.say(`    ${what}`);
     }
+    if (q.more) ctx.say(`  … and ${q.more} more (\`hub-agent queue status --all\` lists every entry)`);
   }
 }
 
@@ -165,7 +172,7 @@ export default defineCommand({
 async function openStoreOf(ctx: Context): Promise<Store> {
   const config = await ctx.config();
   const { openStore } = await import("../../lib/store/index.ts");
-  return openStore({ dir: config.storage.dir, logger: ctx.logger });
+  return openStore({ dir: config.storage.dir, logger: ctx.logger, sweep: false });
 }
 
 async function find(store: Store, id: string): Promise<FoundEntry> {

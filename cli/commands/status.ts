@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { globalArgs, createContext } from "../context.ts";
 import { EXIT } from "../exit.ts";
 import type { StatusView } from "../../lib/monitor/status.ts";
+import { drainLine } from "../../lib/sanctions/drain.ts";
 
 /** A snapshot older than this while its run is alive: the run has stopped saving it (3 missed heartbeats). */
 const STUCK_S = 90;
@@ -20,7 +21,7 @@ export default defineCommand({
       import("../../lib/store/index.ts"),
       import("../../lib/monitor/status.ts"),
     ]);
-    const store = await openStore({ dir: config.storage.dir, logger: ctx.logger });
+    const store = await openStore({ dir: config.storage.dir, logger: ctx.logger, sweep: false });
     const view = await readStatus(store, Date.now());
     ctx.emit(view);
     if (!ctx.json) for (const line of statusLines(view)) ctx.say(line);
@@ -122,6 +123,13 @@ function statusLines(v: StatusView): string[] {
     return `${q.queue} ${q.entries} (${parts.join(", ")})`;
   });
   lines.push(row("queues", queues.join(" · ")));
+  const d = v.sanctions_drain;
+  // A round still "running" by a run that is gone ended with it; its last figures are shown as such.
+  if (d && (d.state === "done" || (v.run.alive && h?.pid === d.pid)))
+    lines.push(
+      indent(`${d.state === "running" ? "delivering now" : `last long round ${ago(d.updated_at)}`}: ${drainLine(d)}`),
+    );
+  else if (d) lines.push(indent(`a round interrupted ${ago(d.updated_at)} (its run is gone): ${drainLine(d)}`));
   lines.push(row("caches", v.caches.map((c) => `${c.name} ${span(c.age_s)}`).join(" · ") || "none"));
   const q = v.quarantine;
   lines.push(

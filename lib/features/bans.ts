@@ -2,15 +2,19 @@
  * Bans, unbans and warnings in `run` (docs/client-interface.md rules 9–12): the ban list (fetched at hub_ready, every
  * `intervals.bans` and after every sanction; cached; the cache used while the service is unreachable), the kick at
  * connect and after every refresh, and the queue job that delivers the durable ban, unban and warning queues every
- * `intervals.queues`. Sanctions that one-shot CLI processes queued or delivered (their "sanctions_changed" marker)
- * refresh the list at once: watched where possible, and checked every queue round. The chat and console commands
- * are in sanction-commands.ts.
+ * `intervals.queues`. A sanction just issued — in game, at the console, or by a one-shot command that handed its entry
+ * over (lib/sanctions/handoff.ts) — is enforced from the queue at once (kick first, the list refreshed after) and
+ * delivered before the rest of a round in progress, so a backlog after an outage delays nobody's ban. Sanctions that
+ * one-shot commands delivered themselves (their "sanctions_changed" marker) refresh the list at once: watched where
+ * possible, and checked every queue round. The chat and console commands are in sanction-commands.ts.
  */
 import type { FeatureContext } from "../feature.ts";
 import type { BanList, BanReduced } from "../api/client.ts";
 import type { GamePlayer } from "../game/bridge.ts";
 import {
   type DeliveryOutcome,
+  type EntryFate,
+  type PlayerRef,
   banCache,
   banCheck,
   banMessage,
@@ -19,10 +23,22 @@ import {
   settleTime,
   fetchBanList,
   outcomeMessage,
+  playerKey,
   playerLabel,
   sameIdentifier,
+  sanctionQueues,
   watchSanctionsChanged,
 } from "../sanctions/index.ts";
+import {
+  DrainTracker,
+  LOGGED_ROUND,
+  PROGRESS_LOG_MS,
+  PROGRESS_SAVE_MS,
+  drainCache,
+  drainLine,
+} from "../sanctions/drain.ts";
+import { OUTCOME_TTL_MS, delivererCache, handoffBox, outcomeBox } from "../sanctions/handoff.ts";
+import { cacheWrite } from "../store/index.ts";
 import { type Sanctions, sanctionCommands } from "./sanction-commands.ts";
 import { coalescing, serial } from "../serial.ts";
 
@@ -31,9 +47,13 @@ export interface BansOptions {
   watch?: boolean;
 }
 
+/** Outcomes remembered for an entry handed over just after a round had settled it. */
+const RECENT_OUTCOMES = 1_000;
+
 export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
   const { api, store, clock, config, messages, bridge, logger } = agent.deps;
   const log = logger.withTag("bans");
+  const queues = sanctionQueues(store);
   let list: BanList = {};
   let live = false;
 
@@ -48,10 +68,16 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
   // Kicks in flight or done, by player: a connect and a refresh racing must not kick twice. A new connect clears it;
   // a player still online a whole refresh interval later (the game ignored the kick) is kicked again.
   const kicked = new Map<string, number>();
-  /** Kicks each banned player of `players` with the ban message. */
+  /** Kicks each banned player of `players` with the ban message (their queued sanctions read through the index). */
   const enforce = async (players: readonly GamePlayer[]) => {
     await cacheLoaded;
-    const check = await banCheck(store, list, clock.now());
+    if (!players.length) return;
+    const check = await banCheck(
+      store,
+      list,
+      clock.now(),
+      players.map((p) => p.id),
+    );
     for (const player of players) {
       const verdict = check(player.id);
       if (!verdict.banned) continue;
@@ -66,6 +92,11 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
         log.error(`kicking ${player.name} failed: ${(e as Error).message}`, { id: player.id });
       }
     }
+  };
+  /** A sanction just issued against `target`: enforced from the queue now, before anything asks the service. */
+  const enforceTarget = (target: PlayerRef) => {
+    const online = [...agent.players.values()].filter((p) => sameIdentifier(p.id, target.identifier));
+    return enforce(online);
   };
 
   // A refresh and a delivery round never overlap: a list fetched while an unban is being sent could still show the
@@ -89,9 +120,34 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
       await enforce((await bridge.status()).players);
     });
 
+  // Entries a one-shot command handed over and waits for (by entry id), and what recent rounds made of entries.
+  const awaiting = new Map<string, { kind: DeliveryOutcome["kind"]; key: string }>();
+  const recent = new Map<string, EntryFate>();
+  const outcomes = outcomeBox(store);
+  const handoffs = handoffBox(store);
+  /** Answers a waiting command (its note goes: the command reads the answer and deletes it). */
+  const answer = async (id: string, fate: EntryFate) => {
+    awaiting.delete(id);
+    try {
+      await outcomes.put(id, fate);
+      await handoffs.remove(id);
+    } catch (e) {
+      log.warn(`could not answer the command waiting for entry ${id}: ${(e as Error).message}`);
+    }
+  };
+
   /** Tells the creator in game when online, else logs; keeps the in-memory list in step until the next refresh. */
   const report = async (o: DeliveryOutcome) => {
     const target = o.entry.data.target;
+    const fate: EntryFate = {
+      result: o.result,
+      outcome: o,
+      ...(o.error ? { error: o.error } : {}),
+      ...(o.uncertain ? { uncertain: true } : {}),
+    };
+    recent.set(o.entry.id, fate);
+    if (recent.size > RECENT_OUTCOMES) recent.delete(recent.keys().next().value as string);
+    if (awaiting.has(o.entry.id)) await answer(o.entry.id, fate);
     if (o.result === "kept") {
       log.warn(`${o.kind} of ${playerLabel(target)} stays queued: ${o.error}`, {
         entry: o.entry.id,
@@ -101,17 +157,16 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
       return;
     }
     if (o.result === "delivered" && o.kind === "ban" && o.ban) {
+      // In place: a backlog of thousands must not copy the list once per ban.
       const id = o.ban.user.identifier;
-      list = { ...list, [id]: [...(list[id] ?? []), o.ban] };
+      (list[id] ??= []).push(o.ban);
     }
     const unbanned = o.kind === "unban" && o.result === "delivered" && !o.nothingToLift ? target.identifier : null;
     if (unbanned !== null) {
       // Until the refresh after the round: the bans the unban lifted (issued up to it) go; later ones stay.
       const at = Date.parse(o.entry.data.created_on);
       const keep = (b: BanReduced) => Date.parse(b.created_on) > at;
-      list = Object.fromEntries(
-        Object.entries(list).map(([id, bans]) => [id, sameIdentifier(id, unbanned) ? bans.filter(keep) : bans]),
-      );
+      for (const id of Object.keys(list)) if (sameIdentifier(id, unbanned)) list[id] = (list[id] ?? []).filter(keep);
     }
     if (o.result === "delivered" && o.kind === "warning") {
       const warned = target.identifier === null ? undefined : agent.players.get(target.identifier);
@@ -126,26 +181,150 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
     log.info(text, { entry: o.entry.id, result: o.result, creator: creator?.name ?? "console" });
   };
 
-  /** One round; true when the service settled something (so the ban list may have changed). */
-  const deliverRound = () =>
+  /** Handed-over entries of the players a round served that got no outcome: still queued (an earlier one kept). */
+  const answerServed = async (served: ReadonlySet<string>, busy: boolean) => {
+    for (const [id, a] of awaiting) {
+      if (!served.has(a.key) && !busy) continue;
+      const entry = await queues[a.kind].get(id).catch(() => undefined);
+      if (!entry) await answer(id, recent.get(id) ?? { result: "elsewhere" });
+      else
+        await answer(id, {
+          result: "kept",
+          error: busy
+            ? "another hub-agent process is delivering; it goes with the next round"
+            : (entry.lastError ?? "it waits for an earlier sanction of the same player"),
+          ...(entry.uncertain ? { uncertain: true } : {}),
+        });
+    }
+  };
+
+  // Players whose sanctions go before the rest of a round (by playerKey).
+  const urgent = new Set<string>();
+  const settleMs = settleTime(config.api.timeout * 1000);
+  const drainState = (d: DrainTracker, state: "running" | "done") =>
+    cacheWrite(drainCache(store).set(d.snapshot(state))).catch((e: unknown) =>
+      log.debug(`the round's progress could not be saved: ${(e as Error).message}`),
+    );
+
+  /** Takes the urgent players (a round serves them). */
+  const takeUrgent = () => {
+    const keys = [...urgent];
+    urgent.clear();
+    return keys;
+  };
+  /**
+   * One round: every entry, or (`only urgent`) only the urgent players', taken when the round starts, not before: a
+   * round in progress serves them meanwhile. True when the service settled something (the list may differ).
+   */
+  const round = (onlyUrgent = false) =>
     exclusive(async (): Promise<boolean> => {
-      const settleMs = settleTime(config.api.timeout * 1000);
+      const players = onlyUrgent ? new Set(takeUrgent()) : undefined;
+      if (players && !players.size) return false;
+      const served = new Set(players);
+      const drain = new DrainTracker(() => clock.now());
+      let [saved, shown] = [performance.now(), performance.now()];
+      let logged = false;
+      const progress = () => {
+        const now = performance.now();
+        if (drain.size < LOGGED_ROUND || now - saved < PROGRESS_SAVE_MS) return;
+        saved = now;
+        void drainState(drain, "running");
+        if (now - shown < PROGRESS_LOG_MS) return;
+        shown = now;
+        logged = true;
+        log.info(`delivering the sanction queues: ${drainLine(drain.snapshot("running"))}`);
+      };
       const r = await deliverQueues(
         { api, store, logger: log, now: () => clock.now(), settleMs },
-        { onOutcome: report },
+        {
+          ...(players ? { players } : {}),
+          urgent: () => {
+            const keys = takeUrgent();
+            for (const k of keys) served.add(k);
+            return keys;
+          },
+          onServed: (key) => answerServed(new Set([key]), false),
+          maxPauseMs: config.intervals.queues * 1000,
+          signal: agent.scheduler.signal,
+          onListed: (n) => {
+            drain.listed(n);
+            if (!players && n >= LOGGED_ROUND) {
+              log.info(`delivering ${n.toLocaleString("en-US")} queued sanctions at the rate the service allows`);
+              void drainState(drain, "running");
+            }
+          },
+          onPause: (e) => {
+            if ("ms" in e) drain.paused(e.ms);
+            else {
+              drain.ended(e.ended);
+              log.info(`the delivery round ends early: ${e.ended}; the rest stays queued for the next round`);
+            }
+          },
+          onOutcome: async (o) => {
+            drain.outcome(o.result !== "kept");
+            await report(o);
+            progress();
+          },
+        },
       );
       if (r.busy) log.info("another hub-agent process is delivering the sanction queues; trying again next round");
+      await answerServed(served, r.busy);
+      if (logged || (!players && drain.size >= LOGGED_ROUND)) {
+        log.info(`delivery round done: ${drainLine(drain.snapshot("done"))}`);
+        await drainState(drain, "done");
+      }
       return r.outcomes.some((o) => o.result !== "kept");
     });
 
-  // A command during a round asks for one more round after it, never a parallel one; settled if any round settled.
-  const deliverCoalesced = coalescing(deliverRound, (a, b) => a || b);
+  /** Every queued entry; a command during a round asks for one more round after it, never a parallel one. */
+  const deliverCoalesced = coalescing(
+    () => round(),
+    (a, b) => a || b,
+  );
+
+  /** The urgent players not served by a round in progress: a round of theirs alone, then the list refreshed. */
+  const expedite = coalescing(async () => {
+    let settled = false;
+    while (urgent.size && !agent.scheduler.stopped) settled = (await round(true)) || settled;
+    if (settled) await refresh();
+  });
+  /** A sanction of `target` was just queued: enforce it here now, then deliver it before anything else. */
+  const issued = async (target: PlayerRef) => {
+    await enforceTarget(target);
+    urgent.add(playerKey(target));
+    await expedite();
+  };
 
   const sanctions: Sanctions = {
-    async deliverNow() {
+    async deliverNow(target?: PlayerRef) {
+      if (target) return issued(target);
       await deliverCoalesced();
       await refresh();
     },
+  };
+
+  /** Notes from one-shot commands (handoff.ts): each entry enforced, then delivered first; answered when settled. */
+  const takeHandoffs = coalescing(async () => {
+    for (const { id } of await handoffs.list()) {
+      if (awaiting.has(id)) continue;
+      const note = await handoffs.get(id);
+      if (!note) continue;
+      const entry = await queues[note.kind].get(id);
+      if (!entry) {
+        await answer(id, recent.get(id) ?? { result: "elsewhere" });
+        continue;
+      }
+      awaiting.set(id, { kind: note.kind, key: playerKey(entry.data.target) });
+      log.info(`${note.kind} of ${playerLabel(entry.data.target)} from another hub-agent process (pid ${note.pid})`, {
+        entry: id,
+      });
+      void agent.scheduler.run("sanctions", () => issued(entry.data.target));
+    }
+  });
+  /** Answers no command picked up (it gave up waiting, or died) are deleted after a while. */
+  const sweepOutcomes = async () => {
+    const now = Date.now();
+    for (const o of await outcomes.list()) if (now - o.mtimeMs > OUTCOME_TTL_MS) await outcomes.remove(o.id);
   };
 
   // On hub_ply_connected, not player_connect: it runs beside the user lookup instead of after it, so a banned
@@ -164,6 +343,8 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
         pid: m.pid,
         kinds: m.kinds.join(","),
       });
+      // Kick first, from the cached list and the queues: the refresh may wait for a service that does not answer.
+      await enforce([...agent.players.values()]);
     }
     return m !== undefined;
   };
@@ -172,11 +353,23 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
     config.intervals.queues,
     async () => {
       const changed = await changedElsewhere();
+      await takeHandoffs();
       if ((await deliverCoalesced()) || changed) await refresh();
+      await sweepOutcomes();
     },
     true,
   );
-  if (opts.watch !== false && !agent.deps.once) watchChanges(agent, changedElsewhere, refresh);
+  if (opts.watch !== false && !agent.deps.once) {
+    watchChanges(agent, changedElsewhere, refresh);
+    void acceptHandoffs(agent, handoffs.dir, takeHandoffs);
+  }
+  // The index of the sanction queues agrees with them after any crash or an older version's writes (keyindex.ts).
+  void agent.scheduler.run("sanction-index", async () => {
+    for (const [name, q] of Object.entries(queues)) {
+      const { added, removed } = await q.verifyIndex();
+      if (added || removed) log.info(`the index of the ${name} queue was repaired`, { added, removed });
+    }
+  });
   sanctionCommands(agent, sanctions);
 }
 
@@ -191,4 +384,34 @@ function watchChanges(agent: FeatureContext, changed: () => Promise<boolean>, re
   };
   const closing = watchSanctionsChanged(agent.deps.store, check, agent.deps.logger.withTag("bans"));
   scheduler.signal.addEventListener("abort", () => void closing.then((close) => close()), { once: true });
+}
+
+/**
+ * Watches the handoff box and says so in the cache "deliverer" (handoff.ts): from then on one-shot commands hand
+ * their entries over instead of waiting for this run's rounds. Where the box cannot be watched, nothing is said and
+ * commands deliver their own entries as before. Notes already waiting are taken at once.
+ */
+async function acceptHandoffs(agent: FeatureContext, dir: string, take: () => Promise<void>): Promise<void> {
+  const { scheduler, deps } = agent;
+  const log = deps.logger.withTag("bans");
+  const { watch } = await import("node:fs");
+  const { mkdir } = await import("../fsio.ts");
+  const takeNow = () => {
+    if (!scheduler.stopped) void scheduler.run("sanction-handoffs", take);
+  };
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const watcher = watch(dir, { persistent: false }, takeNow);
+    watcher.on("error", (e) => {
+      log.info(`stopped watching ${dir} (${e.message}); commands deliver their own sanctions`);
+      watcher.close();
+      void delivererCache(deps.store).set({ pid: 0 });
+    });
+    scheduler.signal.addEventListener("abort", () => watcher.close(), { once: true });
+    await delivererCache(deps.store).set({ pid: process.pid });
+  } catch (e) {
+    log.info(`not watching ${dir} (${(e as Error).message}); commands deliver their own sanctions`);
+    return;
+  }
+  takeNow();
 }

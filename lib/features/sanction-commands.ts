@@ -35,8 +35,11 @@ import { appliedGroupsCache, knownGroups } from "./groups.ts";
 
 /** What the commands need of the ban feature. */
 export interface Sanctions {
-  /** One delivery round now (coalesced with a round already running), then a ban-list refresh and kick. */
-  deliverNow(): Promise<void>;
+  /**
+   * One delivery round now (coalesced with a round already running), then a ban-list refresh and kick. With the
+   * `target` of a sanction just queued: it is enforced at once and that player's entries go first (bans.ts).
+   */
+  deliverNow(target?: PlayerRef): Promise<void>;
 }
 
 /**
@@ -138,8 +141,8 @@ export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): v
     return false;
   };
 
-  /** After a sanction is queued: deliver it (and anything else queued), refresh bans, kick. Tracked, not awaited. */
-  const deliver = () => void agent.scheduler.run("sanctions", () => sanctions.deliverNow());
+  /** After a sanction of `who` is queued: enforce it, deliver it first, refresh bans. Tracked, not awaited. */
+  const deliver = (who: PlayerRef) => void agent.scheduler.run("sanctions", () => sanctions.deliverNow(who));
 
   const usage = (call: CommandCall, text: string) => call.reply(t("command.usage", { usage: text }));
 
@@ -167,7 +170,7 @@ export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): v
       clock.now(),
     );
     log.info("ban queued", { entry: entry.id, player: playerLabel(who), by: call.invoker?.name ?? "console", enforce });
-    deliver(); // before the answer, which may take a while or fail (a game without private messages)
+    deliver(who); // before the answer, which may take a while or fail (a game without private messages)
     const vars = { player: playerLabel(who), length: lengthText(messages, length.seconds), reason };
     await call.reply(t(enforce === "now" ? "ban.queued" : "ban.queued_on_accept", vars));
   });
@@ -185,7 +188,7 @@ export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): v
       clock.now(),
     );
     log.info("unban queued", { entry: entry.id, player: playerLabel(who), cancelled_queued_bans: cancelled, enforce });
-    deliver();
+    deliver(who);
     await call.reply(t(enforce === "now" ? "unban.queued" : "unban.queued_on_accept", { player: playerLabel(who) }));
   });
 
@@ -203,7 +206,7 @@ export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): v
       clock.now(),
     );
     log.info("warning queued", { entry: entry.id, player: playerLabel(who), by: call.invoker?.name ?? "console" });
-    deliver();
+    deliver(who);
     await call.reply(t("warn.queued", { player: playerLabel(who), reason }));
   });
 

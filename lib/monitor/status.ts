@@ -10,6 +10,7 @@ import * as v from "valibot";
 import type { Store } from "../store/index.ts";
 import { instanceHolder, type InstanceHolder } from "../store/instance.ts";
 import { queueStatus } from "../queues.ts";
+import { type Drain, DRAIN_CACHE, drainCache } from "../sanctions/drain.ts";
 
 /** The cache the snapshot is kept in (`<storage.dir>/cache/run_status`). */
 export const RUN_STATUS_CACHE = "run_status";
@@ -81,6 +82,8 @@ export interface StoreFacts {
   queues: QueueDepth[];
   caches: { name: string; age_s: number | null }[];
   quarantine: { dir: string; count: number; newest: { key: string; file: string; at: string }[] };
+  /** The last delivery round of `run` that was logged as it went (lib/sanctions/drain.ts): running or done. */
+  sanctions_drain?: Drain | null;
 }
 
 export interface StatusView extends StoreFacts {
@@ -104,7 +107,14 @@ const NEWEST_QUARANTINED = 10;
 const ageS = (at: number, now: number) => (at <= now ? Math.round((now - at) / 1000) : null);
 
 export async function storeFacts(store: Store, now: number): Promise<StoreFacts> {
-  const [queues, caches, corrupt] = await Promise.all([queueStatus(store, now), store.caches(), store.corrupt()]);
+  const [queues, caches, drain] = await Promise.all([
+    queueStatus(store, now),
+    store.caches(),
+    drainCache(store)
+      .get()
+      .catch(() => undefined),
+  ]);
+  const corrupt = await store.corrupt(); // after the queues were read: what reading them moved aside counts too
   return {
     storage_dir: store.dir,
     queues: queues.map((q) => ({
@@ -115,7 +125,7 @@ export async function storeFacts(store: Store, now: number): Promise<StoreFacts>
       oldest_age_s: q.oldest_age_s,
     })),
     caches: caches
-      .filter((c) => c.name !== RUN_STATUS_CACHE)
+      .filter((c) => c.name !== RUN_STATUS_CACHE && c.name !== DRAIN_CACHE)
       .map((c) => ({ name: c.name, age_s: ageS(c.writtenAt, now) })),
     quarantine: {
       dir: join(store.dir, "corrupt"),
@@ -124,6 +134,7 @@ export async function storeFacts(store: Store, now: number): Promise<StoreFacts>
         .slice(0, NEWEST_QUARANTINED)
         .map((c) => ({ key: c.key, file: c.file, at: new Date(c.at).toISOString() })),
     },
+    sanctions_drain: drain?.data ?? null,
   };
 }
 

@@ -36,7 +36,7 @@ import {
 } from "../api/client.ts";
 import { DEFAULT_TIMEOUT_MS } from "../api/http.ts";
 import type { Logger } from "../log.ts";
-import { LockTimeoutError, type QueueEntry, type Store, isUncertain } from "../store/index.ts";
+import { LockTimeoutError, type Queue, type QueueEntry, type Store, isUncertain } from "../store/index.ts";
 import { type Lookup, WARNING_CLOCK_SKEW_MS, bansAround, findBan, findWarning, warningsLike } from "./reconcile.ts";
 import {
   type BanEntry,
@@ -45,11 +45,14 @@ import {
   type PlayerRef,
   type UnbanEntry,
   type WarningEntry,
+  entriesByKeys,
+  groupIndexKeyOf,
   playerKey,
   playerLabel,
   sanctionQueues,
   unbanCancels,
 } from "./schemas.ts";
+import { serialByKey } from "../serial.ts";
 
 export { isUncertain } from "../store/index.ts";
 
@@ -121,11 +124,40 @@ export interface DeliverOptions {
   /** Players sent to in parallel (each player still one request at a time). Default 4. */
   concurrency?: number;
   /**
-   * Only these players' entries (by `playerKey`), all of them in order: a one-shot command delivers its own
-   * player's and leaves the rest to `run`, so concurrent commands do not take each other's entries (and answers).
+   * Only these players' entries (their `playerKey` groups, read through the queues' index), all of them in order: a
+   * one-shot command delivers its own player's and leaves the rest to `run`, so concurrent commands do not take each
+   * other's entries (and answers), and the round costs the same however long the queues are.
    */
   players?: ReadonlySet<string>;
+  /**
+   * Players to serve before the round's next one (`run`: a sanction just issued, by a command or in game), asked
+   * between players. Their entries are read afresh; one player's entries are never sent by two workers at once.
+   */
+  urgent?: () => string[];
+  /** Told when an urgent player's entries have been through the round (each settled or kept, or one kept first). */
+  onServed?: (player: string) => void | Promise<void>;
+  /** Aborted: no further player is started (`run` stopping or reloading); those in flight finish. */
+  signal?: AbortSignal;
+  /**
+   * `run`'s rounds: when the service rate-limits (429, or the closed gate of an earlier one), wait until it lets
+   * requests through again, up to this long, and go on with the same entry (nothing was done, so nothing is
+   * reported); a longer wait ends the round, the rest left queued untouched. The round also ends when the service
+   * stops answering (UNREACHABLE_STREAK requests in a row without an answer). 0 (default, one-shot commands): such
+   * an entry is kept and reported like any other.
+   */
+  maxPauseMs?: number;
+  /** Told how many entries the round found, and then how many each urgent player added. */
+  onListed?: (count: number) => void;
+  /** Told when the round waits for the service's rate limit (ms), or ends early (`ended`: why). */
+  onPause?: (e: { ms: number } | { ended: string }) => void;
 }
+
+/** Answers in a row that found no service (refused, timeout): the round ends instead of trying every player. */
+export const UNREACHABLE_STREAK = 4;
+/** The shortest wait after a 429. */
+const MIN_PAUSE_MS = 250;
+/** 429s in a row for one entry that end the round. */
+const MAX_RATE_LIMITED = 20;
 
 type Item =
   | { kind: "ban"; entry: QueueEntry<BanEntry> }
@@ -136,6 +168,22 @@ type Item =
 type Patch = Partial<Omit<QueueEntry<unknown>, "id" | "createdAt" | "data">>;
 
 type UserLookup = { ok: true; id: string } | { ok: false; error: ApiError };
+
+/** What sending one entry came to: undefined when another process took it; "rate_limited": to be sent again. */
+type SendResult = DeliveryResult | undefined | "rate_limited";
+
+/** Waits `ms`, or less when `signal` aborts (a pause for a 429 must not hold up a stop). */
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
 
 /**
  * An answer that proves the write was not carried out: 429 (or our own rate-limit gate: never sent), 401, 408, or a
@@ -163,15 +211,61 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
   const settleMs = deps.settleMs ?? settleTime(DEFAULT_TIMEOUT_MS);
   const log = deps.logger;
   const queues = sanctionQueues(store);
-  const [bans, unbans, warnings] = await Promise.all([queues.ban.list(), queues.unban.list(), queues.warning.list()]);
-  const byPlayer = new Map<string, Item[]>();
-  const add = (item: Item) => {
-    const key = playerKey(item.entry.data.target);
-    byPlayer.set(key, [...(byPlayer.get(key) ?? []), item]);
+  /** Every queued entry, or only those of these players (by playerKey, read through the index). */
+  const load = async (players?: ReadonlySet<string>): Promise<Item[]> => {
+    const keys = players && [...new Set([...players].map(groupIndexKeyOf))];
+    const read = <T>(q: Queue<T>) => (keys ? entriesByKeys(q, keys) : q.list());
+    const [bans, unbans, warnings] = await Promise.all([read(queues.ban), read(queues.unban), read(queues.warning)]);
+    const items: Item[] = [
+      ...bans.map((entry) => ({ kind: "ban" as const, entry })),
+      ...unbans.map((entry) => ({ kind: "unban" as const, entry })),
+      ...warnings.map((entry) => ({ kind: "warning" as const, entry })),
+    ];
+    return players ? items.filter((i) => players.has(playerKey(i.entry.data.target))) : items;
   };
-  for (const entry of bans) add({ kind: "ban", entry });
-  for (const entry of unbans) add({ kind: "unban", entry });
-  for (const entry of warnings) add({ kind: "warning", entry });
+  const byId = (a: Item, b: Item) => (a.entry.id < b.entry.id ? -1 : 1);
+  /** Each player's entries in creation order; players by their oldest entry, so a backlog drains oldest first. */
+  const groups = (items: Item[]): Item[][] => {
+    const byPlayer = new Map<string, Item[]>();
+    for (const item of items) {
+      const key = playerKey(item.entry.data.target);
+      const mine = byPlayer.get(key);
+      if (mine) mine.push(item);
+      else byPlayer.set(key, [item]);
+    }
+    return [...byPlayer.values()].map((g) => g.sort(byId)).sort((a, b) => byId(a[0] as Item, b[0] as Item));
+  };
+  const listed = await load(opts.players);
+  opts.onListed?.(listed.length);
+
+  // Rate limits and a service gone: shared by the workers (maxPauseMs).
+  const maxPauseMs = opts.maxPauseMs ?? 0;
+  let pausedUntil = 0;
+  let ended: string | undefined;
+  let unanswered = 0;
+  /**
+   * A 429 (or its gate): every worker waits until it has passed (at least MIN_PAUSE_MS, so a `Retry-After: 0` does
+   * not turn into a loop of requests), or the round ends if that is too long.
+   */
+  const rateLimited = (retryAfterMs: number) => {
+    const ms = Math.max(retryAfterMs, MIN_PAUSE_MS);
+    if (ms > maxPauseMs) {
+      if (!ended) opts.onPause?.({ ended: (ended = `the service asks to wait ${Math.ceil(ms / 1000)} s (429)`) });
+    } else {
+      pausedUntil = Math.max(pausedUntil, performance.now() + ms);
+      opts.onPause?.({ ms });
+    }
+    return "rate_limited" as const;
+  };
+  /** What one answer says about the service as a whole (run's rounds end when it stops answering); none: success. */
+  const heard = (error?: ApiError) => {
+    if (!maxPauseMs) return;
+    if (error?.kind !== "Network") unanswered = 0;
+    else if (++unanswered >= UNREACHABLE_STREAK && !ended) {
+      ended = `the service did not answer ${unanswered} times in a row (${describeError(error)})`;
+      opts.onPause?.({ ended });
+    }
+  };
 
   // Users resolved this round, by player key; a creator and a target may be the same player.
   const users = new Map<string, Promise<UserLookup>>();
@@ -179,8 +273,13 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     const key = `${playerKey(p)}:${create}`;
     let hit = users.get(key);
     if (!hit) {
-      hit = findUser(api, p, create);
-      users.set(key, hit);
+      const asked = findUser(api, p, create);
+      users.set(key, asked);
+      // A failure is not kept: the entry asks again (after a 429's wait, or in a later round).
+      void asked.then((r) => {
+        if (!r.ok && users.get(key) === asked) users.delete(key);
+      });
+      hit = asked;
     }
     return hit;
   };
@@ -220,7 +319,9 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     extra: Partial<OutcomeBase> = {},
     value?: Ban | Warning,
   ) => {
-    await queues[item.kind].remove(item.entry.id);
+    heard();
+    // With the entry as read: its player's keys say which index markers go with it.
+    await (queues[item.kind] as Queue<unknown>).remove(item.entry.id, item.entry);
     await report(item, { result, ...extra }, value);
     return result;
   };
@@ -238,7 +339,14 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
    * The answer to a request. `sent`: the write itself (its attempt is on record already); otherwise a request
    * before it (a user lookup) failed, which counts as an attempt that sent nothing.
    */
-  const answered = (item: Item, error: ApiError, sent: boolean) => {
+  const answered = async (item: Item, error: ApiError, sent: boolean): Promise<SendResult> => {
+    heard(error);
+    if (error.kind === "RateLimited" && maxPauseMs) {
+      // Nothing was done (a 429 proves it): an attempt on record is cleared, nobody is told, and the entry goes
+      // again once the service lets requests through.
+      if (sent) await queues[item.kind].update(item.entry.id, { uncertain: false, lastError: describeError(error) });
+      return rateLimited(error.retryAfterMs);
+    }
     if (sent && isAcceptedWrite(error)) {
       log?.warn(`delivered, but the answer was unreadable: ${describeError(error)}`);
       return done(item, "delivered");
@@ -259,7 +367,9 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     );
   };
   /** A lookup at the service failed: the entry waits, not sent. */
-  const lookupFailed = (item: Item, error: ApiError) => {
+  const lookupFailed = (item: Item, error: ApiError): Promise<SendResult> => {
+    heard(error);
+    if (error.kind === "RateLimited" && maxPauseMs) return Promise.resolve(rateLimited(error.retryAfterMs));
     const message = `looking it up at the service failed: ${describeError(error)}`;
     return keep(item, { lastLookupAt: now(), lastLookup: "failed", lastError: message }, message);
   };
@@ -277,7 +387,10 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     // `data` only for a warning (its `seen`); Patch leaves it out so no other write can change a sanction.
     // Only if no other attempt was recorded since this round read the entry: a process frozen past the lock's stale
     // time wakes up here after the one that took over may have sent it (and lost the answer).
-    const unchanged = (current: QueueEntry<unknown>) => current.attempts === item.entry.attempts;
+    // Nor if an unban cancelled the ban since (otherKeyBans in a round of another worker or process).
+    const unchanged = (current: QueueEntry<unknown>) =>
+      current.attempts === item.entry.attempts &&
+      (current.data as { status?: string }).status === (item.entry.data as { status?: string }).status;
     const entry = await queues[item.kind].update(item.entry.id, patch as Patch, unchanged);
     if (entry) item.entry = entry as never;
     return entry !== undefined;
@@ -290,7 +403,14 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
    */
   const otherKeyBans = async (unban: QueueEntry<UnbanEntry>, userId: string): Promise<Lookup<BanEntry | undefined>> => {
     const key = playerKey(unban.data.target);
-    for (const e of await queues.ban.list()) {
+    // Through the index: bans queued under the user id, or (for an unban by user id) under that user's game id.
+    const keys = [`user:${userId}`];
+    if (unban.data.target.identifier === null) {
+      const user = await api.getUser(userId);
+      if (!user.ok && user.error.kind !== "NotFound") return user;
+      if (user.ok) keys.push(`id:${user.value.identifier.toLowerCase()}`);
+    }
+    for (const e of await entriesByKeys(queues.ban, keys)) {
       const ban = e.data;
       if (e.id > unban.id || ban.status !== "ACTIVE" || playerKey(ban.target) === key) continue;
       // Two game ids are two players: only a service user id on one side can hide the same person.
@@ -303,12 +423,15 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
       if (owner.id !== userId) continue;
       // Not cancelled while it may already be at VyHub (its answer lost): the unban waits for its lookup.
       if (!unbanCancels(unban.data, ban) || isUncertain(e)) return { ok: true, value: ban };
-      await queues.ban.update(e.id, { data: { ...ban, status: "UNBANNED" } });
+      // Only while nobody is sending it: a worker that recorded its attempt first makes the unban wait for it.
+      const idle = (cur: QueueEntry<BanEntry>) => cur.data.status === "ACTIVE" && !isUncertain(cur);
+      const cancelled = await queues.ban.update(e.id, { data: { ...ban, status: "UNBANNED" } }, idle);
+      if (!cancelled && (await queues.ban.get(e.id))) return { ok: true, value: ban };
     }
     return { ok: true, value: undefined };
   };
 
-  const send = async (item: Item): Promise<DeliveryResult | undefined> => {
+  const send = async (item: Item): Promise<SendResult> => {
     // Re-read: the entry may have been dropped (`queue drop`) or its ban cancelled by an unban since the listing.
     const current = await queues[item.kind].get(item.entry.id);
     if (!current) return undefined;
@@ -426,28 +549,62 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     return res.ok ? done(item, "delivered", {}, res.value) : answered(item, res.error, true);
   };
 
-  const players = [...byPlayer.entries()]
-    .filter(([key]) => !opts.players || opts.players.has(key))
-    .map(([, items]) => items.sort((a, b) => (a.entry.id < b.entry.id ? -1 : 1)));
-  const sendAll = async (groups: Item[][]) => {
+  // One player's entries are sent by one worker at a time, whether listed or urgent; an urgent call serves the player
+  // afresh, so their listed group is not sent again in this round.
+  const onePlayer = serialByKey();
+  const served = new Set<string>();
+  /** A player's entries in order; a kept one stops the rest (a later unban never overtakes the ban it lifts). */
+  const sendGroup = async (items: Item[]) => {
+    for (let i = 0, limited = 0; i < items.length && !ended;) {
+      const wait = pausedUntil - performance.now();
+      if (wait > 0) await sleep(wait, opts.signal);
+      if (opts.signal?.aborted) ended ??= "stopping";
+      if (ended) break;
+      const result = await send(items[i] as Item);
+      if (result === "rate_limited") {
+        // The same entry once the service lets requests through; a service that never does ends the round.
+        if (++limited >= MAX_RATE_LIMITED && !ended)
+          opts.onPause?.({ ended: (ended = `the service answered 429 ${limited} times in a row`) });
+        continue;
+      }
+      limited = 0;
+      if (result === "kept") break;
+      i++;
+    }
+  };
+  const serveUrgent = async () => {
+    for (const key of opts.urgent?.() ?? []) {
+      served.add(key);
+      await onePlayer(key, async () => {
+        const items = (await load(new Set([key]))).sort(byId);
+        opts.onListed?.(items.length);
+        await sendGroup(items);
+      });
+      await opts.onServed?.(key);
+    }
+  };
+  const sendAll = async (list: Item[][]) => {
     let next = 0;
     const worker = async () => {
-      while (next < groups.length) {
-        const items = groups[next++] as Item[];
-        for (const item of items) {
-          if ((await send(item)) === "kept") break;
-        }
+      for (;;) {
+        await serveUrgent();
+        if (opts.signal?.aborted) ended ??= "stopping";
+        if (ended || next >= list.length) return;
+        const items = list[next++] as Item[];
+        const key = playerKey((items[0] as Item).entry.data.target);
+        if (!served.has(key)) await onePlayer(key, () => sendGroup(items));
       }
     };
     // Every worker finishes before the round (and its lock) ends, also when one of them failed.
     const results = await Promise.allSettled(
-      Array.from({ length: Math.min(opts.concurrency ?? 4, groups.length) }, worker),
+      Array.from({ length: Math.max(1, Math.min(opts.concurrency ?? 4, list.length)) }, worker),
     );
     const failed = results.find((r) => r.status === "rejected");
     if (failed) throw failed.reason;
   };
   // Players with an unban last: a ban of the same person queued under their other key is then sent or kept, never
-  // in flight while the unban looks (otherKeyBans).
+  // in flight while the unban looks (otherKeyBans; an urgent unban relies on the checks there and in recordAttempt).
+  const players = groups(listed);
   const hasUnban = (items: Item[]) => items.some((i) => i.kind === "unban");
   await sendAll(players.filter((items) => !hasUnban(items)));
   await sendAll(players.filter(hasUnban));

@@ -1,29 +1,23 @@
 /**
- * "Deliver this entry and tell me what became of it": a one-shot command's delivery round. The round (exclusive
- * across processes) takes the entry's player's queued sanctions, in order; other players' entries are left to
- * `run`, so concurrent commands never take each other's. Then the fate of the entry: settled here, still queued,
- * or settled by another process (a running `run`) that took it first.
+ * "Deliver this entry and tell me what became of it": a one-shot command's delivery. With a running `run` that
+ * takes handed-off entries, the entry goes to it (handoff.ts) and the command waits a bounded time for its answer,
+ * never for a lock. Otherwise the command's own round (exclusive across processes) takes the entry's player's
+ * queued sanctions, in order, read through the queues' index; other players' entries are left to `run`, so
+ * concurrent commands never take each other's, and the round costs the same however long the queues are. Then the
+ * fate of the entry: settled here, still queued, or settled by another process that took it first.
  */
 import type { Messages } from "../messages.ts";
 import { describeFsError } from "../store/errors.ts";
 import { markSanctionsChanged } from "./changed.ts";
 import { deliverQueues, isUncertain, type DeliverDeps, type DeliveryOutcome } from "./deliver.ts";
+import { type EntryFate, deliverer, handOff } from "./handoff.ts";
 import { outcomeMessage } from "./report.ts";
 import { playerKey, sanctionQueues } from "./schemas.ts";
 
-/** What became of the command's own entry after a delivery round. */
-export interface EntryFate {
-  /** `kept`: still queued (the service did not answer, or another process was busy delivering); `elsewhere`:
-   * another process settled it. */
-  result: DeliveryOutcome["result"] | "elsewhere";
-  outcome?: DeliveryOutcome;
-  error?: string;
-  /** kept: a request may have reached the service; it is looked up there before it is sent again. */
-  uncertain?: boolean;
-}
+export type { EntryFate } from "./handoff.ts";
 
 export async function deliverOwnEntry(
-  deps: DeliverDeps & { messages: Messages },
+  deps: DeliverDeps & { messages: Messages; handoffWaitMs?: number },
   kind: DeliveryOutcome["kind"],
   entryId: string,
 ): Promise<EntryFate> {
@@ -31,6 +25,12 @@ export async function deliverOwnEntry(
   const queue = sanctionQueues(deps.store)[kind];
   const mine = await queue.get(entryId);
   if (!mine) return { result: "elsewhere" };
+  const pid = deps.handoffWaitMs ? await deliverer(deps.store) : undefined;
+  if (pid !== undefined) {
+    const fate = await handOff(deps.store, kind, entryId, pid, deps.handoffWaitMs as number);
+    if (fate) return fate;
+    log?.info(`the running hub-agent (pid ${pid}) stopped; delivering the ${kind} from here`);
+  }
   const key = playerKey(mine.data.target);
   let own: DeliveryOutcome | undefined;
   // A kept entry stops the player's later entries for the round: theirs is then the reason ours waits too.

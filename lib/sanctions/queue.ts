@@ -10,6 +10,8 @@ import {
   type PlayerRef,
   type UnbanEntry,
   type WarningEntry,
+  entriesByKeys,
+  playerIndexKeys,
   samePlayer,
   sanctionQueues,
   unbanCancels,
@@ -82,7 +84,8 @@ export async function queueUnban(
   const queues = sanctionQueues(store);
   const enforce = unban.enforce ?? "now";
   let cancelled = 0;
-  for (const e of await queues.ban.list()) {
+  // Through the index: the player's queued bans, however long the queue.
+  for (const e of await entriesByKeys(queues.ban, playerIndexKeys(unban.target))) {
     if (e.data.status !== "ACTIVE" || !samePlayer(e.data.target, unban.target)) continue;
     if (!unbanCancels({ enforce, processor: unban.processor }, e.data)) continue; // goes first, lifted if accepted
     // update re-reads under the queue's lock, so a concurrent attempts/lastError write is not lost.

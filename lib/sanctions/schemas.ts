@@ -6,7 +6,7 @@
  */
 import * as v from "valibot";
 import { TimestampSchema } from "../api/schemas.ts";
-import type { Store } from "../store/index.ts";
+import type { Queue, QueueEntry, Store } from "../store/index.ts";
 
 const text = v.pipe(v.string(), v.nonEmpty());
 
@@ -108,13 +108,42 @@ export const WarningEntrySchema = v.object({
 });
 export type WarningEntry = v.InferOutput<typeof WarningEntrySchema>;
 
+/**
+ * The keys a sanction is found by in its queue's index (store `byKey`): its player's game id (any type, compared in
+ * lower case like sameIdentifier) and their service user id when known. One player's entries are read without
+ * reading the queue: a one-shot command's round, the unban's cancelling, the is-banned check at connect.
+ */
+export function playerIndexKeys(p: { identifier: string | null; user_id: string | null }): string[] {
+  const keys: string[] = [];
+  if (p.identifier !== null) keys.push(`id:${p.identifier.toLowerCase()}`);
+  if (p.user_id !== null) keys.push(`user:${p.user_id}`);
+  return keys;
+}
+
+/**
+ * The index key under which every entry of a delivery group is found, from its playerKey: `<type>:<game id>` is
+ * found under `id:<game id>`, `user:<id>` under itself (user types are upper case, so none is "user").
+ */
+export function groupIndexKeyOf(key: string): string {
+  return key.startsWith("user:") ? key : `id:${key.slice(key.indexOf(":") + 1)}`;
+}
+
+const indexed = { keys: (d: { target: PlayerRef }) => playerIndexKeys(d.target) };
+
 /** The three typed queues over a store (several processes may hold them on the same directory). */
 export function sanctionQueues(store: Store) {
   return {
-    ban: store.queue("ban", BanEntrySchema),
-    unban: store.queue("unban", UnbanEntrySchema),
-    warning: store.queue("warning", WarningEntrySchema),
+    ban: store.queue("ban", BanEntrySchema, indexed),
+    unban: store.queue("unban", UnbanEntrySchema, indexed),
+    warning: store.queue("warning", WarningEntrySchema, indexed),
   };
+}
+
+/** The entries of `queue` under any of `keys` (byKey), each once, oldest first. */
+export async function entriesByKeys<T>(queue: Queue<T>, keys: readonly string[]): Promise<QueueEntry<T>[]> {
+  const byId = new Map<string, QueueEntry<T>>();
+  for (const key of keys) for (const e of await queue.byKey(key)) byId.set(e.id, e);
+  return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
 }
 export type SanctionQueues = ReturnType<typeof sanctionQueues>;
 

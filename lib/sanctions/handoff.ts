@@ -1,0 +1,122 @@
+/**
+ * A one-shot command and a running `run` on the same store: the command never waits for `run`'s delivery round (a
+ * backlog after an outage can take minutes). It writes its queue entry as always, then a note in the box "handoff"
+ * naming it; `run` watches that box, kicks the player at once if it is a ban (from the queue, before any refresh of
+ * the ban list), delivers the player's entries before the rest of its round, and answers with the entry's fate in
+ * the box "outcome", which the command reads and deletes. The command waits for that answer a bounded time and never
+ * for a lock; without an answer the entry is still queued, and `run` delivers it.
+ *
+ * `run` says it takes such notes in the cache "deliverer" (its pid) once it watches the box; a command hands off only
+ * to that pid while it holds the storage directory's instance lock, and does its own round otherwise (no `run`, a
+ * `run` not ready yet, `run --once`, or an older version).
+ */
+import * as v from "valibot";
+import type { Store } from "../store/index.ts";
+import { instanceHolder } from "../store/instance.ts";
+import { pidAlive } from "../store/lock.ts";
+import type { DeliveryOutcome } from "./deliver.ts";
+import { QUEUED_BAN_STATUSES } from "./schemas.ts";
+
+export const HANDOFF_BOX = "handoff";
+export const OUTCOME_BOX = "outcome";
+export const DELIVERER_CACHE = "deliverer";
+
+/** An answer no command picked up (it gave up waiting, or was killed) is deleted after this long. */
+export const OUTCOME_TTL_MS = 10 * 60_000;
+/** How often a waiting command looks for the answer, and checks that `run` still lives. */
+const POLL_MS = 5;
+const ALIVE_CHECK_MS = 250;
+
+const KINDS = ["ban", "unban", "warning"] as const;
+const RESULTS = ["delivered", "not_found", "refused", "cancelled", "kept", "elsewhere"] as const;
+
+/** What became of the command's own entry (a delivery round's outcome for it, or why there is none). */
+export interface EntryFate {
+  /**
+   * `kept`: still queued (the service did not answer, or it waits for an earlier entry of its player, or for `run`);
+   * `elsewhere`: another process settled it.
+   */
+  result: DeliveryOutcome["result"] | "elsewhere";
+  outcome?: DeliveryOutcome;
+  error?: string;
+  /** kept: a request may have reached the service; it is looked up there before it is sent again. */
+  uncertain?: boolean;
+}
+
+const HandoffSchema = v.object({ kind: v.picklist(KINDS), pid: v.number() });
+export type Handoff = v.InferOutput<typeof HandoffSchema>;
+
+/** The answer: only its shape is checked, the outcome is what `run`'s round reported (its own store, its own user). */
+const FateSchema = v.object({
+  result: v.picklist(RESULTS),
+  error: v.optional(v.string()),
+  uncertain: v.optional(v.boolean()),
+  outcome: v.optional(
+    v.looseObject({
+      kind: v.picklist(KINDS),
+      result: v.picklist(RESULTS),
+      entry: v.looseObject({
+        id: v.string(),
+        data: v.looseObject({ target: v.looseObject({}), status: v.optional(v.picklist(QUEUED_BAN_STATUSES)) }),
+      }),
+    }),
+  ),
+});
+
+const DelivererSchema = v.object({ pid: v.number() });
+
+export const handoffBox = (store: Store) => store.box(HANDOFF_BOX, HandoffSchema);
+export const outcomeBox = (store: Store) => store.box(OUTCOME_BOX, FateSchema as unknown as v.GenericSchema<EntryFate>);
+export const delivererCache = (store: Store) => store.cache(DELIVERER_CACHE, DelivererSchema);
+
+/** The pid of a running `run` that takes handed-off entries, if there is one on this host; else undefined. */
+export async function deliverer(store: Store): Promise<number | undefined> {
+  const [said, held] = await Promise.all([
+    delivererCache(store)
+      .get()
+      .catch(() => undefined),
+    instanceHolder(store.dir).catch(() => undefined),
+  ]);
+  if (!said || !held || held.verdict !== "live") return undefined;
+  return held.holder.pid === said.data.pid ? said.data.pid : undefined;
+}
+
+/**
+ * Hands `kind` entry `entryId` (written) to the running `run` with `pid` and waits up to `waitMs` for its fate.
+ * undefined when that `run` died meanwhile: the caller delivers it itself. After `waitMs` without an answer: kept.
+ */
+export async function handOff(
+  store: Store,
+  kind: Handoff["kind"],
+  entryId: string,
+  pid: number,
+  waitMs: number,
+): Promise<EntryFate | undefined> {
+  const outcomes = outcomeBox(store);
+  await handoffBox(store).put(entryId, { kind, pid: process.pid });
+  const started = performance.now();
+  let checked = started;
+  for (;;) {
+    const fate = await outcomes.get(entryId);
+    if (fate) {
+      await outcomes.remove(entryId).catch(() => {});
+      return fate;
+    }
+    const now = performance.now();
+    if (now - checked >= ALIVE_CHECK_MS) {
+      checked = now;
+      if (!pidAlive(pid)) {
+        await handoffBox(store)
+          .remove(entryId)
+          .catch(() => {});
+        return undefined;
+      }
+    }
+    if (now - started >= waitMs)
+      return {
+        result: "kept",
+        error: `the running hub-agent (pid ${pid}) is delivering it and had not answered within ${Math.round(waitMs / 1000)} s; its log will say how VyHub answered`,
+      };
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * A one-shot command beside a running `run` (lib/sanctions/handoff.ts): `run` holds the instance lock and watches the
+ * handoff box, so a command's ban (cli/sanction.ts deliver(), on a second store over the same directory, as another
+ * process has it) is handed over instead of waiting for `run`'s delivery round: delivered at once even in the middle
+ * of a backlog, the player kicked from the queue before any refresh of the ban list, and a bounded wait when `run`
+ * cannot answer in time (the entry stays queued). Sanctions issued at `run`'s own console are enforced the same way.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { createApi } from "../../lib/api/client.ts";
+import { bans } from "../../lib/features/bans.ts";
+import { delivererCache } from "../../lib/sanctions/handoff.ts";
+import { type PlayerRef, queueBan, sanctionQueues, settleTime } from "../../lib/sanctions/index.ts";
+import { holdInstance, type Instance } from "../../lib/store/instance.ts";
+import { openStore } from "../../lib/store/index.ts";
+import { deliver, type Session } from "../../cli/sanction.ts";
+import { harness, until, type Harness } from "./harness.ts";
+
+const DAVE = { id: "76561198000000004", name: "Dave" };
+const env = { HUB_INTERVALS_BANS: "3600", HUB_INTERVALS_QUEUES: "60", HUB_API_TIMEOUT: "1" };
+
+let h: Harness;
+let instance: Instance | undefined;
+afterEach(async () => {
+  await instance?.release();
+  instance = undefined;
+  await h?.close();
+});
+
+const ref = (p: { id: string; name: string }): PlayerRef => ({
+  identifier: p.id,
+  type: "STEAM",
+  user_id: null,
+  name: p.name,
+});
+const kicks = (p: { id: string }) => h.sim.actionsOf("kick").filter((k) => k.player === p.id);
+const logged = (text: string) => h.logger.lines.findIndex((l) => l.msg.includes(text));
+
+/** `run`: the agent with the instance lock, as cli/commands/run.ts holds it, ready to take handed-over entries. */
+async function startRun() {
+  instance = await holdInstance(h.store.dir);
+  await h.agent.start();
+  const said = async () => (await delivererCache(h.store).get())?.data.pid;
+  for (let i = 0; i < 300 && (await said()) !== process.pid; i++) await Bun.sleep(10);
+  expect(await said()).toBe(process.pid);
+}
+
+/** What `hub-agent ban` does in its own process: its own store on the same directory, then deliver(). */
+async function cliBan(p: { id: string; name: string }) {
+  const store = await openStore({ dir: h.store.dir });
+  const s: Session = {
+    ctx: {
+      logger: h.logger,
+      json: false,
+      say: () => {},
+      emit: () => {},
+      config: async () => h.config,
+      secret: () => {},
+    },
+    config: h.config,
+    store,
+    api: createApi({ url: h.sb.url, key: h.sb.key, retries: 0, timeoutMs: 1000 }),
+    messages: h.agent.deps.messages,
+    userType: "STEAM",
+    settleMs: settleTime(h.config.api.timeout * 1000),
+  };
+  const entry = await queueBan(store, {
+    target: ref(p),
+    length: 600,
+    reason: "griefing",
+    creator: null,
+    serverbundleId: h.sb.bundleId,
+  });
+  const started = performance.now();
+  const fate = await deliver(s, "ban", entry.id);
+  return { fate, entry, ms: performance.now() - started };
+}
+
+describe("a command beside a running run", () => {
+  test("during a backlog's round: the command's ban is delivered at once, long before the round ends", async () => {
+    h = await harness({ env, features: [bans] });
+    // 200 bans queued during an outage; the service answers each request after 10 ms: the round takes seconds.
+    const backlog = sanctionQueues(h.store).ban;
+    for (let i = 0; i < 200; i++)
+      await queueBan(h.store, {
+        target: ref({ id: String(76561198300000000n + BigInt(i)), name: "" }),
+        length: 600,
+        reason: `backlog ${i}`,
+        creator: null,
+        serverbundleId: h.sb.bundleId,
+      });
+    h.sb.control.latency(10);
+    await startRun();
+    await until(() => h.sb.state.bans.size > 20, "the round to be under way", 30_000);
+    const { fate, ms } = await cliBan(DAVE);
+    const left = await backlog.size();
+    expect(fate.result).toBe("delivered");
+    expect(left).toBeGreaterThan(50); // the round still has most of the backlog before it
+    console.log(`handed-over ban during a round: answered in ${ms.toFixed(0)} ms with ${left} entries left`);
+    await until(() => h.sb.state.bans.size >= 201, "the backlog", 60_000);
+  }, 90_000);
+
+  test("with the service down: the player is kicked from the queue before the ban list is asked for", async () => {
+    h = await harness({ env, features: [bans] });
+    await startRun();
+    await h.join(DAVE);
+    await h.sb.control.down();
+    const { fate } = await cliBan(DAVE);
+    expect(fate.result).toBe("kept");
+    await until(() => kicks(DAVE).length === 1, "the kick");
+    expect(kicks(DAVE)[0]!.text).toContain("Ban ID: pending");
+    const kicked = logged("kicking a banned player");
+    const refresh = h.logger.lines.findIndex((l, i) => i > 0 && l.msg.startsWith("ban list not refreshed"));
+    expect(refresh === -1 || kicked < refresh).toBe(true);
+  });
+
+  test("a ban at run's own console with the service down: kick first, then the refresh", async () => {
+    h = await harness({ env, features: [bans] });
+    await startRun();
+    await h.join(DAVE);
+    await h.sb.control.down();
+    const before = h.logger.lines.length;
+    await h.consoleLine(`ban ${DAVE.id} 1h griefing`);
+    await until(() => kicks(DAVE).length === 1, "the kick");
+    const lines = h.logger.lines.slice(before).map((l) => l.msg);
+    const kicked = lines.findIndex((m) => m.includes("kicking a banned player"));
+    const refresh = lines.findIndex((m) => m.startsWith("ban list not refreshed"));
+    expect(kicked).toBeGreaterThanOrEqual(0);
+    expect(refresh === -1 || kicked < refresh).toBe(true);
+  });
+
+  test("run cannot answer within the wait (the service asked it to pause): queued, exit 6's line, not lost", async () => {
+    h = await harness({ env, features: [bans] });
+    await startRun();
+    // Every ban answered 429 "wait 30 s": run's round waits (up to intervals.queues), the command does not.
+    h.sb.control.rateLimit(1000, 30, { method: "POST", path: "/ban/" });
+    const { fate, entry, ms } = await cliBan(DAVE);
+    expect(fate).toEqual({
+      result: "kept",
+      error: `the running hub-agent (pid ${process.pid}) is delivering it and had not answered within 2 s; its log will say how VyHub answered`,
+    });
+    expect(ms).toBeLessThan(5_000);
+    expect(await sanctionQueues(h.store).ban.get(entry.id)).toBeDefined();
+  });
+});

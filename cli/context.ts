@@ -17,10 +17,15 @@ export interface Context {
   emit(value: unknown): void;
   /**
    * Loads and validates the configuration; a bad one is a CliError with exit code 3. Its warnings (intervals below
-   * the spec's) are logged only with `warnings` (`run` and `doctor`): one-shot commands would repeat them every time.
+   * the spec's, files with a secret everyone can read) are logged only with `warnings` (`run` and `doctor`):
+   * one-shot commands would repeat them every time. `exposed` takes the latter instead of the log (doctor's lines).
+   * `timePatterns`: for the commands that run the game's patterns (LoadOptions).
    */
-  /** `timePatterns`: for the commands that run the game's patterns (LoadOptions). */
-  config(opts?: { warnings?: boolean; timePatterns?: boolean }): Promise<Config>;
+  config(opts?: {
+    warnings?: boolean;
+    timePatterns?: boolean;
+    exposed?: (files: { message: string; fix: string }[]) => void;
+  }): Promise<Config>;
   /** Registers a secret so it never appears in output or logs. */
   secret(value: string): void;
 }
@@ -59,6 +64,8 @@ export function createContext(flags: GlobalFlags): Context {
         throw new CliError(`configuration is not valid${where}`, EXIT.CONFIG, result.problems);
       }
       if (opts.warnings) for (const w of result.warnings) logger.warn(w);
+      if (opts.exposed) opts.exposed(result.exposed);
+      else if (opts.warnings) for (const w of result.exposed) logger.warn(`${w.message}: \`${w.fix}\``);
       return result.config;
     },
   };

@@ -24,8 +24,10 @@ export default defineCommand({
     /** Lines printed under a check's own (each escaped on its own, so the breaks between them stay breaks). */
     const below = new Map<Check, string[]>();
     try {
-      const config = await ctx.config({ warnings: true, timePatterns: true });
+      let exposed: { message: string; fix: string }[] = [];
+      const config = await ctx.config({ warnings: true, timePatterns: true, exposed: (files) => (exposed = files) });
       checks.push({ name: "config", status: "ok", message: "valid" });
+      for (const f of exposed) checks.push({ name: "config", status: "warn", message: f.message, fix: f.fix });
       const { runChecks } = await import("../../lib/doctor.ts");
       checks.push(...(await runChecks(config, { logger: ctx.logger.withTag("api") })));
     } catch (e) {

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { exists, readFile } from "../fsio.ts";
+import { exists, readFile, stat } from "../fsio.ts";
 import { dirname, resolve } from "node:path";
 import { ConfigSchema, KEY_HELP, SPEC_INTERVALS, type Config } from "./schema.ts";
 import { isLoopback, parseListen } from "./listen.ts";
@@ -23,7 +23,15 @@ export interface LoadOptions {
 }
 
 export type LoadResult =
-  | { ok: true; config: Config; file?: string; warnings: string[]; secrets: string[] }
+  | {
+      ok: true;
+      config: Config;
+      file?: string;
+      warnings: string[];
+      /** Files holding a secret that everyone may read (or change): what, and the fix. */
+      exposed: { message: string; fix: string }[];
+      secrets: string[];
+    }
   | { ok: false; problems: string[]; file?: string; secrets: string[] };
 
 type Source = { kind: "file"; file: string } | { kind: "env"; name: string };
@@ -160,7 +168,20 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
 
   const c = parsed.output;
   const base = file ? dirname(file) : opts.cwd;
+  const warnings: string[] = [];
+  const exposed: { message: string; fix: string }[] = [];
+  // Secrets in a file everyone can read: said by `run` and `doctor`, like ssh with a loose key (not refused, and a
+  // group may read it: the service unit shares it with its own group, deploy/hub-agent.service).
+  const secretFiles: [string, string][] = [];
+  if (file && [...SECRET_KEYS].some((path) => sources.get(path)?.kind === "file"))
+    secretFiles.push([file, "holds the API key or a console password"]);
   const { password_file: passwordFile, ...rcon } = c.game.rcon;
+  if (passwordFile) secretFiles.push([resolve(base, passwordFile), "holds the console password"]);
+  if (!c.api.key && c.api.key_file) secretFiles.push([resolve(base, c.api.key_file), "holds the API key"]);
+  for (const [path, what] of secretFiles) {
+    const loose = await othersMay(path);
+    if (loose) exposed.push({ message: `${path} ${what} and ${loose}`, fix: `chmod o-rwx ${path}` });
+  }
   if (passwordFile) {
     const path = resolve(base, passwordFile);
     const where_ = `game.rcon.password_file = "${path}" (${where("game.rcon.password_file")})`;
@@ -196,7 +217,6 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
     secrets.push(key);
   }
 
-  const warnings: string[] = [];
   for (const [name, spec] of Object.entries(SPEC_INTERVALS)) {
     const value = c.intervals[name as keyof typeof SPEC_INTERVALS];
     if (value < spec && !(name === "adverts" && value === 0))
@@ -222,7 +242,15 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
     lang: /[/\\]|\.json$/i.test(c.lang) ? resolve(base, c.lang) : c.lang,
   };
   delete (config.api as { key_file?: string }).key_file;
-  return { ok: true, config, file, warnings, secrets };
+  return { ok: true, config, file, warnings, exposed, secrets };
+}
+
+/** "other users can read it (mode 0644)" when the world may read or change `path`; undefined otherwise or unknown. */
+async function othersMay(path: string): Promise<string | undefined> {
+  if (process.getuid === undefined) return undefined; // no modes to speak of (Windows)
+  const mode = ((await stat(path).catch(() => undefined))?.mode ?? 0) & 0o777;
+  if (!(mode & 0o006)) return undefined;
+  return `other users can ${mode & 0o002 ? "change" : "read"} it (mode 0${mode.toString(8)})`;
 }
 
 /** The game keys that depend on each other: what a bridge needs, and the preset's overrides. */

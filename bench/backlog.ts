@@ -1,0 +1,302 @@
+/**
+ * Backlogs after an outage, in one run, with the compiled binary against the in-memory service (in a process of its
+ * own, bench/backlog-service.ts):
+ *
+ * - `ban` (a fresh player each time, the service up, no `run`) with 0, 5,000 and 10,000 bans queued: p50 and p99,
+ *   and as ratios to a bare compiled Bun program that prints one line (the machine is shared: ratios travel);
+ * - `ban` while `run` drains 10,000 (its entry handed over to `run`, lib/sanctions/handoff.ts);
+ * - `ban` → kick with the service down (`run` beside, a simulated game with the players online): from the command's
+ *   start to the kick in the game's action log;
+ * - draining 5,000 and 10,000 (the time `run` takes to empty the queue from its start; the ratio should be ≤ 2.2,
+ *   linear), then 10,000 again with the service allowing `--rate` requests per second (429 with Retry-After beyond):
+ *   the time, the rate achieved, and at the service 0 lost and 0 duplicates, in order.
+ *
+ * Run: npm run bench:backlog [-- --entries 10000 --samples 30 --rate 300]
+ */
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { queueBan, sanctionQueues } from "../lib/sanctions/index.ts";
+import { openStore } from "../lib/store/index.ts";
+import { buildCommand } from "../test/cli/binary.ts";
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) || fallback : fallback;
+};
+const ENTRIES = arg("entries", 10_000);
+const SAMPLES = arg("samples", 30);
+const RATE = arg("rate", 300);
+const root = join(import.meta.dir, "..");
+const work = mkdtempSync(join(tmpdir(), "hub-backlog-"));
+const load = () => loadavg()[0]!.toFixed(1);
+
+for (const [entry, out] of [
+  ["cli/main.ts", "hub-agent"],
+  ["bench/bare.ts", "bare"],
+]) {
+  const r = Bun.spawnSync(buildCommand(entry!, join(work, out!)), { cwd: root, stdout: "ignore", stderr: "inherit" });
+  if (r.exitCode !== 0) throw new Error(`build of ${entry} failed`);
+}
+const BIN = join(work, "hub-agent");
+
+// The service, and requests to it over IPC.
+type Ready = { url: string; key: string; serverId: string; bundleId: string };
+let ready!: (r: Ready) => void;
+const started = new Promise<Ready>((r) => (ready = r));
+const waiting = new Map<number, (v: unknown) => void>();
+let nextId = 0;
+// Every process this bench starts is stopped when it ends, also when it fails.
+const children = new Set<ReturnType<typeof Bun.spawn>>();
+const track = <P extends ReturnType<typeof Bun.spawn>>(p: P): P => {
+  children.add(p);
+  void p.exited.then(() => children.delete(p));
+  return p;
+};
+process.on("exit", () => {
+  for (const p of children) p.kill("SIGKILL");
+});
+const service = track(
+  Bun.spawn([process.execPath, join(import.meta.dir, "backlog-service.ts")], {
+    stdout: "inherit",
+    stderr: "inherit",
+    ipc(m: { ready?: Ready; id?: number; value?: unknown }) {
+      if (m.ready) ready(m.ready);
+      else if (m.id !== undefined) waiting.get(m.id)?.(m.value);
+    },
+  }),
+);
+// An answer over IPC does not keep this process alive by itself.
+const alive = setInterval(() => {}, 1_000);
+const ask = <T>(op: string, extra: Record<string, unknown> = {}) =>
+  new Promise<T>((resolve, reject) => {
+    const id = nextId++;
+    const timer = setTimeout(() => reject(new Error(`the service did not answer ${op}`)), 60_000);
+    waiting.set(id, (v) => {
+      clearTimeout(timer);
+      resolve(v as T);
+    });
+    service.send({ id, op, ...extra });
+  });
+const sb = await started;
+
+const envOf = (dir: string, extra: Record<string, string> = {}) => ({
+  PATH: process.env.PATH ?? "",
+  HUB_API_URL: sb.url,
+  HUB_API_KEY: sb.key,
+  HUB_API_SERVER_ID: sb.serverId,
+  HUB_GAME_BRIDGE: "sim",
+  HUB_STORAGE_DIR: join(dir, "store"),
+  ...extra,
+});
+
+let players = 0;
+const newPlayer = () => String(76561198300000000n + BigInt(++players));
+
+/** A storage directory with `n` bans queued (written as `ban` writes them; the index built as the first one builds it). */
+async function backlog(n: number, prefix: string): Promise<string> {
+  const dir = mkdtempSync(join(work, "store-"));
+  const store = await openStore({ dir: join(dir, "store"), fsync: false });
+  for (let i = 0; i < n; i++) {
+    const target = { identifier: newPlayer(), type: "STEAM", user_id: null, name: "" };
+    await queueBan(store, {
+      target,
+      length: 3600,
+      reason: `${prefix} ${i}`,
+      creator: null,
+      serverbundleId: sb.bundleId,
+    });
+  }
+  for (const q of Object.values(sanctionQueues(store))) await q.verifyIndex();
+  // `ban` needs the serverbundle: the server record `run` caches (one `ban` with the service up fetches it too).
+  return dir;
+}
+
+const queued = (dir: string) => {
+  const at = join(dir, "store", "queue", "ban");
+  return existsSync(at) ? readdirSync(at).filter((f) => !f.includes(".tmp-")).length : 0;
+};
+
+/** Wall time of one process to its exit. */
+async function timed(cmd: string[], env: Record<string, string>, cwd: string) {
+  const t = performance.now();
+  const p = track(Bun.spawn(cmd, { env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" }));
+  const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
+  return { ms: performance.now() - t, code, out, err };
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
+interface Row {
+  what: string;
+  p50: number;
+  p99: number;
+  note: string;
+}
+const rows: Row[] = [];
+const sample = (what: string, ms: number[], note = "") => {
+  rows.push({ what, p50: pct(ms, 50), p99: pct(ms, 99), note: `${note}${note ? "; " : ""}load ${load()}` });
+  console.error(`${what}: p50 ${pct(ms, 50).toFixed(1)} ms, p99 ${pct(ms, 99).toFixed(1)} ms`);
+};
+
+/** `ban` of fresh players, `SAMPLES` times; exit codes must be in `codes`. */
+async function bans(dir: string, reason: string, codes: number[], extra: Record<string, string> = {}, gapMs = 0) {
+  const ms: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const r = await timed([BIN, "ban", newPlayer(), "1h", reason], envOf(dir, extra), dir);
+    if (!codes.includes(r.code)) throw new Error(`ban exited ${r.code}: ${r.out}${r.err}`);
+    ms.push(r.ms);
+    if (gapMs) await Bun.sleep(gapMs);
+  }
+  return ms;
+}
+
+/** `run` on `dir`; resolves once it takes handed-over entries (the cache "deliverer" names it). */
+async function startRun(dir: string, extra: Record<string, string> = {}) {
+  const log = join(dir, "run.log");
+  const p = track(
+    Bun.spawn([BIN, "run"], {
+      env: envOf(dir, extra),
+      cwd: dir,
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: Bun.file(log),
+    }),
+  );
+  const deliverer = join(dir, "store", "cache", "deliverer");
+  const t = performance.now();
+  while (!(existsSync(deliverer) && readFileSync(deliverer, "utf8").includes(`"pid":${p.pid}`))) {
+    if (p.exitCode !== null || performance.now() - t > 60_000)
+      throw new Error(`run did not get ready: ${existsSync(log) ? readFileSync(log, "utf8") : ""}`);
+    await Bun.sleep(20);
+  }
+  return { proc: p, log };
+}
+
+async function stop(run: { proc: ReturnType<typeof Bun.spawn> }) {
+  run.proc.kill("SIGTERM");
+  await run.proc.exited;
+}
+
+/** `run` from its start until the queue of `dir` is empty; the seconds, and the service's count for `prefix`. */
+async function drain(dir: string, prefix: string, n: number, during?: (dir: string) => Promise<void>) {
+  const t = performance.now();
+  const run = await startRun(dir);
+  const side = during?.(dir);
+  while (queued(dir) > 0) await Bun.sleep(100);
+  const s = (performance.now() - t) / 1000;
+  await side;
+  await stop(run);
+  console.error(`drained ${n} (${prefix}) in ${s.toFixed(1)} s`);
+  const c = await ask<{ bans: number; duplicates: number; order: string[] }>("count", { prefix });
+  const seen = new Set(c.order.map((r) => Number(r.slice(prefix.length + 1))));
+  const lost = Array.from({ length: n }, (_, i) => i).filter((i) => !seen.has(i)).length;
+  // In order: how far a ban was made from its place in the queue (4 players are sent to at once).
+  const displacement = Math.max(0, ...c.order.map((r, i) => Math.abs(Number(r.slice(prefix.length + 1)) - i)));
+  return { s, bans: c.bans, duplicates: c.duplicates, lost, displacement, log: readFileSync(run.log, "utf8") };
+}
+
+console.log(`backlog bench: ${ENTRIES} entries, ${SAMPLES} samples per case, load ${load()} at start\n`);
+const bare = await (async () => {
+  const ms: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) ms.push((await timed([join(work, "bare")], {}, work)).ms);
+  return ms;
+})();
+sample("bare program", bare);
+
+const empty = await backlog(0, "none");
+sample("ban, 0 queued", await bans(empty, "bench 0", [0]));
+const half = await backlog(ENTRIES / 2, "half");
+sample(`ban, ${ENTRIES / 2} queued`, await bans(half, "bench half", [0]));
+const full = await backlog(ENTRIES, "full");
+sample(`ban, ${ENTRIES} queued`, await bans(full, "bench full", [0]));
+
+const d5 = await drain(half, "half", ENTRIES / 2);
+let during: number[] = [];
+const d10 = await drain(full, "full", ENTRIES, async (dir) => {
+  await Bun.sleep(2_000); // into the round
+  during = await bans(dir, "bench during", [0, 6], {}, 100);
+});
+sample(`ban, during the drain of ${ENTRIES}`, during, "handed over to run");
+
+// ban → kick with the service down: the players online in the simulated game, banned one by one.
+const kickDir = mkdtempSync(join(work, "kick-"));
+const online = Array.from({ length: SAMPLES }, () => newPlayer());
+const actions = join(kickDir, "actions.log");
+const simPlayers = {
+  HUB_GAME_SIM_PLAYERS: online.map((id, i) => `${id}:P${i}`).join(","),
+  HUB_GAME_SIM_ACTIONS_LOG: actions,
+};
+const kickRun = await startRun(kickDir, simPlayers);
+await ask("down");
+const kicks: number[] = [];
+for (const id of online) {
+  const at = Date.now();
+  const r = await timed([BIN, "ban", id, "1h", "bench kick"], envOf(kickDir), kickDir);
+  if (r.code !== 6) throw new Error(`ban with the service down exited ${r.code}: ${r.out}${r.err}`);
+  const kick = readFileSync(actions, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { type: string; player: string; at: number })
+    .find((a) => a.type === "kick" && a.player === id);
+  if (!kick) throw new Error(`${id} was not kicked: ${readFileSync(kickRun.log, "utf8").slice(-2000)}`);
+  kicks.push(kick.at - at);
+}
+await ask("up");
+await stop(kickRun);
+sample("ban → kick, service down", kicks, "to the kick in the game");
+
+// The same backlog with the service allowing RATE requests per second.
+const limited = await backlog(ENTRIES, "limited");
+await ask("requests");
+await ask("limit", { perSecond: RATE });
+const dl = await drain(limited, "limited", ENTRIES);
+const req = await ask<{ requests: number; limited: number }>("requests");
+await ask("limit", { perSecond: 0 });
+
+console.log(
+  "case".padEnd(34) +
+    "p50 ms".padStart(9) +
+    "p99 ms".padStart(9) +
+    "p50 ×bare".padStart(11) +
+    "p99 ×bare".padStart(11) +
+    "  note",
+);
+const b = rows[0]!;
+for (const r of rows)
+  console.log(
+    r.what.padEnd(34) +
+      r.p50.toFixed(1).padStart(9) +
+      r.p99.toFixed(1).padStart(9) +
+      (r.p50 / b.p50).toFixed(2).padStart(11) +
+      (r.p99 / b.p99).toFixed(2).padStart(11) +
+      `  ${r.note}`,
+  );
+console.log("");
+const line = (what: string, d: Awaited<ReturnType<typeof drain>>, n: number) =>
+  console.log(
+    `${what.padEnd(34)} ${d.s.toFixed(1).padStart(7)} s  ${(n / d.s).toFixed(0).padStart(5)} bans/s  lost ${d.lost}  duplicates ${d.duplicates}  out of order by at most ${d.displacement}`,
+  );
+line(`drain ${ENTRIES / 2}`, d5, ENTRIES / 2);
+line(`drain ${ENTRIES}`, d10, ENTRIES);
+console.log(`${"drain ratio".padEnd(34)} ${(d10.s / d5.s).toFixed(2)} (linear: 2.00; at most 2.2)`);
+line(`drain ${ENTRIES}, service at ${RATE} req/s`, dl, ENTRIES);
+console.log(
+  `${"".padEnd(34)} ${req.requests} requests, ${req.limited} answered 429: ${((req.requests - req.limited) / dl.s).toFixed(0)} req/s went through (allowed ${RATE})`,
+);
+console.log(
+  `\nload average at the end ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}`,
+);
+const progress = dl.log
+  .split("\n")
+  .filter((l) => l.includes("delivering the sanction queues") || l.includes("round done"));
+console.log(`run's log during the limited drain:\n${progress.slice(0, 3).concat(progress.slice(-2)).join("\n")}`);
+
+await ask("stop").catch(() => {});
+clearInterval(alive);
+if (d10.s / d5.s > 2.2 || d5.lost || d10.lost || dl.lost || d5.duplicates || d10.duplicates || dl.duplicates)
+  process.exitCode = 1;

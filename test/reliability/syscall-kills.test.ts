@@ -1,7 +1,8 @@
 /**
  * `ban` killed before each of its file-system calls in turn: strace delivers SIGKILL on entry to the nth mkdir,
- * openat, write, fsync, rename, link or unlink of the compiled binary (which does its file operations blocking,
- * lib/fsio.ts), for n = 1, 2, … until a run gets through. After every kill no queue entry is torn; after one
+ * openat, write, fsync, rename, link, unlink or rmdir of the compiled binary (which does its file operations blocking,
+ * lib/fsio.ts), for n = 1, 2, … until a run gets through. After every kill no queue entry is torn and each entry
+ * has its index markers (lib/store/keyindex.ts: written before the entry, removed after it); after one
  * delivery round per storage directory each ban is at the service at most once, and exactly once when its entry
  * had been written or the command had answered. Each kill has its own storage directory (in a shared one every
  * entry left behind adds calls to the next run's round, so n would never catch up); the delivery round meets what
@@ -12,13 +13,14 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Sandbox } from "../../lib/sandbox/index.ts";
 import { useSandbox } from "../support/sandbox.ts";
-import { sanctionQueues } from "../../lib/sanctions/index.ts";
+import { playerIndexKeys, sanctionQueues } from "../../lib/sanctions/index.ts";
+import { segment } from "../../lib/store/keyindex.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { binary } from "../cli/binary.ts";
 import { spawn } from "../support/procs.ts";
 import { deliverAll, laneEnv, newPlayer } from "./scenarios.ts";
 
-const SYSCALLS = ["mkdir", "openat", "write", "fsync", "rename", "link", "unlink"];
+const SYSCALLS = ["mkdir", "openat", "write", "fsync", "rename", "link", "unlink", "rmdir"];
 /** More calls of one kind than `ban` makes (about 50 openat, fewer of the rest): still killed at this n, it hangs. */
 const MAX_CALLS = 150;
 
@@ -34,10 +36,11 @@ let bin: string;
 useSandbox((s) => (sb = s));
 beforeAll(async () => void (bin = await binary()));
 
-/** Queue entries (their text) and every file that is not whole JSON, or was quarantined. */
-function scan(dir: string): { entries: string[]; torn: string[] } {
+/** Queue entries (their text), every file that is not whole JSON or was quarantined, and entries without a marker. */
+async function scan(dir: string): Promise<{ entries: string[]; torn: string[]; unindexed: string[] }> {
   const entries: string[] = [];
   const torn: string[] = [];
+  const unindexed: string[] = [];
   for (const q of ["ban", "unban", "warning"]) {
     const at = join(dir, "queue", q);
     if (!existsSync(at)) continue;
@@ -45,8 +48,10 @@ function scan(dir: string): { entries: string[]; torn: string[] } {
       if (f.includes(".tmp-")) continue; // a writer's temp file: never read as an entry
       const text = readFileSync(join(at, f), "utf8");
       try {
-        JSON.parse(text);
+        const entry = JSON.parse(text);
         entries.push(text);
+        for (const key of playerIndexKeys(entry.data.target))
+          if (!existsSync(join(dir, "index", q, await segment(key), f))) unindexed.push(`queue/${q}/${f} ${key}`);
       } catch {
         torn.push(`queue/${q}/${f}`);
       }
@@ -54,7 +59,7 @@ function scan(dir: string): { entries: string[]; torn: string[] } {
   }
   if (existsSync(join(dir, "corrupt")))
     for (const f of readdirSync(join(dir, "corrupt"), { recursive: true })) torn.push(`corrupt/${f}`);
-  return { entries, torn };
+  return { entries, torn, unindexed };
 }
 
 test.skipIf(missing !== undefined)(
@@ -87,8 +92,8 @@ test.skipIf(missing !== undefined)(
           p.exited,
         ]);
         const killed = p.signalCode === "SIGKILL" || code === 128 + 9;
-        const { entries, torn } = scan(env.HUB_STORAGE_DIR as string);
-        expect({ after: reason, torn }).toEqual({ after: reason, torn: [] });
+        const { entries, torn, unindexed } = await scan(env.HUB_STORAGE_DIR as string);
+        expect({ after: reason, torn, unindexed }).toEqual({ after: reason, torn: [], unindexed: [] });
         // Kept: the entry is on disk, or the command said the ban was made or queued.
         const kept = entries.some((t) => t.includes(JSON.stringify(reason))) || out.includes(id);
         intents.push({ id, reason, kept });

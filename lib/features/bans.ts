@@ -8,6 +8,7 @@
  * one-shot commands delivered themselves (their "sanctions_changed" marker) refresh the list at once: watched where
  * possible, and checked every queue round. The chat and console commands are in sanction-commands.ts.
  */
+import type { FSWatcher } from "node:fs";
 import type { FeatureContext } from "../feature.ts";
 import type { BanList, BanReduced } from "../api/client.ts";
 import type { GamePlayer } from "../game/bridge.ts";
@@ -38,7 +39,7 @@ import {
   drainLine,
 } from "../sanctions/drain.ts";
 import { OUTCOME_TTL_MS, delivererCache, handoffBox, outcomeBox } from "../sanctions/handoff.ts";
-import { cacheWrite } from "../store/index.ts";
+import { StoreWriteError, cacheWrite } from "../store/index.ts";
 import { type Sanctions, sanctionCommands } from "./sanction-commands.ts";
 import { coalescing, serial } from "../serial.ts";
 
@@ -181,8 +182,11 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
     log.info(text, { entry: o.entry.id, result: o.result, creator: creator?.name ?? "console" });
   };
 
-  /** Handed-over entries of the players a round served that got no outcome: still queued (an earlier one kept). */
-  const answerServed = async (served: ReadonlySet<string>, busy: boolean) => {
+  /**
+   * Handed-over entries of the players a round served that got no outcome: still queued, because an earlier one of
+   * the player's was kept, or the round ended first (`ended`: why), or another process was delivering (`busy`).
+   */
+  const answerServed = async (served: ReadonlySet<string>, busy: boolean, ended?: string) => {
     for (const [id, a] of awaiting) {
       if (!served.has(a.key) && !busy) continue;
       const entry = await queues[a.kind].get(id).catch(() => undefined);
@@ -192,7 +196,7 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
           result: "kept",
           error: busy
             ? "another hub-agent process is delivering; it goes with the next round"
-            : (entry.lastError ?? "it waits for an earlier sanction of the same player"),
+            : (ended ?? entry.lastError ?? "it waits for an earlier sanction of the same player"),
           ...(entry.uncertain ? { uncertain: true } : {}),
         });
     }
@@ -221,6 +225,7 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
       const players = onlyUrgent ? new Set(takeUrgent()) : undefined;
       if (players && !players.size) return false;
       const served = new Set(players);
+      let ended: string | undefined;
       const drain = new DrainTracker(() => clock.now());
       let [saved, shown] = [performance.now(), performance.now()];
       let logged = false;
@@ -243,7 +248,7 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
             for (const k of keys) served.add(k);
             return keys;
           },
-          onServed: (key) => answerServed(new Set([key]), false),
+          onServed: (key) => answerServed(new Set([key]), false, ended),
           maxPauseMs: config.intervals.queues * 1000,
           signal: agent.scheduler.signal,
           onListed: (n) => {
@@ -256,6 +261,7 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
           onPause: (e) => {
             if ("ms" in e) drain.paused(e.ms);
             else {
+              ended = `the delivery round ended early: ${e.ended}`;
               drain.ended(e.ended);
               log.info(`the delivery round ends early: ${e.ended}; the rest stays queued for the next round`);
             }
@@ -268,7 +274,7 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
         },
       );
       if (r.busy) log.info("another hub-agent process is delivering the sanction queues; trying again next round");
-      await answerServed(served, r.busy);
+      await answerServed(served, r.busy, ended);
       if (logged || (!players && drain.size >= LOGGED_ROUND)) {
         log.info(`delivery round done: ${drainLine(drain.snapshot("done"))}`);
         await drainState(drain, "done");
@@ -282,18 +288,27 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
     (a, b) => a || b,
   );
 
-  /** The urgent players not served by a round in progress: a round of theirs alone, then the list refreshed. */
-  const expedite = coalescing(async () => {
-    let settled = false;
-    while (urgent.size && !agent.scheduler.stopped) settled = (await round(true)) || settled;
-    if (settled) await refresh();
-  });
-  /** A sanction of `target` was just queued: enforce it here now, then deliver it before anything else. */
-  const issued = async (target: PlayerRef) => {
+  /** The urgent players not served by a round in progress: rounds of theirs alone; true when one settled anything. */
+  const expedite = coalescing(
+    async () => {
+      let settled = false;
+      while (urgent.size && !agent.scheduler.stopped) settled = (await round(true)) || settled;
+      return settled;
+    },
+    (a, b) => a || b,
+  );
+  /**
+   * A sanction of `target` was just queued: enforced here now, then delivered before anything else (by a round in
+   * progress, or one of its own), then the list refreshed (rule 9: after every ban or unban) if the service settled it:
+   * once per sanction typed here, as before; for those handed over by commands, one refresh for all that come
+   * during one (as their "sanctions changed" markers were), so a burst of commands does not queue a list per ban.
+   */
+  const issued = async (target: PlayerRef, refreshWith: () => Promise<void> = refresh) => {
     await enforceTarget(target);
     urgent.add(playerKey(target));
-    await expedite();
+    if (await expedite()) await refreshWith();
   };
+  const refreshOnce = coalescing(refresh);
 
   const sanctions: Sanctions = {
     async deliverNow(target?: PlayerRef) {
@@ -318,7 +333,7 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
       log.info(`${note.kind} of ${playerLabel(entry.data.target)} from another hub-agent process (pid ${note.pid})`, {
         entry: id,
       });
-      void agent.scheduler.run("sanctions", () => issued(entry.data.target));
+      void agent.scheduler.run("sanctions", () => issued(entry.data.target, refreshOnce));
     }
   });
   /** Answers no command picked up (it gave up waiting, or died) are deleted after a while. */
@@ -394,23 +409,34 @@ function watchChanges(agent: FeatureContext, changed: () => Promise<boolean>, re
 async function acceptHandoffs(agent: FeatureContext, dir: string, take: () => Promise<void>): Promise<void> {
   const { scheduler, deps } = agent;
   const log = deps.logger.withTag("bans");
-  const { watch } = await import("node:fs");
-  const { mkdir } = await import("../fsio.ts");
+  const [{ watch }, { mkdir }, { isStoreErrno }] = await Promise.all([
+    import("node:fs"),
+    import("../fsio.ts"),
+    import("../store/errors.ts"),
+  ]);
   const takeNow = () => {
     if (!scheduler.stopped) void scheduler.run("sanction-handoffs", take);
   };
+  let watcher: FSWatcher | undefined;
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const watcher = watch(dir, { persistent: false }, takeNow);
-    watcher.on("error", (e) => {
+    const w = (watcher = watch(dir, { persistent: false }, takeNow));
+    w.on("error", (e) => {
       log.info(`stopped watching ${dir} (${e.message}); commands deliver their own sanctions`);
-      watcher.close();
-      void delivererCache(deps.store).set({ pid: 0 });
+      w.close();
+      void delivererCache(deps.store)
+        .set({ pid: 0 })
+        .catch(() => {});
     });
-    scheduler.signal.addEventListener("abort", () => watcher.close(), { once: true });
+    scheduler.signal.addEventListener("abort", () => w.close(), { once: true });
     await delivererCache(deps.store).set({ pid: process.pid });
   } catch (e) {
-    log.info(`not watching ${dir} (${(e as Error).message}); commands deliver their own sanctions`);
+    watcher?.close();
+    // A store that refuses writes has said so once (lib/store/index.ts); a command then fails to queue anyway.
+    const quiet = e instanceof StoreWriteError || isStoreErrno((e as NodeJS.ErrnoException).code);
+    log[quiet ? "debug" : "info"](
+      `not watching ${dir} (${(e as Error).message}); commands deliver their own sanctions`,
+    );
     return;
   }
   takeNow();

@@ -65,10 +65,14 @@ export async function isBanned(store: Store, list: BanList, playerId: string, no
   return (await banCheck(store, list, now, [playerId]))(playerId);
 }
 
+/** Up to this many players are looked up one by one through the index, without counting the queue first. */
+const FEW_PLAYERS = 20;
+
 /**
  * isBanned for many players (the kick after a refresh): reads the queued sanctions once, then answers without I/O.
- * With `playerIds`, only theirs are read (through the queues' index) unless the queues are shorter than that list:
- * a connect costs the same with 10,000 bans queued as with none. Without, every queued ban and unban is read.
+ * With `playerIds`, only theirs are read (through the queues' index) unless there are many and the queues are
+ * shorter than their list: a connect costs the same with 10,000 bans queued as with none. Without, every queued ban
+ * and unban is read.
  */
 export async function banCheck(
   store: Store,
@@ -79,7 +83,9 @@ export async function banCheck(
   const queues = sanctionQueues(store);
   const [bans, unbans] = (await Promise.all(
     [queues.ban, queues.unban].map(async (q): Promise<QueueEntry<BanEntry | UnbanEntry>[]> => {
-      if (!playerIds || (await q.size()) <= playerIds.length) return q.list();
+      // A few players (a connect, a new ban): their entries alone. Many (the kick after a refresh): the whole queue
+      // unless it is longer than their number.
+      if (!playerIds || (playerIds.length > FEW_PLAYERS && (await q.size()) <= playerIds.length)) return q.list();
       const keys = [...new Set(playerIds.map((id) => `id:${id.toLowerCase()}`))];
       return (await Promise.all(keys.map((k) => q.byKey(k)))).flat();
     }),

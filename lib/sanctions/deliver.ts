@@ -146,7 +146,7 @@ export interface DeliverOptions {
    * an entry is kept and reported like any other.
    */
   maxPauseMs?: number;
-  /** Told how many entries the round found, and then how many each urgent player added. */
+  /** Told how many entries the round found, and then how many more each urgent player brought. */
   onListed?: (count: number) => void;
   /** Told when the round waits for the service's rate limit (ms), or ends early (`ended`: why). */
   onPause?: (e: { ms: number } | { ended: string }) => void;
@@ -237,6 +237,7 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
   };
   const listed = await load(opts.players);
   opts.onListed?.(listed.length);
+  const counted = new Set(listed.map((i) => i.entry.id));
 
   // Rate limits and a service gone: shared by the workers (maxPauseMs).
   const maxPauseMs = opts.maxPauseMs ?? 0;
@@ -577,7 +578,9 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
       served.add(key);
       await onePlayer(key, async () => {
         const items = (await load(new Set([key]))).sort(byId);
-        opts.onListed?.(items.length);
+        const added = items.filter((i) => !counted.has(i.entry.id));
+        for (const i of added) counted.add(i.entry.id);
+        opts.onListed?.(added.length);
         await sendGroup(items);
       });
       await opts.onServed?.(key);

@@ -122,7 +122,14 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     dir,
     queue: (name, schema, queueOpts) => {
       const keys = queueOpts?.keys;
-      const markers = keys && createKeyIndex(join(dir, "index", checkName("queue", name)), opts.fsync !== false);
+      const markers =
+        keys &&
+        createKeyIndex(join(dir, "index", checkName("queue", name)), opts.fsync !== false, (e, path) => {
+          // Reported like the store's other writes: once per change of state in `run`, one line in a command.
+          const err = storeWriteError(e, path, dir);
+          if (err instanceof StoreWriteError) onWrite(err);
+          return err;
+        });
       // update and remove lock the entry (its id, checked by the queue), not the queue: sends to several players at
       // once each record their attempt without waiting for the others' fsyncs.
       const entryLock = lockIn(join("locks", `queue-${name}`), (id) => id);

@@ -48,7 +48,15 @@ export interface KeyIndex {
   ): Promise<{ added: number; removed: number }>;
 }
 
-export function createKeyIndex(root: string, fsync: boolean): KeyIndex {
+/**
+ * The index of the queue whose markers live under `root`. `fail` turns a file-system error into what the store
+ * reports (a StoreWriteError naming the path and the fix).
+ */
+export function createKeyIndex(
+  root: string,
+  fsync: boolean,
+  fail: (e: unknown, path: string) => unknown = (e) => e,
+): KeyIndex {
   const folder = async (key: string) => join(root, await segment(key));
 
   /** Creates the marker; a folder created on the way is made durable in its parent. */
@@ -76,20 +84,28 @@ export function createKeyIndex(root: string, fsync: boolean): KeyIndex {
     }
   };
 
+  /** A failure of the file system as the store reports it (the path and the fix). */
+  const guard =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      fn(...args).catch((e: unknown) => {
+        throw fail(e, (e as NodeJS.ErrnoException)?.path ?? root);
+      });
+
   return {
-    async add(keys, id) {
+    add: guard(async (keys: readonly string[], id: string) => {
       const dirs = await Promise.all(keys.map(folder));
       for (const dir of dirs) await mark(dir, id);
       if (fsync) for (const dir of dirs) await fsyncDir(dir);
-    },
-    async remove(keys, id) {
+    }),
+    remove: guard(async (keys: readonly string[], id: string) => {
       for (const dir of await Promise.all(keys.map(folder))) {
         await unlink(join(dir, id)).catch((e) => {
           if (!isMissing(e)) throw e;
         });
         await rmdir(dir).catch(() => {}); // not empty (another entry of the key), or gone: either is fine
       }
-    },
+    }),
     async ids(key) {
       try {
         return (await readdir(await folder(key))).sort();
@@ -103,59 +119,65 @@ export function createKeyIndex(root: string, fsync: boolean): KeyIndex {
         () => true,
         () => false,
       ),
-    markBuilt,
-    async verify(entries, exists, now = Date.now()) {
-      const want = new Map<string, Set<string>>(); // folder → ids
-      for (const e of entries)
-        for (const key of e.keys) {
-          const dir = await folder(key);
-          let ids = want.get(dir);
-          if (!ids) want.set(dir, (ids = new Set()));
-          ids.add(e.id);
-        }
-      let added = 0;
-      let removed = 0;
-      let names: string[] = [];
-      try {
-        names = await readdir(root);
-      } catch (e) {
-        if (!isMissing(e)) throw e;
-      }
-      for (const name of names) {
-        if (name === BUILT) continue;
-        const dir = join(root, name);
-        let ids: string[];
+    markBuilt: guard(markBuilt),
+    verify: guard(
+      async (
+        entries: { id: string; keys: readonly string[] }[],
+        exists: (id: string) => Promise<boolean>,
+        now = Date.now(),
+      ) => {
+        const want = new Map<string, Set<string>>(); // folder → ids
+        for (const e of entries)
+          for (const key of e.keys) {
+            const dir = await folder(key);
+            let ids = want.get(dir);
+            if (!ids) want.set(dir, (ids = new Set()));
+            ids.add(e.id);
+          }
+        let added = 0;
+        let removed = 0;
+        let names: string[] = [];
         try {
-          ids = await readdir(dir);
-        } catch {
-          continue; // not a folder, or gone
+          names = await readdir(root);
+        } catch (e) {
+          if (!isMissing(e)) throw e;
         }
-        const expected = want.get(dir);
-        for (const id of ids) {
-          if (expected?.has(id)) {
-            expected.delete(id);
-            continue;
+        for (const name of names) {
+          if (name === BUILT) continue;
+          const dir = join(root, name);
+          let ids: string[];
+          try {
+            ids = await readdir(dir);
+          } catch {
+            continue; // not a folder, or gone
           }
-          const info = await stat(join(dir, id)).catch(() => undefined);
-          if (info && now - info.mtimeMs > STALE_MARKER_MS) {
-            await unlink(join(dir, id)).catch(() => {});
-            removed++;
+          const expected = want.get(dir);
+          for (const id of ids) {
+            if (expected?.has(id)) {
+              expected.delete(id);
+              continue;
+            }
+            const info = await stat(join(dir, id)).catch(() => undefined);
+            if (info && now - info.mtimeMs > STALE_MARKER_MS) {
+              await unlink(join(dir, id)).catch(() => {});
+              removed++;
+            }
           }
+          if (!expected?.size) await rmdir(dir).catch(() => {});
         }
-        if (!expected?.size) await rmdir(dir).catch(() => {});
-      }
-      for (const [dir, ids] of want) {
-        let marked = 0;
-        for (const id of ids) {
-          if (!(await exists(id))) continue; // settled while we looked: its markers went with it
-          await mark(dir, id);
-          marked++;
+        for (const [dir, ids] of want) {
+          let marked = 0;
+          for (const id of ids) {
+            if (!(await exists(id))) continue; // settled while we looked: its markers went with it
+            await mark(dir, id);
+            marked++;
+          }
+          if (fsync && marked) await fsyncDir(dir);
+          added += marked;
         }
-        if (fsync && marked) await fsyncDir(dir);
-        added += marked;
-      }
-      await markBuilt();
-      return { added, removed };
-    },
+        await markBuilt();
+        return { added, removed };
+      },
+    ),
   };
 }

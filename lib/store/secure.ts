@@ -4,7 +4,8 @@
  * they planted in the cache would kick players. So, like ssh with a loose key, the directory is checked every time a
  * store is opened (one stat):
  *
- * - owned by another user: refused (their store is theirs; the agent does not write into it or trust it);
+ * - owned by another user and writable by us: refused (their store is theirs; the agent does not write into it or
+ *   trust it); one we cannot write in fails at its first write, with that line (EACCES);
  * - owned by us, open to the group or the world for writing: everything in it is checked first; a file or folder
  *   another user owns may have been planted, so the store is refused (and left as it is, so it is checked again
  *   until the operator has looked); otherwise folders are corrected to 0700 and files to 0600;
@@ -13,7 +14,8 @@
  * Folders the store creates are 0700 and files 0600 (the driver, the locks). A refusal is a StoreWriteError (exit 8,
  * like the other storage errors) whose one line names the path and the fix.
  */
-import { chmod, lstat, readdir, readFile, stat } from "../fsio.ts";
+import { constants } from "node:fs";
+import { access, chmod, lstat, readdir, readFile, stat } from "../fsio.ts";
 import { join } from "node:path";
 import { StoreWriteError } from "./errors.ts";
 
@@ -39,6 +41,12 @@ export interface Secured {
 }
 
 const octal = (mode: number) => `0${(mode & 0o777).toString(8)}`;
+
+const writable = (dir: string) =>
+  access(dir, constants.W_OK | constants.X_OK).then(
+    () => true,
+    () => false,
+  );
 
 /** `name (uid N)` from /etc/passwd, or `uid N` when the name is unknown. */
 async function userName(uid: number): Promise<string> {
@@ -90,6 +98,8 @@ export async function secureStore(dir: string): Promise<Secured> {
   if (!info) return {};
   const mode = info.mode & 0o777;
   if (info.uid !== uid) {
+    // One we cannot write in is not ours to use either way: its first write says so (EACCES, with the fix).
+    if (!(await writable(dir))) return {};
     const [owner, me] = await Promise.all([userName(info.uid), userName(uid)]);
     throw new StoreUnsafeError(
       dir,

@@ -294,7 +294,8 @@ console.log(
 const progress = dl.log
   .split("\n")
   .filter((l) => l.includes("delivering the sanction queues") || l.includes("round done"));
-console.log(`run's log during the limited drain:\n${progress.slice(0, 3).concat(progress.slice(-2)).join("\n")}`);
+const shown = progress.length > 5 ? [...progress.slice(0, 3), "…", ...progress.slice(-2)] : progress;
+console.log(`run's log during the limited drain:\n${shown.join("\n")}`);
 
 await ask("stop").catch(() => {});
 clearInterval(alive);

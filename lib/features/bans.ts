@@ -226,6 +226,7 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
       if (players && !players.size) return false;
       const served = new Set(players);
       let ended: string | undefined;
+      let settled = false;
       const drain = new DrainTracker(() => clock.now());
       let [saved, shown] = [performance.now(), performance.now()];
       let logged = false;
@@ -266,7 +267,9 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
               log.info(`the delivery round ends early: ${e.ended}; the rest stays queued for the next round`);
             }
           },
+          collect: false,
           onOutcome: async (o) => {
+            settled ||= o.result !== "kept";
             drain.outcome(o.result !== "kept");
             await report(o);
             progress();
@@ -279,7 +282,7 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
         log.info(`delivery round done: ${drainLine(drain.snapshot("done"))}`);
         await drainState(drain, "done");
       }
-      return r.outcomes.some((o) => o.result !== "kept");
+      return settled;
     });
 
   /** Every queued entry; a command during a round asks for one more round after it, never a parallel one. */

@@ -148,6 +148,11 @@ export interface DeliverOptions {
   maxPauseMs?: number;
   /** Told how many entries the round found, and then how many more each urgent player brought. */
   onListed?: (count: number) => void;
+  /**
+   * Keep every outcome in the report (default true). `run` hears them through onOutcome and turns this off: a round of
+   * 10,000 would otherwise hold every entry and every ban the service returned until it ends.
+   */
+  collect?: boolean;
   /** Told when the round waits for the service's rate limit (ms), or ends early (`ended`: why). */
   onPause?: (e: { ms: number } | { ended: string }) => void;
 }
@@ -158,6 +163,8 @@ export const UNREACHABLE_STREAK = 4;
 const MIN_PAUSE_MS = 250;
 /** 429s in a row for one entry that end the round. */
 const MAX_RATE_LIMITED = 20;
+/** While a round reads the queues, how often it looks for urgent players. */
+const URGENT_POLL_MS = 20;
 
 type Item =
   | { kind: "ban"; entry: QueueEntry<BanEntry> }
@@ -235,9 +242,20 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     }
     return [...byPlayer.values()].map((g) => g.sort(byId)).sort((a, b) => byId(a[0] as Item, b[0] as Item));
   };
-  const listed = await load(opts.players);
-  opts.onListed?.(listed.length);
-  const counted = new Set(listed.map((i) => i.entry.id));
+  // Read while the first urgent players are served: listing a backlog of 10,000 takes seconds.
+  const listing = load(opts.players);
+  let listingDone = false;
+  void listing.then(
+    () => (listingDone = true),
+    () => (listingDone = true),
+  );
+  /** Entries counted for onListed (urgent ones may come before the listing). */
+  const counted = new Set<string>();
+  const count = (items: Item[]) => {
+    const fresh = items.filter((i) => !counted.has(i.entry.id));
+    for (const i of fresh) counted.add(i.entry.id);
+    opts.onListed?.(fresh.length);
+  };
 
   // Rate limits and a service gone: shared by the workers (maxPauseMs).
   const maxPauseMs = opts.maxPauseMs ?? 0;
@@ -300,7 +318,7 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
 
   const outcomes: DeliveryOutcome[] = [];
   const settle = async (outcome: DeliveryOutcome) => {
-    outcomes.push(outcome);
+    if (opts.collect !== false) outcomes.push(outcome);
     try {
       await opts.onOutcome?.(outcome);
     } catch (e) {
@@ -578,9 +596,7 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
       served.add(key);
       await onePlayer(key, async () => {
         const items = (await load(new Set([key]))).sort(byId);
-        const added = items.filter((i) => !counted.has(i.entry.id));
-        for (const i of added) counted.add(i.entry.id);
-        opts.onListed?.(added.length);
+        count(items);
         await sendGroup(items);
       });
       await opts.onServed?.(key);
@@ -607,6 +623,13 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
   };
   // Players with an unban last: a ban of the same person queued under their other key is then sent or kept, never
   // in flight while the unban looks (otherKeyBans; an urgent unban relies on the checks there and in recordAttempt).
+  while (!listingDone && !ended) {
+    await serveUrgent();
+    await Promise.race([listing, sleep(URGENT_POLL_MS, opts.signal)]);
+    if (opts.signal?.aborted) ended ??= "stopping";
+  }
+  const listed = await listing;
+  count(listed);
   const players = groups(listed);
   const hasUnban = (items: Item[]) => items.some((i) => i.kind === "unban");
   await sendAll(players.filter((items) => !hasUnban(items)));

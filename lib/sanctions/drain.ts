@@ -5,6 +5,7 @@
  * (every PROGRESS_SAVE_MS), which `hub-agent status` and the status page show (lib/monitor/status.ts).
  */
 import * as v from "valibot";
+import type { Logger } from "../log.ts";
 import type { Store } from "../store/index.ts";
 
 export const DRAIN_CACHE = "sanctions_drain";
@@ -129,4 +130,56 @@ export function drainLine(d: Drain): string {
   const eta = d.eta_s === null ? "" : `, about ${formatSeconds(d.eta_s)} to go`;
   const paused = d.paused_until ? `; the service asked to wait until ${d.paused_until}` : "";
   return `${d.left.toLocaleString("en-US")} left, ${d.rate_per_s}/s (${settled})${eta}${paused}`;
+}
+
+/**
+ * One round as `run` reports it: the tracker, a log line at the start of a round of LOGGED_ROUND entries or more,
+ * every PROGRESS_LOG_MS and at its end, and the cache brought up to date every PROGRESS_SAVE_MS. `whole`: a round over
+ * every queued entry (a round of a few urgent players is not announced, but logged if it grows long).
+ */
+export class DrainLog {
+  readonly tracker: DrainTracker;
+  private saved = performance.now();
+  private shown = performance.now();
+  private logged = false;
+
+  constructor(
+    private readonly o: { store: Store; log: Logger; now: () => number; whole: boolean },
+  ) {
+    this.tracker = new DrainTracker(o.now);
+  }
+
+  listed(n: number): void {
+    this.tracker.listed(n);
+    if (this.o.whole && n >= LOGGED_ROUND && !this.logged) {
+      this.logged = true;
+      this.o.log.info(`delivering ${n.toLocaleString("en-US")} queued sanctions at the rate the service allows`);
+      void this.save("running");
+    }
+  }
+
+  outcome(settled: boolean): void {
+    this.tracker.outcome(settled);
+    const now = performance.now();
+    if (this.tracker.size < LOGGED_ROUND || now - this.saved < PROGRESS_SAVE_MS) return;
+    this.saved = now;
+    void this.save("running");
+    if (now - this.shown < PROGRESS_LOG_MS) return;
+    this.shown = now;
+    this.logged = true;
+    this.o.log.info(`delivering the sanction queues: ${drainLine(this.tracker.snapshot("running"))}`);
+  }
+
+  /** The round ended: its last line and figures, if it was worth a line at all. */
+  async done(): Promise<void> {
+    if (!this.logged) return;
+    this.o.log.info(`delivery round done: ${drainLine(this.tracker.snapshot("done"))}`);
+    await this.save("done");
+  }
+
+  private save(state: Drain["state"]): Promise<void> {
+    return drainCache(this.o.store)
+      .set(this.tracker.snapshot(state))
+      .catch((e: unknown) => this.o.log.debug(`the round's progress could not be saved: ${(e as Error).message}`));
+  }
 }

@@ -3,7 +3,8 @@
  * own, bench/backlog-service.ts):
  *
  * - `ban` (a fresh player each time, the service up, no `run`) with 0, 5,000 and 10,000 bans queued: p50 and p99,
- *   and as ratios to a bare compiled Bun program that prints one line (the machine is shared: ratios travel);
+ *   and as ratios to a bare compiled Bun program that prints one line, timed alongside (interleaved, one sample of
+ *   each in turn: the machine is shared and its load drifts; ratios travel);
  * - `ban` while `run` drains 10,000 (its entry handed over to `run`, lib/sanctions/handoff.ts);
  * - `ban` → kick with the service down (`run` beside, a simulated game with the players online): from the command's
  *   start to the kick in the game's action log;
@@ -53,9 +54,15 @@ const track = <P extends ReturnType<typeof Bun.spawn>>(p: P): P => {
   void p.exited.then(() => children.delete(p));
   return p;
 };
-process.on("exit", () => {
+const killAll = () => {
   for (const p of children) p.kill("SIGKILL");
-});
+};
+process.on("exit", killAll);
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.on(signal, () => {
+    killAll();
+    process.exit(130);
+  });
 const service = track(
   Bun.spawn([process.execPath, join(import.meta.dir, "backlog-service.ts")], {
     stdout: "inherit",
@@ -133,19 +140,24 @@ interface Row {
   what: string;
   p50: number;
   p99: number;
+  /** The bare program timed alongside (interleaved), so the ratio compares like with like. */
+  bare: number[];
   note: string;
 }
 const rows: Row[] = [];
-const sample = (what: string, ms: number[], note = "") => {
-  rows.push({ what, p50: pct(ms, 50), p99: pct(ms, 99), note: `${note}${note ? "; " : ""}load ${load()}` });
+/** The bare program once, timed: interleaved with every sampled case. */
+const bareOnce = async () => (await timed([join(work, "bare")], {}, work)).ms;
+const sample = (what: string, ms: number[], bare: number[], note = "") => {
+  rows.push({ what, p50: pct(ms, 50), p99: pct(ms, 99), bare, note: `${note}${note ? "; " : ""}load ${load()}` });
   console.error(`${what}: p50 ${pct(ms, 50).toFixed(1)} ms, p99 ${pct(ms, 99).toFixed(1)} ms`);
 };
 
 /** `ban` of fresh players, `SAMPLES` times; exit codes must be in `codes`. */
-async function bans(dir: string, reason: string, codes: number[], extra: Record<string, string> = {}, gapMs = 0) {
+async function bans(dir: string, reason: string, codes: number[], bare: number[], gapMs = 0) {
   const ms: number[] = [];
   for (let i = 0; i < SAMPLES; i++) {
-    const r = await timed([BIN, "ban", newPlayer(), "1h", reason], envOf(dir, extra), dir);
+    bare.push(await bareOnce());
+    const r = await timed([BIN, "ban", newPlayer(), "1h", reason], envOf(dir), dir);
     if (!codes.includes(r.code)) throw new Error(`ban exited ${r.code}: ${r.out}${r.err}`);
     ms.push(r.ms);
     if (gapMs) await Bun.sleep(gapMs);
@@ -199,27 +211,36 @@ async function drain(dir: string, prefix: string, n: number, during?: (dir: stri
 }
 
 console.log(`backlog bench: ${ENTRIES} entries, ${SAMPLES} samples per case, load ${load()} at start\n`);
-const bare = await (async () => {
-  const ms: number[] = [];
-  for (let i = 0; i < SAMPLES; i++) ms.push((await timed([join(work, "bare")], {}, work)).ms);
-  return ms;
-})();
-sample("bare program", bare);
-
 const empty = await backlog(0, "none");
-sample("ban, 0 queued", await bans(empty, "bench 0", [0]));
 const half = await backlog(ENTRIES / 2, "half");
-sample(`ban, ${ENTRIES / 2} queued`, await bans(half, "bench half", [0]));
 const full = await backlog(ENTRIES, "full");
-sample(`ban, ${ENTRIES} queued`, await bans(full, "bench full", [0]));
+// Interleaved, one sample of each in turn: the machine's load drifts, and every case sees the same drift.
+const startup: Record<string, number[]> = { bare: [], empty: [], half: [], full: [] };
+for (let i = 0; i < SAMPLES; i++) {
+  startup.bare!.push(await bareOnce());
+  for (const [name, dir] of [
+    ["empty", empty],
+    ["half", half],
+    ["full", full],
+  ] as const) {
+    const r = await timed([BIN, "ban", newPlayer(), "1h", `bench ${name}`], envOf(dir), dir);
+    if (r.code !== 0) throw new Error(`ban exited ${r.code}: ${r.out}${r.err}`);
+    startup[name]!.push(r.ms);
+  }
+}
+sample("bare program", startup.bare!, startup.bare!);
+sample("ban, 0 queued", startup.empty!, startup.bare!);
+sample(`ban, ${ENTRIES / 2} queued`, startup.half!, startup.bare!);
+sample(`ban, ${ENTRIES} queued`, startup.full!, startup.bare!);
 
 const d5 = await drain(half, "half", ENTRIES / 2);
 let during: number[] = [];
+const duringBare: number[] = [];
 const d10 = await drain(full, "full", ENTRIES, async (dir) => {
   await Bun.sleep(2_000); // into the round
-  during = await bans(dir, "bench during", [0, 6], {}, 100);
+  during = await bans(dir, "bench during", [0, 6], duringBare, 100);
 });
-sample(`ban, during the drain of ${ENTRIES}`, during, "handed over to run");
+sample(`ban, during the drain of ${ENTRIES}`, during, duringBare, "handed over to run");
 
 // ban → kick with the service down: the players online in the simulated game, banned one by one.
 const kickDir = mkdtempSync(join(work, "kick-"));
@@ -232,7 +253,9 @@ const simPlayers = {
 const kickRun = await startRun(kickDir, simPlayers);
 await ask("down");
 const kicks: number[] = [];
+const kickBare: number[] = [];
 for (const id of online) {
+  kickBare.push(await bareOnce());
   const at = Date.now();
   const r = await timed([BIN, "ban", id, "1h", "bench kick"], envOf(kickDir), kickDir);
   if (r.code !== 6) throw new Error(`ban with the service down exited ${r.code}: ${r.out}${r.err}`);
@@ -246,7 +269,7 @@ for (const id of online) {
 }
 await ask("up");
 await stop(kickRun);
-sample("ban → kick, service down", kicks, "to the kick in the game");
+sample("ban → kick, service down", kicks, kickBare, "to the kick in the game");
 
 // The same backlog with the service allowing RATE requests per second.
 const limited = await backlog(ENTRIES, "limited");
@@ -264,15 +287,14 @@ console.log(
     "p99 ×bare".padStart(11) +
     "  note",
 );
-const b = rows[0]!;
 for (const r of rows)
   console.log(
     r.what.padEnd(34) +
       r.p50.toFixed(1).padStart(9) +
       r.p99.toFixed(1).padStart(9) +
-      (r.p50 / b.p50).toFixed(2).padStart(11) +
-      (r.p99 / b.p99).toFixed(2).padStart(11) +
-      `  ${r.note}`,
+      (r.p50 / pct(r.bare, 50)).toFixed(2).padStart(11) +
+      (r.p99 / pct(r.bare, 99)).toFixed(2).padStart(11) +
+      `  ${r.note}; bare p50 ${pct(r.bare, 50).toFixed(1)} ms`,
   );
 console.log("");
 const line = (what: string, d: Awaited<ReturnType<typeof drain>>, n: number) =>

@@ -8,13 +8,11 @@
  * one-shot commands delivered themselves (their "sanctions_changed" marker) refresh the list at once: watched where
  * possible, and checked every queue round. The chat and console commands are in sanction-commands.ts.
  */
-import type { FSWatcher } from "node:fs";
 import type { FeatureContext } from "../feature.ts";
 import type { BanList, BanReduced } from "../api/client.ts";
 import type { GamePlayer } from "../game/bridge.ts";
 import {
   type DeliveryOutcome,
-  type EntryFate,
   type PlayerRef,
   banCache,
   banCheck,
@@ -30,16 +28,8 @@ import {
   sanctionQueues,
   watchSanctionsChanged,
 } from "../sanctions/index.ts";
-import {
-  DrainTracker,
-  LOGGED_ROUND,
-  PROGRESS_LOG_MS,
-  PROGRESS_SAVE_MS,
-  drainCache,
-  drainLine,
-} from "../sanctions/drain.ts";
-import { OUTCOME_TTL_MS, delivererCache, handoffBox, outcomeBox } from "../sanctions/handoff.ts";
-import { StoreWriteError, cacheWrite } from "../store/index.ts";
+import { DrainLog } from "../sanctions/drain.ts";
+import { handoffDesk } from "./handoffs.ts";
 import { type Sanctions, sanctionCommands } from "./sanction-commands.ts";
 import { coalescing, serial } from "../serial.ts";
 
@@ -47,9 +37,6 @@ export interface BansOptions {
   /** Watch the store for sanctions changed by other processes (default true); the queue rounds check regardless. */
   watch?: boolean;
 }
-
-/** Outcomes remembered for an entry handed over just after a round had settled it. */
-const RECENT_OUTCOMES = 1_000;
 
 export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
   const { api, store, clock, config, messages, bridge, logger } = agent.deps;
@@ -121,34 +108,10 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
       await enforce((await bridge.status()).players);
     });
 
-  // Entries a one-shot command handed over and waits for (by entry id), and what recent rounds made of entries.
-  const awaiting = new Map<string, { kind: DeliveryOutcome["kind"]; key: string }>();
-  const recent = new Map<string, EntryFate>();
-  const outcomes = outcomeBox(store);
-  const handoffs = handoffBox(store);
-  /** Answers a waiting command (its note goes: the command reads the answer and deletes it). */
-  const answer = async (id: string, fate: EntryFate) => {
-    awaiting.delete(id);
-    try {
-      await outcomes.put(id, fate);
-      await handoffs.remove(id);
-    } catch (e) {
-      log.warn(`could not answer the command waiting for entry ${id}: ${(e as Error).message}`);
-    }
-  };
-
   /** Tells the creator in game when online, else logs; keeps the in-memory list in step until the next refresh. */
   const report = async (o: DeliveryOutcome) => {
     const target = o.entry.data.target;
-    const fate: EntryFate = {
-      result: o.result,
-      outcome: o,
-      ...(o.error ? { error: o.error } : {}),
-      ...(o.uncertain ? { uncertain: true } : {}),
-    };
-    recent.set(o.entry.id, fate);
-    if (recent.size > RECENT_OUTCOMES) recent.delete(recent.keys().next().value as string);
-    if (awaiting.has(o.entry.id)) await answer(o.entry.id, fate);
+    await desk.outcome(o);
     if (o.result === "kept") {
       log.warn(`${o.kind} of ${playerLabel(target)} stays queued: ${o.error}`, {
         entry: o.entry.id,
@@ -182,33 +145,9 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
     log.info(text, { entry: o.entry.id, result: o.result, creator: creator?.name ?? "console" });
   };
 
-  /**
-   * Handed-over entries of the players a round served that got no outcome: still queued, because an earlier one of
-   * the player's was kept, or the round ended first (`ended`: why), or another process was delivering (`busy`).
-   */
-  const answerServed = async (served: ReadonlySet<string>, busy: boolean, ended?: string) => {
-    for (const [id, a] of awaiting) {
-      if (!served.has(a.key) && !busy) continue;
-      const entry = await queues[a.kind].get(id).catch(() => undefined);
-      if (!entry) await answer(id, recent.get(id) ?? { result: "elsewhere" });
-      else
-        await answer(id, {
-          result: "kept",
-          error: busy
-            ? "another hub-agent process is delivering; it goes with the next round"
-            : (ended ?? entry.lastError ?? "it waits for an earlier sanction of the same player"),
-          ...(entry.uncertain ? { uncertain: true } : {}),
-        });
-    }
-  };
-
   // Players whose sanctions go before the rest of a round (by playerKey).
   const urgent = new Set<string>();
   const settleMs = settleTime(config.api.timeout * 1000);
-  const drainState = (d: DrainTracker, state: "running" | "done") =>
-    cacheWrite(drainCache(store).set(d.snapshot(state))).catch((e: unknown) =>
-      log.debug(`the round's progress could not be saved: ${(e as Error).message}`),
-    );
 
   /** Takes the urgent players (a round serves them). */
   const takeUrgent = () => {
@@ -227,19 +166,7 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
       const served = new Set(players);
       let ended: string | undefined;
       let settled = false;
-      const drain = new DrainTracker(() => clock.now());
-      let [saved, shown] = [performance.now(), performance.now()];
-      let logged = false;
-      const progress = () => {
-        const now = performance.now();
-        if (drain.size < LOGGED_ROUND || now - saved < PROGRESS_SAVE_MS) return;
-        saved = now;
-        void drainState(drain, "running");
-        if (now - shown < PROGRESS_LOG_MS) return;
-        shown = now;
-        logged = true;
-        log.info(`delivering the sanction queues: ${drainLine(drain.snapshot("running"))}`);
-      };
+      const drain = new DrainLog({ store, log, now: () => clock.now(), whole: !players });
       const r = await deliverQueues(
         { api, store, logger: log, now: () => clock.now(), settleMs },
         {
@@ -249,39 +176,29 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
             for (const k of keys) served.add(k);
             return keys;
           },
-          onServed: (key) => answerServed(new Set([key]), false, ended),
+          onServed: (key) => desk.served(new Set([key]), { ended }),
           maxPauseMs: config.intervals.queues * 1000,
           signal: agent.scheduler.signal,
-          onListed: (n) => {
-            drain.listed(n);
-            if (!players && n >= LOGGED_ROUND) {
-              log.info(`delivering ${n.toLocaleString("en-US")} queued sanctions at the rate the service allows`);
-              void drainState(drain, "running");
-            }
-          },
+          onListed: (n) => drain.listed(n),
           onPause: (e) => {
-            if ("ms" in e) drain.paused(e.ms);
+            if ("ms" in e) drain.tracker.paused(e.ms);
             else {
               ended = `the delivery round ended early: ${e.ended}`;
-              drain.ended(e.ended);
+              drain.tracker.ended(e.ended);
               log.info(`the delivery round ends early: ${e.ended}; the rest stays queued for the next round`);
             }
           },
           collect: false,
           onOutcome: async (o) => {
             settled ||= o.result !== "kept";
-            drain.outcome(o.result !== "kept");
             await report(o);
-            progress();
+            drain.outcome(o.result !== "kept");
           },
         },
       );
       if (r.busy) log.info("another hub-agent process is delivering the sanction queues; trying again next round");
-      await answerServed(served, r.busy, ended);
-      if (logged || (!players && drain.size >= LOGGED_ROUND)) {
-        log.info(`delivery round done: ${drainLine(drain.snapshot("done"))}`);
-        await drainState(drain, "done");
-      }
+      await desk.served(served, { busy: r.busy, ended });
+      await drain.done();
       return settled;
     });
 
@@ -312,6 +229,8 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
     if (await expedite()) await refreshWith();
   };
   const refreshOnce = coalescing(refresh);
+  // Commands' handed-over sanctions: one refresh for a burst of them.
+  const desk = handoffDesk(agent, (target) => issued(target, refreshOnce));
 
   const sanctions: Sanctions = {
     async deliverNow(target?: PlayerRef) {
@@ -319,30 +238,6 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
       await deliverCoalesced();
       await refresh();
     },
-  };
-
-  /** Notes from one-shot commands (handoff.ts): each entry enforced, then delivered first; answered when settled. */
-  const takeHandoffs = coalescing(async () => {
-    for (const { id } of await handoffs.list()) {
-      if (awaiting.has(id)) continue;
-      const note = await handoffs.get(id);
-      if (!note) continue;
-      const entry = await queues[note.kind].get(id);
-      if (!entry) {
-        await answer(id, recent.get(id) ?? { result: "elsewhere" });
-        continue;
-      }
-      awaiting.set(id, { kind: note.kind, key: playerKey(entry.data.target) });
-      log.info(`${note.kind} of ${playerLabel(entry.data.target)} from another hub-agent process (pid ${note.pid})`, {
-        entry: id,
-      });
-      void agent.scheduler.run("sanctions", () => issued(entry.data.target, refreshOnce));
-    }
-  });
-  /** Answers no command picked up (it gave up waiting, or died) are deleted after a while. */
-  const sweepOutcomes = async () => {
-    const now = Date.now();
-    for (const o of await outcomes.list()) if (now - o.mtimeMs > OUTCOME_TTL_MS) await outcomes.remove(o.id);
   };
 
   // On hub_ply_connected, not player_connect: it runs beside the user lookup instead of after it, so a banned
@@ -371,15 +266,15 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
     config.intervals.queues,
     async () => {
       const changed = await changedElsewhere();
-      await takeHandoffs();
+      await desk.take();
       if ((await deliverCoalesced()) || changed) await refresh();
-      await sweepOutcomes();
+      await desk.sweep();
     },
     true,
   );
   if (opts.watch !== false && !agent.deps.once) {
     watchChanges(agent, changedElsewhere, refresh);
-    void acceptHandoffs(agent, handoffs.dir, takeHandoffs);
+    void desk.accept();
   }
   // The index of the sanction queues agrees with them after any crash or an older version's writes (keyindex.ts).
   void agent.scheduler.run("sanction-index", async () => {
@@ -402,45 +297,4 @@ function watchChanges(agent: FeatureContext, changed: () => Promise<boolean>, re
   };
   const closing = watchSanctionsChanged(agent.deps.store, check, agent.deps.logger.withTag("bans"));
   scheduler.signal.addEventListener("abort", () => void closing.then((close) => close()), { once: true });
-}
-
-/**
- * Watches the handoff box and says so in the cache "deliverer" (handoff.ts): from then on one-shot commands hand
- * their entries over instead of waiting for this run's rounds. Where the box cannot be watched, nothing is said and
- * commands deliver their own entries as before. Notes already waiting are taken at once.
- */
-async function acceptHandoffs(agent: FeatureContext, dir: string, take: () => Promise<void>): Promise<void> {
-  const { scheduler, deps } = agent;
-  const log = deps.logger.withTag("bans");
-  const [{ watch }, { mkdir }, { isStoreErrno }] = await Promise.all([
-    import("node:fs"),
-    import("../fsio.ts"),
-    import("../store/errors.ts"),
-  ]);
-  const takeNow = () => {
-    if (!scheduler.stopped) void scheduler.run("sanction-handoffs", take);
-  };
-  let watcher: FSWatcher | undefined;
-  try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    const w = (watcher = watch(dir, { persistent: false }, takeNow));
-    w.on("error", (e) => {
-      log.info(`stopped watching ${dir} (${e.message}); commands deliver their own sanctions`);
-      w.close();
-      void delivererCache(deps.store)
-        .set({ pid: 0 })
-        .catch(() => {});
-    });
-    scheduler.signal.addEventListener("abort", () => w.close(), { once: true });
-    await delivererCache(deps.store).set({ pid: process.pid });
-  } catch (e) {
-    watcher?.close();
-    // A store that refuses writes has said so once (lib/store/index.ts); a command then fails to queue anyway.
-    const quiet = e instanceof StoreWriteError || isStoreErrno((e as NodeJS.ErrnoException).code);
-    log[quiet ? "debug" : "info"](
-      `not watching ${dir} (${(e as Error).message}); commands deliver their own sanctions`,
-    );
-    return;
-  }
-  takeNow();
 }

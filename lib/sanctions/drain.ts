@@ -143,9 +143,7 @@ export class DrainLog {
   private shown = performance.now();
   private logged = false;
 
-  constructor(
-    private readonly o: { store: Store; log: Logger; now: () => number; whole: boolean },
-  ) {
+  constructor(private readonly o: { store: Store; log: Logger; now: () => number; whole: boolean }) {
     this.tracker = new DrainTracker(o.now);
   }
 

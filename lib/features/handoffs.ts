@@ -1,0 +1,150 @@
+/**
+ * `run`'s side of a command's handed-over sanction (lib/sanctions/handoff.ts): it watches the box "handoff", tells
+ * commands so (cache "deliverer"), takes each note (the entry's player goes to `issue`: kick first, delivered before
+ * the rest of a round) and answers in the box "outcome" once the entry is settled, kept, or could not be reached.
+ * Answers nobody picked up are deleted after OUTCOME_TTL_MS. Used by the bans feature (bans.ts).
+ */
+import type { FSWatcher } from "node:fs";
+import type { FeatureContext } from "../feature.ts";
+import {
+  type DeliveryOutcome,
+  type EntryFate,
+  type PlayerRef,
+  playerKey,
+  playerLabel,
+  sanctionQueues,
+} from "../sanctions/index.ts";
+import { OUTCOME_TTL_MS, delivererCache, handoffBox, outcomeBox } from "../sanctions/handoff.ts";
+import { StoreWriteError } from "../store/index.ts";
+import { coalescing } from "../serial.ts";
+
+/** Outcomes remembered for an entry handed over just after a round had settled it. */
+const RECENT_OUTCOMES = 1_000;
+
+export interface HandoffDesk {
+  /** Every outcome of a round: the command waiting for that entry gets it; it is remembered a while. */
+  outcome(o: DeliveryOutcome): Promise<void>;
+  /**
+   * A round served these players (or ended first: `ended`, or another process held the round: `busy`): the handed-over
+   * entries of theirs that got no outcome are still queued, and their commands are told why.
+   */
+  served(players: ReadonlySet<string>, why?: { busy?: boolean; ended?: string }): Promise<void>;
+  /** Takes the notes not taken yet. */
+  take(): Promise<void>;
+  /** Deletes answers nobody picked up. */
+  sweep(): Promise<void>;
+  /** Watches the box and tells commands that this run takes their entries (not done when watching is impossible). */
+  accept(): Promise<void>;
+}
+
+export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) => Promise<void>): HandoffDesk {
+  const { store, logger } = agent.deps;
+  const log = logger.withTag("bans");
+  const queues = sanctionQueues(store);
+  const outcomes = outcomeBox(store);
+  const handoffs = handoffBox(store);
+  // Entries handed over and not answered yet (by id), and what recent rounds made of entries.
+  const awaiting = new Map<string, { kind: DeliveryOutcome["kind"]; key: string }>();
+  const recent = new Map<string, EntryFate>();
+
+  /** The command reads the answer and deletes it; its note goes now. */
+  const answer = async (id: string, fate: EntryFate) => {
+    awaiting.delete(id);
+    try {
+      await outcomes.put(id, fate);
+      await handoffs.remove(id);
+    } catch (e) {
+      log.warn(`could not answer the command waiting for entry ${id}: ${(e as Error).message}`);
+    }
+  };
+
+  const desk: HandoffDesk = {
+    async outcome(o) {
+      const fate: EntryFate = {
+        result: o.result,
+        outcome: o,
+        ...(o.error ? { error: o.error } : {}),
+        ...(o.uncertain ? { uncertain: true } : {}),
+      };
+      recent.set(o.entry.id, fate);
+      if (recent.size > RECENT_OUTCOMES) recent.delete(recent.keys().next().value as string);
+      if (awaiting.has(o.entry.id)) await answer(o.entry.id, fate);
+    },
+
+    async served(players, why = {}) {
+      for (const [id, a] of awaiting) {
+        if (!players.has(a.key) && !why.busy) continue;
+        const entry = await queues[a.kind].get(id).catch(() => undefined);
+        if (!entry) await answer(id, recent.get(id) ?? { result: "elsewhere" });
+        else
+          await answer(id, {
+            result: "kept",
+            error: why.busy
+              ? "another hub-agent process is delivering; it goes with the next round"
+              : (why.ended ?? entry.lastError ?? "it waits for an earlier sanction of the same player"),
+            ...(entry.uncertain ? { uncertain: true } : {}),
+          });
+      }
+    },
+
+    take: coalescing(async () => {
+      for (const { id } of await handoffs.list()) {
+        if (awaiting.has(id)) continue;
+        const note = await handoffs.get(id);
+        if (!note) continue;
+        const entry = await queues[note.kind].get(id);
+        if (!entry) {
+          await answer(id, recent.get(id) ?? { result: "elsewhere" });
+          continue;
+        }
+        awaiting.set(id, { kind: note.kind, key: playerKey(entry.data.target) });
+        log.info(`${note.kind} of ${playerLabel(entry.data.target)} from another hub-agent process (pid ${note.pid})`, {
+          entry: id,
+        });
+        void agent.scheduler.run("sanctions", () => issue(entry.data.target));
+      }
+    }),
+
+    async sweep() {
+      const now = Date.now();
+      for (const o of await outcomes.list()) if (now - o.mtimeMs > OUTCOME_TTL_MS) await outcomes.remove(o.id);
+    },
+
+    async accept() {
+      const { scheduler } = agent;
+      const dir = handoffs.dir;
+      const [{ watch }, { mkdir }, { isStoreErrno }] = await Promise.all([
+        import("node:fs"),
+        import("../fsio.ts"),
+        import("../store/errors.ts"),
+      ]);
+      const takeNow = () => {
+        if (!scheduler.stopped) void scheduler.run("sanction-handoffs", desk.take);
+      };
+      let watcher: FSWatcher | undefined;
+      try {
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        const w = (watcher = watch(dir, { persistent: false }, takeNow));
+        w.on("error", (e) => {
+          log.info(`stopped watching ${dir} (${e.message}); commands deliver their own sanctions`);
+          w.close();
+          void delivererCache(store)
+            .set({ pid: 0 })
+            .catch(() => {});
+        });
+        scheduler.signal.addEventListener("abort", () => w.close(), { once: true });
+        await delivererCache(store).set({ pid: process.pid });
+      } catch (e) {
+        watcher?.close();
+        // A store that refuses writes has said so once (lib/store/index.ts); a command then fails to queue anyway.
+        const quiet = e instanceof StoreWriteError || isStoreErrno((e as NodeJS.ErrnoException).code);
+        log[quiet ? "debug" : "info"](
+          `not watching ${dir} (${(e as Error).message}); commands deliver their own sanctions`,
+        );
+        return;
+      }
+      takeNow(); // notes written while this run was not watching yet
+    },
+  };
+  return desk;
+}

@@ -161,6 +161,8 @@ export interface DeliverOptions {
 export const UNREACHABLE_STREAK = 4;
 /** The shortest wait after a 429. */
 const MIN_PAUSE_MS = 250;
+/** User lookups a round remembers (creators and targets come back; a backlog's thousands of players do not). */
+const LOOKUPS_KEPT = 1_000;
 /** 429s in a row for one entry that end the round. */
 const MAX_RATE_LIMITED = 20;
 /** While a round reads the queues, how often it looks for urgent players. */
@@ -294,6 +296,8 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     if (!hit) {
       const asked = findUser(api, p, create);
       users.set(key, asked);
+      // A backlog of thousands of players must not keep every lookup until the round ends.
+      if (users.size > LOOKUPS_KEPT) users.delete(users.keys().next().value as string);
       // A failure is not kept: the entry asks again (after a 429's wait, or in a later round).
       void asked.then((r) => {
         if (!r.ok && users.get(key) === asked) users.delete(key);
@@ -609,7 +613,8 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
         await serveUrgent();
         if (opts.signal?.aborted) ended ??= "stopping";
         if (ended || next >= list.length) return;
-        const items = list[next++] as Item[];
+        const items = list[next] as Item[];
+        list[next++] = []; // let go of what was sent: a backlog's entries are not all kept to the end
         const key = playerKey((items[0] as Item).entry.data.target);
         if (!served.has(key)) await onePlayer(key, () => sendGroup(items));
       }

@@ -104,6 +104,20 @@ function render(v) {
   }
   main.append(section("Queues", table(["queue", "entries", "waiting", "uncertain", "oldest"],
     v.queues.map((q) => [q.queue, cell(q.entries, q.entries ? "warn" : ""), q.waiting, cell(q.uncertain, q.uncertain ? "warn" : ""), span(q.oldest_age_s)]))));
+  const d = v.sanctions_drain;
+  if (d) {
+    // As hub-agent status says it: a round still "running" by a run that is gone ended with it.
+    const n = (x) => x.toLocaleString("en-US");
+    const live = d.state === "running" && v.run.alive && v.run.holder && v.run.holder.pid === d.pid;
+    const state = d.state === "done" ? "done " + ago(d.updated_at, v.now) : live ? cell("delivering now", "warn") : cell("interrupted " + ago(d.updated_at, v.now) + " (its run is gone)", "bad");
+    const rows = [["round of " + n(d.total), state], ["left", cell(n(d.left), d.left ? "warn" : "ok")], ["settled", n(d.settled)],
+      [d.state === "done" ? "rate (whole round)" : "rate (last 10 s)", d.rate_per_s + "/s"]];
+    if (d.state === "done") rows.push(["took", span(Math.round((Date.parse(d.updated_at) - Date.parse(d.started_at)) / 1000))]);
+    else if (live) rows.push(["time to empty", d.eta_s === null ? cell("nothing settling", "warn") : "about " + span(d.eta_s)]);
+    if (d.paused_until && live) rows.push(["service asked to wait", cell("until " + d.paused_until, "warn")]);
+    if (d.ended_early) rows.push(["ended early", cell(d.ended_early, "warn")]);
+    main.append(section("Sanction delivery", table(null, rows)));
+  }
   main.append(section("Caches", table(["cache", "written"], v.caches.map((c) => [c.name, c.age_s === null ? "in the future" : span(c.age_s) + " ago"]))));
   const q = v.quarantine;
   main.append(section("Quarantine", $("p", q.count ? q.count + " unreadable record(s) in " + q.dir + ": " + q.newest.map((f) => f.key).join(", ") : "none (" + q.dir + ")", q.count ? "warn" : "")));

@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { drainCache } from "../../lib/sanctions/drain.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import { openStore } from "../../lib/store/index.ts";
 import { logged, ready, startRun, statusPageUrl } from "../support/agent-run.ts";
 import { spawn } from "../support/procs.ts";
 import { binary } from "./binary.ts";
@@ -95,6 +97,21 @@ describe.skipIf(!installed)("the status page in headless Chromium", () => {
     await ready(run);
     const url = await statusPageUrl(run);
     await logged(run, (l) => l.msg === "status sent" && l.players === 2, "a status round with both players");
+    // A long delivery round of this run, as it keeps its progress in the store (lib/sanctions/drain.ts).
+    const now = Date.now();
+    await drainCache(await openStore({ dir: join(dir, "store"), sweep: false })).set({
+      pid: run.proc.pid,
+      state: "running",
+      started_at: new Date(now - 27_000).toISOString(),
+      updated_at: new Date(now).toISOString(),
+      total: 10_000,
+      settled: 2_588,
+      left: 7_412,
+      rate_per_s: 96.3,
+      eta_s: 77,
+      paused_until: null,
+      ended_early: null,
+    });
 
     const dom = await chromium(["--dump-dom", url]);
     const text = visibleText(dom);
@@ -107,6 +124,9 @@ describe.skipIf(!installed)("the status page in headless Chromium", () => {
     expect(text).toMatch(/ status 1s \d+s ago none /);
     expect(text).toContain(
       "Queues queue entries waiting uncertain oldest ban 0 0 0 — unban 0 0 0 — warning 0 0 0 — reward_executed 0 0 0 — reward_failed 0 0 0 —",
+    );
+    expect(text).toContain(
+      "Sanction delivery round of 10,000 delivering now left 7,412 settled 2,588 rate (last 10 s) 96.3/s time to empty about 1m 17s",
     );
     expect(text).toContain(`Quarantine none (${join(dir, "store", "corrupt")})`);
 

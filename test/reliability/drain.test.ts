@@ -71,6 +71,10 @@ test("400 queued bans at 40 requests/s: each made once, in order, no request whi
     expect(status.sanctions_drain).toMatchObject({ state: "running", total: N });
     expect(status.sanctions_drain.left).toBeGreaterThan(0);
     expect(status.sanctions_drain.rate_per_s).toBeGreaterThan(0);
+    // What an operator reads: entries left, the rate, the time to empty at that rate.
+    expect((await hub(["status"], { env, cwd: dir })).stdout).toMatch(
+      /\n +delivering now: [\d,]+ left, [\d.]+\/s \([\d,]+ of 400 settled\), about (\d+ s|\d+m \d+s) to go/,
+    );
 
     const ban = await hub(["ban", player(), "1h", "typed during the drain", "--json"], { env, cwd: dir });
     const left = await queue.size();

@@ -41,16 +41,16 @@ export interface QueueSummary {
 
 const anyQueue = (store: Store, queue: QueueName) => store.queue(queue, v.unknown());
 
-/**
- * Does `run` send this entry to the service? Not a reward report VyHub refused or already took (kept for the
- * operator), nor a reward the game refused.
- */
 /** Whether a request of this entry may have reached the service (a sanction's lost answer); rewards never are. */
 export function entryUncertain(queue: QueueName, entry: { attempts: number; uncertain?: boolean }): boolean {
   return !queue.startsWith("reward_") && isUncertain(entry);
 }
 
-const sends = (queue: QueueName, data: unknown) =>
+/**
+ * Does `run` send this entry to the service? Not a reward report VyHub refused or already took (kept for the
+ * operator), nor a reward the game refused.
+ */
+export const sends = (queue: QueueName, data: unknown) =>
   queue === "reward_failed" ? false : queue !== "reward_executed" || awaitsReport(data);
 
 const isoOrNull = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());

@@ -10,6 +10,7 @@ import type { BridgeHealth, GamePlayer } from "../game/bridge.ts";
 import type { Logger } from "../log.ts";
 import { cacheWrite, type Store } from "../store/index.ts";
 import type { Metrics } from "./metrics.ts";
+import { QueueCounts } from "./queue-counts.ts";
 import { ownStatus, runStatusCache, type RunSnapshot, type StatusView } from "./status.ts";
 
 export const CHECK_MS = 2_000;
@@ -43,6 +44,8 @@ export class RunMonitor {
   private written = "";
   private writtenAt = -Infinity;
   private failed?: string;
+  /** The queue depths of the status page and /metrics, once something asked for them. */
+  private counts?: QueueCounts;
 
   constructor(private o: MonitorOptions) {
     this.startedAt = o.startedAt ?? o.clock.now();
@@ -62,6 +65,8 @@ export class RunMonitor {
   /** The status page's address, or why it could not listen. */
   listening(http: NonNullable<RunSnapshot["http"]>): void {
     this.http = http;
+    // Count the queues now, not at the first request (which would wait for every entry to be read).
+    if (http.url) this.queueDepths().catch(() => {}); // a failure here is the first request's to report
   }
 
   snapshot(): RunSnapshot {
@@ -108,7 +113,13 @@ export class RunMonitor {
 
   /** What the status page and /metrics show: this snapshot and the store as it is now. */
   status(): Promise<StatusView> {
-    return ownStatus(this.o.store, this.snapshot(), this.o.clock.now());
+    const now = this.o.clock.now();
+    return ownStatus(this.o.store, this.snapshot(), now, () => this.queueDepths(now));
+  }
+
+  private queueDepths(now = this.o.clock.now()) {
+    this.counts ??= new QueueCounts(this.o.store, this.o.clock);
+    return this.counts.depths(now);
   }
 
   /** Writes the snapshot now, then whenever it changes. */
@@ -133,6 +144,7 @@ export class RunMonitor {
 
   /** Stops the writer and writes the final state. */
   async stop(): Promise<void> {
+    this.counts?.close();
     this.abort.abort();
     await this.loop;
     this.state = "stopped";

@@ -106,9 +106,25 @@ const NEWEST_QUARANTINED = 10;
 
 const ageS = (at: number, now: number) => (at <= now ? Math.round((now - at) / 1000) : null);
 
-export async function storeFacts(store: Store, now: number): Promise<StoreFacts> {
+/** Every queue's depth, read from the store (every entry of every queue). */
+async function readDepths(store: Store, now: number): Promise<QueueDepth[]> {
+  return (await queueStatus(store, now)).map((q) => ({
+    queue: q.queue,
+    entries: q.entries,
+    waiting: q.waiting,
+    uncertain: q.items.filter((i) => i.uncertain).length,
+    oldest_age_s: q.oldest_age_s,
+  }));
+}
+
+/** What the store holds; the queue depths from `depths` (the running agent's counts, lib/monitor/queue-counts.ts). */
+export async function storeFacts(
+  store: Store,
+  now: number,
+  depths = () => readDepths(store, now),
+): Promise<StoreFacts> {
   const [queues, caches, drain] = await Promise.all([
-    queueStatus(store, now),
+    depths(),
     store.caches(),
     drainCache(store)
       .get()
@@ -117,13 +133,7 @@ export async function storeFacts(store: Store, now: number): Promise<StoreFacts>
   const corrupt = await store.corrupt(); // after the queues were read: what reading them moved aside counts too
   return {
     storage_dir: store.dir,
-    queues: queues.map((q) => ({
-      queue: q.queue,
-      entries: q.entries,
-      waiting: q.waiting,
-      uncertain: q.items.filter((i) => i.uncertain).length,
-      oldest_age_s: q.oldest_age_s,
-    })),
+    queues,
     caches: caches
       .filter((c) => c.name !== RUN_STATUS_CACHE && c.name !== DRAIN_CACHE)
       .map((c) => ({ name: c.name, age_s: ageS(c.writtenAt, now) })),
@@ -158,8 +168,16 @@ export async function readStatus(store: Store, now: number): Promise<StatusView>
   };
 }
 
-/** The status page's view, inside the run itself: alive by definition, its snapshot fresh from memory. */
-export async function ownStatus(store: Store, snapshot: RunSnapshot, now: number): Promise<StatusView> {
+/**
+ * The status page's view, inside the run itself: alive by definition, its snapshot fresh from memory, its queue
+ * depths from `depths` (kept by the run as the queues change).
+ */
+export async function ownStatus(
+  store: Store,
+  snapshot: RunSnapshot,
+  now: number,
+  depths?: () => Promise<QueueDepth[]>,
+): Promise<StatusView> {
   return {
     now: new Date(now).toISOString(),
     run: {
@@ -168,7 +186,7 @@ export async function ownStatus(store: Store, snapshot: RunSnapshot, now: number
       holder: { pid: snapshot.pid, host: snapshot.host || hostname(), since: snapshot.started_at },
     },
     snapshot: withAge(snapshot, now, now),
-    ...(await storeFacts(store, now)),
+    ...(await storeFacts(store, now, depths)),
   };
 }
 

@@ -24,6 +24,7 @@ import { type Queue, type QueueOptions, createQueue } from "./queue.ts";
 import { type CorruptFile, type QuarantineRecord, createRecords, listCorrupt } from "./records.ts";
 import { secureStore } from "./secure.ts";
 import { checkName } from "./types.ts";
+import { type QueueListener, queueIds, queueStamp, watchedQueue } from "./watch.ts";
 
 export type { Box } from "./box.ts";
 export type { Cache } from "./cache.ts";
@@ -33,6 +34,7 @@ export { LockTimeoutError } from "./lock.ts";
 export { type Queue, type QueueEntry, type QueueOptions, isUncertain } from "./queue.ts";
 export { StoreUnsafeError } from "./secure.ts";
 export type { CorruptFile, QuarantineRecord } from "./records.ts";
+export type { QueueChange, QueueListener } from "./watch.ts";
 
 export interface StoreOptions {
   dir: string;
@@ -74,6 +76,12 @@ export interface Store {
   corrupt(): Promise<CorruptFile[]>;
   /** Every cache and when it was last written. */
   caches(): Promise<{ name: string; writtenAt: number }[]>;
+  /** Tells `listener` of every entry added, rewritten or removed through this store; returns the unsubscribe. */
+  watchQueues(listener: QueueListener): () => void;
+  /** Changes whenever the queue's entries change, by any process (lib/store/watch.ts). */
+  queueStamp(name: string): Promise<{ stamp: string; changedAt: number }>;
+  /** The ids of the queue's entries, oldest first, without reading them (names that are no entry id left out). */
+  queueIds(name: string): Promise<string[]>;
 }
 
 /** Temp files older than this were left by a writer that died mid-write. */
@@ -102,6 +110,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   const onWrite = writeHealth(dir, logger, !!opts.reportWriteErrors);
   const storage = createStorage({ driver: atomicFs({ base: dir, fsync: opts.fsync, onWrite }) });
   const records = createRecords(storage, dir, logger, clock);
+  const listeners = new Set<QueueListener>();
   /** Locks in `sub` (under locks/); a lock file the disk refuses is a store write failure like any other. */
   const lockIn = (sub: string, check: (name: string) => string): Store["withLock"] => {
     const locker = createLocker(join(dir, sub));
@@ -133,7 +142,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       // update and remove lock the entry (its id, checked by the queue), not the queue: sends to several players at
       // once each record their attempt without waiting for the others' fsyncs.
       const entryLock = lockIn(join("locks", `queue-${name}`), (id) => id);
-      return createQueue(
+      const queue = createQueue(
         checkName("queue", name),
         schema,
         records,
@@ -143,6 +152,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
         clock,
         markers && { keys, markers },
       );
+      return watchedQueue(name, queue, listeners);
     },
     cache: (name, schema) => createCache(checkName("cache", name), schema, records, clock),
     box: (name, schema) => createBox(checkName("box", name), schema, records, dir),
@@ -151,6 +161,12 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
     quarantined: () => [...records.quarantined],
     corrupt: () => listCorrupt(dir),
     caches: () => listCaches(dir),
+    watchQueues(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    queueStamp: (name) => queueStamp(dir, checkName("queue", name)),
+    queueIds: (name) => queueIds(dir, checkName("queue", name)),
   };
 }
 

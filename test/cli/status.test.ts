@@ -303,6 +303,56 @@ test(
 );
 
 test(
+  "/metrics follows the queues: what other processes queue and drop shows within seconds, a delivery at once",
+  () =>
+    withSandbox(async (sb) => {
+      const dir = mkdtempSync(join(root, "queue-counts-"));
+      const env = { ...LISTEN, HUB_INTERVALS_QUEUES: "1", HUB_INTERVALS_BANS: "1" };
+      const run = await startRun({ sb, dir, name: "run", players: PLAYERS, env });
+      await ready(run);
+      const url = await statusPageUrl(run);
+      let text = "";
+      const bans = async () => {
+        const family = parse((text = await (await fetch(`${url}metrics`)).text())).find(
+          (f) => f.name === "hub_agent_queue_entries",
+        );
+        return Number(family?.metrics.find((m) => m.labels?.queue === "ban")?.value);
+      };
+      expect(await bans()).toBe(0);
+
+      // Queued and dropped by other processes: the run is told of neither.
+      await sb.control.down();
+      const queue = async (reason: string) => {
+        const ban = await hub(["ban", "76561198000000109", "10", reason, "--json"], { env: envOf(sb, dir) });
+        expect(ban.code).toBe(6);
+        await until(async () => (await bans()) === 1, "the queued ban in /metrics", {
+          timeoutMs: 10_000,
+          diagnostics: () => text,
+        });
+        return (JSON.parse(ban.stdout) as { entry_id: string }).entry_id;
+      };
+      const dropped = await hub(["queue", "drop", await queue("mistake")], { env: envOf(sb, dir) });
+      expect(dropped.code).toBe(0);
+      await until(async () => (await bans()) === 0, "the dropped ban gone from /metrics", {
+        timeoutMs: 10_000,
+        diagnostics: () => text,
+      });
+
+      // Delivered by the run itself.
+      await queue("cheating");
+      await sb.control.up();
+      await until(async () => (await bans()) === 0, "the delivered ban gone from /metrics", {
+        timeoutMs: 20_000,
+        diagnostics: () => text,
+      });
+      expect([...sb.state.bans.values()].some((b) => b.reason === "cheating")).toBe(true);
+      run.proc.kill("SIGTERM");
+      expect(await run.proc.exited).toBe(0);
+    }),
+  60_000,
+);
+
+test(
   "while the service has not answered yet: /readyz 503, /healthz 200, status says starting; ready once it answers",
   () =>
     withSandbox(async (sb) => {

@@ -2,7 +2,7 @@
  * The transport under every endpoint: URL building, one ofetch call per attempt with its own timeout,
  * our own retries (ofetch's `timeout` + `retry` reuse an aborted signal in 1.5.1), the 429 gates (docs/service-api.md
  * §1.5: the endpoint that was refused waits; a second endpoint refused meanwhile makes every request wait),
- * a cap on the body size, lenient body parsing and valibot validation.
+ * a cap on the body size and on the bodies in memory at once (body.ts), lenient body parsing and valibot validation.
  */
 import { ofetch } from "ofetch";
 import * as v from "valibot";
@@ -17,6 +17,7 @@ import {
   redact,
   truncate,
 } from "./errors.ts";
+import { ACCEPT_ENCODING, ERROR_BODY_BYTES, FETCH_OPTIONS, readBody } from "./body.ts";
 import { collectSkipped } from "./schemas.ts";
 import { describeNetworkError } from "./network.ts";
 
@@ -162,6 +163,7 @@ export function createTransport(opts: ApiOptions): Transport {
   const headers: Record<string, string> = {
     authorization: `Bearer ${opts.key}`,
     accept: "application/json",
+    "accept-encoding": ACCEPT_ENCODING,
     "user-agent": opts.userAgent ?? "hub-agent",
   };
   /**
@@ -231,6 +233,7 @@ export function createTransport(opts: ApiOptions): Transport {
     let responseHeaders: Headers;
     let statusText = "";
     let tooLarge = false;
+    let refused: string | undefined;
     try {
       const response = await ofetch.raw<ReadableStream<Uint8Array> | undefined, "stream">(url, {
         method: spec.method,
@@ -240,13 +243,22 @@ export function createTransport(opts: ApiOptions): Transport {
         retry: 0,
         ignoreResponseError: true,
         signal,
+        ...FETCH_OPTIONS,
       });
       status = response.status;
       statusText = response.statusText;
       responseHeaders = response.headers;
-      const body = await readCapped(response._data ?? undefined, maxBytes, response.headers);
+      const answer = status >= 200 && status < 300;
+      // An error's body only gives its message: read little of it.
+      const body = await readBody(response._data ?? undefined, {
+        maxBytes: answer ? maxBytes : Math.min(maxBytes, ERROR_BODY_BYTES),
+        headers: response.headers,
+        signal,
+        keepHead: !answer,
+      });
       text = body.text;
       tooLarge = body.tooLarge;
+      refused = body.refused;
     } catch (err) {
       const timeout = signal.aborted || isTimeout(err);
       // A short cause in our words ("connection refused: …", "the TLS certificate is self-signed"), never the
@@ -261,13 +273,13 @@ export function createTransport(opts: ApiOptions): Transport {
     }
     log(spec, status, started);
 
-    if (tooLarge && status >= 200 && status < 300) {
+    if ((tooLarge || refused) && status >= 200 && status < 300) {
       return {
         result: fail({
           kind: "InvalidResponse",
           endpoint,
           field: "(body)",
-          message: `response larger than the ${maxBytes}-byte cap (api.max_response_bytes); not read`,
+          message: refused ?? `response larger than the ${maxBytes}-byte cap (api.max_response_bytes); not read`,
           status,
         }),
         retry: false,
@@ -362,48 +374,6 @@ export function createTransport(opts: ApiOptions): Transport {
   }
 
   return { request };
-}
-
-/**
- * The body as text, read as a stream and abandoned past `maxBytes` (also when Content-Length announces more), so a
- * huge answer costs at most the cap in memory. An error body over the cap keeps its first `maxBytes` for the message.
- */
-async function readCapped(
-  body: ReadableStream<Uint8Array> | undefined,
-  maxBytes: number,
-  headers: Headers,
-): Promise<{ text: string; tooLarge: boolean }> {
-  if (!body) return { text: "", tooLarge: false };
-  const announced = Number(headers.get("content-length"));
-  if (Number.isFinite(announced) && announced > maxBytes) {
-    await body.cancel().catch(() => {});
-    return { text: "", tooLarge: true };
-  }
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let tooLarge = false;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    const room = maxBytes - size;
-    if (value.byteLength > room) {
-      chunks.push(value.subarray(0, room));
-      size += room;
-      tooLarge = true;
-      await reader.cancel().catch(() => {});
-      break;
-    }
-    chunks.push(value);
-    size += value.byteLength;
-  }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    all.set(c, at);
-    at += c.byteLength;
-  }
-  return { text: new TextDecoder().decode(all), tooLarge };
 }
 
 /** Payload Too Large, URI Too Long, Request Header Fields Too Large. */

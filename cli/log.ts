@@ -1,4 +1,5 @@
 import { type ConsolaInstance, createConsola, LogLevels, type LogObject } from "consola/core";
+import { isatty } from "node:tty";
 import { type LogData, type Logger, jsonPrintable, printable } from "../lib/log.ts";
 import { stderr } from "./stdio.ts";
 
@@ -20,12 +21,12 @@ const COLOURS: Record<string, string> = { error: "31", warn: "33", info: "36", d
 /** consola's core (its fancy reporter costs ~20 ms of start-up) with three small reporters of our own. */
 export function createLogger(setup: LogSetup): Logger {
   const write = setup.write ?? stderr;
-  // Decided at the first line: asking whether stderr is a terminal builds process.stderr, which a one-shot command
-  // that logs nothing should not pay for (cli/stdio.ts).
+  // Decided at the first line, by the descriptor: process.stderr.isTTY would build Node's stream objects, which cost
+  // a one-shot command time (cli/stdio.ts) and `run` memory.
   let style: { pretty: boolean; colour: boolean } | undefined;
   const styleOf = () => {
     if (!style) {
-      const pretty = setup.format === "pretty" && !!(setup.tty ?? (process.stderr.isTTY && !process.env.CI));
+      const pretty = setup.format === "pretty" && !!(setup.tty ?? (isatty(2) && !process.env.CI));
       style = { pretty, colour: pretty && !process.env.NO_COLOR };
     }
     return style;

@@ -35,7 +35,8 @@ export default defineCommand({
     const { createBridge } = await import("../../lib/game/index.ts");
     const { systemClock } = await import("../../lib/clock.ts");
     // A wrapped server's console is copied to stdout for the operator (logs are on stderr); --json keeps stdout clean.
-    const output = ctx.json ? null : process.stdout;
+    // Left to the wrapper to take: process.stdout builds Node's stream objects, memory no other bridge needs.
+    const output = ctx.json ? null : undefined;
     const { redact } = await import("../context.ts");
     const bridge = await createBridge(config, { clock: systemClock, logger: ctx.logger, output, redact });
     // --once --json: one object on stdout, the round's summary with the exit code (an error too, instead of the

@@ -140,9 +140,12 @@ test(
       const down = await viewWhen(
         sb,
         dir,
+        // The unreadable record is quarantined when it is next read, which may come after the status round.
         (x) =>
-          x.snapshot?.service.reachable === false && !!x.snapshot.jobs.find((j) => j.name === "status")?.last_error,
-        "the failed status round in the snapshot",
+          x.snapshot?.service.reachable === false &&
+          !!x.snapshot.jobs.find((j) => j.name === "status")?.last_error &&
+          x.quarantine.count === 1,
+        "the failed status round in the snapshot, and the unreadable record quarantined",
       );
       expect(down.snapshot!.service.last_error?.message).toMatch(/network error/);
       expect(down.queues.find((q) => q.queue === "ban")).toMatchObject({ entries: 1, waiting: 1, uncertain: 0 });

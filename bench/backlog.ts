@@ -18,9 +18,9 @@
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { queueBan, sanctionQueues } from "../lib/sanctions/index.ts";
-import { openStore } from "../lib/store/index.ts";
+import { sanctionQueues } from "../lib/sanctions/index.ts";
 import { buildCommand } from "../test/cli/binary.ts";
+import { queuedBans } from "../test/support/backlog.ts";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -103,18 +103,7 @@ const newPlayer = () => String(76561198300000000n + BigInt(++players));
 
 /** A storage directory with `n` bans queued (written as `ban` writes them; the index built as the first one builds it). */
 async function backlog(n: number, prefix: string): Promise<string> {
-  const dir = mkdtempSync(join(work, "store-"));
-  const store = await openStore({ dir: join(dir, "store"), fsync: false });
-  for (let i = 0; i < n; i++) {
-    const target = { identifier: newPlayer(), type: "STEAM", user_id: null, name: "" };
-    await queueBan(store, {
-      target,
-      length: 3600,
-      reason: `${prefix} ${i}`,
-      creator: null,
-      serverbundleId: sb.bundleId,
-    });
-  }
+  const { dir, store } = await queuedBans(work, n, { prefix, player: newPlayer, serverbundleId: sb.bundleId });
   for (const q of Object.values(sanctionQueues(store))) await q.verifyIndex();
   // `ban` needs the serverbundle: the server record `run` caches (one `ban` with the service up fetches it too).
   return dir;

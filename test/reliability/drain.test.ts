@@ -7,13 +7,13 @@
  * 5,000 and 10,000.)
  */
 import { expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Sandbox } from "../../lib/sandbox/index.ts";
-import { queueBan, sanctionQueues } from "../../lib/sanctions/index.ts";
+import { sanctionQueues } from "../../lib/sanctions/index.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { hub, hubInBackground } from "../cli/binary.ts";
+import { queuedBans } from "../support/backlog.ts";
 import { useSandbox } from "../support/sandbox.ts";
 import { until } from "../support/until.ts";
 
@@ -25,18 +25,7 @@ const player = () => String(76561198700000000n + BigInt(process.pid % 1000) * 10
 
 /** A storage directory with `n` bans queued (as `ban` leaves them while the service is down). */
 async function backlog(n: number, prefix: string) {
-  const dir = mkdtempSync(join(tmpdir(), "hub-drain-"));
-  const store = await openStore({ dir: join(dir, "store"), fsync: false });
-  for (let i = 0; i < n; i++) {
-    const target = { identifier: player(), type: "STEAM", user_id: null, name: "" };
-    await queueBan(store, {
-      target,
-      length: 3600,
-      reason: `${prefix} ${i}`,
-      creator: null,
-      serverbundleId: sb.bundleId,
-    });
-  }
+  const { dir } = await queuedBans(tmpdir(), n, { prefix, player, serverbundleId: sb.bundleId });
   const env = {
     HUB_API_URL: sb.url,
     HUB_API_KEY: sb.key,

@@ -17,8 +17,8 @@ export interface PaceOptions {
 
 /** A token bucket (lib/token-bucket.ts) on the injected clock's monotonic time, served in call order. */
 export class Pace {
-  readonly perSecond: number;
-  readonly burst: number;
+  perSecond: number;
+  burst: number;
   private bucket: Bucket;
   private limit: { burst: number; refillMs: number };
   private tail: Promise<void> = Promise.resolve();
@@ -34,6 +34,15 @@ export class Pace {
     this.burst = Math.max(1, o.burst ?? o.perSecond);
     this.limit = { burst: this.burst, refillMs: 1000 / this.perSecond };
     this.bucket = { tokens: this.burst, at: clock.monotonic() };
+  }
+
+  /** A new rate from now on (tokens saved up so far are kept, up to the new burst). */
+  setRate(o: PaceOptions): void {
+    refill(this.bucket, this.clock.monotonic(), this.limit);
+    this.perSecond = o.perSecond;
+    this.burst = Math.max(1, o.burst ?? o.perSecond);
+    this.limit = { burst: this.burst, refillMs: 1000 / this.perSecond };
+    this.bucket.tokens = Math.min(this.bucket.tokens, this.burst);
   }
 
   /** Resolves when one request may start; rejects with the signal's reason when it aborts first. */
@@ -52,5 +61,70 @@ export class Pace {
       refill(this.bucket, this.clock.monotonic(), this.limit);
     }
     this.bucket.tokens = Math.max(0, this.bucket.tokens - 1);
+  }
+}
+
+/** After a 429, the share of the starts in the second before it that a learned pace allows at first… */
+export const LEARNED_SHARE = 0.85;
+/** …growing by this share a second while no 429 comes… */
+export const LEARNED_GROWTH = 0.005;
+/** …up to this share. */
+export const LEARNED_CAP = 0.95;
+
+/**
+ * A pace learned from the service's 429s, for a long run of requests such as a backlog's drain: none until the first
+ * 429; then LEARNED_SHARE of the starts in the second before it, growing slowly up to LEARNED_CAP of them; another
+ * 429 learns again (a limit shared with others that now take more). The service's limit is then met about once
+ * instead of once a window, so requests outside the pace (a sanction typed meanwhile) find the service open instead
+ * of waiting out a pause. A raised limit is found by the next drain, which starts unpaced.
+ */
+export class LearnedPace {
+  private pace?: Pace;
+  /** Monotonic times of the starts in the last second. */
+  private starts: number[] = [];
+  private refusedAt = -Infinity;
+  private ceiling = 0;
+  private grownAt = 0;
+
+  constructor(private clock: Clock) {}
+
+  /** The current rate (starts a second), or undefined while unpaced. */
+  get perSecond(): number | undefined {
+    return this.pace?.perSecond;
+  }
+
+  /** Resolves when one more may start; rejects with the signal's reason when it aborts first. */
+  async take(signal?: AbortSignal): Promise<void> {
+    if (this.pace) {
+      this.grow();
+      await this.pace.take(signal);
+    }
+    const now = this.clock.monotonic();
+    this.starts.push(now);
+    while ((this.starts[0] as number) <= now - 1000) this.starts.shift();
+  }
+
+  /** A 429 came. Those that follow it within a second (the other requests then in flight) say nothing new. */
+  refused(): void {
+    const now = this.clock.monotonic();
+    if (now - this.refusedAt < 1000) return;
+    this.refusedAt = now;
+    this.ceiling = Math.max(1, this.starts.filter((t) => t > now - 1000).length);
+    const rate = Math.max(1, this.ceiling * LEARNED_SHARE);
+    const o = { perSecond: rate, burst: Math.max(1, Math.round(rate / 10)) };
+    if (this.pace) this.pace.setRate(o);
+    else this.pace = new Pace(this.clock, o);
+    this.grownAt = now;
+  }
+
+  private grow(): void {
+    const now = this.clock.monotonic();
+    const pace = this.pace as Pace;
+    const seconds = Math.floor((now - this.grownAt) / 1000);
+    const cap = this.ceiling * LEARNED_CAP;
+    if (seconds < 1 || pace.perSecond >= cap) return;
+    this.grownAt += seconds * 1000;
+    const rate = Math.min(cap, pace.perSecond + seconds * this.ceiling * LEARNED_GROWTH);
+    pace.setRate({ perSecond: rate, burst: Math.max(1, Math.round(rate / 10)) });
   }
 }

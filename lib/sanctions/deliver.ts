@@ -53,6 +53,8 @@ import {
   unbanCancels,
 } from "./schemas.ts";
 import { serialByKey } from "../serial.ts";
+import { systemClock } from "../clock.ts";
+import { LearnedPace } from "../pace.ts";
 
 export { isUncertain } from "../store/index.ts";
 
@@ -130,8 +132,9 @@ export interface DeliverOptions {
    */
   players?: ReadonlySet<string>;
   /**
-   * Players to serve before the round's next one (`run`: a sanction just issued, by a command or in game), asked
-   * between players. Their entries are read afresh; one player's entries are never sent by two workers at once.
+   * Players to serve at once (`run`: a sanction just issued, by a command or in game), asked every URGENT_POLL_MS while
+   * the round lasts and served beside the players in progress, outside the round's learned pace. Their entries are
+   * read afresh; one player's entries are never sent by two workers at once.
    */
   urgent?: () => string[];
   /** Told when an urgent player's entries have been through the round (each settled or kept, or one kept first). */
@@ -165,7 +168,7 @@ const MIN_PAUSE_MS = 250;
 const LOOKUPS_KEPT = 1_000;
 /** 429s in a row for one entry that end the round. */
 const MAX_RATE_LIMITED = 20;
-/** While a round reads the queues, how often it looks for urgent players. */
+/** While a round lasts, how often it looks for urgent players. */
 const URGENT_POLL_MS = 20;
 
 type Item =
@@ -246,11 +249,6 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
   };
   // Read while the first urgent players are served: listing a backlog of 10,000 takes seconds.
   const listing = load(opts.players);
-  let listingDone = false;
-  void listing.then(
-    () => (listingDone = true),
-    () => (listingDone = true),
-  );
   /** Entries counted for onListed (urgent ones may come before the listing). */
   const counted = new Set<string>();
   const count = (items: Item[]) => {
@@ -268,7 +266,11 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
    * A 429 (or its gate): every worker waits until it has passed (at least MIN_PAUSE_MS, so a `Retry-After: 0` does
    * not turn into a loop of requests), or the round ends if that is too long.
    */
+  // run's rounds learn the service's rate from its 429s (lib/pace.ts): a backlog then meets the limit about once, and
+  // urgent players, who skip the pace, seldom find a pause to wait out.
+  const learned = maxPauseMs ? new LearnedPace(systemClock) : undefined;
   const rateLimited = (retryAfterMs: number) => {
+    learned?.refused();
     const ms = Math.max(retryAfterMs, MIN_PAUSE_MS);
     if (ms > maxPauseMs) {
       if (!ended) opts.onPause?.({ ended: (ended = `the service asks to wait ${Math.ceil(ms / 1000)} s (429)`) });
@@ -577,8 +579,9 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
   const onePlayer = serialByKey();
   const served = new Set<string>();
   /** A player's entries in order; a kept one stops the rest (a later unban never overtakes the ban it lifts). */
-  const sendGroup = async (items: Item[]) => {
+  const sendGroup = async (items: Item[], paced: boolean) => {
     for (let i = 0, limited = 0; i < items.length && !ended;) {
+      if (paced && learned) await learned.take(opts.signal).catch(() => {});
       const wait = pausedUntil - performance.now();
       if (wait > 0) await sleep(wait, opts.signal);
       if (opts.signal?.aborted) ended ??= "stopping";
@@ -595,28 +598,50 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
       i++;
     }
   };
-  const serveUrgent = async () => {
-    for (const key of opts.urgent?.() ?? []) {
-      served.add(key);
-      await onePlayer(key, async () => {
-        const items = (await load(new Set([key]))).sort(byId);
-        count(items);
-        await sendGroup(items);
-      });
-      await opts.onServed?.(key);
+  const serveUrgent = async (key: string) => {
+    served.add(key);
+    await onePlayer(key, async () => {
+      const items = (await load(new Set([key]))).sort(byId);
+      count(items);
+      await sendGroup(items, false);
+    });
+    await opts.onServed?.(key);
+  };
+  /**
+   * Urgent players are taken by each worker before its next player, and every URGENT_POLL_MS while the round lasts
+   * (workers may all be waiting for the service or the pace): served at once, beside the players in progress.
+   */
+  const serving: Promise<void>[] = [];
+  let urgentFailure: { error: unknown } | undefined;
+  const takeUrgent = () => {
+    const now = (opts.urgent?.() ?? []).map((key) =>
+      serveUrgent(key).catch((error: unknown) => void (urgentFailure ??= { error })),
+    );
+    serving.push(...now);
+    return Promise.all(now);
+  };
+  let sending = true;
+  const urgentLoop = async () => {
+    if (!opts.urgent) return;
+    while (sending && !ended) {
+      void takeUrgent();
+      await sleep(URGENT_POLL_MS, opts.signal);
+      if (opts.signal?.aborted) ended ??= "stopping";
     }
+    await Promise.all(serving);
+    if (urgentFailure) throw urgentFailure.error;
   };
   const sendAll = async (list: Item[][]) => {
     let next = 0;
     const worker = async () => {
       for (;;) {
-        await serveUrgent();
+        await takeUrgent();
         if (opts.signal?.aborted) ended ??= "stopping";
         if (ended || next >= list.length) return;
         const items = list[next] as Item[];
         list[next++] = []; // let go of what was sent: a backlog's entries are not all kept to the end
         const key = playerKey((items[0] as Item).entry.data.target);
-        if (!served.has(key)) await onePlayer(key, () => sendGroup(items));
+        if (!served.has(key)) await onePlayer(key, () => sendGroup(items, true));
       }
     };
     // Every worker finishes before the round (and its lock) ends, also when one of them failed.
@@ -628,17 +653,18 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
   };
   // Players with an unban last: a ban of the same person queued under their other key is then sent or kept, never
   // in flight while the unban looks (otherKeyBans; an urgent unban relies on the checks there and in recordAttempt).
-  while (!listingDone && !ended) {
-    await serveUrgent();
-    await Promise.race([listing, sleep(URGENT_POLL_MS, opts.signal)]);
-    if (opts.signal?.aborted) ended ??= "stopping";
+  const urgentServed = urgentLoop();
+  try {
+    const listed = await listing;
+    count(listed);
+    const players = groups(listed);
+    const hasUnban = (items: Item[]) => items.some((i) => i.kind === "unban");
+    await sendAll(players.filter((items) => !hasUnban(items)));
+    await sendAll(players.filter(hasUnban));
+  } finally {
+    sending = false;
+    await urgentServed;
   }
-  const listed = await listing;
-  count(listed);
-  const players = groups(listed);
-  const hasUnban = (items: Item[]) => items.some((i) => i.kind === "unban");
-  await sendAll(players.filter((items) => !hasUnban(items)));
-  await sendAll(players.filter(hasUnban));
   return { busy: false, outcomes };
 }
 

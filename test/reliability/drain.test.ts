@@ -1,7 +1,8 @@
 /**
  * Draining a backlog after an outage, with the compiled binary: bans queued while VyHub was down, then `run` against
  * a service that allows a fixed number of requests per second (429 with Retry-After beyond it, as real services
- * do). Every ban is made once, in order; no request goes out while the service asked to wait; `status` and the log
+ * do). Every ban is made once, in order; no request goes out while the service asked to wait, and the drain learns
+ * the limit instead of meeting it every second; `status` and the log
  * say how far the round is; a `ban` typed meanwhile is handed to `run` and answered at once. Then `run` is SIGKILLed
  * at random moments of a drain and restarted, five times: still each ban exactly once. (npm run bench:backlog drains
  * 5,000 and 10,000.)
@@ -93,6 +94,10 @@ test("400 queued bans at 40 requests/s: each made once, in order, no request whi
   const endpoint = (r: { method: string; path: string }) => `${r.method} ${r.path.replace(/\/[^/]*\d[^/]*/g, "/{id}")}`;
   const limited = log.filter((r) => r.status === 429);
   expect(limited.length).toBeGreaterThan(0);
+  // The drain learns the limit from its first 429s and keeps under it (lib/pace.ts LearnedPace): the limit is met in
+  // a few of the drain's ~30 seconds, not in nearly every one (26 of them without the learned pace), so a ban typed
+  // meanwhile seldom waits out a pause.
+  expect(new Set(limited.map((l) => Math.floor(l.time / 1000))).size).toBeLessThanOrEqual(6);
   const early = limited.flatMap((l) =>
     log.filter((r) => endpoint(r) === endpoint(l) && r.time > l.time + 150 && r.time < l.time + 900),
   );

@@ -6,9 +6,10 @@
  *
  * - owned by another user and writable by us: refused (their store is theirs; the agent does not write into it or
  *   trust it); one we cannot write in fails at its first write, with that line (EACCES);
- * - owned by us, open to the group or the world for writing: everything in it is checked first; a file or folder
- *   another user owns may have been planted, so the store is refused (and left as it is, so it is checked again
- *   until the operator has looked); otherwise folders are corrected to 0700 and files to 0600;
+ * - owned by us, open to the group or the world for writing: closed (0700) first, each folder before it is listed,
+ *   so that nothing more can be planted while it is looked through; a file or folder another user owns may have
+ *   been planted, so the store is refused (its mode put back as found, so that it is checked again until the
+ *   operator has looked); otherwise files are corrected to 0600;
  * - owned by us, only readable by others: corrected to 0700 (nobody else could have written in it).
  *
  * Folders the store creates are 0700 and files 0600 (the driver, the locks). A refusal is a StoreWriteError (exit 8,
@@ -58,7 +59,11 @@ async function userName(uid: number): Promise<string> {
   return name ? `user ${name} (uid ${uid})` : `uid ${uid}`;
 }
 
-/** The first path under `dir` (depth first) not owned by `uid`, and every folder and file to correct. */
+/**
+ * The first path under `dir` (depth first) not owned by `uid`, and every file to correct. Each folder of ours is
+ * closed (0700) before it is listed: nothing can be planted in it after it was looked at, also not through a folder
+ * another process had already opened.
+ */
 async function inspect(
   dir: string,
   uid: number,
@@ -80,7 +85,7 @@ async function inspect(
       return;
     }
     if (info.isDirectory()) {
-      if ((info.mode & 0o777) !== 0o700) out.fix.push({ path, mode: 0o700 });
+      if ((info.mode & 0o777) !== 0o700) await chmod(path, 0o700);
       await inspect(path, uid, out);
     } else if (info.isFile() && (info.mode & OTHERS) !== 0) out.fix.push({ path, mode: 0o600 });
   }
@@ -109,10 +114,24 @@ export async function secureStore(dir: string): Promise<Secured> {
     );
   }
   if ((mode & OTHERS) === 0) return {};
-  const plan: Parameters<typeof inspect>[2] = { fix: [{ path: dir, mode: 0o700 }] };
-  // Only a store others could write in can hold what they planted; one they could only read is corrected at once.
-  if (mode & OTHERS_WRITE) await inspect(dir, uid, plan);
+  const cannot = (e: unknown) =>
+    `the store ${dir} is open to other users (mode ${octal(mode)}) and could not be corrected ` +
+    `(${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): \`chmod -R go-rwx ${dir}\``;
+  const plan: Parameters<typeof inspect>[2] = { fix: [] };
+  try {
+    // Closed first, then looked through: what others planted is in it by now, and nothing more can come.
+    await chmod(dir, 0o700);
+    // Only a store others could write in can hold what they planted; one they could only read is just corrected.
+    if (mode & OTHERS_WRITE) await inspect(dir, uid, plan);
+    else await inspect(dir, uid, { fix: plan.fix }); // others could only read: nothing in it is theirs
+  } catch (e) {
+    await chmod(dir, mode).catch(() => {});
+    if (mode & OTHERS_WRITE) throw new StoreUnsafeError(dir, dir, cannot(e));
+    return { warning: cannot(e) };
+  }
   if (plan.foreign) {
+    // Opened again as found, so that it is checked again (and refused) until the operator has looked.
+    await chmod(dir, mode).catch(() => {});
     const owner = await userName(plan.foreign.uid);
     throw new StoreUnsafeError(
       plan.foreign.path,
@@ -123,15 +142,10 @@ export async function secureStore(dir: string): Promise<Secured> {
     );
   }
   try {
-    // The directory itself last: until then a failed correction leaves it as found, to be checked again.
-    for (const f of plan.fix.slice(1)) await chmod(f.path, f.mode);
-    await chmod(dir, 0o700);
+    for (const f of plan.fix) await chmod(f.path, f.mode);
   } catch (e) {
-    const line =
-      `the store ${dir} is open to other users (mode ${octal(mode)}) and could not be corrected ` +
-      `(${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): \`chmod -R go-rwx ${dir}\``;
-    if (mode & OTHERS_WRITE) throw new StoreUnsafeError(dir, dir, line);
-    return { warning: line };
+    // The folders are closed: others could read these files until now, and can no longer reach them.
+    return { corrected: mode, warning: cannot(e) };
   }
   return { corrected: mode };
 }

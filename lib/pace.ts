@@ -64,26 +64,34 @@ export class Pace {
   }
 }
 
-/** After a 429, the share of the starts in the second before it that a learned pace allows at first… */
+/** After a 429, a learned pace allows this share of the rate that was refused… */
 export const LEARNED_SHARE = 0.85;
-/** …growing by this share a second while no 429 comes… */
+/** …growing by this share of it a second while no 429 comes, up to LEARNED_CAP of it… */
 export const LEARNED_GROWTH = 0.005;
-/** …up to this share. */
-export const LEARNED_CAP = 0.95;
+export const LEARNED_CAP = 0.9;
+/** …and past that ten times slower, so that a limit raised meanwhile is found again. */
+const PROBE_GROWTH = LEARNED_GROWTH / 10;
+/** A rate learned from less than a second of starts is a floor: it grows this much a second until the next 429. */
+const PROVISIONAL_GROWTH = 1.05;
 
 /**
  * A pace learned from the service's 429s, for a long run of requests such as a backlog's drain: none until the first
- * 429; then LEARNED_SHARE of the starts in the second before it, growing slowly up to LEARNED_CAP of them; another
- * 429 learns again (a limit shared with others that now take more). The service's limit is then met about once
- * instead of once a window, so requests outside the pace (a sanction typed meanwhile) find the service open instead
- * of waiting out a pause. A raised limit is found by the next drain, which starts unpaced.
+ * 429; then LEARNED_SHARE of the rate that was refused (unpaced: the starts in the second before it; paced: the pace
+ * itself), growing slowly to LEARNED_CAP of it, then more slowly still. Another 429 learns again (a limit shared
+ * with others that now take more). The service's limit is then met about once a minute or two instead of once a
+ * window, so requests outside the pace (a sanction typed meanwhile) find the service open instead of waiting out a
+ * pause. A 429 within the first second of starts says little about the rate (the window may have been used up by
+ * others): that rate grows by a twentieth a second until a 429 says where the limit is.
  */
 export class LearnedPace {
   private pace?: Pace;
   /** Monotonic times of the starts in the last second. */
   private starts: number[] = [];
+  private firstStart?: number;
   private refusedAt = -Infinity;
+  /** The rate that was refused. */
   private ceiling = 0;
+  private provisional = false;
   private grownAt = 0;
 
   constructor(private clock: Clock) {}
@@ -100,6 +108,7 @@ export class LearnedPace {
       await this.pace.take(signal);
     }
     const now = this.clock.monotonic();
+    this.firstStart ??= now;
     this.starts.push(now);
     while ((this.starts[0] as number) <= now - 1000) this.starts.shift();
   }
@@ -109,22 +118,35 @@ export class LearnedPace {
     const now = this.clock.monotonic();
     if (now - this.refusedAt < 1000) return;
     this.refusedAt = now;
-    this.ceiling = Math.max(1, this.starts.filter((t) => t > now - 1000).length);
-    const rate = Math.max(1, this.ceiling * LEARNED_SHARE);
-    const o = { perSecond: rate, burst: Math.max(1, Math.round(rate / 10)) };
+    if (this.pace) {
+      this.ceiling = this.pace.perSecond;
+      this.provisional = false;
+    } else {
+      this.ceiling = Math.max(1, this.starts.filter((t) => t > now - 1000).length);
+      this.provisional = now - (this.firstStart ?? now) < 1000;
+    }
+    const o = LearnedPace.options(this.ceiling * LEARNED_SHARE);
     if (this.pace) this.pace.setRate(o);
     else this.pace = new Pace(this.clock, o);
     this.grownAt = now;
+  }
+
+  /** One at a time: a burst would go past the limit in a window the rate fits in. */
+  private static options(rate: number) {
+    return { perSecond: Math.max(1, rate), burst: 1 };
   }
 
   private grow(): void {
     const now = this.clock.monotonic();
     const pace = this.pace as Pace;
     const seconds = Math.floor((now - this.grownAt) / 1000);
-    const cap = this.ceiling * LEARNED_CAP;
-    if (seconds < 1 || pace.perSecond >= cap) return;
+    if (seconds < 1) return;
     this.grownAt += seconds * 1000;
-    const rate = Math.min(cap, pace.perSecond + seconds * this.ceiling * LEARNED_GROWTH);
-    pace.setRate({ perSecond: rate, burst: Math.max(1, Math.round(rate / 10)) });
+    const cap = this.ceiling * LEARNED_CAP;
+    let rate: number;
+    if (this.provisional) rate = pace.perSecond * PROVISIONAL_GROWTH ** Math.min(seconds, 60);
+    else if (pace.perSecond < cap) rate = Math.min(cap, pace.perSecond + LEARNED_GROWTH * this.ceiling * seconds);
+    else rate = pace.perSecond + PROBE_GROWTH * this.ceiling * seconds;
+    pace.setRate(LearnedPace.options(rate));
   }
 }

@@ -37,18 +37,23 @@ test("a take waiting for its turn rejects when stopped; the next ones still get 
   expect(() => new Pace(clock, { perSecond: 0 })).toThrow("above 0");
 });
 
-test("a learned pace: none before a 429, then a share of what went through, growing slowly to a cap", async () => {
+test("a learned pace: none before a 429, then a share of what was refused, growing slowly", async () => {
   const clock = new ManualClock();
   const pace = new LearnedPace(clock);
-  // Unpaced: 100 starts within one instant.
-  for (let i = 0; i < 100; i++) await pace.take();
+  // Unpaced: 100 starts over a second.
+  for (let i = 0; i < 100; i++) {
+    await pace.take();
+    await clock.advance(10);
+  }
   expect(pace.perSecond).toBeUndefined();
   pace.refused();
-  expect(pace.perSecond).toBe(100 * LEARNED_SHARE);
+  const learned = pace.perSecond as number;
+  expect(learned).toBeCloseTo(100 * LEARNED_SHARE, -0.5); // 99 or 100 starts in the second before
   // The other requests in flight come back refused too: the same 429, nothing new learned.
   await clock.advance(500);
   pace.refused();
-  expect(pace.perSecond).toBe(100 * LEARNED_SHARE);
+  expect(pace.perSecond).toBe(learned);
+  const ceiling = learned / LEARNED_SHARE;
 
   // Paced from then on: what starts in a second is about the rate, not the 100 that met the limit.
   await clock.advance(2000);
@@ -57,10 +62,38 @@ test("a learned pace: none before a 429, then a share of what went through, grow
   await settle();
   const atOnce = started;
   for (let ms = 0; ms < 1000; ms += 5) await clock.advance(5);
-  expect(started - atOnce).toBeGreaterThanOrEqual(84);
-  expect(started - atOnce).toBeLessThanOrEqual(100 * LEARNED_CAP);
-  // Minutes without a 429: grown to the cap, never to the rate that was refused.
-  await clock.advance(120_000);
+  expect(started - atOnce).toBeGreaterThanOrEqual(Math.floor(learned));
+  expect(started - atOnce).toBeLessThanOrEqual(ceiling * LEARNED_CAP);
+  // A minute without a 429: at the cap; then slower, past it only after minutes more.
+  await clock.advance(60_000);
   await pace.take();
-  expect(pace.perSecond).toBe(100 * LEARNED_CAP);
+  expect(pace.perSecond).toBeCloseTo(ceiling * LEARNED_CAP, 5);
+  await clock.advance(60_000);
+  await pace.take();
+  const probing = pace.perSecond as number;
+  expect(probing).toBeCloseTo(ceiling * (LEARNED_CAP + 0.03), 5); // 60 s at a tenth of the growth
+  // Refused while paced: the pace itself was too much, whatever the last second's starts say.
+  pace.refused();
+  expect(pace.perSecond).toBeCloseTo(probing * LEARNED_SHARE, 5);
+});
+
+test("a 429 moments into a learned pace's first second: a floor, growing by a twentieth a second until the next 429", async () => {
+  const clock = new ManualClock();
+  const pace = new LearnedPace(clock);
+  for (let i = 0; i < 5; i++) {
+    await pace.take();
+    await clock.advance(10); // the window was nearly used up by other requests
+  }
+  pace.refused();
+  expect(pace.perSecond).toBeCloseTo(5 * LEARNED_SHARE, 5);
+  await clock.advance(20_000);
+  await pace.take();
+  expect(pace.perSecond).toBeCloseTo(5 * LEARNED_SHARE * 1.05 ** 20, 5); // 11.3: not stuck at 4
+  const refusedAt = pace.perSecond as number;
+  await clock.advance(1000);
+  pace.refused();
+  expect(pace.perSecond).toBeCloseTo(refusedAt * LEARNED_SHARE, 5);
+  await clock.advance(60_000);
+  await pace.take();
+  expect(pace.perSecond).toBeCloseTo(refusedAt * LEARNED_CAP, 5); // then as any learned pace
 });

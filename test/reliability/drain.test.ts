@@ -95,9 +95,9 @@ test("400 queued bans at 40 requests/s: each made once, in order, no request whi
   const limited = log.filter((r) => r.status === 429);
   expect(limited.length).toBeGreaterThan(0);
   // The drain learns the limit from its first 429s and keeps under it (lib/pace.ts LearnedPace): the limit is met in
-  // a few of the drain's ~30 seconds, not in nearly every one (26 of them without the learned pace), so a ban typed
-  // meanwhile seldom waits out a pause.
-  expect(new Set(limited.map((l) => Math.floor(l.time / 1000))).size).toBeLessThanOrEqual(6);
+  // a few of the drain's ~30 seconds (3–5 in most runs here, 9 in one of 10 on a loaded machine), not in nearly
+  // every one (26 without the learned pace), so a ban typed meanwhile seldom waits out a pause.
+  expect(new Set(limited.map((l) => Math.floor(l.time / 1000))).size).toBeLessThanOrEqual(12);
   const early = limited.flatMap((l) =>
     log.filter((r) => endpoint(r) === endpoint(l) && r.time > l.time + 150 && r.time < l.time + 900),
   );

@@ -88,6 +88,15 @@ test("400 queued bans at 40 requests/s: each made once, in order, no request whi
   expect(Math.max(...order.map((q, i) => Math.abs(q - i)))).toBeLessThanOrEqual(16);
   expect(await queue.size()).toBe(0);
 
+  // The work per ban does not grow with the backlog: three requests (the user looked up, made, the ban; a user
+  // lookup again after a 429), and the ban list, whose size grows with every ban delivered, fetched a few times a
+  // round (at the start, after the ban typed meanwhile, after the round), never once per ban or per player.
+  const all = sb.control.requests();
+  const answered = all.filter((r) => r.status !== 429);
+  const lists = answered.filter((r) => r.method === "GET" && /^\/server\/bundle\/[^/]+\/ban\/?$/.test(r.path));
+  expect(lists.length).toBeLessThanOrEqual(4);
+  expect(answered.length).toBeLessThanOrEqual(3 * (N + 1) + (all.length - answered.length) + 10);
+
   // Honoured: after a 429 (Retry-After 1 s) nothing new reached the endpoint it refused until the second was over,
   // apart from requests already on their way when it was answered.
   const log = sb.control.requests();

@@ -123,12 +123,14 @@ export default defineCommand({
     }
     const players = sandboxPlayers(sb.state);
     const config = configFile(sb, players);
-    ctx.emit({ url: sb.url, key: sb.key, server_id: sb.serverId, serverbundle_id: sb.bundleId, players, config });
-    if (!ctx.json) introduce(ctx, sb, players, config);
-    await new Promise<void>((resolve) => {
+    // Listening for Ctrl-C before saying "Stop with Ctrl-C.": one pressed as soon as it shows stops it cleanly.
+    const stopped = new Promise<void>((resolve) => {
       process.once("SIGINT", resolve);
       process.once("SIGTERM", resolve);
     });
+    ctx.emit({ url: sb.url, key: sb.key, server_id: sb.serverId, serverbundle_id: sb.bundleId, players, config });
+    if (!ctx.json) introduce(ctx, sb, players, config);
+    await stopped;
     await sb.stop();
     ctx.logger.info("in-memory service stopped");
   },

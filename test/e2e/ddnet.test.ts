@@ -22,14 +22,14 @@ import { binary, hub } from "../cli/binary.ts";
 import { type GameClient, startDisplay } from "../support/game-client.ts";
 import { createNetns, type Netns, netnsMissing } from "../support/netns.ts";
 import { spawn } from "../support/procs.ts";
-import { readmeBlock, shellWords } from "../support/readme.ts";
+import { docBlock, shellWords } from "../support/docs.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { DDNET_CLIENT, ddnetClient, pressUntil, teeClientMissing } from "../support/tee-clients.ts";
 import { until } from "../support/until.ts";
 import { bansOf, online as onlineIn, startWorld, stopWorld, userOf as userIn, type World } from "./world.ts";
 
 const SERVER = "/usr/games/DDNet-Server";
-const SECTION = "### Teeworlds and DDNet";
+const PAGE = "docs/games/teeworlds.md";
 const missing =
   (existsSync(SERVER) ? undefined : `needs ${SERVER} (Debian package ddnet-server; .ci/run installs it)`) ??
   teeClientMissing(DDNET_CLIENT, "ddnet") ??
@@ -58,7 +58,7 @@ describe.skipIf(!!missing)("DDNet 16.4 over econ (real server and client, in a n
 
   /** The README's config lines with `ec_bindaddr` as given, then what a test adds (a later line wins). */
   async function startServer(bindaddr?: string): Promise<void> {
-    const lines = readmeBlock(SECTION, "", 0).replaceAll("<password>", PASSWORD);
+    const lines = docBlock(PAGE, "", 0).replaceAll("<password>", PASSWORD);
     writeFileSync(
       join(dir, "server.cfg"),
       [
@@ -99,13 +99,13 @@ describe.skipIf(!!missing)("DDNet 16.4 over econ (real server and client, in a n
     void binary().catch(() => {}); // compiles while the server and the client start; the CLI steps await it
     ns = await createNetns("hub-ddnet");
     // The README's line for DDNet 16.4, in the namespace (whose net.* sysctls are its own).
-    const [cmd, ...args] = shellWords(readmeBlock(SECTION, "sh", 0).trim());
+    const [cmd, ...args] = shellWords(docBlock(PAGE, "sh", 0).trim());
     const sysctl = spawn(ns.exec([cmd!, ...args]), { stdout: "ignore", stderr: "pipe" });
     expect(await sysctl.exited).toBe(0);
     await startServer();
     relay = await ns.relay(ECON_PORT, dir);
     await until(async () => (await answersOn(relay.port, ["127.0.0.1"], 2000)).length > 0, "econ", SLOW);
-    writeFileSync(join(dir, "hub-agent.toml"), readmeBlock(SECTION, "toml", 1).replaceAll("<password>", PASSWORD));
+    writeFileSync(join(dir, "hub-agent.toml"), docBlock(PAGE, "toml", 1).replaceAll("<password>", PASSWORD));
     w = await startWorld(mkdtempSync(join(tmpdir(), "hub-ddnet-agent-")), {
       HUB_CONFIG: join(dir, "hub-agent.toml"),
       HUB_GAME_RCON_PORT: String(relay.port), // the namespace's 8303, the README's default

@@ -21,7 +21,7 @@ import type { GameBridge } from "../../lib/game/bridge.ts";
 import { createBridge } from "../../lib/game/index.ts";
 import type { PresetBridge } from "../../lib/game/preset-bridge.ts";
 import { memoryLogger } from "../../lib/log.ts";
-import { readmeBlock } from "../support/readme.ts";
+import { docBlock } from "../support/docs.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { freePort } from "./world.ts";
 
@@ -48,7 +48,7 @@ afterEach(async () => {
 /** The README's freeciv configuration, word for word but for the port, the directory and the user; started. */
 async function wrapped(edit: (toml: string) => string = (t) => t): Promise<GameBridge> {
   const port = await freePort("tcp");
-  const readme = readmeBlock("### The generic preset", "toml", 1);
+  const readme = docBlock("docs/games/your-own-game.md", "toml", 1, "## The generic preset");
   const toml = edit(
     readme
       .replace('"--bind", "127.0.0.1",', `"--bind", "127.0.0.1", "--port", "${port}",`)

@@ -26,7 +26,7 @@ import type { TransportError } from "../../lib/game/transports/transport.ts";
 import { binary, hub } from "../cli/binary.ts";
 import { HOSTILE } from "../game/presets/hostile-values.ts";
 import { spawn } from "../support/procs.ts";
-import { readmeBlock } from "../support/readme.ts";
+import { docBlock } from "../support/docs.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { until } from "../support/until.ts";
 import { humanSteps, NEXUIZ_HUMAN } from "./human-steps.ts";
@@ -40,7 +40,7 @@ if (!installed)
 const PASSWORD = "hub-dp-secret";
 const SLOW = { timeoutMs: 30_000 }; // a loaded 2-core machine takes a while to load a map
 
-const SECTION = "### Xonotic and Nexuiz (DarkPlaces)";
+const PAGE = "docs/games/xonotic.md";
 
 /**
  * The README's `server.cfg` lines, word for word but for the password, after what a test adds: loopback only, no
@@ -57,7 +57,7 @@ function writeServerConfig(userdir: string, o: { port: number; secure?: 0 | 1 })
     "bot_join_empty 1",
     "bot_number 2",
     ...(o.secure !== undefined ? [`rcon_secure ${o.secure}`] : []),
-    readmeBlock(SECTION, "", 0).replaceAll("<password>", PASSWORD),
+    docBlock(PAGE, "", 0).replaceAll("<password>", PASSWORD),
   ];
   mkdirSync(join(userdir, "data"), { recursive: true });
   writeFileSync(join(userdir, "data", "server.cfg"), `${cfg.join("\n")}\n`);
@@ -66,7 +66,7 @@ function writeServerConfig(userdir: string, o: { port: number; secure?: 0 | 1 })
 /** The README's configurations (0: rcon, 1: wrapped), word for word but for the password and the user directory. */
 function readmeConfig(home: string, userdir: string, index: 0 | 1): string {
   const file = join(home, "hub-agent.toml");
-  const toml = readmeBlock(SECTION, "toml", index)
+  const toml = docBlock(PAGE, "toml", index)
     .replaceAll("<password>", PASSWORD)
     .replace("/home/xonotic/.xonotic/", `${userdir}/`);
   writeFileSync(file, toml);
@@ -75,7 +75,7 @@ function readmeConfig(home: string, userdir: string, index: 0 | 1): string {
 
 /** The README's command line with the user directory a test uses (in the README: ~/.nexuiz). */
 function serverCommand(userdir: string): string[] {
-  const toml = parseToml(readmeBlock(SECTION, "toml", 1)) as { game: { wrapper: { command: string[] } } };
+  const toml = parseToml(docBlock(PAGE, "toml", 1)) as { game: { wrapper: { command: string[] } } };
   const [launcher = "", ...args] = toml.game.wrapper.command;
   expect(launcher).toBe(SERVER);
   return [launcher, "-userdir", userdir, ...args];

@@ -18,7 +18,7 @@ import { Q3Rcon } from "../../lib/game/transports/q3-rcon.ts";
 import { binary, hub } from "../cli/binary.ts";
 import { forTest, OPENARENA_SKIP_REASON, openarenaInstalled, rconAnswers } from "../support/openarena.ts";
 import { spawn } from "../support/procs.ts";
-import { readmeBlock, shellWords } from "../support/readme.ts";
+import { docBlock, shellWords } from "../support/docs.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { until } from "../support/until.ts";
 import { humanSteps, OPENARENA_HUMAN } from "./human-steps.ts";
@@ -26,7 +26,7 @@ import { bansOf, freePort, online as onlineIn, startWorld, stopWorld, userOf as 
 
 if (!openarenaInstalled) console.warn(`SKIPPED: the OpenArena rcon test ${OPENARENA_SKIP_REASON}`);
 
-const SECTION = "### OpenArena (ioquake3)";
+const PAGE = "docs/games/openarena.md";
 const PASSWORD = "hub-q3-secret";
 const SLOW = { timeoutMs: 30_000 }; // a loaded 2-core machine takes a while to load a map
 
@@ -39,8 +39,7 @@ describe.skipIf(!openarenaInstalled)(
     let server: ReturnType<typeof spawn> | undefined;
 
     /** The README's server command line, as the operator would type it. */
-    const command = () =>
-      forTest(shellWords(readmeBlock(SECTION, "sh").replaceAll("<password>", PASSWORD)), port, home);
+    const command = () => forTest(shellWords(docBlock(PAGE, "sh").replaceAll("<password>", PASSWORD)), port, home);
 
     /** Starts the server and waits until it answers rcon. */
     async function startServer(): Promise<void> {
@@ -62,7 +61,7 @@ describe.skipIf(!openarenaInstalled)(
       port = await freePort("udp");
       await startServer();
       // The README's configuration, word for word but for the password and where the server's home is.
-      const toml = readmeBlock(SECTION, "toml", 0)
+      const toml = docBlock(PAGE, "toml", 0)
         .replaceAll("<password>", PASSWORD)
         .replace("/home/oa/.openarena/", `${home}/`);
       writeFileSync(join(home, "hub-agent.toml"), toml);

@@ -27,7 +27,7 @@ import { until } from "../agent/harness.ts";
 import { binary, hub } from "../cli/binary.ts";
 import { HOSTILE } from "../game/presets/hostile-values.ts";
 import { forTest, OPENARENA_SKIP_REASON, openarenaInstalled } from "../support/openarena.ts";
-import { readmeBlock } from "../support/readme.ts";
+import { docBlock } from "../support/docs.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { humanSteps, OPENARENA_HUMAN } from "./human-steps.ts";
 import { bansOf, freePort, online as onlineIn, startWorld, stopWorld, userOf as userIn, type World } from "./world.ts";
@@ -43,7 +43,7 @@ describe.skipIf(!openarenaInstalled)("OpenArena end to end (real ioquake3 server
     const home = mkdtempSync(join(tmpdir(), "hub-oa-"));
     void binary().catch(() => {}); // compiles while the map loads; the CLI step awaits it (and its error)
     // The README's configuration, word for word; the test's additions go into the command line.
-    const toml = readmeBlock("### OpenArena (ioquake3)", "toml", 1);
+    const toml = docBlock("docs/games/openarena.md", "toml", 1);
     writeFileSync(join(home, "hub-agent.toml"), toml);
     const readmeCommand = (parseToml(toml) as { game: { wrapper: { command: string[] } } }).game.wrapper.command;
     port = await freePort("udp");

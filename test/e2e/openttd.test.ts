@@ -23,7 +23,7 @@ import { checkGame } from "../../lib/game/doctor.ts";
 import { resolvePreset } from "../../lib/game/presets/index.ts";
 import { binary, hub } from "../cli/binary.ts";
 import { spawn } from "../support/procs.ts";
-import { readmeBlock } from "../support/readme.ts";
+import { docBlock } from "../support/docs.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { until } from "../support/until.ts";
 import { bansOf, freePort, online, startWorld, stopWorld, userOf, type World } from "./world.ts";
@@ -59,7 +59,7 @@ let clientOutput: string[] = [];
 const clientLog = () => clientOutput.join("").split("\n").slice(-15).join("\n") || "(nothing)";
 /** The README's OpenTTD section: its `server.cfg` lines and its hub-agent configuration, as an operator copies them. */
 function readmeConfig(): { serverCfg: string; toml: string } {
-  return { serverCfg: readmeBlock("### OpenTTD", "ini"), toml: readmeBlock("### OpenTTD", "toml") };
+  return { serverCfg: docBlock("docs/games/openttd.md", "ini"), toml: docBlock("docs/games/openttd.md", "toml") };
 }
 
 describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the README's generic preset (real server)", () => {

@@ -27,14 +27,14 @@ import { binary, hub } from "../cli/binary.ts";
 import { HOSTILE } from "../game/presets/hostile-values.ts";
 import { type GameClient, startDisplay } from "../support/game-client.ts";
 import { spawn } from "../support/procs.ts";
-import { readmeBlock } from "../support/readme.ts";
+import { docBlock } from "../support/docs.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { pressUntil, TEEWORLDS_CLIENT, teeClientMissing, teeworldsClient } from "../support/tee-clients.ts";
 import { until } from "../support/until.ts";
 import { bansOf, freePort, online as onlineIn, startWorld, stopWorld, userOf as userIn, type World } from "./world.ts";
 
 const SERVER = "/usr/games/teeworlds-server";
-const SECTION = "### Teeworlds and DDNet";
+const PAGE = "docs/games/teeworlds.md";
 const installed = existsSync(SERVER);
 if (!installed)
   console.warn(`SKIPPED: the Teeworlds test needs ${SERVER} (Debian package teeworlds-server; .ci/run installs it)`);
@@ -67,7 +67,7 @@ describe.skipIf(!installed)("Teeworlds 0.7.5 over econ (real server)", () => {
     writeFileSync(
       join(dir, "server.cfg"),
       [
-        readmeBlock(SECTION, "", 0).replaceAll("<password>", PASSWORD),
+        docBlock(PAGE, "", 0).replaceAll("<password>", PASSWORD),
         'sv_name "hub-agent test"',
         "sv_register 0",
         "sv_inactivekick_time 0", // a test's player stands still for minutes
@@ -84,7 +84,7 @@ describe.skipIf(!installed)("Teeworlds 0.7.5 over econ (real server)", () => {
       scope: "file",
     });
     // The README's configuration, word for word but for the password (the port comes from the environment).
-    writeFileSync(join(dir, "hub-agent.toml"), readmeBlock(SECTION, "toml", 0).replaceAll("<password>", PASSWORD));
+    writeFileSync(join(dir, "hub-agent.toml"), docBlock(PAGE, "toml", 0).replaceAll("<password>", PASSWORD));
     await until(() => canConnect(econPort), "the econ port", { timeoutMs: 20_000, everyMs: 50 });
   }, 30_000);
 

@@ -12,7 +12,7 @@ import { parseToml } from "../../../lib/config/toml.ts";
 import { PRESETS, PresetError, resolvePreset } from "../../../lib/game/presets/index.ts";
 import { ambiguity } from "../../../lib/game/sources/pattern-check.ts";
 import { hostileLines, slowest } from "../../../lib/game/sources/pattern-timing.ts";
-import { readmeBlock } from "../../support/readme.ts";
+import { docBlock } from "../../support/docs.ts";
 
 /** Patterns that take exponential time on a line they almost match, each with such a line. */
 const EXPONENTIAL: [string, string][] = [
@@ -99,7 +99,9 @@ describe("the shape check (at load)", () => {
   });
 
   test("accepts linear patterns, every preset's and every one of the README", () => {
-    const readme = parseToml(readmeBlock("### OpenTTD", "toml")) as { game: { overrides: Record<string, unknown> } };
+    const readme = parseToml(docBlock("docs/games/openttd.md", "toml")) as {
+      game: { overrides: Record<string, unknown> };
+    };
     const { list_row, lines } = readme.game.overrides as { list_row: string; lines: Record<string, string> };
     const sources = [...LINEAR, ...POLYNOMIAL, list_row, ...Object.values(lines)];
     for (const source of sources)
@@ -170,7 +172,9 @@ describe("the timing (run and doctor)", () => {
     ]);
     expect(problems[0]).not.toContain("\n");
     // The README's OpenTTD patterns pass the timing.
-    expect(await loadProblems(readmeBlock("### OpenTTD", "toml").split("[game.overrides]\n")[1]!, true)).toEqual([]);
+    expect(await loadProblems(docBlock("docs/games/openttd.md", "toml").split("[game.overrides]\n")[1]!, true)).toEqual(
+      [],
+    );
   });
 
   test("hostile lines are what a source delivers: cut, cleaned, raw line ends made spaces", () => {

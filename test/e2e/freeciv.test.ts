@@ -26,7 +26,7 @@ import { socketsOf } from "../support/sockets.ts";
 import { freePort } from "./world.ts";
 
 const FREECIV = "/usr/games/freeciv-server";
-const STDBUF = ["/usr/bin/stdbuf", "/bin/stdbuf"].find((p) => existsSync(p)); // the README's command runs it
+const STDBUF = ["/usr/bin/stdbuf", "/bin/stdbuf"].find((p) => existsSync(p)); // the docs' command runs it
 const root = process.getuid?.() === 0;
 const skip = !existsSync(FREECIV)
   ? `${FREECIV} is missing (Debian package freeciv-server; .ci/run installs it)`
@@ -45,7 +45,7 @@ afterEach(async () => {
   bridge = undefined;
 });
 
-/** The README's freeciv configuration, word for word but for the port, the directory and the user; started. */
+/** The docs' freeciv configuration, word for word but for the port, the directory and the user; started. */
 async function wrapped(edit: (toml: string) => string = (t) => t): Promise<GameBridge> {
   const port = await freePort("tcp");
   const readme = docBlock("docs/games/your-own-game.md", "toml", 1, "## The generic preset");

@@ -1,6 +1,6 @@
 /**
  * Forged rcon replies against a real OpenArena server (issue 17): hub-agent reaches the server over Quake 3 rcon
- * with the README's configuration, three bots play (Admin, who may ban at the service; Victim; Hank), and attackers
+ * with the docs' configuration, three bots play (Admin, who may ban at the service; Victim; Hank), and attackers
  * on the same host forge the server's datagrams to hub-agent's socket, found the way anyone on the host can find it
  * (/proc): one from another loopback address with the game's port (127.0.0.2:<port>), one from the game's address
  * with another port. Each step is an attack and what a user would notice if it worked: a flood of empty prints that

@@ -1,7 +1,7 @@
 /**
  * Against a real Teeworlds 0.7.5 server (Debian package `teeworlds-server`) with a real human player on it: Debian's
  * `teeworlds` 0.7.5 client under Xvfb (software GL), who chats through key binds pressed with xdotool. The server
- * runs the README's config lines, hub-agent the README's configuration (only the password and ports filled in),
+ * runs the docs' config lines, hub-agent the docs' configuration (only the password and ports filled in),
  * against the in-memory service. The server binds loopback only and does not register with the master servers.
  *
  * Besides the console itself (doctor through the bridge kind registry, a wrong password named, every hostile nick said
@@ -62,7 +62,7 @@ describe.skipIf(!installed)("Teeworlds 0.7.5 over econ (real server)", () => {
     econPort = await freePort("tcp");
     gamePort = await freePort("udp");
     // `-f` takes a path in the server's data directories (the working directory is one; an absolute path is not
-    // found, and the server starts on its defaults: every interface, master registration). The README's lines, then
+    // found, and the server starts on its defaults: every interface, master registration). The docs' lines, then
     // what a test adds: loopback, no master servers, free ports (a later line wins).
     writeFileSync(
       join(dir, "server.cfg"),
@@ -83,7 +83,7 @@ describe.skipIf(!installed)("Teeworlds 0.7.5 over econ (real server)", () => {
       stderr: "ignore",
       scope: "file",
     });
-    // The README's configuration, word for word but for the password (the port comes from the environment).
+    // The docs' configuration, word for word but for the password (the port comes from the environment).
     writeFileSync(join(dir, "hub-agent.toml"), docBlock(PAGE, "toml", 0).replaceAll("<password>", PASSWORD));
     await until(() => canConnect(econPort), "the econ port", { timeoutMs: 20_000, everyMs: 50 });
   }, 30_000);
@@ -105,7 +105,7 @@ describe.skipIf(!installed)("Teeworlds 0.7.5 over econ (real server)", () => {
         HUB_API_KEY: "k",
         HUB_API_SERVER_ID: "541d1c41-1b58-40fc-8780-70c400ea5686",
         HUB_CONFIG: join(dir, "hub-agent.toml"),
-        HUB_GAME_RCON_PORT: String(econPort), // the README's is the default, 8303
+        HUB_GAME_RCON_PORT: String(econPort), // the docs' is the default, 8303
       },
       cwd: dir,
     });
@@ -202,7 +202,7 @@ describe.skipIf(!installed)("Teeworlds 0.7.5 over econ (real server)", () => {
       mkdirSync(home(), { recursive: true });
       w = await startWorld(mkdtempSync(join(tmpdir(), "hub-teeworlds-agent-")), {
         HUB_CONFIG: join(dir, "hub-agent.toml"),
-        HUB_GAME_RCON_PORT: String(econPort), // the README's is the default, 8303
+        HUB_GAME_RCON_PORT: String(econPort), // the docs' is the default, 8303
       });
       display = await startDisplay();
     }, 60_000);

@@ -314,7 +314,7 @@ const GAMES: Game[] = [
     ],
   },
   {
-    // The README's OpenTTD configuration: the generic preset as operators use it.
+    // The docs' OpenTTD configuration: the generic preset as operators use it.
     preset: "generic",
     consoles: ["wrapper"],
     ready: "dbg: [net] Map generated, starting game",

@@ -49,7 +49,7 @@ const LINEAR = [
 async function loadProblems(overrides: string, timePatterns = false): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), "hub-pattern-"));
   const head = ["[game]", 'bridge = "wrapper"', 'preset = "generic"', "[game.wrapper]", 'command = ["/bin/true"]'];
-  // The README's sections bring their own list command and echo.
+  // The docs' game pages bring their own list command and echo.
   const own = [
     "[game.overrides]",
     ...(overrides.includes("list_command") ? [] : ['list_command = "players"', 'echo = "echo {marker}"']),
@@ -98,7 +98,7 @@ describe("the shape check (at load)", () => {
     expect(time(20)).toBeGreaterThan(time(16) * 4);
   });
 
-  test("accepts linear patterns, every preset's and every one of the README", () => {
+  test("accepts linear patterns, every preset's and every one of the docs", () => {
     const readme = parseToml(docBlock("docs/games/openttd.md", "toml")) as {
       game: { overrides: Record<string, unknown> };
     };
@@ -171,7 +171,7 @@ describe("the timing (run and doctor)", () => {
       ),
     ]);
     expect(problems[0]).not.toContain("\n");
-    // The README's OpenTTD patterns pass the timing.
+    // The docs' OpenTTD patterns pass the timing.
     expect(await loadProblems(docBlock("docs/games/openttd.md", "toml").split("[game.overrides]\n")[1]!, true)).toEqual(
       [],
     );

@@ -1,5 +1,5 @@
 /**
- * How often a player may use chat commands (README "What `run` does", "Chat commands"). Each costs requests to VyHub
+ * How often a player may use chat commands (docs/run.md, "Chat commands"). Each costs requests to VyHub
  * (a ban or an unban two, a warning three, `!warns` and `!dashboard` one) and an answer through the game's console,
  * and VyHub limits the server's key, not the player: one player typing `!ban` 100 times would otherwise spend the
  * budget every job shares. A player may type `burst` commands at once, then one more every `refillMs`; more are

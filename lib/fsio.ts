@@ -6,7 +6,7 @@
  *   `demo`, `sandbox`) keeps it, so a slow or hung disk never stalls its event loop (kicks, chat, shutdown).
  * - **blocking**: the same calls through node:fs's synchronous functions. A one-shot command switches to it
  *   before it touches a file: it does a few dozen small operations and then exits, and starting the thread pool
- *   cold costs more than all of them (README, Performance: `queue status` and `ban` start about a quarter faster).
+ *   cold costs more than all of them (docs/performance.md: `queue status` and `ban` start about a quarter faster).
  *
  * Results and errors (`code`, `path`, `syscall`) are node's in both modes; only the waiting differs.
  */

@@ -3,7 +3,7 @@ import type { GameBridge } from "./game/bridge.ts";
 
 /**
  * How long `run` gives its own work after SIGINT/SIGTERM, in monotonic time: the process exits within 2 s whatever
- * the game's console does (README: Running as a service). The rest of the 2 s is the status snapshot, the instance
+ * the game's console does (docs/running.md, "Stopping"). The rest of the 2 s is the status snapshot, the instance
  * lock and the exit itself.
  */
 export const STOP_BUDGET_MS = 1_500;

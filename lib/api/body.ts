@@ -1,5 +1,5 @@
 /**
- * Reading a response body within a memory budget (README, Limits), whatever the service sends and however many
+ * Reading a response body within a memory budget (docs/limits.md), whatever the service sends and however many
  * requests are in flight:
  *
  * - a body is read as a stream and abandoned past its cap: `api.max_response_bytes` for an answer, ERROR_BODY_BYTES

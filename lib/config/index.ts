@@ -283,7 +283,7 @@ async function checkGame(raw: Record<string, unknown>, where: (path: string) => 
     ] as const) {
       if (getPath(raw, `game.overrides.${key}`) === undefined) {
         problems.push(
-          `${missing(`game.overrides.${key}`, file)}: game.preset = "generic" (${where("game.preset")}) needs the console's player list (e.g. ${key} = ${example}; see the README's "Your own game")`,
+          `${missing(`game.overrides.${key}`, file)}: game.preset = "generic" (${where("game.preset")}) needs the console's player list (e.g. ${key} = ${example}; see docs/games/your-own-game.md)`,
         );
       }
     }

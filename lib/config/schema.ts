@@ -14,7 +14,7 @@ import { COMMAND_KINDS, LINE_KINDS, PRESET_NAMES } from "../game/presets/types.t
 export const MAX_INTERVAL_SECONDS = 7 * 86_400;
 
 // Schemas are immutable values: a part used for many keys is built once and shared. Every command that reads the
-// configuration builds this whole schema first, so its size is start-up time (README, Performance).
+// configuration builds this whole schema first, so its size is start-up time (docs/performance.md).
 
 /**
  * A number, or a numeric string (environment variables arrive as strings), made a number; anything else is left as

@@ -1,5 +1,5 @@
 /**
- * Memory against a hostile or broken service (README, Limits): every answer, on every endpoint, is 100 MB — an
+ * Memory against a hostile or broken service (docs/limits.md): every answer, on every endpoint, is 100 MB — an
  * endless 200, a 100 KB gzip body that inflates to 100 MB, or a 500 with an endless message — and the compiled
  * binary stays under its ceilings: `run` (every job at once, every second, 20 players looked up) 120 MB, a one-shot
  * command 80 MB. The peak is the kernel's: VmHWM in /proc/<pid>/status, read while the process lives.

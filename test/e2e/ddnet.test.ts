@@ -1,8 +1,8 @@
 /**
  * Against a real DDNet 16.4 server (Debian package `ddnet-server`) with a real human player on it: Debian's `DDNet`
  * 16.4 client under Xvfb (software GL), chatting through key binds pressed with xdotool. The server runs in a network
- * namespace of its own (loopback its only interface), with the README's config lines and its `sysctl` line, and
- * hub-agent the README's configuration (only the password and ports filled in), against the in-memory service; the
+ * namespace of its own (loopback its only interface), with the docs' config lines and its `sysctl` line, and
+ * hub-agent the docs' configuration (only the password and ports filled in), against the in-memory service; the
  * agent reaches the namespace's loopback through a relay (test/support/netns.ts), the client runs in the namespace.
  *
  * The steps share one server and run in order: econ listens on loopback only; Dora joins and is listed and counted;
@@ -22,14 +22,14 @@ import { binary, hub } from "../cli/binary.ts";
 import { type GameClient, startDisplay } from "../support/game-client.ts";
 import { createNetns, type Netns, netnsMissing } from "../support/netns.ts";
 import { spawn } from "../support/procs.ts";
-import { readmeBlock, shellWords } from "../support/readme.ts";
+import { docBlock, shellWords } from "../support/docs.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { DDNET_CLIENT, ddnetClient, pressUntil, teeClientMissing } from "../support/tee-clients.ts";
 import { until } from "../support/until.ts";
 import { bansOf, online as onlineIn, startWorld, stopWorld, userOf as userIn, type World } from "./world.ts";
 
 const SERVER = "/usr/games/DDNet-Server";
-const SECTION = "### Teeworlds and DDNet";
+const PAGE = "docs/games/teeworlds.md";
 const missing =
   (existsSync(SERVER) ? undefined : `needs ${SERVER} (Debian package ddnet-server; .ci/run installs it)`) ??
   teeClientMissing(DDNET_CLIENT, "ddnet") ??
@@ -37,7 +37,7 @@ const missing =
 if (missing) console.warn(`SKIPPED: the DDNet test ${missing}`);
 
 const PASSWORD = "hub-econ-secret";
-const ECON_PORT = 8303; // the README's; the namespace has ports of its own
+const ECON_PORT = 8303; // the docs'; the namespace has ports of its own
 const GAME_PORT = 8304;
 /** A software-GL client on a loaded 2-core machine takes its time to start; an empty DDNet answers once a second. */
 const SLOW = { timeoutMs: 150_000 };
@@ -56,9 +56,9 @@ describe.skipIf(!!missing)("DDNet 16.4 over econ (real server and client, in a n
   let starts = 0;
   const log = () => readFileSync(join(dir, `server-${starts}.log`), "utf8");
 
-  /** The README's config lines with `ec_bindaddr` as given, then what a test adds (a later line wins). */
+  /** The docs' config lines with `ec_bindaddr` as given, then what a test adds (a later line wins). */
   async function startServer(bindaddr?: string): Promise<void> {
-    const lines = readmeBlock(SECTION, "", 0).replaceAll("<password>", PASSWORD);
+    const lines = docBlock(PAGE, "", 0).replaceAll("<password>", PASSWORD);
     writeFileSync(
       join(dir, "server.cfg"),
       [
@@ -98,17 +98,17 @@ describe.skipIf(!!missing)("DDNet 16.4 over econ (real server and client, in a n
     dir = mkdtempSync(join(tmpdir(), "hub-ddnet-"));
     void binary().catch(() => {}); // compiles while the server and the client start; the CLI steps await it
     ns = await createNetns("hub-ddnet");
-    // The README's line for DDNet 16.4, in the namespace (whose net.* sysctls are its own).
-    const [cmd, ...args] = shellWords(readmeBlock(SECTION, "sh", 0).trim());
+    // The docs' line for DDNet 16.4, in the namespace (whose net.* sysctls are its own).
+    const [cmd, ...args] = shellWords(docBlock(PAGE, "sh", 0).trim());
     const sysctl = spawn(ns.exec([cmd!, ...args]), { stdout: "ignore", stderr: "pipe" });
     expect(await sysctl.exited).toBe(0);
     await startServer();
     relay = await ns.relay(ECON_PORT, dir);
     await until(async () => (await answersOn(relay.port, ["127.0.0.1"], 2000)).length > 0, "econ", SLOW);
-    writeFileSync(join(dir, "hub-agent.toml"), readmeBlock(SECTION, "toml", 1).replaceAll("<password>", PASSWORD));
+    writeFileSync(join(dir, "hub-agent.toml"), docBlock(PAGE, "toml", 1).replaceAll("<password>", PASSWORD));
     w = await startWorld(mkdtempSync(join(tmpdir(), "hub-ddnet-agent-")), {
       HUB_CONFIG: join(dir, "hub-agent.toml"),
-      HUB_GAME_RCON_PORT: String(relay.port), // the namespace's 8303, the README's default
+      HUB_GAME_RCON_PORT: String(relay.port), // the namespace's 8303, the docs' default
     });
     display = await startDisplay();
   }, 200_000);
@@ -199,7 +199,7 @@ describe.skipIf(!!missing)("DDNet 16.4 over econ (real server and client, in a n
     expect(w.sb.state.servers.get(w.sb.serverId)?.users_current).toBe(0);
   }, 400_000);
 
-  /** `hub-agent doctor --json` in the namespace, with the README's configuration: its game check. */
+  /** `hub-agent doctor --json` in the namespace, with the docs' configuration: its game check. */
   async function doctorInside(): Promise<{ status: string; message: string; fix?: string }> {
     const p = spawn(ns.exec([await binary(), "doctor", "--json"]), {
       cwd: dir,
@@ -229,7 +229,7 @@ describe.skipIf(!!missing)("DDNet 16.4 over econ (real server and client, in a n
     await stopWorld(w); // the agent is done; doctor runs alone
     stopped = true;
     await stopServer();
-    // Without the README's sysctl: DDNet can't bind IPv6 to 7f00:1:: and opens no econ at all.
+    // Without the docs' sysctl: DDNet can't bind IPv6 to 7f00:1:: and opens no econ at all.
     await ns.sysctl("net.ipv6.ip_nonlocal_bind", "0");
     await startServer();
     await until(() => log().includes("econ: couldn't open socket"), "DDNet's econ to give up", SLOW);

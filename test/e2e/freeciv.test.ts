@@ -21,12 +21,12 @@ import type { GameBridge } from "../../lib/game/bridge.ts";
 import { createBridge } from "../../lib/game/index.ts";
 import type { PresetBridge } from "../../lib/game/preset-bridge.ts";
 import { memoryLogger } from "../../lib/log.ts";
-import { readmeBlock } from "../support/readme.ts";
+import { docBlock } from "../support/docs.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { freePort } from "./world.ts";
 
 const FREECIV = "/usr/games/freeciv-server";
-const STDBUF = ["/usr/bin/stdbuf", "/bin/stdbuf"].find((p) => existsSync(p)); // the README's command runs it
+const STDBUF = ["/usr/bin/stdbuf", "/bin/stdbuf"].find((p) => existsSync(p)); // the docs' command runs it
 const root = process.getuid?.() === 0;
 const skip = !existsSync(FREECIV)
   ? `${FREECIV} is missing (Debian package freeciv-server; .ci/run installs it)`
@@ -45,10 +45,10 @@ afterEach(async () => {
   bridge = undefined;
 });
 
-/** The README's freeciv configuration, word for word but for the port, the directory and the user; started. */
+/** The docs' freeciv configuration, word for word but for the port, the directory and the user; started. */
 async function wrapped(edit: (toml: string) => string = (t) => t): Promise<GameBridge> {
   const port = await freePort("tcp");
-  const readme = readmeBlock("### The generic preset", "toml", 1);
+  const readme = docBlock("docs/games/your-own-game.md", "toml", 1, "## The generic preset");
   const toml = edit(
     readme
       .replace('"--bind", "127.0.0.1",', `"--bind", "127.0.0.1", "--port", "${port}",`)

@@ -1,7 +1,7 @@
 /**
  * End-to-end against a real DarkPlaces game: Nexuiz 2.5.2 (Debian package `nexuiz-server`, engine of 2018) with
- * two bots, against the in-memory service, twice, each time with the README's configuration and `server.cfg` lines
- * (read from README.md): over DarkPlaces rcon (the server started here, its `log_file` followed for events) and
+ * two bots, against the in-memory service, twice, each time with the docs' configuration and `server.cfg` lines
+ * (read from docs/games/xonotic.md): over DarkPlaces rcon (the server started here, its `log_file` followed for events) and
  * wrapped (hub-agent starts the server and reads its console). Each time: the bots are
  * registered and counted, `hub-agent ban <bot>` gets the bot kicked, a reward command runs and is reported; over
  * rcon also doctor, the three rcon_secure modes, a bot's `!dashboard` and Hank, a real Nexuiz client over ::1
@@ -26,7 +26,7 @@ import type { TransportError } from "../../lib/game/transports/transport.ts";
 import { binary, hub } from "../cli/binary.ts";
 import { HOSTILE } from "../game/presets/hostile-values.ts";
 import { spawn } from "../support/procs.ts";
-import { readmeBlock } from "../support/readme.ts";
+import { docBlock } from "../support/docs.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { until } from "../support/until.ts";
 import { humanSteps, NEXUIZ_HUMAN } from "./human-steps.ts";
@@ -40,10 +40,10 @@ if (!installed)
 const PASSWORD = "hub-dp-secret";
 const SLOW = { timeoutMs: 30_000 }; // a loaded 2-core machine takes a while to load a map
 
-const SECTION = "### Xonotic and Nexuiz (DarkPlaces)";
+const PAGE = "docs/games/xonotic.md";
 
 /**
- * The README's `server.cfg` lines, word for word but for the password, after what a test adds: loopback only, no
+ * The docs' `server.cfg` lines, word for word but for the password, after what a test adds: loopback only, no
  * master servers, a free port, two bots even with nobody else there (and rcon_secure, which goes before the password).
  */
 function writeServerConfig(userdir: string, o: { port: number; secure?: 0 | 1 }): void {
@@ -57,25 +57,25 @@ function writeServerConfig(userdir: string, o: { port: number; secure?: 0 | 1 })
     "bot_join_empty 1",
     "bot_number 2",
     ...(o.secure !== undefined ? [`rcon_secure ${o.secure}`] : []),
-    readmeBlock(SECTION, "", 0).replaceAll("<password>", PASSWORD),
+    docBlock(PAGE, "", 0).replaceAll("<password>", PASSWORD),
   ];
   mkdirSync(join(userdir, "data"), { recursive: true });
   writeFileSync(join(userdir, "data", "server.cfg"), `${cfg.join("\n")}\n`);
 }
 
-/** The README's configurations (0: rcon, 1: wrapped), word for word but for the password and the user directory. */
+/** The docs' configurations (0: rcon, 1: wrapped), word for word but for the password and the user directory. */
 function readmeConfig(home: string, userdir: string, index: 0 | 1): string {
   const file = join(home, "hub-agent.toml");
-  const toml = readmeBlock(SECTION, "toml", index)
+  const toml = docBlock(PAGE, "toml", index)
     .replaceAll("<password>", PASSWORD)
     .replace("/home/xonotic/.xonotic/", `${userdir}/`);
   writeFileSync(file, toml);
   return file;
 }
 
-/** The README's command line with the user directory a test uses (in the README: ~/.nexuiz). */
+/** The docs' command line with the user directory a test uses (in the docs: ~/.nexuiz). */
 function serverCommand(userdir: string): string[] {
-  const toml = parseToml(readmeBlock(SECTION, "toml", 1)) as { game: { wrapper: { command: string[] } } };
+  const toml = parseToml(docBlock(PAGE, "toml", 1)) as { game: { wrapper: { command: string[] } } };
   const [launcher = "", ...args] = toml.game.wrapper.command;
   expect(launcher).toBe(SERVER);
   return [launcher, "-userdir", userdir, ...args];
@@ -172,7 +172,7 @@ describe.skipIf(!installed)("Nexuiz 2.5.2 over DarkPlaces rcon (real server)", (
     await rconUp(port);
     w = await startWorld(home, {
       HUB_CONFIG: readmeConfig(home, userdir, 0),
-      HUB_GAME_RCON_PORT: String(port), // the README's is the default, 26000
+      HUB_GAME_RCON_PORT: String(port), // the docs' is the default, 26000
     });
   }, 60_000);
 

@@ -1,6 +1,6 @@
 /**
  * End-to-end against a real OpenArena server over Quake 3 rcon (beside the wrapped test, ./openarena.test.ts): the
- * server is started here, from the README's command line, and hub-agent reaches it with the README's configuration
+ * server is started here, from the docs' command line, and hub-agent reaches it with the docs' configuration
  * (rcon, and `games.log` followed for events), against the in-memory service. Only what a test must add is added:
  * loopback addresses (IPv4 and IPv6, checked from /proc), blank master servers, a free port, a home directory.
  *
@@ -18,7 +18,7 @@ import { Q3Rcon } from "../../lib/game/transports/q3-rcon.ts";
 import { binary, hub } from "../cli/binary.ts";
 import { forTest, OPENARENA_SKIP_REASON, openarenaInstalled, rconAnswers } from "../support/openarena.ts";
 import { spawn } from "../support/procs.ts";
-import { readmeBlock, shellWords } from "../support/readme.ts";
+import { docBlock, shellWords } from "../support/docs.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { until } from "../support/until.ts";
 import { humanSteps, OPENARENA_HUMAN } from "./human-steps.ts";
@@ -26,21 +26,20 @@ import { bansOf, freePort, online as onlineIn, startWorld, stopWorld, userOf as 
 
 if (!openarenaInstalled) console.warn(`SKIPPED: the OpenArena rcon test ${OPENARENA_SKIP_REASON}`);
 
-const SECTION = "### OpenArena (ioquake3)";
+const PAGE = "docs/games/openarena.md";
 const PASSWORD = "hub-q3-secret";
 const SLOW = { timeoutMs: 30_000 }; // a loaded 2-core machine takes a while to load a map
 
 describe.skipIf(!openarenaInstalled)(
-  "OpenArena over Quake 3 rcon (real ioquake3 server, the README's configuration)",
+  "OpenArena over Quake 3 rcon (real ioquake3 server, the docs' configuration)",
   () => {
     let w: World;
     let home: string;
     let port: number;
     let server: ReturnType<typeof spawn> | undefined;
 
-    /** The README's server command line, as the operator would type it. */
-    const command = () =>
-      forTest(shellWords(readmeBlock(SECTION, "sh").replaceAll("<password>", PASSWORD)), port, home);
+    /** The docs' server command line, as the operator would type it. */
+    const command = () => forTest(shellWords(docBlock(PAGE, "sh").replaceAll("<password>", PASSWORD)), port, home);
 
     /** Starts the server and waits until it answers rcon. */
     async function startServer(): Promise<void> {
@@ -61,15 +60,15 @@ describe.skipIf(!openarenaInstalled)(
       void binary().catch(() => {}); // compiles while the map loads; the CLI step awaits it (and its error)
       port = await freePort("udp");
       await startServer();
-      // The README's configuration, word for word but for the password and where the server's home is.
-      const toml = readmeBlock(SECTION, "toml", 0)
+      // The docs' configuration, word for word but for the password and where the server's home is.
+      const toml = docBlock(PAGE, "toml", 0)
         .replaceAll("<password>", PASSWORD)
         .replace("/home/oa/.openarena/", `${home}/`);
       writeFileSync(join(home, "hub-agent.toml"), toml);
       w = await startWorld(home, {
         HUB_CONFIG: join(home, "hub-agent.toml"),
-        HUB_GAME_RCON_PORT: String(port), // the README's is the default, 27960
-        HUB_INTERVALS_PLAYER_POLL: "2", // the README's default is 10: a restart is noticed sooner here
+        HUB_GAME_RCON_PORT: String(port), // the docs' is the default, 27960
+        HUB_INTERVALS_PLAYER_POLL: "2", // the docs' default is 10: a restart is noticed sooner here
       });
     }, 60_000);
 

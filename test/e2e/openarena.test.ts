@@ -1,8 +1,8 @@
 /**
  * End-to-end against a real game server: hub-agent wraps an OpenArena dedicated server (Debian package
- * `openarena-server`, ioquake3) with the README's configuration, against the in-memory service. The test adds only
+ * `openarena-server`, ioquake3) with the docs' configuration, against the in-memory service. The test adds only
  * loopback addresses (IPv4 and IPv6, checked from /proc), blank master servers, a port and a home directory to the
- * README's command line; the server reads its console from the piped stdin (docs/game-consoles.md §7). Over rcon:
+ * docs' command line; the server reads its console from the piped stdin (docs/game-consoles.md §7). Over rcon:
  * ./openarena-rcon.test.ts.
  *
  * Runs when the server is installed (`.ci/run` installs it as root with apt); otherwise it is reported as skipped,
@@ -27,7 +27,7 @@ import { until } from "../agent/harness.ts";
 import { binary, hub } from "../cli/binary.ts";
 import { HOSTILE } from "../game/presets/hostile-values.ts";
 import { forTest, OPENARENA_SKIP_REASON, openarenaInstalled } from "../support/openarena.ts";
-import { readmeBlock } from "../support/readme.ts";
+import { docBlock } from "../support/docs.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { humanSteps, OPENARENA_HUMAN } from "./human-steps.ts";
 import { bansOf, freePort, online as onlineIn, startWorld, stopWorld, userOf as userIn, type World } from "./world.ts";
@@ -42,8 +42,8 @@ describe.skipIf(!openarenaInstalled)("OpenArena end to end (real ioquake3 server
   beforeAll(async () => {
     const home = mkdtempSync(join(tmpdir(), "hub-oa-"));
     void binary().catch(() => {}); // compiles while the map loads; the CLI step awaits it (and its error)
-    // The README's configuration, word for word; the test's additions go into the command line.
-    const toml = readmeBlock("### OpenArena (ioquake3)", "toml", 1);
+    // The docs' configuration, word for word; the test's additions go into the command line.
+    const toml = docBlock("docs/games/openarena.md", "toml", 1);
     writeFileSync(join(home, "hub-agent.toml"), toml);
     const readmeCommand = (parseToml(toml) as { game: { wrapper: { command: string[] } } }).game.wrapper.command;
     port = await freePort("udp");

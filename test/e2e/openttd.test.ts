@@ -1,7 +1,7 @@
 /**
  * End-to-end against a real OpenTTD 13 dedicated server (Debian packages `openttd` and `openttd-opengfx`), wrapped,
- * with the generic preset configured exactly as the README's OpenTTD section says: its `server.cfg` lines and its
- * hub-agent configuration are read from README.md, so what an operator copies is what runs here. Only the port, the
+ * with the generic preset configured exactly as the docs' OpenTTD section says: its `server.cfg` lines and its
+ * hub-agent configuration are read from docs/games/openttd.md, so what an operator copies is what runs here. Only the port, the
  * server's directory and (for speed) a 64×64 map are the test's own.
  *
  * A real headless network client (`openttd -v null`, named Alice) joins: the agent registers her with the in-memory
@@ -23,7 +23,7 @@ import { checkGame } from "../../lib/game/doctor.ts";
 import { resolvePreset } from "../../lib/game/presets/index.ts";
 import { binary, hub } from "../cli/binary.ts";
 import { spawn } from "../support/procs.ts";
-import { readmeBlock } from "../support/readme.ts";
+import { docBlock } from "../support/docs.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { until } from "../support/until.ts";
 import { bansOf, freePort, online, startWorld, stopWorld, userOf, type World } from "./world.ts";
@@ -57,12 +57,12 @@ let world: World | undefined;
 /** What the headless client printed (`-d net=3`), for a step that timed out. */
 let clientOutput: string[] = [];
 const clientLog = () => clientOutput.join("").split("\n").slice(-15).join("\n") || "(nothing)";
-/** The README's OpenTTD section: its `server.cfg` lines and its hub-agent configuration, as an operator copies them. */
+/** The docs' OpenTTD section: its `server.cfg` lines and its hub-agent configuration, as an operator copies them. */
 function readmeConfig(): { serverCfg: string; toml: string } {
-  return { serverCfg: readmeBlock("### OpenTTD", "ini"), toml: readmeBlock("### OpenTTD", "toml") };
+  return { serverCfg: docBlock("docs/games/openttd.md", "ini"), toml: docBlock("docs/games/openttd.md", "toml") };
 }
 
-describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the README's generic preset (real server)", () => {
+describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the docs' generic preset (real server)", () => {
   let w: World;
   let port: number;
   let home: string;
@@ -192,7 +192,7 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the README's gener
     expect(status.players).toEqual([]);
   }, 120_000);
 
-  test("a broadcast is the server's public chat, and the README's chat pattern reads that line", async () => {
+  test("a broadcast is the server's public chat, and the docs' chat pattern reads that line", async () => {
     await w.bridge.message(null, 'hello "all"; !dashboard');
     const said = () => w.lines.find((l) => l.includes("[All] ") && l.endsWith("!dashboard"));
     await until(() => said() !== undefined, "the server's chat line", SLOW);

@@ -1,6 +1,6 @@
 /**
  * Forged rcon replies against a real OpenArena server (issue 17): hub-agent reaches the server over Quake 3 rcon
- * with the README's configuration, three bots play (Admin, who may ban at the service; Victim; Hank), and attackers
+ * with the docs' configuration, three bots play (Admin, who may ban at the service; Victim; Hank), and attackers
  * on the same host forge the server's datagrams to hub-agent's socket, found the way anyone on the host can find it
  * (/proc): one from another loopback address with the game's port (127.0.0.2:<port>), one from the game's address
  * with another port. Each step is an attack and what a user would notice if it worked: a flood of empty prints that
@@ -17,14 +17,14 @@ import { binary, hub } from "../cli/binary.ts";
 import { Attacker } from "../game/transports/udp-fake.ts";
 import { forTest, OPENARENA_SKIP_REASON, openarenaInstalled, rconAnswers } from "../support/openarena.ts";
 import { spawn } from "../support/procs.ts";
-import { readmeBlock, shellWords } from "../support/readme.ts";
+import { docBlock, shellWords } from "../support/docs.ts";
 import { connectedUdpOf, udpSocketsOf } from "../support/sockets.ts";
 import { until } from "../support/until.ts";
 import { bansOf, freePort, online, startWorld, stopWorld, type World } from "./world.ts";
 
 if (!openarenaInstalled) console.warn(`SKIPPED: the rcon spoofing test ${OPENARENA_SKIP_REASON}`);
 
-const SECTION = "### OpenArena (ioquake3)";
+const PAGE = "docs/games/openarena.md";
 const PASSWORD = "hub-q3-secret";
 const SLOW = { timeoutMs: 30_000 }; // a loaded 2-core machine takes a while to load a map
 
@@ -41,7 +41,7 @@ describe.skipIf(!openarenaInstalled)("forged Quake 3 rcon replies against a real
     home = mkdtempSync(join(tmpdir(), "hub-oa-spoof-"));
     void binary().catch(() => {}); // compiles while the map loads; the CLI step awaits it (and its error)
     port = await freePort("udp");
-    const command = forTest(shellWords(readmeBlock(SECTION, "sh").replaceAll("<password>", PASSWORD)), port, home);
+    const command = forTest(shellWords(docBlock(PAGE, "sh").replaceAll("<password>", PASSWORD)), port, home);
     server = spawn(command, {
       env: { PATH: process.env.PATH ?? "", HOME: home },
       stdout: "ignore",
@@ -52,7 +52,7 @@ describe.skipIf(!openarenaInstalled)("forged Quake 3 rcon replies against a real
       ...SLOW,
       abort: () => (server?.exitCode != null ? `the server exited with ${server.exitCode}` : undefined),
     });
-    const toml = readmeBlock(SECTION, "toml", 0)
+    const toml = docBlock(PAGE, "toml", 0)
       .replaceAll("<password>", PASSWORD)
       .replace("/home/oa/.openarena/", `${home}/`);
     writeFileSync(join(home, "hub-agent.toml"), toml);

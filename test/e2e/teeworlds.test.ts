@@ -1,7 +1,7 @@
 /**
  * Against a real Teeworlds 0.7.5 server (Debian package `teeworlds-server`) with a real human player on it: Debian's
  * `teeworlds` 0.7.5 client under Xvfb (software GL), who chats through key binds pressed with xdotool. The server
- * runs the README's config lines, hub-agent the README's configuration (only the password and ports filled in),
+ * runs the docs' config lines, hub-agent the docs' configuration (only the password and ports filled in),
  * against the in-memory service. The server binds loopback only and does not register with the master servers.
  *
  * Besides the console itself (doctor through the bridge kind registry, a wrong password named, every hostile nick said
@@ -27,14 +27,14 @@ import { binary, hub } from "../cli/binary.ts";
 import { HOSTILE } from "../game/presets/hostile-values.ts";
 import { type GameClient, startDisplay } from "../support/game-client.ts";
 import { spawn } from "../support/procs.ts";
-import { readmeBlock } from "../support/readme.ts";
+import { docBlock } from "../support/docs.ts";
 import { socketsOf } from "../support/sockets.ts";
 import { pressUntil, TEEWORLDS_CLIENT, teeClientMissing, teeworldsClient } from "../support/tee-clients.ts";
 import { until } from "../support/until.ts";
 import { bansOf, freePort, online as onlineIn, startWorld, stopWorld, userOf as userIn, type World } from "./world.ts";
 
 const SERVER = "/usr/games/teeworlds-server";
-const SECTION = "### Teeworlds and DDNet";
+const PAGE = "docs/games/teeworlds.md";
 const installed = existsSync(SERVER);
 if (!installed)
   console.warn(`SKIPPED: the Teeworlds test needs ${SERVER} (Debian package teeworlds-server; .ci/run installs it)`);
@@ -62,12 +62,12 @@ describe.skipIf(!installed)("Teeworlds 0.7.5 over econ (real server)", () => {
     econPort = await freePort("tcp");
     gamePort = await freePort("udp");
     // `-f` takes a path in the server's data directories (the working directory is one; an absolute path is not
-    // found, and the server starts on its defaults: every interface, master registration). The README's lines, then
+    // found, and the server starts on its defaults: every interface, master registration). The docs' lines, then
     // what a test adds: loopback, no master servers, free ports (a later line wins).
     writeFileSync(
       join(dir, "server.cfg"),
       [
-        readmeBlock(SECTION, "", 0).replaceAll("<password>", PASSWORD),
+        docBlock(PAGE, "", 0).replaceAll("<password>", PASSWORD),
         'sv_name "hub-agent test"',
         "sv_register 0",
         "sv_inactivekick_time 0", // a test's player stands still for minutes
@@ -83,8 +83,8 @@ describe.skipIf(!installed)("Teeworlds 0.7.5 over econ (real server)", () => {
       stderr: "ignore",
       scope: "file",
     });
-    // The README's configuration, word for word but for the password (the port comes from the environment).
-    writeFileSync(join(dir, "hub-agent.toml"), readmeBlock(SECTION, "toml", 0).replaceAll("<password>", PASSWORD));
+    // The docs' configuration, word for word but for the password (the port comes from the environment).
+    writeFileSync(join(dir, "hub-agent.toml"), docBlock(PAGE, "toml", 0).replaceAll("<password>", PASSWORD));
     await until(() => canConnect(econPort), "the econ port", { timeoutMs: 20_000, everyMs: 50 });
   }, 30_000);
 
@@ -105,7 +105,7 @@ describe.skipIf(!installed)("Teeworlds 0.7.5 over econ (real server)", () => {
         HUB_API_KEY: "k",
         HUB_API_SERVER_ID: "541d1c41-1b58-40fc-8780-70c400ea5686",
         HUB_CONFIG: join(dir, "hub-agent.toml"),
-        HUB_GAME_RCON_PORT: String(econPort), // the README's is the default, 8303
+        HUB_GAME_RCON_PORT: String(econPort), // the docs' is the default, 8303
       },
       cwd: dir,
     });
@@ -202,7 +202,7 @@ describe.skipIf(!installed)("Teeworlds 0.7.5 over econ (real server)", () => {
       mkdirSync(home(), { recursive: true });
       w = await startWorld(mkdtempSync(join(tmpdir(), "hub-teeworlds-agent-")), {
         HUB_CONFIG: join(dir, "hub-agent.toml"),
-        HUB_GAME_RCON_PORT: String(econPort), // the README's is the default, 8303
+        HUB_GAME_RCON_PORT: String(econPort), // the docs' is the default, 8303
       });
       display = await startDisplay();
     }, 60_000);

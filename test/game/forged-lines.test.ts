@@ -18,7 +18,7 @@ import type { BridgeEvent, GameBridge } from "../../lib/game/bridge.ts";
 import { createBridge } from "../../lib/game/index.ts";
 import { PRESETS, type PresetName } from "../../lib/game/presets/index.ts";
 import { memoryLogger } from "../../lib/log.ts";
-import { readmeBlock } from "../support/readme.ts";
+import { docBlock } from "../support/docs.ts";
 import { until } from "../support/until.ts";
 import { FakeDpServer } from "./transports/fake-dp-server.ts";
 import { FakeEconServer } from "./transports/fake-econ-server.ts";
@@ -314,12 +314,14 @@ const GAMES: Game[] = [
     ],
   },
   {
-    // The README's OpenTTD configuration: the generic preset as operators use it.
+    // The docs' OpenTTD configuration: the generic preset as operators use it.
     preset: "generic",
     consoles: ["wrapper"],
     ready: "dbg: [net] Map generated, starting game",
     sentinel: "\u200e[All] Alice: !sentinel",
-    overrides: readmeBlock("### OpenTTD", "toml").slice(readmeBlock("### OpenTTD", "toml").indexOf("[game.overrides]")),
+    overrides: docBlock("docs/games/openttd.md", "toml").slice(
+      docBlock("docs/games/openttd.md", "toml").indexOf("[game.overrides]"),
+    ),
     list: () =>
       [
         "Client #1  name: 'Server'  company: 255  IP: server",

@@ -1,5 +1,5 @@
 /**
- * Every configuration in the README's "Games" and "Your own game" sections, word for word (the password placeholder filled in): it
+ * Every configuration on the game pages (docs/games.md, docs/games/*.md), word for word (the password placeholder filled in): it
  * loads, names the section's preset, and a network console configured by it passes `doctor`'s game check against
  * that protocol's fake server, found on the port a test gives it. The real servers run their sections' configurations
  * in test/e2e/ (OpenArena, Nexuiz).
@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { loadConfig } from "../../lib/config/index.ts";
 import { checkGame } from "../../lib/game/doctor.ts";
 import { PRESETS, type PresetName } from "../../lib/game/presets/index.ts";
-import { readmeBlocks, readmeSubsections } from "../support/readme.ts";
+import { docBlocks, gamePages, pageTitle } from "../support/docs.ts";
 import { FakeDpServer } from "./transports/fake-dp-server.ts";
 import { FakeEconServer } from "./transports/fake-econ-server.ts";
 import { FakeQ3Server } from "./transports/fake-q3-server.ts";
@@ -49,21 +49,22 @@ async function fakeFor(bridge: string, preset: string): Promise<{ port: number; 
   }
 }
 
-const sections = [...readmeSubsections("## Games"), ...readmeSubsections("## Your own game")];
+const pages = ["docs/games.md", ...gamePages()];
 
-describe("the README's game configurations, word for word", () => {
-  test("the Games sections are found, with their TOML blocks", () => {
-    expect(sections.length).toBeGreaterThanOrEqual(9);
-    expect(sections.flatMap((s) => readmeBlocks(s)).filter((b) => b.lang === "toml").length).toBeGreaterThanOrEqual(11);
+describe("the game pages' configurations, word for word", () => {
+  test("the game pages are found, with their TOML blocks", () => {
+    expect(pages.length).toBeGreaterThanOrEqual(10);
+    expect(pages.flatMap((p) => docBlocks(p)).filter((b) => b.lang === "toml").length).toBeGreaterThanOrEqual(16);
   });
 
-  for (const heading of sections) {
-    // The presets the heading names (Teeworlds and DDNet share a section): each block names one of them.
-    const presets = [...heading.matchAll(/`preset = "(\w+)"`/g)].map((m) => m[1]);
-    readmeBlocks(heading)
+  for (const page of pages) {
+    // The presets the page's title names (Teeworlds and DDNet share a page): each block names one of them.
+    const title = pageTitle(page);
+    const presets = [...title.matchAll(/`preset = "(\w+)"`/g)].map((m) => m[1]);
+    docBlocks(page)
       .filter((b) => b.lang === "toml")
       .forEach((block, i) => {
-        test(`${heading.replace(/^#+ /, "")}: TOML block ${i + 1}`, async () => {
+        test(`${page} (${title}): TOML block ${i + 1}`, async () => {
           const dir = mkdtempSync(join(tmpdir(), "hub-readme-"));
           const passwordFile = join(dir, "rcon-password");
           writeFileSync(passwordFile, `${PASSWORD}\n`);

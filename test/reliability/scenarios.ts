@@ -299,7 +299,7 @@ export async function killScenarios(
   return killed.map((k, i) => k.count(failed[i] ?? 0));
 }
 
-/** One line for the README's "Reliability" section. */
+/** One line for docs/reliability.md's figures. */
 export function summary(figures: Figures[]): string {
   const parts = figures.map(
     (f) => `${f.kind} (${f.window}): ${f.kills} kills, ${f.duplicates} duplicates, ${f.lost} lost`,

@@ -35,7 +35,7 @@ export function openarenaTestSettings(port: number, home: string): string[] {
 }
 
 /**
- * An operator's command line (the README's) as a test runs it: the test's launcher and settings, put before the
+ * An operator's command line (the docs') as a test runs it: the test's launcher and settings, put before the
  * first `+map` (ioq3 applies every `+set` at start-up anyway).
  */
 export function forTest(command: string[], port: number, home: string): string[] {

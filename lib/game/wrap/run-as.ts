@@ -49,7 +49,7 @@ export async function resolveRunAs(user: string, group?: string): Promise<RunAs>
   if (myUid !== 0 && (runAs.uid !== myUid || runAs.gid !== myGid)) {
     throw new WrapperSetupError(
       `game.wrapper.user = "${user}": hub-agent runs as uid ${myUid}, not root, and can't start the server as ${name} (uid ${runAs.uid}, gid ${runAs.gid})`,
-      `run hub-agent as root (README, "Wrapping the server"), or as ${name} itself, or remove game.wrapper.user`,
+      `run hub-agent as root (docs/games.md, "Wrapping the server"), or as ${name} itself, or remove game.wrapper.user`,
     );
   }
   return runAs;

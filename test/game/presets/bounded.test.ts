@@ -1,5 +1,5 @@
 /**
- * Bounded matching (docs/game-consoles.md §8): every pattern a preset or the README runs on console lines takes
+ * Bounded matching (docs/game-consoles.md §8): every pattern a preset or the docs (docs/games/) run on console lines takes
  * less than 10 ms on a hostile line of 64 KiB, the part of a line a pattern sees. The lines are built from each
  * pattern (lib/game/sources/pattern-check.ts: every repetition pumped with its own characters and its neighbour's,
  * ending in a character nothing matches or a raw line end) and cleaned as a source delivers them. Each time is the
@@ -18,7 +18,7 @@ import { parseDdnetStatus, ROW as DDNET_ROW } from "../../../lib/game/presets/dd
 import { parseDarkplacesStatus, ROW as DARKPLACES_ROW } from "../../../lib/game/presets/xonotic.ts";
 import { cleanLine, MATCH_CHARS, MAX_LINE_CHARS } from "../../../lib/game/sources/lines.ts";
 import { hostileLines, slowest } from "../../../lib/game/sources/pattern-timing.ts";
-import { readmeBlocks, readmeSubsections } from "../../support/readme.ts";
+import { docBlocks, gamePages, pageTitle } from "../../support/docs.ts";
 
 const LIMIT_MS = 10;
 
@@ -61,19 +61,14 @@ function presetPatterns(): [string, RegExp][] {
   return out;
 }
 
-/** Every pattern of the README's game configurations (list rows, list ends, line patterns), by section and key. */
-function readmePatterns(): [string, RegExp][] {
-  const sections = [
-    ...readmeSubsections("## Games"),
-    ...readmeSubsections("## Your own game"),
-    "### Overriding a preset",
-  ];
+/** Every pattern of the game configurations in the docs (list rows, list ends, line patterns), by page and key. */
+function docPatterns(): [string, RegExp][] {
   const out: [string, RegExp][] = [];
-  for (const heading of sections) {
-    for (const block of readmeBlocks(heading).filter((b) => b.lang === "toml")) {
+  for (const page of [...gamePages(), "docs/games.md"]) {
+    for (const block of docBlocks(page).filter((b) => b.lang === "toml")) {
       const doc = parseToml(block.text) as { game?: { overrides?: Record<string, unknown> } };
       const o = doc.game?.overrides ?? {};
-      const where = heading.replace(/^#+ /, "").split(" — ")[0];
+      const where = pageTitle(page).split(" — ")[0];
       for (const key of ["list_row", "list_end"]) {
         if (typeof o[key] === "string" && o[key]) out.push([`${where}: ${key}`, new RegExp(o[key])]);
       }
@@ -86,16 +81,17 @@ function readmePatterns(): [string, RegExp][] {
 }
 
 describe("every pattern takes < 10 ms on a hostile line of 64 KiB", () => {
-  test("the README's patterns are found (OpenTTD's, the generic example's, the override example's)", () => {
-    const names = readmePatterns().map(([n]) => n);
+  test("the docs' patterns are found (OpenTTD's, the generic example's, the override example's)", () => {
+    const names = docPatterns().map(([n]) => n);
     expect(names).toContain("OpenTTD: lines.chat");
     expect(names).toContain("OpenTTD: list_row");
     expect(names.filter((n) => n.includes("list_end")).length).toBeGreaterThanOrEqual(1);
     expect(names.length).toBeGreaterThanOrEqual(8);
+    expect(names).toContain("Games: lines.group_add");
   });
 
-  for (const [name, re] of readmePatterns()) {
-    test(`README ${name}`, () => expectBounded(name, re));
+  for (const [name, re] of docPatterns()) {
+    test(`docs ${name}`, () => expectBounded(name, re));
   }
 
   for (const [name, re] of presetPatterns()) {

@@ -12,7 +12,7 @@ import { parseToml } from "../../../lib/config/toml.ts";
 import { PRESETS, PresetError, resolvePreset } from "../../../lib/game/presets/index.ts";
 import { ambiguity } from "../../../lib/game/sources/pattern-check.ts";
 import { hostileLines, slowest } from "../../../lib/game/sources/pattern-timing.ts";
-import { readmeBlock } from "../../support/readme.ts";
+import { docBlock } from "../../support/docs.ts";
 
 /** Patterns that take exponential time on a line they almost match, each with such a line. */
 const EXPONENTIAL: [string, string][] = [
@@ -49,7 +49,7 @@ const LINEAR = [
 async function loadProblems(overrides: string, timePatterns = false): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), "hub-pattern-"));
   const head = ["[game]", 'bridge = "wrapper"', 'preset = "generic"', "[game.wrapper]", 'command = ["/bin/true"]'];
-  // The README's sections bring their own list command and echo.
+  // The docs' game pages bring their own list command and echo.
   const own = [
     "[game.overrides]",
     ...(overrides.includes("list_command") ? [] : ['list_command = "players"', 'echo = "echo {marker}"']),
@@ -98,8 +98,10 @@ describe("the shape check (at load)", () => {
     expect(time(20)).toBeGreaterThan(time(16) * 4);
   });
 
-  test("accepts linear patterns, every preset's and every one of the README", () => {
-    const readme = parseToml(readmeBlock("### OpenTTD", "toml")) as { game: { overrides: Record<string, unknown> } };
+  test("accepts linear patterns, every preset's and every one of the docs", () => {
+    const readme = parseToml(docBlock("docs/games/openttd.md", "toml")) as {
+      game: { overrides: Record<string, unknown> };
+    };
     const { list_row, lines } = readme.game.overrides as { list_row: string; lines: Record<string, string> };
     const sources = [...LINEAR, ...POLYNOMIAL, list_row, ...Object.values(lines)];
     for (const source of sources)
@@ -169,8 +171,10 @@ describe("the timing (run and doctor)", () => {
       ),
     ]);
     expect(problems[0]).not.toContain("\n");
-    // The README's OpenTTD patterns pass the timing.
-    expect(await loadProblems(readmeBlock("### OpenTTD", "toml").split("[game.overrides]\n")[1]!, true)).toEqual([]);
+    // The docs' OpenTTD patterns pass the timing.
+    expect(await loadProblems(docBlock("docs/games/openttd.md", "toml").split("[game.overrides]\n")[1]!, true)).toEqual(
+      [],
+    );
   });
 
   test("hostile lines are what a source delivers: cut, cleaned, raw line ends made spaces", () => {

@@ -124,7 +124,7 @@ for (const name of ["root", ${JSON.stringify(user)}]) {
       encoding: "utf8",
     });
     expect(r.stdout.trim().split("\n")).toEqual([
-      `game.wrapper.user = "root": hub-agent runs as uid ${id("-u")}, not root, and can't start the server as root (uid 0, gid 0): run hub-agent as root (README, "Wrapping the server"), or as root itself, or remove game.wrapper.user`,
+      `game.wrapper.user = "root": hub-agent runs as uid ${id("-u")}, not root, and can't start the server as root (uid 0, gid 0): run hub-agent as root (docs/games.md, "Wrapping the server"), or as root itself, or remove game.wrapper.user`,
       `ok ${user}`,
     ]);
   });

@@ -67,7 +67,11 @@ async function userName(uid: number): Promise<string> {
 async function inspect(
   dir: string,
   uid: number,
-  out: { foreign?: { path: string; uid: number }; fix: { path: string; mode: number }[] },
+  out: {
+    foreign?: { path: string; uid: number };
+    fix: { path: string; mode: number }[];
+    listed?: (folder: string) => void;
+  },
 ): Promise<void> {
   let names: string[];
   try {
@@ -75,6 +79,7 @@ async function inspect(
   } catch {
     return; // gone meanwhile, or not a folder: nothing under it to plant
   }
+  out.listed?.(dir);
   for (const name of names) {
     if (out.foreign) return;
     const path = join(dir, name);
@@ -95,7 +100,11 @@ async function inspect(
  * Checks the storage directory (which exists) and corrects it when it is ours; throws StoreUnsafeError when another
  * user owns it or may have written in it. Nothing to check where there are no user ids (Windows).
  */
-export async function secureStore(dir: string): Promise<Secured> {
+export async function secureStore(
+  dir: string,
+  /** Told after each folder is listed (tests: another user writes there then). */
+  o: { listed?: (folder: string) => void } = {},
+): Promise<Secured> {
   const uid = process.getuid?.();
   if (uid === undefined) return {};
   // stat, not lstat: a storage directory may be a link to another disk; what counts is the folder written to.
@@ -117,13 +126,13 @@ export async function secureStore(dir: string): Promise<Secured> {
   const cannot = (e: unknown) =>
     `the store ${dir} is open to other users (mode ${octal(mode)}) and could not be corrected ` +
     `(${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): \`chmod -R go-rwx ${dir}\``;
-  const plan: Parameters<typeof inspect>[2] = { fix: [] };
+  const plan: Parameters<typeof inspect>[2] = { fix: [], ...o };
   try {
     // Closed first, then looked through: what others planted is in it by now, and nothing more can come.
     await chmod(dir, 0o700);
     // Only a store others could write in can hold what they planted; one they could only read is just corrected.
     if (mode & OTHERS_WRITE) await inspect(dir, uid, plan);
-    else await inspect(dir, uid, { fix: plan.fix }); // others could only read: nothing in it is theirs
+    else await inspect(dir, uid, { ...plan, foreign: undefined }); // others could only read: nothing in it is theirs
   } catch (e) {
     await chmod(dir, mode).catch(() => {});
     if (mode & OTHERS_WRITE) throw new StoreUnsafeError(dir, dir, cannot(e));

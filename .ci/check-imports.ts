@@ -1,13 +1,17 @@
 /**
  * Layering guard rails, run by .ci/run: no import cycle inside lib/ (type-only imports count: they tie the modules
  * together just the same), lib/ never imports cli/, and production code reaches the in-memory service (lib/sandbox/)
- * only from the `demo` and `sandbox` commands. Static and dynamic imports alike. Prints each violation; exit 1.
+ * only from the `demo` and `sandbox` commands. State where it belongs: the player lists (lib/players/) sit below
+ * the features and never import them; a feature sees the game through the GameBridge (lib/game/bridge.ts) only,
+ * never a transport, preset or source; the configuration imports the game's registries to validate against them,
+ * so lib/game/ never imports lib/config/. Static and dynamic imports alike. Prints each violation; exit 1.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
 const root = resolve(import.meta.dir, "..");
 const SANDBOX_USERS = new Set(["cli/commands/demo.ts", "cli/demo-summary.ts", "cli/commands/sandbox.ts"]);
+const GAME_BRIDGE = "lib/game/bridge.ts";
 
 function files(dir: string): string[] {
   return readdirSync(join(root, dir)).flatMap((name) => {
@@ -37,6 +41,12 @@ for (const [file, deps] of graph) {
       problems.push(`${file} imports ${dep}: lib/ never imports cli/`);
     if (dep.startsWith("lib/sandbox/") && !file.startsWith("lib/sandbox/") && !SANDBOX_USERS.has(file))
       problems.push(`${file} imports ${dep}: only the demo and sandbox commands use the in-memory service`);
+    if (file.startsWith("lib/players/") && dep.startsWith("lib/features/"))
+      problems.push(`${file} imports ${dep}: the player lists sit below the features`);
+    if (file.startsWith("lib/features/") && dep.startsWith("lib/game/") && dep !== GAME_BRIDGE)
+      problems.push(`${file} imports ${dep}: features see the game through ${GAME_BRIDGE} only`);
+    if (file.startsWith("lib/game/") && dep.startsWith("lib/config/"))
+      problems.push(`${file} imports ${dep}: the game never imports the configuration (the config imports the game)`);
   }
 }
 

@@ -6,7 +6,7 @@
 import type { Api } from "../lib/api/client.ts";
 import type { Config } from "../lib/config/index.ts";
 import type { Messages } from "../lib/messages.ts";
-import type { PlayerErrorKind } from "../lib/players.ts";
+import type { PlayerErrorKind } from "../lib/players/resolve.ts";
 import type { Creator, DeliveryOutcome, EntryFate, PlayerRef } from "../lib/sanctions/index.ts";
 import type { Store } from "../lib/store/index.ts";
 import type { Context } from "./context.ts";
@@ -54,16 +54,16 @@ const PLAYER_EXIT: Record<PlayerErrorKind, ExitCode> = {
 };
 
 /**
- * `<player>` (or `--as`) as the sanction queues need it (lib/players.ts resolveTarget). Nicks come from the "online"
+ * `<player>` (or `--as`) as the sanction queues need it (lib/players/resolve.ts resolveTarget). Nicks come from the "online"
  * list `run` keeps (and, for `<player>`, its list of recently seen players); it counts as stale after two status
  * rounds without an update. A service user id the service
  * cannot be asked about now is queued as given and resolved at delivery.
  */
 export async function resolveRef(s: Session, input: string, what = "player"): Promise<PlayerRef> {
   const [{ resolveTarget, PlayerError }, { onlineCache }, { recentCache }] = await Promise.all([
-    import("../lib/players.ts"),
-    import("../lib/features/online.ts"),
-    import("../lib/features/recent.ts"),
+    import("../lib/players/resolve.ts"),
+    import("../lib/players/online.ts"),
+    import("../lib/players/recent.ts"),
   ]);
   try {
     return await resolveTarget(input, {

@@ -11,7 +11,7 @@ import { Users } from "./users.ts";
 import { CommandLimiter, limitKeys } from "./command-limit.ts";
 import { RepeatedWarnings } from "./repeated-warnings.ts";
 import { Pace } from "./pace.ts";
-import { onlineCache } from "./features/online.ts";
+import { onlineCache } from "./players/online.ts";
 import { FEATURES } from "./features/index.ts";
 import type { AgentDeps, CommandHandler, FeatureContext } from "./feature.ts";
 

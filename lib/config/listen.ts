@@ -13,7 +13,5 @@ export function parseListen(text: string): ListenAddress | undefined {
   return { hostname: (m[1] ?? m[2]) as string, port };
 }
 
-/** Only this machine can connect: 127.0.0.0/8, ::1, localhost. */
-export function isLoopback(hostname: string): boolean {
-  return hostname === "localhost" || hostname === "::1" || /^127(\.\d{1,3}){3}$/.test(hostname);
-}
+/** The plugin console checks its host with the same rule (lib/game/kinds/plugin.ts), hence its own module. */
+export { isLoopback } from "../loopback.ts";

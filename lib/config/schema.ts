@@ -2,7 +2,8 @@ import * as v from "valibot";
 import { DEFAULT_MAX_RESPONSE_BYTES } from "../api/errors.ts";
 import { BRIDGE_KINDS, BRIDGE_NAMES } from "../game/kinds/index.ts";
 import { ESCAPE_MODE_NAMES } from "../game/presets/escape.ts";
-import { COMMAND_KINDS, LINE_KINDS, PRESET_NAMES } from "../game/presets/types.ts";
+import { PRESET_NAMES } from "../game/presets/index.ts";
+import { COMMAND_KINDS, LINE_KINDS } from "../game/presets/types.ts";
 
 /**
  * The configuration schema is the one source of truth: the loader derives every HUB_* environment

@@ -1,38 +1,16 @@
 /**
  * Group sync (rule 7) and capture of in-game group changes (rule 8): the I/O around groups-diff.ts.
  */
-import * as v from "valibot";
 import { describeError, type Group } from "../api/client.ts";
 import type { FeatureContext } from "../feature.ts";
-import type { GameBridge, GamePlayer } from "../game/bridge.ts";
-import type { Store } from "../store/index.ts";
+import type { GamePlayer } from "../game/bridge.ts";
+import { appliedGroupsCache, knownGroups } from "../players/groups.ts";
 import type { Clock } from "../clock.ts";
 import type { Feature } from "../feature.ts";
 import { groupByIngameName, groupDiff, ingameGroups, knownGroupNames } from "./groups-diff.ts";
 
 /** A round spreads its per-player requests over this share of the interval, leaving slack before the next. */
 const SPREAD_SHARE = 0.9;
-
-const AppliedSchema = v.record(v.string(), v.array(v.string()));
-
-/**
- * What group sync applied, by player id, for games that cannot tell a player's groups. Only players holding a group
- * are listed, and none is forgotten for being away: a group the agent gave stays in the game while they are gone, and
- * only this list lets the agent take it back when VyHub ends it (docs/scale.md §3).
- */
-export const appliedGroupsCache = (store: Store) => store.cache("groups_applied", AppliedSchema);
-
-/**
- * A player's in-game groups as far as the agent knows: the game's own answer where the bridge can tell, else what
- * group sync applied (`applied`: the remembered groups by player id).
- */
-export async function knownGroups(
-  bridge: GameBridge,
-  player: GamePlayer,
-  applied: () => Promise<Record<string, string[]>>,
-): Promise<string[]> {
-  return bridge.playerGroups ? bridge.playerGroups(player) : ((await applied())[player.id] ?? []);
-}
 
 export const groups: Feature = (agent) => {
   const { api, bridge, clock, config, logger, messages, store } = agent.deps;

@@ -1,41 +1,22 @@
-import * as v from "valibot";
 import type { FeatureContext } from "../feature.ts";
-import type { Store } from "../store/index.ts";
 import { following } from "../serial.ts";
 import { systemClock } from "../clock.ts";
-import { RecentPlayers, recentCache } from "./recent.ts";
-
-/**
- * Who is online, for one-shot commands (`hub-agent ban <nick> …`): `run` keeps the store cache "online" current on
- * every connect, disconnect and user lookup, and rewrites it every status round so its age tells a reader whether
- * a `run` is keeping it up to date at all.
- */
-export const OnlinePlayerSchema = v.object({
-  id: v.string(),
-  name: v.string(),
-  /** The service user id, null until the user lookup succeeded. */
-  user_id: v.nullable(v.string()),
-});
-export type OnlinePlayer = v.InferOutput<typeof OnlinePlayerSchema>;
-
-export const OnlineSchema = v.object({
-  /** The bridge's user type: the ids above are of this kind. */
-  user_type: v.string(),
-  players: v.array(OnlinePlayerSchema),
-});
-export type Online = v.InferOutput<typeof OnlineSchema>;
-
-export const onlineCache = (store: Store) => store.cache("online", OnlineSchema);
+import { onlineCache, type OnlinePlayer } from "../players/online.ts";
+import { RecentPlayers, recentCache } from "../players/recent.ts";
 
 /** A write of the lists is followed by at least this many times its duration without one (at most MAX_WRITE_GAP_MS). */
 const WRITE_GAP = 4;
 const MAX_WRITE_GAP_MS = 1000;
 
+/**
+ * Keeps the store's lists of who is online and who was seen lately (lib/players/online.ts, recent.ts) current while
+ * `run` runs, for the commands that name a player by nick.
+ */
 export function online(agent: FeatureContext): void {
   const { store, bridge, config, clock, logger } = agent.deps;
   const cache = onlineCache(store);
   const players = new Map<string, OnlinePlayer>();
-  // Everyone seen lately, kept after they leave so a command can still name them by nick (features/recent.ts).
+  // Everyone seen lately, kept after they leave so a command can still name them by nick (lib/players/recent.ts).
   const recent = new RecentPlayers(bridge.userType, () => clock.now());
   const previous = recentCache(store)
     .get()

@@ -14,14 +14,12 @@ import {
   type AppliedRewardMap,
   type RewardEvent,
 } from "../api/client.ts";
-import type { GamePlayer } from "../game/bridge.ts";
+import { type GamePlayer, mayHaveRun, unreachable } from "../game/bridge.ts";
 import type { Logger } from "../log.ts";
 import { ExecutedRewards } from "../rewards/executed.ts";
 import { RewardFailures } from "../rewards/failures.ts";
-import { commandLines, fillTemplate, rewardValues } from "../rewards/replace.ts";
-import { type Escaping, TemplateError } from "../game/presets/quoting.ts";
+import { type Escaping, TemplateError, commandLines, fillTemplate, rewardValues } from "../rewards/replace.ts";
 import { following, serial } from "../serial.ts";
-import { mayHaveRun, unreachable } from "../game/transports/transport.ts";
 
 /** Problems logged once per process are remembered up to this many; then the memory starts again. */
 const REPORTED_MAX = 1000;

@@ -14,8 +14,9 @@ import type { CommandCall, FeatureContext } from "../feature.ts";
 import { describeError } from "../api/client.ts";
 import { parseLength } from "../duration.ts";
 import type { GamePlayer } from "../game/bridge.ts";
-import { PlayerError, matchNick, resolveTarget } from "../players.ts";
-import { recentCache } from "./recent.ts";
+import { knownGroups, appliedGroupsCache } from "../players/groups.ts";
+import { recentCache } from "../players/recent.ts";
+import { PlayerError, matchNick, resolveTarget } from "../players/resolve.ts";
 import {
   type Creator,
   type Enforce,
@@ -31,7 +32,6 @@ import {
   sameIssuer,
   sanctionQueues,
 } from "../sanctions/index.ts";
-import { appliedGroupsCache, knownGroups } from "./groups.ts";
 
 /** What the commands need of the ban feature. */
 export interface Sanctions {
@@ -59,7 +59,7 @@ export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): v
   const online = () =>
     [...agent.players.values()].map((p) => ({ id: p.id, name: p.name, user_id: agent.users.get(p.id)?.id ?? null }));
 
-  /** Who left lately (features/recent.ts); unreadable is none: the online players still resolve. */
+  /** Who left lately (lib/players/recent.ts); unreadable is none: the online players still resolve. */
   const recent = () =>
     recentCache(store)
       .get()

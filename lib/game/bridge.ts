@@ -5,6 +5,13 @@
  */
 import type { Quoting } from "./presets/quoting.ts";
 
+/**
+ * What a failed action (exec, kick, message, setGroup) tells a feature, whatever the console: whether the command may
+ * still have run in the game (it was written and its reply lost), or never reached the game (the console could not be
+ * reached), which is not the game's answer.
+ */
+export { mayHaveRun, unreachable } from "./transports/transport.ts";
+
 /** A player as the game knows them. `id` is normalised for the service (SteamID64, Minecraft UUID with dashes, …). */
 export interface GamePlayer {
   id: string;

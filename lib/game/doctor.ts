@@ -4,13 +4,13 @@
  */
 import { constants } from "node:fs";
 import { access } from "../fsio.ts";
-import type { Config } from "../config/index.ts";
+import type { GameSettings } from "./settings.ts";
 import type { Check } from "../check.ts";
 import { systemClock } from "../clock.ts";
 import { silentLogger } from "../log.ts";
 import { configuredKind } from "./index.ts";
 
-export async function checkGame(config: Config, opts: { timeoutMs?: number } = {}): Promise<Check[]> {
+export async function checkGame(config: GameSettings, opts: { timeoutMs?: number } = {}): Promise<Check[]> {
   const { kind, input } = configuredKind(config, { clock: systemClock, logger: silentLogger });
   const checks = [await kind.check(input, { timeoutMs: opts.timeoutMs ?? 5000 })];
   if (config.game.log_file) checks.push(await checkLogFile(config.game.log_file));

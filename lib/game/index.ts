@@ -1,4 +1,4 @@
-import type { Config } from "../config/index.ts";
+import type { GameSettings } from "./settings.ts";
 import type { GameBridge } from "./bridge.ts";
 import { bridgeKind, type BridgeDeps, type BridgeKind, type KindInput } from "./kinds/index.ts";
 import { PresetBridge, type PresetBridgeOptions } from "./preset-bridge.ts";
@@ -10,7 +10,7 @@ import { SimGame } from "./sim.ts";
 export type { BridgeDeps } from "./kinds/index.ts";
 
 /** The bridge `game.bridge` names, composed from the preset `game.preset` (validated by loadConfig). */
-export async function createBridge(config: Config, deps: BridgeDeps): Promise<GameBridge> {
+export async function createBridge(config: GameSettings, deps: BridgeDeps): Promise<GameBridge> {
   if (config.game.bridge === "sim") {
     return new SimGame({
       clock: deps.clock,
@@ -29,7 +29,7 @@ export async function createBridge(config: Config, deps: BridgeDeps): Promise<Ga
 
 /** The kind of `game.bridge` (lib/game/kinds/), with what it is given; `doctor` checks the console through it. */
 export function configuredKind(
-  config: Config,
+  config: GameSettings,
   deps: BridgeDeps,
 ): { kind: BridgeKind; input: KindInput<unknown>; preset: Preset } {
   const { game } = config;
@@ -42,7 +42,7 @@ export function configuredKind(
 }
 
 /** The transport, sources and preset of a real bridge. */
-export async function presetBridgeOptions(config: Config, deps: BridgeDeps): Promise<PresetBridgeOptions> {
+export async function presetBridgeOptions(config: GameSettings, deps: BridgeDeps): Promise<PresetBridgeOptions> {
   const { clock, logger } = deps;
   const { kind, input, preset } = configuredKind(config, deps);
   const parts = await kind.create(input);

@@ -1,4 +1,4 @@
-import type { Config } from "../config/index.ts";
+import type { GameSettings } from "./settings.ts";
 
 /** The simulated game's players have Steam ids. */
 export const SIM_USER_TYPE = "STEAM";
@@ -8,7 +8,7 @@ export const SIM_USER_TYPE = "STEAM";
  * overrides without building a bridge: one-shot commands need only this of the game (and the simulated game not
  * even the presets).
  */
-export async function userTypeOf(config: Config): Promise<string> {
+export async function userTypeOf(config: Pick<GameSettings, "game">): Promise<string> {
   const { game } = config;
   if (game.bridge === "sim") return SIM_USER_TYPE;
   const { resolvePreset } = await import("./presets/index.ts");

@@ -6,6 +6,9 @@ import type { AppliedReward } from "../api/client.ts";
 import type { GamePlayer } from "../game/bridge.ts";
 import { type Escaping, fillPlaced, writeAt } from "../game/presets/quoting.ts";
 
+/** fillTemplate's escaping (a bridge or a script runner), and what it throws for a token no value may fill. */
+export { type Escaping, TemplateError } from "../game/presets/quoting.ts";
+
 /** SteamID64 of STEAM_0:0:0; a SteamID64 is this plus 2 × account number plus the Y bit. */
 const STEAM64_BASE = 76561197960265728n;
 

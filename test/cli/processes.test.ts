@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { onlineCache } from "../../lib/features/online.ts";
+import { onlineCache } from "../../lib/players/online.ts";
 import { type Sandbox } from "../../lib/sandbox/index.ts";
 import { sanctionQueues } from "../../lib/sanctions/index.ts";
 import { openStore } from "../../lib/store/index.ts";

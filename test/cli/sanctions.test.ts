@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync } from "node:fs";
 import { truncate } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { onlineCache } from "../../lib/features/online.ts";
+import { onlineCache } from "../../lib/players/online.ts";
 import { EXECUTED_QUEUE, ExecutedRewardSchema } from "../../lib/rewards/executed.ts";
 import { FAILED_QUEUE, FailedRewardSchema, GIVE_UP_AFTER } from "../../lib/rewards/failures.ts";
 import { SEED_IDS, startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";

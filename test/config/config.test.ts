@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { configKeys, envName, loadConfig } from "../../lib/config/index.ts";
 import { renderTemplate } from "../../lib/config/template.ts";
 import { TomlError, parseToml, parseTomlSubset } from "../../lib/config/toml.ts";
-import { PRESET_NAMES } from "../../lib/game/presets/types.ts";
+import { PRESET_NAMES } from "../../lib/game/presets/index.ts";
 
 /** Every preset, as the messages list them. */
 const PRESET_LIST = PRESET_NAMES.join(", ");

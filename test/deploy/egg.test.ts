@@ -13,7 +13,7 @@ import * as v from "valibot";
 import { createLogger } from "../../cli/log.ts";
 import { configKeys, envName } from "../../lib/config/index.ts";
 import { BRIDGE_KINDS } from "../../lib/game/kinds/index.ts";
-import { PRESET_NAMES } from "../../lib/game/presets/types.ts";
+import { PRESET_NAMES } from "../../lib/game/presets/index.ts";
 import type { Sandbox } from "../../lib/sandbox/index.ts";
 import { binary } from "../cli/binary.ts";
 import { spawn } from "../support/procs.ts";

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { createApi, type User } from "../../lib/api/client.ts";
 import { ManualClock } from "../../lib/clock.ts";
 import { playtime } from "../../lib/features/playtime.ts";
-import { RECENT_MAX_PLAYERS, RecentPlayers } from "../../lib/features/recent.ts";
+import { RECENT_MAX_PLAYERS, RecentPlayers } from "../../lib/players/recent.ts";
 import { statusBody, STATUS_MAX_BYTES } from "../../lib/features/status.ts";
 import type { BridgeEvent } from "../../lib/game/bridge.ts";
 import { Roster, ROSTER_UNMATCHED_MAX } from "../../lib/game/roster.ts";

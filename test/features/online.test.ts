@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { online, onlineCache } from "../../lib/features/online.ts";
-import { recentCache } from "../../lib/features/recent.ts";
+import { online } from "../../lib/features/online.ts";
+import { onlineCache } from "../../lib/players/online.ts";
+import { recentCache } from "../../lib/players/recent.ts";
 import { SEED_IDS } from "../../lib/sandbox/index.ts";
 import { harness, until, type Harness } from "../agent/harness.ts";
 

@@ -5,7 +5,7 @@
  * `[game.rcon] host:port` (loopback unless `allow_remote`), and `password` is the token the plugin presents.
  */
 import type { Check } from "../../check.ts";
-import { isLoopback } from "../../config/listen.ts";
+import { isLoopback } from "../../loopback.ts";
 import { errorMessage, TransportError } from "../transports/transport.ts";
 import type { BridgeKind, RemoteConsoleSection } from "./kind.ts";
 import { passwordProblems } from "./remote.ts";

@@ -24,14 +24,13 @@ import {
   type LineKind,
   type ListedPlayer,
   type PlayerList,
-  PRESET_NAMES,
   type Preset,
-  type PresetName,
 } from "./types.ts";
 
 export * from "./types.ts";
 
-export const PRESETS: Record<PresetName, Preset> = {
+/** Every game, by the name `game.preset` takes: PRESET_NAMES, the schema and every message list these keys. */
+export const PRESETS = {
   minecraft,
   gmod,
   rust,
@@ -41,7 +40,10 @@ export const PRESETS: Record<PresetName, Preset> = {
   ddnet,
   xonotic,
   generic,
-};
+} as const satisfies Record<string, Preset>;
+
+export type PresetName = keyof typeof PRESETS;
+export const PRESET_NAMES = Object.keys(PRESETS) as readonly PresetName[];
 
 /** `[game.overrides]` as the config schema delivers it (snake_case, all optional). */
 export interface PresetOverrides {

@@ -73,12 +73,19 @@ type Action = (b: ReturnType<typeof recordingBridge>["bridge"], value: string, p
 
 /** Everything that puts a text value into a command; message texts are split at line breaks into one command each. */
 const ACTIONS: Record<string, { run: Action; needs?: keyof Preset["commands"]; lines?: boolean }> = {
-  "kick reason": { run: (b, v, p) => b.kick(PLAYERS[p.name]("Alice"), v), needs: "kick" },
-  "kick of a player with this nick": { run: (b, v, p) => b.kick(PLAYERS[p.name](v), "bye"), needs: "kick" },
-  "private message": { run: (b, v, p) => b.message(PLAYERS[p.name]("Alice"), v), needs: "message", lines: true },
+  "kick reason": { run: (b, v, p) => b.kick(PLAYERS[p.name as PresetName]("Alice"), v), needs: "kick" },
+  "kick of a player with this nick": {
+    run: (b, v, p) => b.kick(PLAYERS[p.name as PresetName](v), "bye"),
+    needs: "kick",
+  },
+  "private message": {
+    run: (b, v, p) => b.message(PLAYERS[p.name as PresetName]("Alice"), v),
+    needs: "message",
+    lines: true,
+  },
   broadcast: { run: (b, v) => b.message(null, v), needs: "broadcast", lines: true },
   "group change of a player with this nick": {
-    run: (b, v, p) => b.setGroup(PLAYERS[p.name](v), "vip", "add"),
+    run: (b, v, p) => b.setGroup(PLAYERS[p.name as PresetName](v), "vip", "add"),
     needs: "group_add",
   },
   "reward command with an escaped nick": { run: (b, v) => b.exec(`say ${b.escape(v)}`) },
@@ -168,7 +175,9 @@ describe("hostile values never make a second command", () => {
         if (preset.commands.group_add === undefined) return;
         for (const group of ["vip;quit", "a b", 'v"ip', "vip\nquit", "", "x".repeat(65)]) {
           const { bridge, transport } = recordingBridge(preset);
-          await expect(bridge.setGroup(PLAYERS[preset.name]("Alice"), group, "add")).rejects.toThrow("can't be used");
+          await expect(bridge.setGroup(PLAYERS[preset.name as PresetName]("Alice"), group, "add")).rejects.toThrow(
+            "can't be used",
+          );
           expect(transport.commands).toEqual([]);
         }
       });
@@ -325,7 +334,7 @@ describe("hostile values never make a second command", () => {
   async function renderQuoted(preset: Preset, t: (typeof QUOTED)[number], nick: string): Promise<string> {
     const { bridge, transport } = recordingBridge(preset);
     if (t.kind === "reward") await bridge.exec(fillTemplate(t.template, { nick }, bridge).text);
-    else await bridge.kick(PLAYERS[preset.name](nick), "bye");
+    else await bridge.kick(PLAYERS[preset.name as PresetName](nick), "bye");
     expect(transport.commands).toHaveLength(1);
     return transport.commands[0]!;
   }

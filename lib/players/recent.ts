@@ -6,7 +6,7 @@ import type { Store } from "../store/index.ts";
  * player by nick once they are gone: `hub-agent unban <nick>` right after the ban kicked them. Bounded: the players
  * online, plus the RECENT_MAX_PLAYERS who left last, none unseen for RECENT_MAX_AGE_MS (the online ones never push
  * out who just left, however full the server). Written by `run`'s online feature (features/online.ts); read by
- * lib/players.ts with the same nick rules as the online list.
+ * ./resolve.ts with the same nick rules as the online list.
  */
 export const RecentPlayerSchema = v.object({
   id: v.string(),

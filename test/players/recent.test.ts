@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { RECENT_MAX_AGE_MS, RECENT_MAX_PLAYERS, RecentPlayers } from "../../lib/features/recent.ts";
+import { RECENT_MAX_AGE_MS, RECENT_MAX_PLAYERS, RecentPlayers } from "../../lib/players/recent.ts";
 
 describe("the list of recently seen players", () => {
   test("keeps the newest RECENT_MAX_PLAYERS, none unseen for longer than RECENT_MAX_AGE_MS", () => {

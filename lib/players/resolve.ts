@@ -1,15 +1,15 @@
 /**
  * `<player>` as an operator types it: a platform id in any of its usual spellings (normalised to the form the
  * service keys users by), a service user id (`user:<uuid>`, or a bare dashed UUID where no game id has that form),
- * or the nick of an online player (from the "online" cache that `run` keeps, see features/online.ts) or of one seen
- * recently (the "recent" cache, features/recent.ts).
+ * or the nick of an online player (from the "online" cache that `run` keeps, see ./online.ts) or of one seen
+ * recently (the "recent" cache, ./recent.ts).
  */
-import { describeError, isRejected, type Api, type ApiError, type User, type UserType } from "./api/client.ts";
-import type { Online, OnlinePlayer } from "./features/online.ts";
-import type { Recent } from "./features/recent.ts";
-import { anySteamTo64, minecraftUuid } from "./game/presets/ids.ts";
-import type { PlayerRef } from "./sanctions/schemas.ts";
-import { cacheAge } from "./store/cache.ts";
+import { describeError, isRejected, type Api, type ApiError, type User, type UserType } from "../api/client.ts";
+import type { Online, OnlinePlayer } from "./online.ts";
+import type { Recent } from "./recent.ts";
+import { anySteamTo64, minecraftUuid } from "../game/presets/ids.ts";
+import type { PlayerRef } from "../sanctions/schemas.ts";
+import { cacheAge } from "../store/cache.ts";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Names a service user id explicitly; needed on Minecraft, where a bare dashed UUID is a player's UUID. */
@@ -97,7 +97,7 @@ export interface ResolveOptions {
   userType: string;
   /** The online cache (for nicks) and the oldest it may be, in ms. */
   online: () => Promise<{ savedAt: number; data: Online } | undefined>;
-  /** Players seen recently who are no longer online (features/recent.ts): nicks match them too, by the same rules. */
+  /** Players seen recently who are no longer online (./recent.ts): nicks match them too, by the same rules. */
   recent?: () => Promise<{ savedAt: number; data: Recent } | undefined>;
   maxAgeMs: number;
   now: number;

@@ -1,9 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createApi, type Api } from "../lib/api/client.ts";
-import type { Online } from "../lib/features/online.ts";
-import type { Recent } from "../lib/features/recent.ts";
-import { PlayerError, matchNick, parsePlayerArg, resolvePlayer, type ResolveOptions } from "../lib/players.ts";
-import { SEED_IDS, startSandbox, type Sandbox } from "../lib/sandbox/index.ts";
+import { createApi, type Api } from "../../lib/api/client.ts";
+import type { Online } from "../../lib/players/online.ts";
+import type { Recent } from "../../lib/players/recent.ts";
+import {
+  PlayerError,
+  matchNick,
+  parsePlayerArg,
+  resolvePlayer,
+  type ResolveOptions,
+} from "../../lib/players/resolve.ts";
+import { SEED_IDS, startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 
 const ALICE = SEED_IDS.steamid64.alice; // account 52079943
 const MC = "069a79f4-44e9-4726-a5be-fca90e38aaf5";

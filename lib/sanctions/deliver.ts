@@ -262,13 +262,13 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
   let pausedUntil = 0;
   let ended: string | undefined;
   let unanswered = 0;
+  // run's rounds learn the service's rate from its 429s (lib/pace.ts): a backlog then meets the limit about once, and
+  // urgent players, who skip the pace, seldom find a pause to wait out.
+  const learned = maxPauseMs ? new LearnedPace(systemClock) : undefined;
   /**
    * A 429 (or its gate): every worker waits until it has passed (at least MIN_PAUSE_MS, so a `Retry-After: 0` does
    * not turn into a loop of requests), or the round ends if that is too long.
    */
-  // run's rounds learn the service's rate from its 429s (lib/pace.ts): a backlog then meets the limit about once, and
-  // urgent players, who skip the pace, seldom find a pause to wait out.
-  const learned = maxPauseMs ? new LearnedPace(systemClock) : undefined;
   const rateLimited = (retryAfterMs: number) => {
     learned?.refused();
     const ms = Math.max(retryAfterMs, MIN_PAUSE_MS);
@@ -651,13 +651,13 @@ async function round(deps: DeliverDeps, opts: DeliverOptions): Promise<DeliveryR
     const failed = results.find((r) => r.status === "rejected");
     if (failed) throw failed.reason;
   };
-  // Players with an unban last: a ban of the same person queued under their other key is then sent or kept, never
-  // in flight while the unban looks (otherKeyBans; an urgent unban relies on the checks there and in recordAttempt).
   const urgentServed = urgentLoop();
   try {
     const listed = await listing;
     count(listed);
     const players = groups(listed);
+    // Players with an unban last: a ban of the same person queued under their other key is then sent or kept, never
+    // in flight while the unban looks (otherKeyBans; an urgent unban relies on the checks there and in recordAttempt).
     const hasUnban = (items: Item[]) => items.some((i) => i.kind === "unban");
     await sendAll(players.filter((items) => !hasUnban(items)));
     await sendAll(players.filter(hasUnban));

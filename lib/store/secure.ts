@@ -130,9 +130,8 @@ export async function secureStore(
   try {
     // Closed first, then looked through: what others planted is in it by now, and nothing more can come.
     await chmod(dir, 0o700);
-    // Only a store others could write in can hold what they planted; one they could only read is just corrected.
+    // Only a store others could write in can hold what they planted; one they could only read is now closed whole.
     if (mode & OTHERS_WRITE) await inspect(dir, uid, plan);
-    else await inspect(dir, uid, { ...plan, foreign: undefined }); // others could only read: nothing in it is theirs
   } catch (e) {
     await chmod(dir, mode).catch(() => {});
     if (mode & OTHERS_WRITE) throw new StoreUnsafeError(dir, dir, cannot(e));

@@ -1,4 +1,4 @@
-/** Only this machine can connect: 127.0.0.0/8, ::1, localhost (`http.listen`, and the plugin console's host). */
+/** Only this machine can connect: 127.0.0.0/8, ::1, localhost (`http.listen`, the plugin console's and econ's host). */
 export function isLoopback(hostname: string): boolean {
   return hostname === "localhost" || hostname === "::1" || /^127(\.\d{1,3}){3}$/.test(hostname);
 }

@@ -239,8 +239,9 @@ async function serve(opts: ServeOptions, unlocked: boolean): Promise<number | { 
 async function listenHttp(config: Config, monitor: RunMonitor, logger: Logger): Promise<MonitorListener | undefined> {
   const text = config.http.listen;
   if (!text) return undefined;
-  const [{ parseListen, isLoopback }, { monitorHandler }, { listenMonitor }] = await Promise.all([
+  const [{ parseListen }, { isLoopback }, { monitorHandler }, { listenMonitor }] = await Promise.all([
     import("../../lib/config/listen.ts"),
+    import("../../lib/loopback.ts"),
     import("../../lib/monitor/http.ts"),
     import("../../lib/monitor/listen.ts"),
   ]);

@@ -2,7 +2,8 @@ import * as v from "valibot";
 import { exists, readFile, stat } from "../fsio.ts";
 import { dirname, resolve } from "node:path";
 import { ConfigSchema, KEY_HELP, SPEC_INTERVALS, type Config } from "./schema.ts";
-import { isLoopback, parseListen } from "./listen.ts";
+import { isLoopback } from "../loopback.ts";
+import { parseListen } from "./listen.ts";
 import { TomlError, parseToml } from "./toml.ts";
 import type { PresetOverrides } from "../game/presets/index.ts";
 

@@ -12,6 +12,3 @@ export function parseListen(text: string): ListenAddress | undefined {
   if (port > 65535) return undefined;
   return { hostname: (m[1] ?? m[2]) as string, port };
 }
-
-/** The plugin console checks its host with the same rule (lib/game/kinds/plugin.ts), hence its own module. */
-export { isLoopback } from "../loopback.ts";

@@ -9,6 +9,7 @@ import { networkInterfaces } from "node:os";
 import type { Check } from "../../check.ts";
 import type { BridgeKind, RemoteConsoleSection } from "./kind.ts";
 import { checkRemote, consoleOf, passwordProblems, targetOf } from "./remote.ts";
+import { isLoopback } from "../../loopback.ts";
 
 export const econ: BridgeKind<RemoteConsoleSection> = {
   name: "econ",
@@ -65,8 +66,6 @@ export function exposureOf(check: Check, exposed: string[], enable = ""): Check 
     fix: `keep econ on loopback: ${enable}`,
   };
 }
-
-const isLoopback = (host: string) => host === "localhost" || host === "::1" || host.startsWith("127.");
 
 /** This host's addresses other than loopback (link-local IPv6 left out: it needs an interface to be reached). */
 export function ownAddresses(): string[] {

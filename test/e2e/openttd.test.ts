@@ -57,6 +57,45 @@ let world: World | undefined;
 /** What the headless client printed (`-d net=3`), for a step that timed out. */
 let clientOutput: string[] = [];
 const clientLog = () => clientOutput.join("").split("\n").slice(-15).join("\n") || "(nothing)";
+
+/**
+ * Starts an OpenTTD client (`-d net=3` among its arguments) and waits for its "Connected to" line, starting it again
+ * (3 tries) when that line doesn't come within 20 s. OpenTTD's client can hang before it connects: its game thread
+ * marks the connection "resolving" just after starting the resolver thread, and so overwrites "connecting" when
+ * that thread, resolving a numeric address, was quicker (seen in 1 of 12 runs here, and in CI). A connection on
+ * loopback takes milliseconds; what the agent does once a client is connected is what the steps assert.
+ * `show` gets each try's output as it arrives, for the diagnostics of a step that times out.
+ */
+async function connectClient(
+  cmd: string[],
+  opts: { cwd: string; env: Record<string, string> },
+  show: (output: string[]) => void,
+): Promise<Bun.Subprocess> {
+  for (let attempt = 1; ; attempt++) {
+    const output: string[] = [];
+    show(output);
+    const proc = spawn(cmd, { ...opts, stdout: "pipe", stderr: "pipe", scope: "file" });
+    for (const stream of [proc.stdout, proc.stderr]) {
+      void (async () => {
+        for await (const chunk of stream.pipeThrough(new TextDecoderStream())) output.push(chunk);
+      })().catch(() => {});
+    }
+    try {
+      await until(() => output.join("").includes("dbg: [net] Connected to "), "the OpenTTD client to connect", {
+        timeoutMs: 20_000,
+        diagnostics: () => `the client's last lines:\n${output.join("").split("\n").slice(-10).join("\n")}`,
+      });
+      return proc;
+    } catch (e) {
+      proc.kill("SIGKILL");
+      await proc.exited;
+      if (attempt === 3) throw e;
+      console.warn(
+        `the OpenTTD client did not connect within 20 s (its resolver race): started again (try ${attempt + 1})`,
+      );
+    }
+  }
+}
 /** The docs' OpenTTD section: its `server.cfg` lines and its hub-agent configuration, as an operator copies them. */
 function readmeConfig(): { serverCfg: string; toml: string } {
   return { serverCfg: docBlock("docs/games/openttd.md", "ini"), toml: docBlock("docs/games/openttd.md", "toml") };
@@ -97,52 +136,26 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the docs' generic 
   }
 
   /** A network client named Alice, joining the server; it runs until killed. */
-  function joinClient(): void {
+  async function joinClient(): Promise<void> {
     const dir = join(home, `client-${Date.now()}`);
     mkdirSync(dir);
     writeFileSync(join(dir, "client.cfg"), "[network]\nclient_name = Alice\nuse_relay_service = never\n");
     // The null video driver runs a set number of game ticks, then exits: enough for minutes.
-    const output: string[] = (clientOutput = []);
-    const proc = spawn(
-      [
-        OPENTTD,
-        "-d",
-        "net=3",
-        "-v",
-        "null:ticks=100000000",
-        "-s",
-        "null",
-        "-m",
-        "null",
-        "-n",
-        `127.0.0.1:${port}`,
-        "-c",
-        "client.cfg",
-        "-x",
-      ],
-      {
-        cwd: dir,
-        env: { PATH: process.env.PATH ?? "", HOME: dir },
-        stdout: "pipe",
-        stderr: "pipe",
-        scope: "file",
-      },
+    const args = ["-v", "null:ticks=100000000", "-s", "null", "-m", "null", "-n", `127.0.0.1:${port}`];
+    client = await connectClient(
+      [OPENTTD, "-d", "net=3", ...args, "-c", "client.cfg", "-x"],
+      { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: dir } },
+      (output) => (clientOutput = output),
     );
-    client = proc;
-    for (const stream of [proc.stdout, proc.stderr]) {
-      void (async () => {
-        for await (const chunk of stream.pipeThrough(new TextDecoderStream())) output.push(chunk);
-      })().catch(() => {});
-    }
   }
 
   const joined = (n: number) =>
-    w.lines.filter((l) => /\*\*\* Alice has joined the game \(Client #\d+\)$/.test(l)).length === n;
+    w.lines.filter((l) => /\*\*\* Alice has joined the game \(Client #\d+\)$/.test(l)).length >= n;
   /** OpenTTD announces a kick with its reason (and prints no "has left the game" line then). */
   const kicked = (n: number) =>
     w.lines.filter((l) =>
       l.includes("*** Alice was kicked. Reason: (You are banned from this server. Reason: griefing"),
-    ).length === n;
+    ).length >= n;
 
   test("the server listens on loopback only (IPv4 and IPv6); logs and doctor name the generic preset", async () => {
     const pid = w.wrapped!.supervisor.pid!;
@@ -160,7 +173,7 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the docs' generic 
   });
 
   test("a real network client joins: registered with the service by name, listed by `clients`, counted", async () => {
-    joinClient();
+    await joinClient();
     await until(() => online(w).includes("Alice"), "Alice online (her join line)", SLOW);
     await until(() => w.agent.users.get("Alice") !== undefined, "the service user of Alice", SLOW);
     expect(w.sb.state.findUser("Alice", "CENTRAL")).toMatchObject({ identifier: "Alice", username: "Alice" });
@@ -184,7 +197,7 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the docs' generic 
     // The leave line (by client id) tells the agent at once; its own poll is an hour away.
     await until(() => !online(w).includes("Alice"), "Alice to leave the agent's players", SLOW);
     await stopClient();
-    joinClient();
+    await joinClient();
     await until(() => joined(2), "Alice to rejoin", SLOW);
     await until(() => kicked(2), "the server to kick Alice again", SLOW);
     await until(() => !online(w).includes("Alice"), "Alice gone again", SLOW);
@@ -207,6 +220,13 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the docs' generic 
   describe.skipIf(noWindow.length > 0)("a human in a real window", () => {
     /** Hank's client: OpenTTD's SDL client on an Xvfb display of its own. */
     let human: { display: string; dir: string; slot: string } | undefined;
+    /** What Hank's client printed (`-d net=3`): shown with the server's lines when one of his steps times out. */
+    let hankOutput: string[] = [];
+    const HANK = {
+      ...SLOW,
+      diagnostics: () =>
+        `${SLOW.diagnostics()}\nHank's client:\n${hankOutput.join("").split("\n").slice(-25).join("\n") || "(nothing)"}`,
+    };
     const hankLog = () => {
       // `-d desync=1`: the client logs every chat line it shows (`msg: …`) to this file, flushed at once.
       const file = join(human!.dir, "save", "autosave", "commands-out.log");
@@ -248,18 +268,16 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the docs' generic 
       writeFileSync(join(dir, "client.cfg"), "[network]\nclient_name = Hank\nuse_relay_service = never\n");
       human = { display: `:${number.trim()}`, dir, slot: "" };
       const args = ["-n", `127.0.0.1:${port}`, "-c", "client.cfg", "-x", "-v", "sdl", "-r", "640x480", "-s", "null"];
-      spawn([OPENTTD, ...args, "-m", "null", "-d", "desync=1"], {
-        cwd: dir,
-        env: { PATH: process.env.PATH ?? "", HOME: dir, DISPLAY: human.display },
-        stdout: "ignore",
-        stderr: "ignore",
-        scope: "file",
-      });
-      await until(() => online(w).includes("Hank"), "Hank online (his join line)", { ...SLOW, timeoutMs: 90_000 });
+      await connectClient(
+        [OPENTTD, ...args, "-m", "null", "-d", "desync=1", "-d", "net=3"],
+        { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: dir, DISPLAY: human.display } },
+        (output) => (hankOutput = output),
+      );
+      await until(() => online(w).includes("Hank"), "Hank online (his join line)", { ...HANK, timeoutMs: 90_000 });
       human.slot = /\*\*\* Hank has joined the game \(Client #(\d+)\)$/.exec(
         w.lines.findLast((l) => l.includes("*** Hank has joined"))!,
       )![1]!;
-      await until(() => w.agent.users.get("Hank") !== undefined, "the service user of Hank", SLOW);
+      await until(() => w.agent.users.get("Hank") !== undefined, "the service user of Hank", HANK);
       const status = await w.bridge.status();
       expect(status.players.map((p) => p.name)).toEqual(["Hank"]);
       await sendStatus(w.agent);
@@ -272,9 +290,9 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the docs' generic 
         reward: { name: "Greeting", type: "COMMAND", data: { command: "say %nick%" }, on_event: "DIRECT" },
       });
       // The nick is one quoted argument of `say`: the server says his name to everyone, Hank included.
-      await until(() => w.lines.some((l) => l.endsWith("[All] Server: Hank")), "the reward's say", SLOW);
-      await until(() => applied.executed_on.includes(w.sb.serverId), "the reward reported (PATCH executed_on)", SLOW);
-      await until(() => shown("[All] Server: Hank"), "Hank's client showing the reward's line", SLOW);
+      await until(() => w.lines.some((l) => l.endsWith("[All] Server: Hank")), "the reward's say", HANK);
+      await until(() => applied.executed_on.includes(w.sb.serverId), "the reward reported (PATCH executed_on)", HANK);
+      await until(() => shown("[All] Server: Hank"), "Hank's client showing the reward's line", HANK);
     }, 60_000);
 
     test("Hank types `!dashboard` in the chat box; the agent's private answer reaches his client", async () => {
@@ -285,16 +303,16 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the docs' generic 
       await Bun.sleep(500);
       await xdotool("type", "--delay", "60", "!dashboard");
       await xdotool("key", "Return");
-      await until(() => w.lines.some((l) => l.endsWith("[All] Hank: !dashboard")), "Hank's chat line", SLOW);
+      await until(() => w.lines.some((l) => l.endsWith("[All] Hank: !dashboard")), "Hank's chat line", HANK);
       await until(
         () => w.lines.some((l) => l.includes("[Private] To Hank: Server dashboard: ")),
         "the agent's say_client",
-        SLOW,
+        HANK,
       );
       await until(
         () => hankLog().includes("[Private] Server: Server dashboard: "),
         "the answer at Hank's client",
-        SLOW,
+        HANK,
       );
     }, 60_000);
 
@@ -307,9 +325,9 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the docs' generic 
             l.includes("*** Hank was kicked. Reason: (You are banned from this server. Reason: griefing"),
           ),
         "the server to kick Hank",
-        SLOW,
+        HANK,
       );
-      await until(() => !online(w).includes("Hank"), "Hank gone from the agent's players", SLOW);
+      await until(() => !online(w).includes("Hank"), "Hank gone from the agent's players", HANK);
     }, 60_000);
   });
 

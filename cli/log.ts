@@ -1,5 +1,4 @@
 import { type ConsolaInstance, createConsola, LogLevels, type LogObject } from "consola/core";
-import { isatty } from "node:tty";
 import { type LogData, type Logger, jsonPrintable, printable } from "../lib/log.ts";
 import { stderr } from "./stdio.ts";
 
@@ -15,6 +14,12 @@ export interface LogSetup {
   tty?: boolean;
 }
 
+/**
+ * Whether stderr is a terminal. node:tty is loaded here, at the first line that asks, not at start: it brings
+ * node:net and Node's streams (docs/performance.md), and most one-shot commands log nothing.
+ */
+const stderrIsTty = (): boolean => process.getBuiltinModule("node:tty").isatty(2);
+
 const LEVEL_NAMES = ["error", "warn", "log", "info", "debug"] as const;
 const COLOURS: Record<string, string> = { error: "31", warn: "33", info: "36", debug: "90" };
 
@@ -26,7 +31,7 @@ export function createLogger(setup: LogSetup): Logger {
   let style: { pretty: boolean; colour: boolean } | undefined;
   const styleOf = () => {
     if (!style) {
-      const pretty = setup.format === "pretty" && !!(setup.tty ?? (isatty(2) && !process.env.CI));
+      const pretty = setup.format === "pretty" && !!(setup.tty ?? (stderrIsTty() && !process.env.CI));
       style = { pretty, colour: pretty && !process.env.NO_COLOR };
     }
     return style;

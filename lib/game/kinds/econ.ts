@@ -4,7 +4,6 @@
  * other addresses: an ec_bindaddr that doesn't do what it says (DDNet 16.4's `::1` opens IPv4 on every interface)
  * is otherwise invisible from loopback.
  */
-import * as net from "node:net";
 import { networkInterfaces } from "node:os";
 import type { Check } from "../../check.ts";
 import type { BridgeKind, RemoteConsoleSection } from "./kind.ts";
@@ -80,6 +79,9 @@ export function ownAddresses(): string[] {
  * nothing counts towards a ban.
  */
 export async function answersOn(port: number, addresses: string[], timeoutMs: number): Promise<string[]> {
+  // Imported here, not with the bridge kinds: every command's configuration check loads those, and node:net costs a
+  // one-shot command ~4 ms at start (docs/performance.md).
+  const net = await import("node:net");
   const answered = await Promise.all(
     addresses.map(
       (host) =>

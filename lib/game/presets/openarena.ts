@@ -11,7 +11,6 @@
  * Sees: connect, disconnect, ClientBegin (spawn), kills, chat, the ready line (`AAS initialized.`).
  * Cannot see: groups (none in the game). Kicks can't carry a reason (`clientkick <slot>`).
  */
-import { isIP, isIPv4, isIPv6 } from "node:net";
 import { knownByName } from "./by-name.ts";
 import { quoteForQuakeConsole, quakeQuoting } from "./escape.ts";
 import { stripQuakeColours } from "./ids.ts";
@@ -40,8 +39,15 @@ const HEADER = /^(?:num|cl) score ping name +(lastmsg +)?address +(?:qport +)?ra
 export const ROW = /^ *(\d+) +(-?\d+) +(\d+|CON|CNCT|ZMB|ZMBI) /;
 const DIGITS = /^\d+$/;
 
+/**
+ * node:net, loaded at the first row read rather than with the presets: every one-shot command's configuration check
+ * loads the presets, and node:net costs it ~4 ms at start (docs/performance.md).
+ */
+const net = (): typeof import("node:net") => process.getBuiltinModule("node:net");
+
 /** An address as ioq3's NET_AdrToString prints it: bot, loopback, or an IP address with or without a port. */
 function isAddress(text: string): boolean {
+  const { isIP, isIPv4, isIPv6 } = net();
   if (text === "bot" || text === "loopback" || text === "localhost" || text === "unknown") return true;
   const bracketed = /^\[([^\]]*)\]:\d+$/.exec(text);
   if (bracketed) return isIPv6(bracketed[1] ?? "");

@@ -20,6 +20,8 @@ import { coalescing } from "../serial.ts";
 
 /** Outcomes remembered for an entry handed over just after a round had settled it. */
 const RECENT_OUTCOMES = 1_000;
+/** A pause the service asked for that ends sooner than this is waited out with the command; a longer one is not. */
+export const HOLD_ANSWER_MS = 100;
 
 export interface HandoffDesk {
   /** Every outcome of a round: the command waiting for that entry gets it; it is remembered a while. */
@@ -29,6 +31,11 @@ export interface HandoffDesk {
    * entries of theirs that got no outcome are still queued, and their commands are told why.
    */
   served(players: ReadonlySet<string>, why?: { busy?: boolean; ended?: string }): Promise<void>;
+  /**
+   * The service asked to wait (429) `ms` from now: commands waiting now, and those that hand over
+   * while it lasts, are answered at once that their entry is queued and sent after it; `run` still delivers it then.
+   */
+  held(ms: number): Promise<void>;
   /** Takes the notes not taken yet. */
   take(): Promise<void>;
   /** Deletes answers nobody picked up. */
@@ -46,6 +53,17 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
   // Entries handed over and not answered yet (by id), and what recent rounds made of entries.
   const awaiting = new Map<string, { kind: DeliveryOutcome["kind"]; key: string }>();
   const recent = new Map<string, EntryFate>();
+  // The pause on the monotonic clock (as the round waits it out), and its end in wall time for the message.
+  let heldUntil = 0;
+  let heldUntilWall = 0;
+  /** The answer while the service's pause lasts (an operator's `ban` never waits out a rate limit). */
+  const holding = (): EntryFate | undefined =>
+    heldUntil - performance.now() > HOLD_ANSWER_MS
+      ? {
+          result: "kept",
+          error: `VyHub asked to wait until ${new Date(heldUntilWall).toISOString()} (rate limit); the running hub-agent sends it then, and its log will say how VyHub answered`,
+        }
+      : undefined;
 
   /** The command reads the answer and deletes it; its note goes now. */
   const answer = async (id: string, fate: EntryFate) => {
@@ -69,6 +87,15 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
       recent.set(o.entry.id, fate);
       if (recent.size > RECENT_OUTCOMES) recent.delete(recent.keys().next().value as string);
       if (awaiting.has(o.entry.id)) await answer(o.entry.id, fate);
+    },
+
+    async held(ms) {
+      if (performance.now() + ms > heldUntil) {
+        heldUntil = performance.now() + ms;
+        heldUntilWall = agent.deps.clock.now() + ms;
+      }
+      const fate = holding();
+      if (fate) for (const id of awaiting.keys()) await answer(id, fate);
     },
 
     async served(players, why = {}) {
@@ -102,12 +129,14 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
           entry: id,
         });
         void agent.scheduler.run("sanctions", () => issue(entry.data.target));
+        const fate = holding();
+        if (fate) await answer(id, fate);
       }
     }),
 
     async sweep() {
-      const now = Date.now();
-      for (const o of await outcomes.list()) if (now - o.mtimeMs > OUTCOME_TTL_MS) await outcomes.remove(o.id);
+      const t = Date.now();
+      for (const o of await outcomes.list()) if (t - o.mtimeMs > OUTCOME_TTL_MS) await outcomes.remove(o.id);
     },
 
     async accept() {

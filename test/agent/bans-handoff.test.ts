@@ -14,8 +14,10 @@ import { holdInstance, type Instance } from "../../lib/store/instance.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { deliver, type Session } from "../../cli/sanction.ts";
 import { harness, until, type Harness } from "./harness.ts";
+import { until as pollUntil } from "../support/until.ts";
 
 const DAVE = { id: "76561198000000004", name: "Dave" };
+const EVE = { id: "76561198000000005", name: "Eve" };
 const env = { HUB_INTERVALS_BANS: "3600", HUB_INTERVALS_QUEUES: "60", HUB_API_TIMEOUT: "1" };
 
 let h: Harness;
@@ -128,17 +130,37 @@ describe("a command beside a running run", () => {
     expect(refresh === -1 || kicked < refresh).toBe(true);
   });
 
-  test("run cannot answer within the wait (the service asked it to pause): queued, exit 6's line, not lost", async () => {
+  test("the service asked run to pause: the command is told at once (queued, exit 6's line), delivered after", async () => {
     h = await harness({ env, features: [bans] });
     await startRun();
-    // Every ban answered 429 "wait 30 s": run's round waits (up to intervals.queues), the command does not.
-    h.sb.control.rateLimit(1000, 30, { method: "POST", path: "/ban/" });
-    const { fate, entry, ms } = await cliBan(DAVE);
-    expect(fate).toEqual({
-      result: "kept",
-      error: `the running hub-agent (pid ${process.pid}) is delivering it and had not answered within 2 s; its log will say how VyHub answered`,
+    await h.join(EVE);
+    // Every ban answered 429 "wait 2 s": run's round waits it out (up to intervals.queues), the command does not.
+    h.sb.control.rateLimit(1000, 2, { method: "POST", path: "/ban/" });
+    const first = await cliBan(DAVE);
+    expect(first.fate.result).toBe("kept");
+    expect(first.fate.error).toMatch(
+      /^VyHub asked to wait until \S+ \(rate limit\); the running hub-agent sends it then, and its log will say how VyHub answered$/,
+    );
+    // Answered from the pause, not at the command's bound (2 × api.timeout = 2 s).
+    expect(first.ms).toBeLessThan(1_500);
+    // A command handing over while the pause lasts is answered as its note is taken; the player is kicked all the same.
+    const second = await cliBan(EVE);
+    expect(second.fate.error).toStartWith("VyHub asked to wait until ");
+    expect(second.ms).toBeLessThan(1_500);
+    await until(() => kicks(EVE).length === 1, "Eve's kick");
+    // The limit lifted and the pause over (the API client's gate reads the test's clock): run sends both, each once.
+    h.sb.control.reset();
+    await h.clock.advance(2_000);
+    const banned = (p: { id: string }) => {
+      const user = h.sb.state.findUser(p.id, "STEAM")?.id;
+      return [...h.sb.state.bans.values()].filter((b) => user && b.user_id === user);
+    };
+    await pollUntil(() => banned(DAVE).length === 1 && banned(EVE).length === 1, "both bans at the service", {
+      timeoutMs: 20_000,
+      diagnostics: () => h.logger.lines.map((l) => l.msg).join("\n"),
     });
-    expect(ms).toBeLessThan(5_000);
-    expect(await sanctionQueues(h.store).ban.get(entry.id)).toBeDefined();
-  });
+    for (const e of [first.entry, second.entry]) expect(await sanctionQueues(h.store).ban.get(e.id)).toBeUndefined();
+    await Bun.sleep(500);
+    expect([banned(DAVE).length, banned(EVE).length]).toEqual([1, 1]);
+  }, 30_000);
 });

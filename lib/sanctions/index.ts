@@ -17,6 +17,7 @@
 export * from "./schemas.ts";
 export * from "./queue.ts";
 export * from "./deliver.ts";
+export { deliverQueues } from "./round.ts";
 export * from "./banlist.ts";
 export * from "./warnings.ts";
 export * from "./report.ts";

@@ -9,7 +9,8 @@
 import type { Messages } from "../messages.ts";
 import { describeFsError } from "../store/errors.ts";
 import { markSanctionsChanged } from "./changed.ts";
-import { deliverQueues, isUncertain, type DeliverDeps, type DeliveryOutcome } from "./deliver.ts";
+import { isUncertain, type DeliverDeps, type DeliveryOutcome } from "./deliver.ts";
+import { deliverQueues } from "./round.ts";
 import { type EntryFate, deliverer, handOff } from "./handoff.ts";
 import { outcomeMessage } from "./report.ts";
 import { playerKey, sanctionQueues } from "./schemas.ts";

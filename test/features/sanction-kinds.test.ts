@@ -1,0 +1,160 @@
+/**
+ * Each kind's protocol on its own (lib/sanctions/kinds/), one attempt at a time, against the in-memory service over
+ * loopback and a real store: what reaches the service, what the entry records before its write goes out, and how a
+ * lost answer is found again instead of sent twice. The round around them (order, pace, pauses) is
+ * test/features/sanctions.test.ts's and delivery-rounds.test.ts's.
+ */
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApi, type Api } from "../../lib/api/client.ts";
+import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import { Attempt, type Item, type RoundServices, type SendResult } from "../../lib/sanctions/attempt.ts";
+import type { OutcomeBase } from "../../lib/sanctions/deliver.ts";
+import { sendBan } from "../../lib/sanctions/kinds/ban.ts";
+import { sendUnban } from "../../lib/sanctions/kinds/unban.ts";
+import { sendWarning } from "../../lib/sanctions/kinds/warning.ts";
+import { findUser } from "../../lib/sanctions/round.ts";
+import { type PlayerRef, queueBan, queueUnban, queueWarning, sanctionQueues } from "../../lib/sanctions/index.ts";
+import { isUncertain, openStore, type Store } from "../../lib/store/index.ts";
+
+const DAVE: PlayerRef = { identifier: "76561198000000004", type: "STEAM", user_id: null, name: "Dave" };
+
+let sb: Sandbox;
+let api: Api;
+let store: Store;
+let reports: (OutcomeBase & { id: string })[];
+beforeEach(async () => {
+  sb = await startSandbox();
+  // An answer slower than this is lost: the request may have been carried out.
+  api = createApi({ url: sb.url, key: sb.key, retries: 0, timeoutMs: 500 });
+  store = await openStore({ dir: mkdtempSync(join(tmpdir(), "hub-agent-kinds-")) });
+  reports = [];
+});
+afterEach(() => sb.stop());
+
+/** The round's part, as a command's round has it (no pauses), with the queue entry read as a round reads it. */
+async function attempt<K extends Item["kind"]>(kind: K, id: string): Promise<Attempt<Extract<Item, { kind: K }>>> {
+  const queues = sanctionQueues(store);
+  const services: RoundServices = {
+    api,
+    queues,
+    now: Date.now,
+    waitsOutRateLimits: false,
+    rateLimited: () => "rate_limited",
+    heard: () => {},
+    report: async (item, base) => void reports.push({ id: item.entry.id, ...base }),
+    userOf: (p, create) =>
+      p.user_id
+        ? Promise.resolve({ ok: true, id: p.user_id })
+        : findUser(api, { ...p, identifier: p.identifier! }, create),
+    claimed: new Set(),
+  };
+  const entry = await queues[kind].get(id);
+  if (!entry) throw new Error(`no ${kind} entry ${id}`);
+  const item = { kind, entry: { ...entry, uncertain: isUncertain(entry) } } as Extract<Item, { kind: K }>;
+  return new Attempt(services, item);
+}
+
+const userId = () => sb.state.findUser(DAVE.identifier!, "STEAM")?.id;
+const bansOfDave = () => [...sb.state.bans.values()].filter((b) => b.user_id === userId());
+const warningsOfDave = () => [...sb.state.warnings.values()].filter((w) => w.user_id === userId());
+/** The entry as the store had it when the service received the first matching request. */
+function recordAtArrival(kind: Item["kind"], id: string, path: string) {
+  let seen: Promise<unknown> | undefined;
+  sb.control.onHandled({ method: "POST", path }, () => {
+    seen ??= sanctionQueues(store)[kind].get(id);
+  });
+  return () => seen;
+}
+
+describe("ban", () => {
+  test("the target is created, the attempt recorded before POST /ban/, the answer settles it", async () => {
+    const entry = await queueBan(store, {
+      target: DAVE,
+      length: 600,
+      reason: "aimbot",
+      creator: null,
+      serverbundleId: sb.bundleId,
+    });
+    const atArrival = recordAtArrival("ban", entry.id, "/ban/");
+    const result: SendResult = await sendBan(await attempt("ban", entry.id));
+    expect(result).toBe("delivered");
+    expect(await atArrival()).toMatchObject({ attempts: 1, uncertain: true });
+    expect(bansOfDave().map((b) => [b.reason, b.length, b.serverbundle_id])).toEqual([["aimbot", 600, sb.bundleId]]);
+    expect(await sanctionQueues(store).ban.get(entry.id)).toBeUndefined();
+    expect(reports).toEqual([{ id: entry.id, result: "delivered" }]);
+  });
+
+  test("an answer lost: kept uncertain, then found at the service and not sent again", async () => {
+    const entry = await queueBan(store, {
+      target: DAVE,
+      length: null,
+      reason: "lost",
+      creator: null,
+      serverbundleId: sb.bundleId,
+    });
+    sb.control.latency(1_500, { method: "POST", path: "/ban/" }, { after: true });
+    expect(await sendBan(await attempt("ban", entry.id))).toBe("kept");
+    expect(await sanctionQueues(store).ban.get(entry.id)).toMatchObject({ attempts: 1, uncertain: true });
+    await Bun.sleep(1_600); // the service has finished its work
+    expect(await sendBan(await attempt("ban", entry.id))).toBe("delivered");
+    expect(reports.at(-1)).toEqual({ id: entry.id, result: "delivered", found: true });
+    expect(bansOfDave()).toHaveLength(1);
+    expect(sb.control.requests({ method: "POST", path: "/ban/" })).toHaveLength(1);
+  });
+});
+
+describe("unban", () => {
+  test("lifts the bans issued before it, never one issued after it", async () => {
+    const user = await findUser(api, { identifier: DAVE.identifier!, type: "STEAM", name: "Dave" }, true);
+    if (!user.ok) throw new Error("no user");
+    const t = Date.now();
+    const ban = (created: number, reason: string) =>
+      api.createBan({
+        user_id: user.id,
+        serverbundle_id: sb.bundleId,
+        length: null,
+        reason,
+        created_on: new Date(created).toISOString(),
+        status: "ACTIVE",
+      });
+    expect((await ban(t - 60_000, "older")).ok).toBe(true);
+    const { entry } = await queueUnban(store, { target: DAVE, processor: null, serverbundleId: sb.bundleId }, t);
+    expect((await ban(t + 60_000, "newer, from the web")).ok).toBe(true);
+    expect(await sendUnban(await attempt("unban", entry.id))).toBe("delivered");
+    const active = bansOfDave().filter((b) => sb.state.banActive(b));
+    expect(active.map((b) => b.reason)).toEqual(["newer, from the web"]);
+    expect(await sanctionQueues(store).unban.get(entry.id)).toBeUndefined();
+  });
+
+  test("nothing to lift: delivered without a write", async () => {
+    await findUser(api, { identifier: DAVE.identifier!, type: "STEAM", name: "Dave" }, true);
+    const { entry } = await queueUnban(store, { target: DAVE, processor: null, serverbundleId: sb.bundleId });
+    sb.control.clearRequests();
+    expect(await sendUnban(await attempt("unban", entry.id))).toBe("delivered");
+    expect(reports).toEqual([{ id: entry.id, result: "delivered", nothingToLift: true }]);
+    expect(sb.control.requests().filter((r) => r.method !== "GET")).toEqual([]);
+  });
+});
+
+describe("warning", () => {
+  test("the service's like warnings recorded with the attempt; a lost answer matched by id, not sent twice", async () => {
+    const entry = await queueWarning(store, {
+      target: DAVE,
+      reason: "spam",
+      creator: null,
+      serverbundleId: sb.bundleId,
+    });
+    const atArrival = recordAtArrival("warning", entry.id, "/warning/");
+    sb.control.latency(1_500, { method: "POST", path: "/warning/" }, { after: true });
+    expect(await sendWarning(await attempt("warning", entry.id))).toBe("kept");
+    expect(await atArrival()).toMatchObject({ attempts: 1, uncertain: true, data: { seen: [] } });
+    await Bun.sleep(1_600);
+    expect(await sendWarning(await attempt("warning", entry.id))).toBe("delivered");
+    expect(reports.at(-1)).toEqual({ id: entry.id, result: "delivered", found: true });
+    expect(warningsOfDave().map((w) => w.reason)).toEqual(["spam"]);
+    expect(sb.control.requests({ method: "POST", path: "/warning/" })).toHaveLength(1);
+  });
+});

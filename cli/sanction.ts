@@ -116,8 +116,16 @@ export async function bundleId(s: Session): Promise<string> {
 /** What became of the command's own entry after a delivery round (lib/sanctions/own-entry.ts). */
 export type Delivery = EntryFate;
 
-/** The command's own round: its player's queued sanctions, then what became of `entryId`. */
-export async function deliver(s: Session, kind: DeliveryOutcome["kind"], entryId: string): Promise<Delivery> {
+/**
+ * The command's own round: its player's queued sanctions, then what became of `entryId`. `askAnyway`: also when a
+ * round found no service moments ago (`queue retry`).
+ */
+export async function deliver(
+  s: Session,
+  kind: DeliveryOutcome["kind"],
+  entryId: string,
+  opts: { askAnyway?: boolean } = {},
+): Promise<Delivery> {
   const [{ deliverOwnEntry }, { credentialRefusal }] = await Promise.all([
     import("../lib/sanctions/own-entry.ts"),
     import("./service.ts"),
@@ -126,7 +134,8 @@ export async function deliver(s: Session, kind: DeliveryOutcome["kind"], entryId
   // A running `run` takes the entry (lib/sanctions/handoff.ts): its user lookup and the send itself, each within
   // api.timeout, are what the answer waits for.
   const handoffWaitMs = 2 * s.config.api.timeout * 1000;
-  const d = await deliverOwnEntry({ ...deps, messages: s.messages, handoffWaitMs }, kind, entryId);
+  const serviceUrl = s.config.api.url;
+  const d = await deliverOwnEntry({ ...deps, messages: s.messages, handoffWaitMs, serviceUrl, ...opts }, kind, entryId);
   // A refused key or unknown server id is the operator's to fix (exit 3), but the entry is safe in its queue.
   const refusal = d.result === "kept" ? await credentialRefusal() : undefined;
   if (refusal)

@@ -97,7 +97,7 @@ const retry = defineCommand({
         await Bun.sleep(wait);
       }
     }
-    const d = await deliver(s, queue, entry.id);
+    const d = await deliver(s, queue, entry.id, { askAnyway: true });
     const text =
       (d.outcome && outcomeMessage(s.messages, d.outcome)) ??
       (d.result === "elsewhere"

@@ -51,6 +51,8 @@ export interface DeliveryReport {
   /** True when another process held the delivery lock for longer than `lockTimeoutMs`: nothing was sent. */
   busy: boolean;
   outcomes: DeliveryOutcome[];
+  /** The round's last answer found no service (connection refused, timeout): why. */
+  unreachable?: string;
 }
 
 /**

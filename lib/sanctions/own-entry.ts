@@ -5,8 +5,14 @@
  * queued sanctions, in order, read through the queues' index; other players' entries are left to `run`, so
  * concurrent commands never take each other's, and the round costs the same however long the queues are. Then the
  * fate of the entry: settled here, still queued, or settled by another process that took it first.
+ *
+ * A round that found no service (connection refused, timed out) leaves a note (box "service", not fsynced: losing
+ * it costs one attempt); the commands of the next UNREACHABLE_HOLD_MS queue their entry without a round of their
+ * own, as `run` (or the next command after that) sends it. `queue retry` asks the service all the same.
  */
+import * as v from "valibot";
 import type { Messages } from "../messages.ts";
+import type { Store } from "../store/index.ts";
 import { describeFsError } from "../store/errors.ts";
 import { markSanctionsChanged } from "./changed.ts";
 import { isUncertain, type DeliverDeps, type DeliveryOutcome } from "./deliver.ts";
@@ -15,10 +21,30 @@ import { type EntryFate, deliverer, handOff } from "./handoff.ts";
 import { outcomeMessage } from "./report.ts";
 import { playerKey, sanctionQueues } from "./schemas.ts";
 
+/** After a command's round found no service, the commands of this long after it do not ask it again. */
+export const UNREACHABLE_HOLD_MS = 10_000;
+const UNREACHABLE = "unreachable";
+const serviceBox = (store: Store) =>
+  store.box(
+    "service",
+    v.object({ at: v.number(), url: v.string(), error: v.string() }) as v.GenericSchema<{
+      at: number;
+      url: string;
+      error: string;
+    }>,
+  );
+
 export type { EntryFate } from "./handoff.ts";
 
 export async function deliverOwnEntry(
-  deps: DeliverDeps & { messages: Messages; handoffWaitMs?: number },
+  deps: DeliverDeps & {
+    messages: Messages;
+    handoffWaitMs?: number;
+    /** Ask the service even when a round found none moments ago (`queue retry`: the operator asks for an attempt). */
+    askAnyway?: boolean;
+    /** The service's URL: a note about another URL (the configuration changed since) holds nothing back. */
+    serviceUrl?: string;
+  },
   kind: DeliveryOutcome["kind"],
   entryId: string,
 ): Promise<EntryFate> {
@@ -31,6 +57,19 @@ export async function deliverOwnEntry(
     const fate = await handOff(deps.store, kind, entryId, pid, deps.handoffWaitMs as number);
     if (fate) return fate;
     log?.info(`the running hub-agent (pid ${pid}) stopped; delivering the ${kind} from here`);
+  }
+  const notes = serviceBox(deps.store);
+  const down = await notes.get(UNREACHABLE).catch(() => undefined);
+  const now = (deps.now ?? Date.now)();
+  const url = deps.serviceUrl ?? "";
+  if (down && !deps.askAnyway && down.url === url && down.at <= now && now - down.at < UNREACHABLE_HOLD_MS) {
+    await markChanged(deps, kind);
+    const ago = Math.max(1, Math.round((now - down.at) / 1000));
+    return {
+      result: "kept",
+      uncertain: isUncertain(mine),
+      error: `VyHub did not answer ${ago} s ago (${down.error}); not asked again so soon: \`hub-agent run\` sends it`,
+    };
   }
   const key = playerKey(mine.data.target);
   let own: DeliveryOutcome | undefined;
@@ -54,6 +93,9 @@ export async function deliverOwnEntry(
     await markChanged(deps, kind);
     return { result: "kept", uncertain: !!entry.uncertain, error: describeFsError(e) ?? (e as Error).message };
   }
+  // Best effort: a note lost or not written costs the next command one attempt.
+  if (report.unreachable) await notes.put(UNREACHABLE, { at: now, url, error: report.unreachable }).catch(() => {});
+  else if (down) await notes.remove(UNREACHABLE).catch(() => {});
   const still = own?.result === "kept" || !own ? await queue.get(entryId) : undefined;
   if (own && own.result !== "kept") {
     await markChanged(deps, kind);

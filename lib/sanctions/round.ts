@@ -95,6 +95,8 @@ export class Round {
   private pausedUntil = 0;
   private ended: string | undefined;
   private unanswered = 0;
+  /** The last answer's failure when it found no service (refused, timed out); undefined after any answer. */
+  private unreachable: string | undefined;
   /**
    * run's rounds learn the service's rate from its 429s (lib/pace.ts): a backlog then meets the limit about once,
    * and urgent players, who skip the pace, seldom find a pause to wait out.
@@ -150,7 +152,7 @@ export class Round {
       this.sending = false;
       await urgentServed;
     }
-    return { busy: false, outcomes: this.outcomes };
+    return { busy: false, outcomes: this.outcomes, ...(this.unreachable ? { unreachable: this.unreachable } : {}) };
   }
 
   /** Every queued entry, or only those of these players (by playerKey, read through the index). */
@@ -190,6 +192,7 @@ export class Round {
 
   /** What one answer says about the service as a whole (run's rounds end when it stops answering); none: success. */
   private heard(error?: ApiError): void {
+    this.unreachable = error?.kind === "Network" ? describeError(error) : undefined;
     if (!this.maxPauseMs) return;
     if (error?.kind !== "Network") this.unanswered = 0;
     else if (++this.unanswered >= UNREACHABLE_STREAK)

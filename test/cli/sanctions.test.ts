@@ -327,6 +327,32 @@ describe("unban", () => {
     );
   });
 
+  test("offline: a command moments after a round found no service queues without asking; queue retry asks", async () => {
+    const env = fresh();
+    await run(["warns", CAROL], env); // caches the server record
+    const down = { ...env, HUB_API_URL: DOWN };
+    const first = await run(["ban", "76561198000000556", "1d", "x", "--json"], down);
+    expect(first.code).toBe(6);
+    expect(json(first).error).toContain("ECONNREFUSED");
+    const second = await run(["ban", "76561198000000557", "1d", "y", "--json"], down);
+    expect(second.code).toBe(6);
+    expect(json(second).error).toMatch(
+      /^VyHub did not answer \d+ s ago \(.*ECONNREFUSED.*\); not asked again so soon: `hub-agent run` sends it$/,
+    );
+    const entries = json(await run(["queue", "status", "--json"], env)).queues[0].items;
+    const attempts = (id: string) => entries.find((e: { id: string }) => e.id === id)?.attempts;
+    expect([attempts(json(first).entry_id), attempts(json(second).entry_id)]).toEqual([1, 0]);
+    // The operator asks for an attempt: made (and refused again), not held back.
+    const retried = await run(["queue", "retry", json(second).entry_id, "--json"], down);
+    expect(retried.code).toBe(6);
+    expect(JSON.stringify(json(retried))).toContain("ECONNREFUSED");
+    // Another URL (the configuration fixed): asked at once, and the note goes.
+    expect((await run(["ban", "76561198000000558", "1d", "z"], env)).code).toBe(0);
+    expect((await run(["ban", "76561198000000559", "1d", "w", "--json"], down)).stderr).not.toContain(
+      "not asked again",
+    );
+  });
+
   test("offline: cancels the still-queued ban (never sent) and queues the unban (exit 6)", async () => {
     const env = fresh();
     await run(["warns", CAROL], env); // caches the server record
@@ -335,14 +361,17 @@ describe("unban", () => {
     const r = await run(["unban", "76561198000000555", "--json"], down);
     expect(r.code).toBe(6);
     expect(json(r)).toMatchObject({ status: "queued", cancelled_queued_bans: 1 });
-    // The unban's own round removed the cancelled ban without sending it.
-    expect(await queued(env)).toEqual([0, 1, 0, 0, 0]);
+    // The ban's round found no service moments ago: the unban's command did not ask again; the cancelled ban waits,
+    // marked so, for the next round, which removes it without sending it.
+    expect(json(r).error).toMatch(/^VyHub did not answer \d+ s ago \(.*\); not asked again so soon/);
+    expect(await queued(env)).toEqual([1, 1, 0, 0, 0]);
 
     sb.control.clearRequests();
     const retried = await run(["queue", "retry", json(r).entry_id], env);
     // The unban's user never reached the service: nothing to unban (exit 5); the cancelled ban was never sent.
     expect(retried.code).toBe(5);
     expect(sb.control.requests({ method: "POST", path: "/ban/" })).toHaveLength(0);
+    expect(await queued(env)).toEqual([0, 0, 0, 0, 0]);
     expect(await queued(env)).toEqual([0, 0, 0, 0, 0]);
   });
 });
@@ -419,8 +448,9 @@ describe("queue", () => {
     const env = fresh();
     await run(["warns", ALICE], env);
     const down = { ...env, HUB_API_URL: DOWN };
-    const ban = json(await run(["ban", ALICE, "1h", "a", "--json"], down)).entry_id as string;
+    // The warning first: its round records its attempt (a command moments after it does not ask the service again).
     const warn = json(await run(["warn", BOB, "b", "--as", CAROL, "--json"], down)).entry_id as string;
+    const ban = json(await run(["ban", ALICE, "1h", "a", "--json"], down)).entry_id as string;
     const status = json(await run(["queue", "status", "--json"], env));
     expect(status.queues.map((q: { queue: string; entries: number }) => [q.queue, q.entries])).toEqual([
       ["ban", 1],

@@ -1,32 +1,22 @@
 /**
  * The one generic GameBridge (docs/game-consoles.md §1): a transport for commands (Source RCON, Quake 3 rcon, the
  * wrapped server's stdin), line sources for events (the wrapped server's output, a log tail), player-list polling,
- * and a preset that knows the game. Every line goes through the preset's patterns; connects and disconnects from
- * lines and from polling meet in one roster, which reports each once.
+ * and a preset that knows the game. Every line goes through the preset's patterns (event-reader.ts); connects and
+ * disconnects from lines and from polling meet in one roster, which reports each once.
  */
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import type {
-  BridgeEvent,
-  BridgeEventType,
-  GameBridge,
-  GameEnd,
-  GamePlayer,
-  GameStatus,
-  ScriptRunner,
-  BridgeHealth,
-} from "./bridge.ts";
-import type { CommandKind, LineKind, PlayerList, Preset } from "./presets/types.ts";
-import { LINE_KINDS } from "./presets/types.ts";
+import type { BridgeEvent, GameBridge, GameEnd, GamePlayer, GameStatus, ScriptRunner, BridgeHealth } from "./bridge.ts";
+import { EventReader, eventTypes, lineRef } from "./event-reader.ts";
+import type { CommandKind, PlayerList, Preset } from "./presets/types.ts";
 import type { Quoting } from "./presets/quoting.ts";
 import { render, TemplateError, type TemplateValues } from "./presets/template.ts";
-import { type LineRef, Roster } from "./roster.ts";
-import { parseChatCommand } from "./chat.ts";
-import { boundLine, type LineSource } from "./sources/lines.ts";
+import { Roster } from "./roster.ts";
+import type { LineSource } from "./sources/lines.ts";
 import { PlayerPoll } from "./sources/poll.ts";
 import { errorMessage, type SendOptions, type Transport, TransportError } from "./transports/transport.ts";
 import { OwnGroupChanges } from "./echoes.ts";
-import type { PlayerRef, StructuredConsole, StructuredEvent } from "./structured.ts";
+import type { PlayerRef, StructuredConsole } from "./structured.ts";
 
 /** Where a reply ends on a wrapped console without echo: the player list's `until` and `start` lines. */
 type ReplyEnd = Pick<Preset["list"], "until" | "start">;
@@ -88,6 +78,8 @@ export class PresetBridge implements GameBridge {
   #roster: Roster;
   #poll: PlayerPoll;
   #own: OwnGroupChanges;
+  /** The game's lines and structured events, read into the roster and events. */
+  #reader: EventReader;
   #unsubscribe: (() => void)[] = [];
   /** "unknown" until the first answer (or failure): a game down at startup is logged once, with no `down` event. */
   #state: "unknown" | "up" | "down" = "unknown";
@@ -129,6 +121,15 @@ export class PresetBridge implements GameBridge {
       logger: this.#log,
       onResult: (r) => this.#pollResult(r),
     });
+    this.#reader = new EventReader({
+      preset: o.preset,
+      roster: this.#roster,
+      own: this.#own,
+      poll: this.#poll,
+      emit: (e) => this.#emit(e),
+      log: this.#log,
+      wrapped: !!o.process,
+    });
   }
 
   // ── GameBridge ──────────────────────────────────────────────────────────────
@@ -155,10 +156,10 @@ export class PresetBridge implements GameBridge {
     }
     const structured = this.#o.structured;
     if (structured) {
-      this.#unsubscribe.push(structured.onEvent((e) => this.#structured(e)));
+      this.#unsubscribe.push(structured.onEvent((e) => this.#reader.structured(e)));
       await structured.start();
     }
-    for (const source of this.#o.sources ?? []) await source.start((line) => this.#line(line));
+    for (const source of this.#o.sources ?? []) await source.start((line) => this.#reader.line(line));
     this.#poll.start();
   }
 
@@ -240,7 +241,7 @@ export class PresetBridge implements GameBridge {
 
   async exec(command: string, opts?: ReplyEnd): Promise<string> {
     const reply = await this.#o.transport.send(command, opts);
-    if (this.#o.parseReplies) for (const line of reply.split(/\r?\n/)) this.#line(line);
+    if (this.#o.parseReplies) for (const line of reply.split(/\r?\n/)) this.#reader.line(line);
     return reply;
   }
 
@@ -261,145 +262,6 @@ export class PresetBridge implements GameBridge {
       } catch (e) {
         if (i === lines.length - 1 || !(e instanceof TransportError) || !e.written) throw e;
         throw new TransportError(e.code, `the script was not run: ${e.message}`, { cause: e });
-      }
-    }
-  }
-
-  // ── Lines ──────────────────────────────────────────────────────────────────
-
-  #line(raw: string): void {
-    // Cut and cleaned before any pattern runs (docs/game-consoles.md §8).
-    const line = boundLine(raw).trimEnd();
-    if (!line) return;
-    for (const kind of LINE_KINDS) {
-      for (const re of this.preset.lines[kind] ?? []) {
-        const m = re.exec(line);
-        if (!m) continue;
-        try {
-          this.#handle(kind, m.groups ?? {});
-        } catch (e) {
-          this.#log.warn(`could not handle a ${kind} line: ${errorMessage(e)}`, { line });
-        }
-        return;
-      }
-    }
-  }
-
-  #handle(kind: LineKind, g: Record<string, string | undefined>): void {
-    const roster = this.#roster;
-    const ref = this.#ref(g, "");
-    switch (kind) {
-      case "ready":
-        // A (re)started server: its list is the truth now. With a wrapper, the wrapper reports ready itself.
-        if (!this.#o.process) this.#poll.trigger();
-        return;
-      case "identity":
-        roster.identify(ref);
-        return;
-      case "connect":
-        // A join line with only a name (Minecraft without the UUID line), or only a slot that no identity line
-        // will name (DDNet): the list knows the rest.
-        if (!roster.connect(ref) && (ref.slot === undefined || !this.preset.lines.identity?.length))
-          this.#poll.trigger();
-        return;
-      case "disconnect":
-        roster.disconnect(ref, g.reason);
-        return;
-      case "spawn": {
-        const player = roster.find(ref);
-        if (player) this.#emit({ type: "player_spawn", player });
-        return;
-      }
-      case "death": {
-        const player = roster.find(ref);
-        const killer = roster.find(this.#ref(g, "killer_"));
-        if (player) this.#emit({ type: "player_death", player, ...(killer ? { killer } : {}) });
-        return;
-      }
-      case "chat": {
-        const player = this.#speaker(ref);
-        const parsed = parseChatCommand(g.text ?? "", this.preset.commandPrefix);
-        if (player && parsed) this.#emit({ type: "chat_command", player, ...parsed });
-        return;
-      }
-      case "group_add":
-      case "group_remove": {
-        const op = kind === "group_add" ? "add" : "remove";
-        const id = roster.resolveId(ref);
-        if (id === undefined || !g.group) return;
-        if (this.#own.isEcho(id, g.group, op)) return; // our own change, reported back
-        const player = roster.get(id) ?? { id, name: ref.name ?? id };
-        this.#emit({ type: "group_change", player, group: g.group, op });
-        return;
-      }
-    }
-  }
-
-  /**
-   * Who said a chat line. Where the name is the identity and the line gives the slot too (Teeworlds, DDNet), it is
-   * the player in that slot, and only if the line names them by their own name: a line can't tell where a name
-   * holding ": " ends, and `Bob: !ban Eve 1 x` (a name) saying anything must not be Bob saying `!ban Eve 1 x`.
-   */
-  #speaker(ref: LineRef): GamePlayer | undefined {
-    if (this.preset.identity !== "name" || ref.slot === undefined) return this.#roster.find(ref);
-    const player = this.#roster.find({ slot: ref.slot });
-    return player && (ref.name === undefined || player.name === ref.name) ? player : undefined;
-  }
-
-  /** The player a match names: `{prefix}id` normalised, `{prefix}name` cleaned, `{prefix}slot`. */
-  #ref(g: Record<string, string | undefined>, prefix: "" | "killer_"): LineRef {
-    const ref: LineRef = {};
-    const rawId = g[`${prefix}id`];
-    const rawName = g[`${prefix}name`];
-    const slot = g[`${prefix}slot`];
-    if (rawName !== undefined) ref.name = this.preset.cleanName(rawName);
-    if (slot !== undefined) ref.slot = slot;
-    const id =
-      rawId !== undefined
-        ? this.preset.normaliseId(rawId)
-        : this.preset.identity === "name" && rawName !== undefined
-          ? this.preset.normaliseId(rawName)
-          : undefined;
-    if (id !== undefined) ref.id = id;
-    return ref;
-  }
-
-  // ── A structured console's events ──────────────────────────────────────────
-
-  #structured(e: StructuredEvent): void {
-    const roster = this.#roster;
-    const ref = this.#ref({ id: e.player.id, name: e.player.name, slot: e.player.slot }, "");
-    if (ref.id === undefined) {
-      this.#log.debug(`ignored a ${e.type} event of a player without a usable id`, { id: e.player.id });
-      return;
-    }
-    switch (e.type) {
-      case "connect":
-        roster.connect(ref, e.ip ? { ip: e.ip } : undefined);
-        return;
-      case "disconnect":
-        roster.disconnect(ref, e.reason);
-        return;
-      case "spawn":
-      case "death": {
-        const player = roster.find(ref);
-        if (!player) return;
-        if (e.type === "spawn") return this.#emit({ type: "player_spawn", player });
-        const killer = e.killer && roster.find(this.#ref({ id: e.killer.id, name: e.killer.name }, ""));
-        return this.#emit({ type: "player_death", player, ...(killer ? { killer } : {}) });
-      }
-      case "chat": {
-        const player = roster.find(ref);
-        const parsed = parseChatCommand(e.text, this.preset.commandPrefix);
-        if (player && parsed) this.#emit({ type: "chat_command", player, ...parsed });
-        return;
-      }
-      case "group": {
-        if (this.#own.isEcho(ref.id, e.group, e.op)) return; // our own change, reported back
-        const player = roster.get(ref.id) ?? { id: ref.id, name: ref.name ?? ref.id };
-        const seconds = e.seconds !== undefined ? { seconds: e.seconds } : {};
-        this.#emit({ type: "group_change", player, group: e.group, op: e.op, ...seconds });
-        return;
       }
     }
   }
@@ -447,7 +309,7 @@ export class PresetBridge implements GameBridge {
     if (structured) {
       const list = await structured.players();
       const players = list.players.map(({ id, ...p }) => {
-        const ref = this.#ref({ id, name: p.name, slot: p.slot }, "");
+        const ref = lineRef(this.preset, { id, name: p.name, slot: p.slot }, "");
         return { ...p, name: ref.name ?? p.name, ...(ref.id !== undefined ? { id: ref.id } : {}) };
       });
       return { ...list, players };
@@ -509,16 +371,4 @@ export class PresetBridge implements GameBridge {
       }
     }
   }
-}
-
-/** What this bridge can report: joins and leaves always (polling), the rest where the preset has lines for it. */
-function eventTypes(preset: Preset, has: { lines: boolean; wrapped: boolean }): Set<BridgeEventType> {
-  const types = new Set<BridgeEventType>(["ready", "down", "player_connect", "player_disconnect"]);
-  const lines = (kind: LineKind) => has.lines && !!preset.lines[kind]?.length;
-  if (lines("spawn")) types.add("player_spawn");
-  if (lines("death")) types.add("player_death");
-  if (lines("chat")) types.add("chat_command");
-  if (lines("group_add") || lines("group_remove")) types.add("group_change");
-  if (has.wrapped) types.add("operator_input");
-  return types;
 }

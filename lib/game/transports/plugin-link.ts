@@ -3,17 +3,20 @@
  * game server connects to it, says hello with the shared token, then sends events and answers requests, each
  * correlated by id. One plugin at a time: a newly authenticated connection replaces the old one (a restarted game
  * server's plugin comes back before the old socket is known dead). A bad line is logged and answered with an
- * error, never fatal; a line longer than the limit is dropped whole. Failed hellos slow their address down
- * (hello-throttle.ts), and their log lines are counted rather than repeated (lib/repeated-warnings.ts).
+ * error, never fatal; a line longer than the limit is dropped whole (bounded-lines.ts). Connections before their
+ * hello pass a gate (hello-gate.ts): failed hellos slow their address down (hello-throttle.ts), and their log lines
+ * are counted rather than repeated (lib/repeated-warnings.ts).
  */
-import { createHash, timingSafeEqual } from "node:crypto";
 import * as net from "node:net";
 import { type Clock, systemClock } from "../../clock.ts";
 import { type Logger, silentLogger } from "../../log.ts";
-import { RepeatedWarnings } from "../../repeated-warnings.ts";
 import type { BridgeEventType } from "../bridge.ts";
 import type { PlayerList } from "../presets/types.ts";
 import type { PlayerRef, StructuredConsole, StructuredEvent } from "../structured.ts";
+import { BoundedLines } from "./bounded-lines.ts";
+import { HelloGate, MAX_HELLO_BYTES } from "./hello-gate.ts";
+import type { HelloLimits } from "./hello-throttle.ts";
+import { type Conn, drop, formatHost, newConn, plainAddress, reply } from "./plugin-conn.ts";
 import {
   BadLine,
   encode,
@@ -24,7 +27,6 @@ import {
   type PluginMessage,
   PROTOCOL_VERSION,
 } from "./plugin-protocol.ts";
-import { type Admission, HelloThrottle, type HelloLimits } from "./hello-throttle.ts";
 import { errorMessage, type SendOptions, StateEvents, type Transport, TransportError } from "./transport.ts";
 
 export interface PluginLinkOptions {
@@ -46,28 +48,11 @@ export interface PluginLinkOptions {
 
 /** A line from an authenticated plugin may be this long (an exec's output); a longer one is dropped. */
 export const MAX_LINE_BYTES = 1024 * 1024;
-/** Before hello, lines are short: an unauthenticated peer can't make hub-agent buffer much. */
-const MAX_HELLO_BYTES = 4096;
 const TIMEOUT = Symbol("timeout");
-/** Connections waiting for their hello at once; a newer one closes the oldest. */
-const MAX_PENDING = 8;
 
 /** The plugin refused a request (`"ok": false`): its own words, e.g. "no such player". */
 export class PluginRefused extends Error {
   override name = "PluginRefused";
-}
-
-interface Conn {
-  socket: net.Socket;
-  peer: string;
-  /** The peer's address without its port: what failed hellos are counted by. */
-  address: string;
-  authed: boolean;
-  /** Dropped: the lines still buffered (sent in the same write as a refused hello) are not read. */
-  dropped: boolean;
-  /** Requests in flight by id. */
-  pending: Map<number, { resolve(r: unknown): void; reject(e: Error): void }>;
-  lastHeard: number;
 }
 
 export class PluginLink implements Transport, StructuredConsole {
@@ -81,31 +66,34 @@ export class PluginLink implements Transport, StructuredConsole {
   ]);
   #o: Required<Omit<PluginLinkOptions, "logger" | "helloLimits">>;
   #log: Logger;
-  #throttle: HelloThrottle;
-  /** Lines about failed and refused hellos: one per address and minute, the rest counted. */
-  #hellos: RepeatedWarnings;
+  /** Connections before their hello: who is let in, and what a failed hello costs. */
+  #gate: HelloGate;
   #state = new StateEvents();
   #listeners = new Set<(e: StructuredEvent) => void>();
   #server?: net.Server;
   #listening?: Promise<void>;
   #active?: Conn;
-  #pendingConns = new Set<Conn>();
   /** Callers waiting for a plugin to connect. */
   #waiters = new Set<{ resolve(c: Conn): void; reject(e: Error): void }>();
   /** The last connection's refused hello: what a caller waiting for a plugin is told. */
   #authFailed?: TransportError;
   #nextId = 1;
   #closed = false;
-  #tokenDigest: Buffer;
   #keepalive?: AbortController;
 
   constructor(opts: PluginLinkOptions) {
     this.#o = { timeoutMs: 10_000, helloTimeoutMs: 5_000, idleMs: 30_000, clock: systemClock, ...opts };
     this.#log = (opts.logger ?? silentLogger).withTag("plugin");
-    this.#tokenDigest = digest(opts.token);
-    const { clock } = this.#o;
-    this.#throttle = new HelloThrottle(() => clock.monotonic(), opts.helloLimits);
-    this.#hellos = new RepeatedWarnings(this.#log, clock, { what: "failed or refused hellos" });
+    this.#gate = new HelloGate({
+      token: opts.token,
+      clock: this.#o.clock,
+      log: this.#log,
+      limits: opts.helloLimits,
+      onWrongToken: (err) => {
+        this.#authFailed = err;
+        for (const w of this.#waiters) w.reject(err);
+      },
+    });
   }
 
   /** host:port as configured (the bound port once listening, when 0 was asked). */
@@ -188,10 +176,10 @@ export class PluginLink implements Transport, StructuredConsole {
     const closed = this.#error("closed", "the plugin link was closed");
     for (const w of this.#waiters) w.reject(closed);
     this.#waiters.clear();
-    for (const c of [...this.#pendingConns, ...(this.#active ? [this.#active] : [])]) this.#drop(c, closed);
+    for (const c of [...this.#gate.pending, ...(this.#active ? [this.#active] : [])]) drop(c, closed);
     const server = this.#server;
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-    this.#hellos.close();
+    this.#gate.close();
     this.#state.emit("closed");
   }
 
@@ -247,60 +235,20 @@ export class PluginLink implements Transport, StructuredConsole {
     const address = plainAddress(socket.remoteAddress ?? "?");
     const peer = `${formatHost(address)}:${socket.remotePort ?? "?"}`;
     if (this.#closed) return void socket.destroy();
-    // Refused before anything is read: a throttled address can't even get a line parsed.
-    const waiting = { here: 0, untrusted: 0 };
-    for (const c of this.#pendingConns) {
-      if (c.address === address) waiting.here++;
-      if (!this.#throttle.trusted(c.address)) waiting.untrusted++;
-    }
-    const admission = this.#throttle.admit(address, waiting);
-    if (!admission.ok) return this.#refuse(socket, address, admission);
-    // Full: the oldest waiting peer goes, not the newcomer, so peers that connect and stay silent can't keep the
-    // plugin (which says hello as soon as it connects) out for good; one from an address that never said a correct
-    // hello goes first, so a flood from many addresses can't push out the returning plugin.
-    if (this.#pendingConns.size >= MAX_PENDING) {
-      const pending = [...this.#pendingConns];
-      const oldest = pending.find((c) => !this.#throttle.trusted(c.address)) ?? pending[0]!;
-      this.#hellos.warn(
-        oldest.address,
-        `${MAX_PENDING} connections are waiting for their hello: the oldest, from ${oldest.peer}, closed`,
-        "pending",
-      );
-      this.#pendingConns.delete(oldest);
-      this.#drop(oldest);
-      oldest.socket.destroy();
-    }
+    if (!this.#gate.admit(socket, address)) return;
     socket.setNoDelay(true);
-    const conn: Conn = {
-      socket,
-      peer,
-      address,
-      authed: false,
-      dropped: false,
-      pending: new Map(),
-      lastHeard: this.#o.clock.monotonic(),
-    };
-    this.#pendingConns.add(conn);
-    const hello = new AbortController();
-    this.#o.clock.sleep(this.#o.helloTimeoutMs, hello.signal).then(
-      () => {
-        if (conn.authed || socket.destroyed) return;
-        this.#failedHello(conn, `a connection from ${peer} sent no hello within ${this.#o.helloTimeoutMs} ms: closed`, {
-          error: "hello_timeout",
-          message: "say hello first (with the token)",
-        });
-      },
-      () => {},
-    );
+    const conn = newConn(socket, peer, address, this.#o.clock.monotonic());
+    this.#gate.pending.add(conn);
+    const hello = this.#gate.deadline(conn, this.#o.helloTimeoutMs);
     const lines = new BoundedLines(
       (line) => this.#line(conn, line),
       (bytes) => {
         const limit = conn.authed ? MAX_LINE_BYTES : MAX_HELLO_BYTES;
         const line = `dropped a line of over ${bytes} bytes from the plugin at ${peer} (the limit is ${limit})`;
         const answer = { error: "line_too_long", message: `lines are limited to ${limit} bytes` };
-        if (!conn.authed) return this.#failedHello(conn, line, answer);
+        if (!conn.authed) return this.#gate.failed(conn, line, answer);
         this.#log.warn(line);
-        this.#reply(conn, { t: "error", ...answer });
+        reply(conn, { t: "error", ...answer });
       },
       () => (conn.authed ? MAX_LINE_BYTES : MAX_HELLO_BYTES),
     );
@@ -324,15 +272,15 @@ export class PluginLink implements Transport, StructuredConsole {
       if (!(e instanceof BadLine)) throw e;
       const answer = { error: "bad_line", message: e.message };
       if (!conn.authed)
-        return this.#failedHello(conn, `a connection from ${conn.peer} sent a bad hello: ${e.message}: closed`, answer);
+        return this.#gate.failed(conn, `a connection from ${conn.peer} sent a bad hello: ${e.message}: closed`, answer);
       this.#log.warn(`ignored a line from the plugin at ${conn.peer}: ${e.message}`, { line: line.slice(0, 120) });
-      this.#reply(conn, { t: "error", ...answer });
+      reply(conn, { t: "error", ...answer });
       return;
     }
     if (!conn.authed) return this.#hello(conn, m);
     switch (m.t) {
       case "hello":
-        this.#reply(conn, { t: "error", error: "bad_line", message: "already said hello" });
+        reply(conn, { t: "error", error: "bad_line", message: "already said hello" });
         return;
       case "event":
         this.#emit(m.event);
@@ -349,7 +297,7 @@ export class PluginLink implements Transport, StructuredConsole {
         return;
       }
       case "ping":
-        this.#reply(conn, { t: "pong" });
+        reply(conn, { t: "pong" });
         return;
       case "pong":
         return;
@@ -360,76 +308,24 @@ export class PluginLink implements Transport, StructuredConsole {
   }
 
   #hello(conn: Conn, m: PluginMessage): void {
-    if (m.t !== "hello")
-      return this.#failedHello(conn, `a connection from ${conn.peer} spoke before its hello: closed`, {
-        error: "hello_first",
-        message: "say hello first (with the token)",
-      });
-    if (m.v !== PROTOCOL_VERSION)
-      return this.#failedHello(
-        conn,
-        `the plugin at ${conn.peer} speaks protocol version ${m.v}; this hub-agent speaks 1: closed`,
-        { error: "version", message: `this hub-agent speaks version ${PROTOCOL_VERSION}` },
-      );
-    if (!timingSafeEqual(digest(m.token), this.#tokenDigest)) {
-      const err = this.#error(
-        "auth",
-        `the plugin at ${conn.peer} presented a wrong token: copy game.rcon.password into the plugin's settings`,
-      );
-      this.#authFailed = err;
-      this.#failedHello(conn, err.message, { error: "auth", message: "wrong token" });
-      for (const w of this.#waiters) w.reject(err);
-      return;
-    }
-    conn.authed = true;
-    this.#throttle.succeeded(conn.address);
-    this.#pendingConns.delete(conn);
+    if (!this.#gate.hello(conn, m)) return;
     this.#authFailed = undefined;
     const old = this.#active;
     this.#active = conn;
     if (old) {
       this.#log.info(`the plugin at ${old.peer} is replaced by a new connection from ${conn.peer}`);
-      this.#reply(old, { t: "error", error: "replaced", message: "a newer connection took over" });
-      this.#drop(old, this.#error("disconnected", "the plugin reconnected while the request was in flight", true));
+      reply(old, { t: "error", error: "replaced", message: "a newer connection took over" });
+      drop(old, this.#error("disconnected", "the plugin reconnected while the request was in flight", true));
     }
-    this.#reply(conn, { t: "welcome", v: PROTOCOL_VERSION });
+    reply(conn, { t: "welcome", v: PROTOCOL_VERSION });
     const what = [m.game, m.software].filter(Boolean).join(", ");
     this.#log.info(`the plugin connected from ${conn.peer}${what ? ` (${what})` : ""}`);
     this.#state.emit("connected");
     for (const w of this.#waiters) w.resolve(conn);
   }
 
-  /** A hello that failed: logged (counted past the first of its address this minute), answered, closed. */
-  #failedHello(conn: Conn, line: string, answer: { error: string; message: string }): void {
-    const { count, waitMs, lockedOut } = this.#throttle.failed(conn.address);
-    this.#hellos.warn(conn.address, `${line} (${count} failed in a row from ${conn.address})`, "failed");
-    // A lockout is rare (every address's failures share a budget), and the operator must learn why the plugin waits.
-    if (lockedOut && count === this.#throttle.limits.lockoutAfter)
-      this.#log.warn(
-        `${count} failed hellos in a row from ${conn.address}: its connections are refused for ${seconds(waitMs)} ` +
-          `(a restart of hub-agent lifts it)`,
-      );
-    this.#reply(conn, { t: "error", ...answer });
-    this.#drop(conn);
-  }
-
-  /** Closes a connection without reading it, telling the peer why and when to try again. */
-  #refuse(socket: net.Socket, address: string, no: Exclude<Admission, { ok: true }>): void {
-    const wait = seconds(no.retryMs);
-    const why = {
-      delayed: `its last hello failed: the next is read in ${wait}`,
-      locked_out: `too many of its hellos failed: refused for ${wait}`,
-      pending: `${this.#throttle.limits.pendingPerAddress} of its connections are waiting for their hello`,
-      budget: `too many hellos failed lately, from several addresses: a new address waits ${wait}`,
-    }[no.why];
-    this.#hellos.warn(address, `refused a connection from ${address} before reading it: ${why}`, "refused");
-    socket.on("error", () => {});
-    socket.end(encode({ t: "error", error: "throttled", message: `${address}: ${why}` }));
-    setTimeout(() => socket.destroy(), 1000).unref?.();
-  }
-
   #closedConn(conn: Conn): void {
-    this.#pendingConns.delete(conn);
+    this.#gate.pending.delete(conn);
     const lost = this.#error("disconnected", `the plugin at ${conn.peer} disconnected`, true);
     for (const p of conn.pending.values()) p.reject(lost);
     conn.pending.clear();
@@ -438,20 +334,6 @@ export class PluginLink implements Transport, StructuredConsole {
     if (this.#closed) return;
     this.#log.warn(`the plugin at ${conn.peer} disconnected; waiting for it on ${this.target}`);
     this.#state.emit("connecting", new Error(`the plugin disconnected from ${this.target}`));
-  }
-
-  #drop(conn: Conn, error?: TransportError): void {
-    conn.dropped = true;
-    if (error) for (const p of conn.pending.values()) p.reject(error);
-    conn.pending.clear();
-    conn.socket.end();
-    conn.socket.destroySoon?.();
-    // A peer that never reads must not hold the socket open.
-    setTimeout(() => conn.socket.destroy(), 1000).unref?.();
-  }
-
-  #reply(conn: Conn, message: Record<string, unknown>): void {
-    if (!conn.socket.destroyed && conn.socket.writable) conn.socket.write(encode(message));
   }
 
   /** Pings a quiet plugin; one silent for twice the idle time is gone (a half-open socket never says so). */
@@ -469,9 +351,9 @@ export class PluginLink implements Transport, StructuredConsole {
       const quiet = clock.monotonic() - conn.lastHeard;
       if (quiet >= idleMs * 2) {
         this.#log.warn(`the plugin at ${conn.peer} was silent for ${Math.round(quiet / 1000)} s: dropped`);
-        this.#drop(conn);
+        drop(conn);
         conn.socket.destroy();
-      } else if (quiet >= idleMs) this.#reply(conn, { t: "ping" });
+      } else if (quiet >= idleMs) reply(conn, { t: "ping" });
     }
   }
 
@@ -488,69 +370,6 @@ export class PluginLink implements Transport, StructuredConsole {
   #error(code: TransportError["code"], message: string, written = false): TransportError {
     return new TransportError(code, message, { written });
   }
-}
-
-/** Splits a byte stream into lines (UTF-8 across chunks, `\n` or `\r\n`), dropping any line over the limit whole. */
-class BoundedLines {
-  #decoder = new TextDecoder("utf-8");
-  #parts: string[] = [];
-  #bytes = 0;
-  #dropping = false;
-
-  constructor(
-    private onLine: (line: string) => void,
-    private onTooLong: (bytes: number) => void,
-    private limit: () => number,
-  ) {}
-
-  push(chunk: Uint8Array): void {
-    let start = 0;
-    for (;;) {
-      const nl = chunk.indexOf(10, start);
-      const piece = chunk.subarray(start, nl === -1 ? chunk.length : nl);
-      this.#take(piece, nl !== -1);
-      if (nl === -1) return;
-      start = nl + 1;
-    }
-  }
-
-  #take(piece: Uint8Array, ends: boolean): void {
-    if (!this.#dropping) {
-      this.#bytes += piece.length;
-      if (this.#bytes > this.limit()) {
-        this.#dropping = true;
-        this.#parts = [];
-        this.#decoder = new TextDecoder("utf-8");
-        this.onTooLong(this.limit());
-      } else this.#parts.push(this.#decoder.decode(piece, { stream: !ends }));
-    }
-    if (!ends) return;
-    const line = this.#parts.join("").replace(/\r$/, "");
-    const dropped = this.#dropping;
-    this.#parts = [];
-    this.#bytes = 0;
-    this.#dropping = false;
-    if (!dropped && line.trim() !== "") this.onLine(line);
-  }
-}
-
-/** The token compared in constant time: digests have one length whatever the token's. */
-function digest(token: string): Buffer {
-  return createHash("sha256").update(token, "utf8").digest();
-}
-
-/** An IPv4 peer of a dual-stack listener is reported as ::ffff:a.b.c.d; it is the same address as a.b.c.d. */
-function plainAddress(address: string): string {
-  return address.startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address;
-}
-
-function seconds(ms: number): string {
-  const s = Math.max(1, Math.ceil(ms / 1000));
-  return s >= 120 ? `${Math.round(s / 60)} min` : `${s} s`;
-}
-
-function formatHost(host: string): string {
-  return host.includes(":") ? `[${host}]` : host;
 }
 
 function slotOf(player: PlayerRef): { slot?: string } {

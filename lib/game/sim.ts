@@ -1,9 +1,9 @@
 /**
  * A simulated game: scripted players, every action recorded. Tests of every feature drive it with a ManualClock;
  * `hub-agent demo` plays its timeline (cli/demo-timeline.ts) on the real clock and prints what the sim logs. With
- * `churn` it makes up its own players, coming and going (bench/load.ts, bench/soak.ts).
+ * `churn` it makes up its own players, coming and going (sim-churn.ts, for bench/load.ts and bench/soak.ts). Its
+ * console's escaping is in sim-escape.ts, the record of its actions and their durable log file in sim-actions.ts.
  */
-import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
 import { systemClock, type Clock } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
 import type {
@@ -18,7 +18,12 @@ import type {
 import { parseChatCommand } from "./chat.ts";
 import { SIM_USER_TYPE } from "./user-type.ts";
 import { OwnGroupChanges } from "./echoes.ts";
-import { consoleQuoting, type Quoting } from "./presets/quoting.ts";
+import { appendDurably, type SimAction, type SimActionType } from "./sim-actions.ts";
+import { SimChurner, type SimChurn } from "./sim-churn.ts";
+import { simEscape, simQuoting } from "./sim-escape.ts";
+
+export type { SimAction, SimActionType } from "./sim-actions.ts";
+export { GENERATED_ID_BASE, type SimChurn } from "./sim-churn.ts";
 
 export const ALL_EVENT_TYPES: readonly BridgeEventType[] = [
   "ready",
@@ -31,23 +36,6 @@ export const ALL_EVENT_TYPES: readonly BridgeEventType[] = [
   "group_change",
   "operator_input",
 ];
-
-export type SimActionType = "kick" | "message" | "broadcast" | "set_group" | "exec" | "script";
-
-/** What the agent did to the game. */
-export interface SimAction {
-  type: SimActionType;
-  at: number;
-  player?: string;
-  /** Kick reason or message text. */
-  text?: string;
-  group?: string;
-  op?: "add" | "remove";
-  seconds?: number;
-  command?: string;
-  /** A script run by `script.run`. */
-  script?: string;
-}
 
 /** Calls that `fail()` can make reject; `message(null, …)` counts as "broadcast". */
 export type SimFailable = SimActionType | "status";
@@ -83,22 +71,6 @@ export interface SimGameOptions {
   maxActions?: number;
 }
 
-/**
- * Generated players (`Player<k>`, Steam ids from GENERATED_ID_BASE + k): `online` of them online from the start,
- * `churn` a second replaced (the one online longest leaves, the next joins), joins going through `distinct` ids in
- * turn (0: every join a new player), so a run of T seconds sees min(distinct, online + churn·T) distinct players.
- */
-export interface SimChurn {
-  online: number;
-  churn: number;
-  distinct: number;
-}
-
-/** The first generated player's Steam id. */
-export const GENERATED_ID_BASE = 76561198400000000n;
-/** Churn is applied in steps of this much clock time. */
-const CHURN_STEP_MS = 100;
-
 export class SimGame implements GameBridge {
   readonly userType: string;
   readonly caps: GameBridge["caps"];
@@ -121,11 +93,7 @@ export class SimGame implements GameBridge {
   private clock: Clock;
   private log: Logger;
   private maxActions: number;
-  private churn: SimChurn | undefined;
-  /** Generated joins so far (the next one is player `joined % distinct`), and the ids online in join order. */
-  private joined = 0;
-  private generatedOnline = new Set<string>();
-  private churnStop: AbortController | undefined;
+  private churner: SimChurner | undefined;
 
   constructor(o: SimGameOptions = {}) {
     this.userType = o.userType ?? SIM_USER_TYPE;
@@ -146,12 +114,17 @@ export class SimGame implements GameBridge {
     this.maxActions = o.maxActions ?? Number.POSITIVE_INFINITY;
     for (const p of o.players ?? []) this.players.set(p.id, { ...p });
     if (o.churn) {
-      const { online, distinct } = o.churn;
-      if (distinct && distinct <= online)
-        throw new Error(`sim: distinct (${distinct}) must be larger than online (${online}), or 0`);
-      this.churn = o.churn;
-      for (let i = 0; i < online; i++) {
-        const p = this.nextGenerated();
+      this.churner = new SimChurner(o.churn, {
+        clock: this.clock,
+        maxPlayers: this.maxPlayers,
+        isDown: () => this.isDown,
+        isOnline: (id) => this.isOnline(id),
+        onlineCount: () => this.players.size,
+        join: (p) => this.join(p),
+        leave: (id) => this.leave(id),
+      });
+      for (let i = 0; i < o.churn.online; i++) {
+        const p = this.churner.nextGenerated();
         this.players.set(p.id, p);
       }
     }
@@ -176,13 +149,12 @@ export class SimGame implements GameBridge {
 
   start(): Promise<void> {
     this.emit({ type: "ready" });
-    if (this.churn?.churn && !this.churnStop) void this.churnLoop((this.churnStop = new AbortController()).signal);
+    this.churner?.start();
     return Promise.resolve();
   }
 
   stop(): Promise<void> {
-    this.churnStop?.abort();
-    this.churnStop = undefined;
+    this.churner?.stop();
     return Promise.resolve();
   }
 
@@ -336,59 +308,12 @@ export class SimGame implements GameBridge {
 
   /** Generated players who joined so far (those online from the start included). */
   get generatedJoins(): number {
-    return this.joined;
+    return this.churner?.generatedJoins ?? 0;
   }
 
   /** Distinct generated players seen so far. */
   get distinctPlayers(): number {
-    const d = this.churn?.distinct ?? 0;
-    return d ? Math.min(d, this.joined) : this.joined;
-  }
-
-  private nextGenerated(): GamePlayer {
-    const d = this.churn?.distinct ?? 0;
-    const k = d ? this.joined % d : this.joined;
-    this.joined++;
-    const p = { id: String(GENERATED_ID_BASE + BigInt(k)), name: `Player${k}` };
-    this.generatedOnline.add(p.id);
-    return p;
-  }
-
-  /** Every CHURN_STEP_MS, as many generated players leave and join as `churn` a second makes (fractions carried). */
-  private async churnLoop(signal: AbortSignal): Promise<void> {
-    const perStep = (this.churn?.churn ?? 0) * (CHURN_STEP_MS / 1000);
-    let due = 0;
-    let at = this.clock.monotonic();
-    while (!signal.aborted) {
-      try {
-        await this.clock.sleep(CHURN_STEP_MS, signal);
-      } catch {
-        return;
-      }
-      const now = this.clock.monotonic();
-      due += perStep * ((now - at) / CHURN_STEP_MS);
-      at = now;
-      for (; due >= 1; due--) this.replaceOne();
-    }
-  }
-
-  /** The generated player online longest leaves and the next joins; one kicked meanwhile leaves a place to fill. */
-  private replaceOne(): void {
-    if (this.downReason !== undefined) return;
-    for (const id of this.generatedOnline) {
-      if (this.players.has(id) && this.generatedOnline.size < (this.churn?.online ?? 0)) break;
-      this.generatedOnline.delete(id); // sets keep insertion order: the first is the longest online
-      if (this.players.has(id)) {
-        this.leave(id);
-        break;
-      }
-    }
-    const next = this.nextGenerated();
-    if (this.players.has(next.id) || this.players.size >= this.maxPlayers) {
-      this.generatedOnline.delete(next.id);
-      return;
-    }
-    this.join(next);
+    return this.churner?.distinctPlayers ?? 0;
   }
 
   // ── Queries ────────────────────────────────────────────────────────────────
@@ -463,35 +388,4 @@ export class SimGame implements GameBridge {
       }
     }
   }
-}
-
-/** Appends and fsyncs before returning: the line survives a kill -9 (and a power loss) right after the call. */
-function appendDurably(file: string, text: string): void {
-  const fd = openSync(file, "a");
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-// ── Console escaping and parsing ─────────────────────────────────────────────
-
-/**
- * The sim console's quoting: `"` with JSON's backslash escapes; inside a template's quotes, a value is simEscape's
- * string without its quotes (its `"` and `\` escaped).
- */
-export const simQuoting: Quoting = consoleQuoting({
-  quotes: '"',
-  backslash: (_next, quoted) => (quoted ? "escape" : "plain"),
-  inQuotes: (value) => simEscape(value).slice(1, -1),
-});
-
-/** The sim console's escaping: JSON string syntax, plus DEL, C1 controls and U+2028/2029 as \u escapes. */
-export function simEscape(value: string): string {
-  return JSON.stringify(value).replace(
-    /[\u007f-\u009f\u2028\u2029]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
 }

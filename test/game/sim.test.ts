@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import type { BridgeEvent } from "../../lib/game/bridge.ts";
 import { ManualClock } from "../../lib/clock.ts";
 import { memoryLogger } from "../../lib/log.ts";
-import { ALL_EVENT_TYPES, SimGame, simEscape, type SimGameOptions } from "../../lib/game/sim.ts";
+import { ALL_EVENT_TYPES, SimGame, type SimGameOptions } from "../../lib/game/sim.ts";
+import { simEscape } from "../../lib/game/sim-escape.ts";
 import { DEMO_PLAYERS, demoTimeline, playTimeline } from "../../cli/demo-timeline.ts";
 import { parseSimConsole } from "../support/sim-console.ts";
 

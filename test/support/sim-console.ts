@@ -1,6 +1,6 @@
 /**
  * The simulated game's console as a Source-like console would read it, for tests that prove an escaped value
- * (lib/game/sim.ts `simEscape`) stays one argument of one command.
+ * (lib/game/sim-escape.ts `simEscape`) stays one argument of one command.
  */
 
 /**

@@ -1,4 +1,5 @@
 import { type Logger, jsonPrintable, printable } from "../lib/log.ts";
+import type { CredentialGuard } from "../lib/api/credentials.ts";
 import type { Config } from "../lib/config/index.ts";
 import { createLogger, redactor, type LogFormat } from "./log.ts";
 import { CliError, EXIT } from "./exit.ts";
@@ -7,9 +8,29 @@ import { stdout } from "./stdio.ts";
 export { globalArgs, type GlobalFlags } from "./args.ts";
 import type { GlobalFlags } from "./args.ts";
 
+/**
+ * One command line's own state, shared by the runner and its command (citty's `data`), so that nothing in cli/ is
+ * module state: the secrets to keep out of every line, the service clients whose refused key decides the exit code,
+ * and the exit code the command chose.
+ */
+export interface Invocation {
+  secrets: string[];
+  /** Service clients (cli/service.ts) whose refused key or unknown server id makes the command exit 3. */
+  guards: { guard: CredentialGuard; serverId: string }[];
+  /** The command's exit code, when it chose one (0 otherwise). */
+  code?: number;
+}
+
+export const newInvocation = (): Invocation => ({ secrets: [], guards: [] });
+
 /** What a command handler gets: a logger, output helpers, and the configuration on demand. */
 export interface Context {
   logger: Logger;
+  invocation: Invocation;
+  /** The text with every secret of this invocation replaced. */
+  redact(text: string): string;
+  /** The command's exit code (the runner exits with it once the command returns). */
+  exit(code: number): void;
   json: boolean;
   /** One line of human text on stdout, unless --json; control characters (line breaks too) are escaped. */
   say(text: string): void;
@@ -30,10 +51,11 @@ export interface Context {
   secret(value: string): void;
 }
 
-const secrets: string[] = [];
-export const redact = redactor(() => secrets);
-
-export function createContext(flags: GlobalFlags): Context {
+/** `data`: the runner's Invocation (citty hands it to the command); a new one when the command runs alone. */
+export function createContext(flags: GlobalFlags, data?: unknown): Context {
+  const invocation = (data as Invocation | undefined) ?? newInvocation();
+  const { secrets } = invocation;
+  const redact = redactor(() => secrets);
   const format = flags["log-format"] ?? "pretty";
   if (format !== "pretty" && format !== "json")
     throw new CliError(`--log-format ${format} is not a log format: use pretty or json`, EXIT.USAGE);
@@ -42,6 +64,9 @@ export function createContext(flags: GlobalFlags): Context {
   const out = (text: string) => stdout(redact(text));
   return {
     logger,
+    invocation,
+    redact,
+    exit: (code) => void (invocation.code = code),
     json,
     say: (text) => {
       if (!json) out(printable(text));

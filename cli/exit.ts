@@ -14,12 +14,6 @@ export const EXIT = {
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-/**
- * Set by cli/service.ts once a command made a service client: the line for a refused key or unknown server id it
- * met, if any. Here, so that the runner asks only when a client exists (no import for the others).
- */
-export const credentialCheck: { refusal?: () => Promise<string | undefined> } = {};
-
 /** An operator-facing failure: one line (plus optional detail lines) and an exit code. */
 export class CliError extends Error {
   constructor(

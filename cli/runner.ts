@@ -1,6 +1,7 @@
 import type { ArgsDef, CommandDef } from "citty";
 import { examplesHelp } from "./examples.ts";
-import { CliError, EXIT, credentialCheck } from "./exit.ts";
+import { type Invocation, newInvocation } from "./context.ts";
+import { CliError, EXIT } from "./exit.ts";
 import { stderr, stdout } from "./stdio.ts";
 
 type AnyCommand = CommandDef<ArgsDef>;
@@ -11,6 +12,7 @@ type AnyCommand = CommandDef<ArgsDef>;
  */
 export async function runCli(root: AnyCommand, argv: string[], rootHelp: () => string): Promise<number> {
   const json = argv.includes("--json");
+  const invocation = newInvocation();
   let command: string[] = [];
   try {
     const { cmd, path, rest } = await resolve(root, argv);
@@ -42,16 +44,16 @@ export async function runCli(root: AnyCommand, argv: string[], rootHelp: () => s
     }
     const rawArgs = arrange((await value(cmd.args)) ?? {}, rest, name);
     const { runCommand } = await import("citty");
-    await runCommand(cmd, { rawArgs });
-    const code = typeof process.exitCode === "number" ? process.exitCode : EXIT.OK;
+    await runCommand(cmd, { rawArgs, data: invocation });
+    const code = invocation.code ?? EXIT.OK;
     // A refused key or unknown server id met along the way (a cached answer may have served the command): exit 3.
-    const refusal = code === EXIT.CONFIG ? undefined : await credentialCheck.refusal?.();
+    const refusal = code === EXIT.CONFIG ? undefined : await refusalOf(invocation);
     if (!refusal) return code;
-    const { redact } = await import("./context.ts");
-    stderr(redact(`error: ${refusal}`));
+    const { redactor } = await import("./log.ts");
+    stderr(redactor(() => invocation.secrets)(`error: ${refusal}`));
     return EXIT.CONFIG;
   } catch (e) {
-    return await report(e, json, command);
+    return await report(e, json, command, invocation);
   }
 }
 
@@ -204,13 +206,21 @@ async function usage(cmd: AnyCommand, path: string[]): Promise<string> {
   return examples.length ? `${text.trimEnd()}\n\n${examples.join("\n")}` : text;
 }
 
-async function report(e: unknown, json: boolean, command: string[]): Promise<number> {
-  const [{ redact }, { jsonPrintable, printable }, { stripVTControlCharacters: stripAnsi }] = await Promise.all([
-    import("./context.ts"),
+/** The refused key or unknown server id the command's service clients met; no import when it made none. */
+async function refusalOf(invocation: Invocation): Promise<string | undefined> {
+  if (!invocation.guards.length) return undefined;
+  return (await import("./service.ts")).credentialRefusal(invocation);
+}
+
+async function report(e: unknown, json: boolean, command: string[], invocation: Invocation): Promise<number> {
+  const [{ redactor }, { jsonPrintable, printable }, { stripVTControlCharacters: stripAnsi }] = await Promise.all([
+    import("./log.ts"),
     import("../lib/log.ts"),
     import("node:util"),
   ]);
+  const redact = redactor(() => invocation.secrets);
   const cliError = await credentialFailure(
+    invocation,
     e instanceof CliError
       ? e
       : isCittyUsage(e)
@@ -248,9 +258,9 @@ const KEEPS_ITS_CODE = new Set<number>([EXIT.USAGE, EXIT.CONFIG, EXIT.INSTANCE, 
  * A failure that followed from a refused key or an unknown server id (the serverbundle unknown, no warnings
  * listed, no dashboard link): that is what the operator must fix, so it is the line, with exit 3.
  */
-async function credentialFailure(e: CliError): Promise<CliError> {
+async function credentialFailure(invocation: Invocation, e: CliError): Promise<CliError> {
   if (KEEPS_ITS_CODE.has(e.code)) return e;
-  const refusal = await credentialCheck.refusal?.();
+  const refusal = await refusalOf(invocation);
   if (!refusal) return e;
   return new CliError(
     e.message.includes("nothing was queued") ? `${refusal}; nothing was queued` : refusal,

@@ -35,7 +35,8 @@ export async function openSession(ctx: Context): Promise<Session> {
   ]);
   const logger = ctx.logger;
   // One attempt: an unanswered request is the queue's to retry, not a reason to keep the operator waiting.
-  const { api } = await serviceApi(config, { retries: 0, logger: logger.withTag("api") });
+  const invocation = ctx.invocation;
+  const { api } = await serviceApi(config, { retries: 0, logger: logger.withTag("api"), invocation });
   const [store, messages] = await Promise.all([
     openStore({ dir: config.storage.dir, logger, sweep: false }),
     loadMessages(config.lang, { logger }),
@@ -137,7 +138,7 @@ export async function deliver(
   const serviceUrl = s.config.api.url;
   const d = await deliverOwnEntry({ ...deps, messages: s.messages, handoffWaitMs, serviceUrl, ...opts }, kind, entryId);
   // A refused key or unknown server id is the operator's to fix (exit 3), but the entry is safe in its queue.
-  const refusal = d.result === "kept" ? await credentialRefusal() : undefined;
+  const refusal = d.result === "kept" ? await credentialRefusal(s.ctx.invocation) : undefined;
   if (refusal)
     throw new CliError(
       `${refusal}; the ${kind} stays queued (nothing is lost): \`hub-agent run\` sends it once the service accepts this agent, or \`hub-agent queue retry ${entryId}\``,

@@ -6,26 +6,26 @@ import type { Api, ApiOptions } from "../lib/api/client.ts";
 import type { CredentialGuard, GuardOptions } from "../lib/api/credentials.ts";
 import type { Config } from "../lib/config/index.ts";
 import type { Clock } from "../lib/clock.ts";
-import { credentialCheck } from "./exit.ts";
-
-/** Guards whose problem decides the command's exit code (not `run`'s: it keeps serving and says so in its log). */
-const watched: { guard: CredentialGuard; serverId: string }[] = [];
+import type { Invocation } from "./context.ts";
 
 export async function serviceApi(
   config: Config,
   opts: Omit<ApiOptions, "url" | "key" | "timeoutMs" | "maxResponseBytes"> & {
     /** Told of each change (run's log). */
     onChange?: GuardOptions["onChange"];
-    /** Whether a problem decides the exit code (default true; not for `run`, which keeps serving). */
-    decidesExit?: boolean;
-  } = {},
+    /**
+     * The command line whose exit code a refused key or unknown server id decides (exit 3); none for `run`, which
+     * keeps serving and says so in its log.
+     */
+    invocation: Invocation | null;
+  },
 ): Promise<{ api: Api; guard: CredentialGuard }> {
   const [{ createApi }, { guardCredentials, CREDENTIAL_BACKOFF_MAX_MS: maxMs }, { systemClock }] = await Promise.all([
     import("../lib/api/client.ts"),
     import("../lib/api/credentials.ts"),
     import("../lib/clock.ts"),
   ]);
-  const { onChange, decidesExit = true, ...apiOpts } = opts;
+  const { onChange, invocation, ...apiOpts } = opts;
   const api = createApi({
     url: config.api.url,
     key: config.api.key,
@@ -36,14 +36,13 @@ export async function serviceApi(
   const clock: Clock = opts.clock ?? systemClock;
   const baseMs = Math.min(config.intervals.user_retry * 1000, maxMs);
   const guard = guardCredentials(api, { clock, baseMs, maxMs, onChange });
-  if (decidesExit) watched.push({ guard, serverId: config.api.server_id });
-  credentialCheck.refusal = credentialRefusal;
+  invocation?.guards.push({ guard, serverId: config.api.server_id });
   return { api: guard.api, guard };
 }
 
 /** The line for the refused key or unknown server id a command's requests met, if any. */
-export async function credentialRefusal(): Promise<string | undefined> {
-  const found = watched.find((w) => w.guard.problem());
+export async function credentialRefusal(invocation: Invocation): Promise<string | undefined> {
+  const found = invocation.guards.find((w) => w.guard.problem());
   if (!found) return undefined;
   const { describeCredentialProblem } = await import("../lib/api/credentials.ts");
   return describeCredentialProblem(found.guard.problem()!, found.serverId);

@@ -32,8 +32,8 @@ export default defineCommand({
     reason: { type: "positional", description: "why: the rest of the line", required: true },
     as: AS_ARG,
   },
-  async run({ args }) {
-    const ctx = createContext(args);
+  async run({ args, data }) {
+    const ctx = createContext(args, data);
     const reason = reasonOf(args._, 2, "ban <player> <length> <reason…>");
     const { parseLength, formatLength } = await import("../../lib/duration.ts");
     const length = parseLength(args.length);
@@ -69,6 +69,6 @@ export default defineCommand({
       ...(d.error ? { error: d.error } : {}),
     });
     ctx.say(text);
-    process.exitCode = code;
+    ctx.exit(code);
   },
 });

@@ -12,8 +12,8 @@ export default defineCommand({
     ...globalArgs,
     shell: { type: "positional", description: "bash, zsh or fish", valueHint: SHELLS.join("|"), required: true },
   },
-  async run({ args }) {
-    const ctx = createContext(args);
+  async run({ args, data }) {
+    const ctx = createContext(args, data);
     const shell = args.shell as Shell;
     if (!SHELLS.includes(shell))
       throw new CliError(`unknown shell "${args.shell}": use ${SHELLS.join(", ")}`, EXIT.USAGE);

@@ -5,15 +5,15 @@ import { CliError, EXIT } from "../exit.ts";
 export default defineCommand({
   meta: { name: "dashboard", description: "print the link to this server's dashboard (who is online)" },
   args: { ...globalArgs },
-  async run({ args }) {
-    const ctx = createContext(args);
+  async run({ args, data }) {
+    const ctx = createContext(args, data);
     const config = await ctx.config();
     const [{ serviceApi }, { openStore }, { dashboardLink }] = await Promise.all([
       import("../service.ts"),
       import("../../lib/store/index.ts"),
       import("../../lib/features/dashboard.ts"),
     ]);
-    const { api } = await serviceApi(config);
+    const { api } = await serviceApi(config, { invocation: ctx.invocation });
     const store = await openStore({ dir: config.storage.dir, logger: ctx.logger, sweep: false });
     const link = await dashboardLink({ api, config, store });
     if (!link.ok)

@@ -32,8 +32,8 @@ export default defineCommand({
       valueHint: "seconds",
     },
   },
-  async run({ args }) {
-    const ctx = createContext(args);
+  async run({ args, data }) {
+    const ctx = createContext(args, data);
     const duration = args.duration === undefined ? undefined : Number(args.duration);
     if (duration !== undefined && !(duration > 0 && duration <= 86_400))
       throw new CliError(`--duration ${args.duration} is not a number of seconds: use e.g. --duration 20`, EXIT.USAGE);
@@ -93,7 +93,7 @@ export default defineCommand({
           ? undefined
           : script;
       try {
-        process.exitCode = await runAgent({ config: loaded.config, bridge: sim, clock, logger, until });
+        ctx.exit(await runAgent({ config: loaded.config, bridge: sim, clock, logger, until }));
       } finally {
         abort.abort();
       }

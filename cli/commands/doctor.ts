@@ -18,8 +18,8 @@ export default defineCommand({
       "check configuration, storage, service, key and clock, and the game's console (rcon/q3rcon: connect, password, player list), with a fix for each failure",
   },
   args: { ...globalArgs },
-  async run({ args }) {
-    const ctx = createContext(args);
+  async run({ args, data }) {
+    const ctx = createContext(args, data);
     const checks: Check[] = [];
     /** Lines printed under a check's own (each escaped on its own, so the breaks between them stay breaks). */
     const below = new Map<Check, string[]>();
@@ -51,6 +51,6 @@ export default defineCommand({
       if (c.fix && c.status !== "ok") ctx.say(`  fix: ${c.fix}`);
     }
     const failed = checks.find((c) => c.status === "fail");
-    process.exitCode = failed?.kind ? EXIT_OF[failed.kind] : failed ? EXIT.FAILURE : EXIT.OK;
+    ctx.exit(failed?.kind ? EXIT_OF[failed.kind] : failed ? EXIT.FAILURE : EXIT.OK);
   },
 });

@@ -12,8 +12,8 @@ export default defineCommand({
     ...globalArgs,
     force: { type: "boolean", description: "overwrite an existing file" },
   },
-  async run({ args }) {
-    const ctx = createContext(args);
+  async run({ args, data }) {
+    const ctx = createContext(args, data);
     const file = resolve(args.config ?? process.env.HUB_CONFIG ?? DEFAULT_CONFIG_FILE);
     let handle;
     try {

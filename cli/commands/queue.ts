@@ -19,8 +19,8 @@ const status = defineCommand({
     description: `every durable queue: entries, age, attempts, last error (the oldest ${SHOWN} entries of each; --all: every one)`,
   },
   args: { ...globalArgs, all: { type: "boolean", description: "list every entry, not only the oldest of each queue" } },
-  async run({ args }) {
-    const ctx = createContext(args);
+  async run({ args, data }) {
+    const ctx = createContext(args, data);
     const store = await openStoreOf(ctx);
     const [{ queueStatus }, { join }, { QUARANTINE_FIX }] = await Promise.all([
       import("../../lib/queues.ts"),
@@ -77,8 +77,8 @@ const retry = defineCommand({
       "send one queued entry now (with the rest of its round; an uncertain one is looked up at the service first); exit 0 delivered, 6 still queued",
   },
   args: { ...globalArgs, id: ID_ARG },
-  async run({ args }) {
-    const ctx = createContext(args);
+  async run({ args, data }) {
+    const ctx = createContext(args, data);
     const { openSession, deliver, RESULT_EXIT, STATUS_JSON } = await import("../sanction.ts");
     const s = await openSession(ctx);
     const { queue, entry } = found(await find(s.store, args.id), args.id);
@@ -113,7 +113,7 @@ const retry = defineCommand({
       ...(d.error ? { error: d.error } : {}),
     });
     ctx.say(text);
-    process.exitCode = code;
+    ctx.exit(code);
   },
 });
 
@@ -124,8 +124,8 @@ const drop = defineCommand({
     id: ID_ARG,
     force: { type: "boolean", description: "also drop a reward report (the reward would then run again)" },
   },
-  async run({ args }) {
-    const ctx = createContext(args);
+  async run({ args, data }) {
+    const ctx = createContext(args, data);
     const store = await openStoreOf(ctx);
     const { queue, entry } = found(await find(store, args.id), args.id);
     const what = await describe(queue, entry.data, entry.attempts, entry.id);
@@ -271,7 +271,7 @@ async function retryReward(
     case "retry":
       ctx.emit({ action: "retry", queue: EXECUTED_QUEUE, entry_id: entry.id, status: "queued", error: r.error });
       ctx.say(`${entry.id} is still queued: ${r.error}`);
-      process.exitCode = EXIT.QUEUED;
+      ctx.exit(EXIT.QUEUED);
       return;
     case "refused":
       // Kept: the service still lists the reward as open, and without the entry `run` would execute it again.

@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { globalArgs, createContext } from "../context.ts";
+import { globalArgs, createContext, type Invocation } from "../context.ts";
 import { CliError, EXIT } from "../exit.ts";
 import type { Config, LoadResult } from "../../lib/config/index.ts";
 import type { GameBridge, GameEnd } from "../../lib/game/bridge.ts";
@@ -22,8 +22,8 @@ export default defineCommand({
     ...globalArgs,
     once: { type: "boolean", description: "one round of every periodic job, then exit (for cron)" },
   },
-  async run({ args }) {
-    const ctx = createContext(args);
+  async run({ args, data }) {
+    const ctx = createContext(args, data);
     const config = await ctx.config({ warnings: true, timePatterns: true });
     // SIGHUP reads the configuration again (the same file and environment) and applies what can change live.
     const { loadConfig } = await import("../../lib/config/index.ts");
@@ -37,8 +37,7 @@ export default defineCommand({
     // A wrapped server's console is copied to stdout for the operator (logs are on stderr); --json keeps stdout clean.
     // Left to the wrapper to take: process.stdout builds Node's stream objects, memory no other bridge needs.
     const output = ctx.json ? null : undefined;
-    const { redact } = await import("../context.ts");
-    const bridge = await createBridge(config, { clock: systemClock, logger: ctx.logger, output, redact });
+    const bridge = await createBridge(config, { clock: systemClock, logger: ctx.logger, output, redact: ctx.redact });
     // --once --json: one object on stdout, the round's summary with the exit code (an error too, instead of the
     // runner's {"error": …}); the error's line still goes to the log.
     let summary: OnceSummary | undefined;
@@ -51,9 +50,10 @@ export default defineCommand({
       once: !!args.once,
       reread,
       onceReport,
+      invocation: ctx.invocation,
     });
     if (!onceReport) {
-      process.exitCode = await agentRun;
+      ctx.exit(await agentRun);
       return;
     }
     let code: number;
@@ -69,7 +69,7 @@ export default defineCommand({
       { [EXIT.OK]: "ok", [EXIT.QUEUED]: "queued", [EXIT.UNREACHABLE]: "unreachable", [EXIT.CONFIG]: "refused" }[code] ??
       "failed";
     ctx.emit({ exit_code: code, result, error, ...summary });
-    process.exitCode = code;
+    ctx.exit(code);
   },
 });
 
@@ -85,6 +85,8 @@ export async function runAgent(opts: {
   reread?: () => Promise<LoadResult>;
   /** `run --once --json`: what the round did, told before `run` exits (with or without an error). */
   onceReport?: (summary: OnceSummary) => void;
+  /** The command line `run --once` exits for: a refused key or unknown server id makes it exit 3. */
+  invocation?: Invocation;
   /** The pace of per-player requests (bench/: scaled with its intervals); default lib/pace.ts's. */
   pace?: PaceOptions;
 }): Promise<number> {
@@ -176,7 +178,7 @@ async function serve(opts: ServeOptions, unlocked: boolean): Promise<number | { 
     logger: logger.withTag("api"),
     onRequest: metrics.request,
     // `run --once` exits 3 on it; `run` keeps enforcing from its cache and says so once, and once more when it ends.
-    decidesExit: !!opts.once,
+    invocation: (opts.once && opts.invocation) || null,
     onChange: (problem, previous) => {
       if (problem)
         logger.error(

@@ -22,8 +22,8 @@ const reward = defineCommand({
       valueHint: "direct|connect|spawn|death|disconnect",
     },
   },
-  async run({ args }) {
-    const ctx = createContext(args);
+  async run({ args, data }) {
+    const ctx = createContext(args, data);
     const event = (args.event ?? "direct").toUpperCase();
     if (!["DIRECT", "CONNECT", "SPAWN", "DEATH", "DISCONNECT"].includes(event))
       throw new CliError(
@@ -98,8 +98,8 @@ export default defineCommand({
     seed: { type: "string", description: "examples or empty", valueHint: "examples|empty" },
   },
   subCommands: { reward },
-  async run({ args }) {
-    const ctx = createContext(args);
+  async run({ args, data }) {
+    const ctx = createContext(args, data);
     const port = args.port === undefined ? 0 : Number(args.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       throw new CliError(`--port ${args.port} is not a port: use a number from 1 to 65535`, EXIT.USAGE);

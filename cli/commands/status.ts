@@ -14,8 +14,8 @@ export default defineCommand({
       "the running agent: pid and uptime, the service, jobs, queues, players, game bridge, caches, quarantined entries; exit 0 when a run is alive, 1 when none is",
   },
   args: { ...globalArgs },
-  async run({ args }) {
-    const ctx = createContext(args);
+  async run({ args, data }) {
+    const ctx = createContext(args, data);
     const config = await ctx.config();
     const [{ openStore }, { readStatus }] = await Promise.all([
       import("../../lib/store/index.ts"),
@@ -25,7 +25,7 @@ export default defineCommand({
     const view = await readStatus(store, Date.now());
     ctx.emit(view);
     if (!ctx.json) for (const line of statusLines(view)) ctx.say(line);
-    process.exitCode = view.run.alive ? EXIT.OK : EXIT.FAILURE;
+    ctx.exit(view.run.alive ? EXIT.OK : EXIT.FAILURE);
   },
 });
 

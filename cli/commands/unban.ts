@@ -25,8 +25,8 @@ export default defineCommand({
     player: { type: "positional", description: PLAYER_HELP, required: true },
     as: AS_ARG,
   },
-  async run({ args }) {
-    const ctx = createContext(args);
+  async run({ args, data }) {
+    const ctx = createContext(args, data);
     const s = await openSession(ctx);
     const target = await resolveRef(s, args.player);
     const processor = await resolveCreator(s, args.as);
@@ -55,6 +55,6 @@ export default defineCommand({
     });
     ctx.say(text);
     if (cancelled) ctx.say(s.messages.t("unban.cancelled_queued", { count: cancelled, player: who }));
-    process.exitCode = code;
+    ctx.exit(code);
   },
 });

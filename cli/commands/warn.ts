@@ -27,8 +27,8 @@ export default defineCommand({
     reason: { type: "positional", description: "why: the rest of the line", required: true },
     as: AS_ARG,
   },
-  async run({ args }) {
-    const ctx = createContext(args);
+  async run({ args, data }) {
+    const ctx = createContext(args, data);
     const reason = reasonOf(args._, 1, "warn <player> <reason…>");
     const s = await openSession(ctx);
     const target = await resolveRef(s, args.player);
@@ -71,6 +71,6 @@ export default defineCommand({
     });
     ctx.say(text);
     if (autoBanned) ctx.say(s.messages.t("warn.auto_banned", { player: who }));
-    process.exitCode = code;
+    ctx.exit(code);
   },
 });

@@ -9,8 +9,8 @@ export default defineCommand({
     ...globalArgs,
     player: { type: "positional", description: PLAYER_HELP, required: true },
   },
-  async run({ args }) {
-    const ctx = createContext(args);
+  async run({ args, data }) {
+    const ctx = createContext(args, data);
     const s = await openSession(ctx);
     const target = await resolveRef(s, args.player);
     const serverbundleId = await bundleId(s);

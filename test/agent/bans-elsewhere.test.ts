@@ -10,6 +10,7 @@ import { SEED_IDS } from "../../lib/sandbox/seed.ts";
 import { type PlayerRef, queueBan, queueUnban, settleTime } from "../../lib/sanctions/index.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { deliver, type Session } from "../../cli/sanction.ts";
+import { newInvocation } from "../../cli/context.ts";
 import { harness, until, type Harness } from "./harness.ts";
 
 const MIN = 60_000;
@@ -49,6 +50,9 @@ async function cli(): Promise<Session> {
     emit: () => {},
     config: async () => h.config,
     secret: () => {},
+    invocation: newInvocation(),
+    redact: (text: string) => text,
+    exit: () => {},
   };
   return {
     ctx,

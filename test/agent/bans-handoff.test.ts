@@ -13,6 +13,7 @@ import { type PlayerRef, queueBan, sanctionQueues, settleTime } from "../../lib/
 import { holdInstance, type Instance } from "../../lib/store/instance.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { deliver, type Session } from "../../cli/sanction.ts";
+import { newInvocation } from "../../cli/context.ts";
 import { harness, until, type Harness } from "./harness.ts";
 import { until as pollUntil } from "../support/until.ts";
 
@@ -57,6 +58,9 @@ async function cliBan(p: { id: string; name: string }) {
       emit: () => {},
       config: async () => h.config,
       secret: () => {},
+      invocation: newInvocation(),
+      redact: (text: string) => text,
+      exit: () => {},
     },
     config: h.config,
     store,

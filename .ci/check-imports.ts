@@ -4,7 +4,8 @@
  * only from the `demo` and `sandbox` commands. State where it belongs: the player lists (lib/players/) sit below
  * the features and never import them; a feature sees the game through the GameBridge (lib/game/bridge.ts) only,
  * never a transport, preset or source; the configuration imports the game's registries to validate against them,
- * so lib/game/ never imports lib/config/. Static and dynamic imports alike. Prints each violation; exit 1.
+ * so lib/game/ never imports lib/config/. Static and dynamic imports alike. And no module state in cli/ (a top-level
+ * `let` or `var`, an exit code set on the process). Prints each violation; exit 1.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -80,6 +81,15 @@ function visit(v: string): void {
   }
 }
 for (const v of lib) if (!index.has(v)) visit(v);
+
+// No module state in cli/: a command line's own state travels in its Invocation (cli/context.ts), so one process
+// can run several in turn. A top-level `let`/`var`, or an exit code set on the process, is refused.
+for (const file of graph.keys()) {
+  if (!file.startsWith("cli/")) continue;
+  const text = readFileSync(join(root, file), "utf8");
+  for (const m of text.matchAll(/^(?:export )?(?:let|var) \w+|process\.exitCode\s*=(?!=)/gm))
+    problems.push(`${file}: \`${m[0]}\`: no module state in cli/ (a command line's state is its Invocation)`);
+}
 
 for (const p of problems) console.error(`check-imports: ${p}`);
 if (problems.length) process.exit(1);

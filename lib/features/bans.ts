@@ -9,7 +9,7 @@
  * possible, and checked every queue round. The chat and console commands are in sanction-commands.ts.
  */
 import type { FeatureContext } from "../feature.ts";
-import type { BanList, BanReduced } from "../api/client.ts";
+import type { BanList } from "../api/client.ts";
 import type { GamePlayer } from "../game/bridge.ts";
 import {
   type DeliveryOutcome,
@@ -21,6 +21,8 @@ import {
   deliverQueues,
   settleTime,
   fetchBanList,
+  liftBans,
+  liftCachedBans,
   outcomeMessage,
   playerKey,
   playerLabel,
@@ -125,12 +127,10 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
       const id = o.ban.user.identifier;
       (list[id] ??= []).push(o.ban);
     }
-    const unbanned = o.kind === "unban" && o.result === "delivered" && !o.nothingToLift ? target.identifier : null;
-    if (unbanned !== null) {
-      // Until the refresh after the round: the bans the unban lifted (issued up to it) go; later ones stay.
-      const at = Date.parse(o.entry.data.created_on);
-      const keep = (b: BanReduced) => Date.parse(b.created_on) > at;
-      for (const id of Object.keys(list)) if (sameIdentifier(id, unbanned)) list[id] = (list[id] ?? []).filter(keep);
+    if (o.kind === "unban" && o.result === "delivered" && target.identifier !== null) {
+      // Until the refresh after the round, and in the cache a restart would enforce first.
+      liftBans(list, target.identifier, o.entry.data.created_on);
+      await liftCachedBans(store, o.entry.data);
     }
     if (o.result === "delivered" && o.kind === "warning") {
       const warned = target.identifier === null ? undefined : agent.players.get(target.identifier);

@@ -22,6 +22,38 @@ export function banCache(store: Store) {
 export type BanListSource = "api" | "cache" | "none";
 
 /**
+ * A delivered unban of `identifier` created at `createdOn`: the bans it lifted (issued up to it) go from `list`, in
+ * place; later ones stay. True when one went. (A delivered unban that found nothing to lift says the same of them:
+ * the service holds none of them active.)
+ */
+export function liftBans(list: BanList, identifier: string, createdOn: string): boolean {
+  const at = Date.parse(createdOn);
+  let lifted = false;
+  for (const id of Object.keys(list)) {
+    if (!sameIdentifier(id, identifier)) continue;
+    const kept = (list[id] ?? []).filter((b) => Date.parse(b.created_on) > at);
+    lifted ||= kept.length !== list[id]?.length;
+    list[id] = kept;
+  }
+  return lifted;
+}
+
+/**
+ * The same in the cached list, so that no process enforces it from there (`run` starting next, or the service down
+ * meanwhile): a list cached before the unban would kick the player just unbanned. A write that fails only leaves the
+ * next refresh to correct it.
+ */
+export async function liftCachedBans(store: Store, unban: UnbanEntry): Promise<void> {
+  const identifier = unban.target.identifier;
+  if (identifier === null) return;
+  const cached = await banCache(store)
+    .get()
+    .catch(() => undefined);
+  if (cached && liftBans(cached.data, identifier, unban.created_on))
+    await cacheWrite(banCache(store).set(cached.data)).catch(() => {});
+}
+
+/**
  * Fetches the active bans and caches them; when the service does not answer, the cached list (rule 9, error table
  * "service unreachable (bans)"). `error` says why the live list was not used.
  */

@@ -14,6 +14,7 @@ import * as v from "valibot";
 import type { Messages } from "../messages.ts";
 import type { Store } from "../store/index.ts";
 import { describeFsError } from "../store/errors.ts";
+import { liftCachedBans } from "./banlist.ts";
 import { markSanctionsChanged } from "./changed.ts";
 import { isUncertain, type DeliverDeps, type DeliveryOutcome } from "./deliver.ts";
 import { deliverQueues } from "./round.ts";
@@ -79,7 +80,9 @@ export async function deliverOwnEntry(
   try {
     report = await deliverQueues(deps, {
       players: new Set([key]),
-      onOutcome: (o) => {
+      onOutcome: async (o) => {
+        // The cached ban list must not kick a player this round unbanned (`run` starting next enforces it first).
+        if (o.kind === "unban" && o.result === "delivered") await liftCachedBans(deps.store, o.entry.data);
         if (o.entry.id === entryId) own = o;
         else if (o.result === "kept" && playerKey(o.entry.data.target) === key) blocked = o.error;
         else if (o.result !== "kept") log?.info(outcomeMessage(deps.messages, o) ?? `${o.kind} ${o.result}`);

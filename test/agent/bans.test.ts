@@ -7,7 +7,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { BanListSchema, ServerSchema } from "../../lib/api/client.ts";
 import { bans } from "../../lib/features/bans.ts";
 import { SEED_IDS } from "../../lib/sandbox/seed.ts";
-import { sanctionQueues } from "../../lib/sanctions/index.ts";
+import { banCache, sanctionQueues } from "../../lib/sanctions/index.ts";
 import { harness, until, type Harness } from "./harness.ts";
 
 const MIN = 60_000;
@@ -320,6 +320,22 @@ describe("unban (rule 11)", () => {
       `Unban of ${BOB.id} is queued; it takes effect once VyHub accepts it.`,
       `${BOB.id} has been unbanned.`,
     ]);
+  });
+});
+
+describe("the cached ban list", () => {
+  test("a delivered unban lifts the ban there too, when no refresh follows: a restart would not kick them", async () => {
+    h = await setup();
+    await start();
+    const cachedBans = async (p: { id: string }) => (await banCache(h.store).get())?.data[p.id] ?? [];
+    expect((await cachedBans(BOB)).length).toBeGreaterThan(0);
+    // The refresh after the unban fails: only the unban's own outcome can change the cache.
+    h.sb.control.failNext({ method: "GET", path: `/server/bundle/${h.sb.bundleId}/ban` }, 5, 503);
+    await consoleLine(`unban ${BOB.id}`);
+    await until(() => unbans().length === 1, "the unban");
+    await h.idle();
+    expect(logged("ban list not refreshed")).toBe(true);
+    expect(await cachedBans(BOB)).toEqual([]);
   });
 });
 

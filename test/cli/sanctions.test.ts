@@ -4,7 +4,7 @@
  * one-line errors.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { truncate } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -325,6 +325,26 @@ describe("unban", () => {
     expect(oneLine(await run(["unban", BOB, "extra"], env), 2)).toBe(
       'error: hub-agent unban does not take "extra": hub-agent unban <player>',
     );
+  });
+
+  test("an unban lifts the bans from the cached list too: run starting next does not kick the player", async () => {
+    const env = fresh();
+    const player = "76561198000000560";
+    expect((await run(["ban", player, "1d", "cached"], env)).code).toBe(0);
+    // A warning refreshes the ban list (rule 12): the cache now holds the ban.
+    expect((await run(["warn", player, "w"], env)).code).toBe(0);
+    expect((await run(["unban", player], env)).code).toBe(0);
+    const actions = join(env.HUB_STORAGE_DIR, "actions.jsonl");
+    const once = await run(["run", "--once"], {
+      ...env,
+      HUB_GAME_SIM_PLAYERS: `${player}:Pat`,
+      HUB_GAME_SIM_ACTIONS_LOG: actions,
+    });
+    expect(once.code).toBe(0);
+    const kicks = (existsSync(actions) ? readFileSync(actions, "utf8") : "")
+      .split("\n")
+      .filter((l) => l.includes('"kick"'));
+    expect(kicks).toEqual([]);
   });
 
   test("offline: a command moments after a round found no service queues without asking; queue retry asks", async () => {

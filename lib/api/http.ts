@@ -18,7 +18,7 @@ import {
   truncate,
 } from "./errors.ts";
 import { ACCEPT_ENCODING, ERROR_BODY_BYTES, FETCH_OPTIONS, readBody } from "./body.ts";
-import { collectSkipped } from "./schemas.ts";
+import { collectSkipped } from "./lenient.ts";
 import { describeNetworkError } from "./network.ts";
 
 export type Method = "GET" | "POST" | "PATCH" | "DELETE";

@@ -3,13 +3,16 @@
  * further endpoints of docs/service-api.md §3.21). Every call resolves to an ApiResult and never throws.
  */
 import type { ApiResult } from "./errors.ts";
-import { at, createTransport, type ApiOptions, type Query } from "./http.ts";
+import { createTransport, type ApiOptions } from "./http.ts";
 import { chunkQuery } from "./request-size.ts";
 import * as s from "./schemas.ts";
+import { at, type Query } from "./url.ts";
 
 export * from "./errors.ts";
 export * from "./schemas.ts";
-export { buildQuery, joinUrl, parseRetryAfter, type ApiOptions } from "./http.ts";
+export { type ApiOptions } from "./http.ts";
+export { parseRetryAfter } from "./retry-after.ts";
+export { buildQuery, joinUrl } from "./url.ts";
 export { MAX_URL_BYTES } from "./request-size.ts";
 
 export interface MorphOptions {

@@ -3,7 +3,7 @@
  * header buffer (nginx: 8 KiB, answering 414 past it), so a query that repeats a key once per player (the applied
  * rewards' `user_id`) is split into requests whose URL, path and query as sent, stays within MAX_URL_BYTES.
  */
-import { buildQuery, joinUrl, type Query } from "./http.ts";
+import { buildQuery, joinUrl, type Query } from "./url.ts";
 
 /** Half of nginx's 8 KiB request line: room for the method, the protocol and a longer base path. */
 export const MAX_URL_BYTES = 4096;

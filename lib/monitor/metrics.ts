@@ -11,7 +11,7 @@
  * refusal of one request (403, 422) is the service's answer about that item, not a failure of the job.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { RequestEvent, RequestOutcome } from "../api/http.ts";
+import type { RequestEvent, RequestOutcome } from "../api/request.ts";
 import type { Clock } from "../clock.ts";
 import type { JobObserver } from "../scheduler.ts";
 

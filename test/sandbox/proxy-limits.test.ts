@@ -1,7 +1,7 @@
 /** The sandbox refuses what nginx in front of the service refuses with its defaults: long request lines, big bodies. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createApi } from "../../lib/api/client.ts";
-import type { RequestEvent } from "../../lib/api/http.ts";
+import type { RequestEvent } from "../../lib/api/request.ts";
 import { MAX_BODY_BYTES, MAX_REQUEST_LINE, requestLineLength } from "../../lib/sandbox/handler.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 

@@ -113,7 +113,9 @@ test("an urgent player is served before the round's next players, whatever their
       },
     },
   );
-  expect(madeReasons().indexOf("urgent")).toBe(2); // after the two already made, not 13th
+  // After the two already made, not 13th. Served beside the players in progress: when the round's poll (not the
+  // worker) takes it, the worker may start the third player's request meanwhile, which can land first.
+  expect([2, 3]).toContain(madeReasons().indexOf("urgent"));
   expect(madeReasons()).toHaveLength(13);
 });
 

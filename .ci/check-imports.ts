@@ -3,8 +3,8 @@
  * together just the same), lib/ never imports cli/, and production code reaches the in-memory service (lib/sandbox/)
  * only from the `demo` and `sandbox` commands. State where it belongs: the player lists (lib/players/) sit below
  * the features and never import them; a feature sees the game through the GameBridge (lib/game/bridge.ts) only,
- * never a transport, preset or source; the configuration imports the game's registries to validate against them,
- * so lib/game/ never imports lib/config/. Static and dynamic imports alike. And no module state in cli/ (a top-level
+ * never a transport, preset or source; lib/config/ and lib/game/ never import each other (lib/app/config.ts hands
+ * the configuration the game's vocabulary). Static and dynamic imports alike. And no module state in cli/ (a top-level
  * `let` or `var`, an exit code set on the process). Prints each violation; exit 1.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -47,7 +47,9 @@ for (const [file, deps] of graph) {
     if (file.startsWith("lib/features/") && dep.startsWith("lib/game/") && dep !== GAME_BRIDGE)
       problems.push(`${file} imports ${dep}: features see the game through ${GAME_BRIDGE} only`);
     if (file.startsWith("lib/game/") && dep.startsWith("lib/config/"))
-      problems.push(`${file} imports ${dep}: the game never imports the configuration (the config imports the game)`);
+      problems.push(`${file} imports ${dep}: the game never imports the configuration (lib/app/config.ts joins them)`);
+    if (file.startsWith("lib/config/") && dep.startsWith("lib/game/"))
+      problems.push(`${file} imports ${dep}: the configuration never imports the game (lib/app/config.ts joins them)`);
   }
 }
 

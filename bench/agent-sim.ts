@@ -10,7 +10,7 @@ import { heapStats } from "bun:jsc";
 import { runAgent } from "../cli/commands/run.ts";
 import { createLogger } from "../cli/log.ts";
 import { systemClock as clock } from "../lib/clock.ts";
-import { loadConfig } from "../lib/config/index.ts";
+import { loadConfig } from "../lib/app/config.ts";
 import { createBridge } from "../lib/game/index.ts";
 import type { SimGame } from "../lib/game/sim.ts";
 import { PER_PLAYER_BURST, PER_PLAYER_RATE } from "../lib/pace.ts";

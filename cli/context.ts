@@ -76,7 +76,7 @@ export function createContext(flags: GlobalFlags, data?: unknown): Context {
     },
     secret: (value) => void secrets.push(value),
     async config(opts = {}) {
-      const { loadConfig } = await import("../lib/config/index.ts");
+      const { loadConfig } = await import("../lib/app/config.ts");
       const result = await loadConfig({
         file: flags.config,
         env: process.env,

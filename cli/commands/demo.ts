@@ -46,7 +46,7 @@ export default defineCommand({
       { DemoRecorder, summaryLines },
     ] = await Promise.all([
       import("../../lib/sandbox/index.ts"),
-      import("../../lib/config/index.ts"),
+      import("../../lib/app/config.ts"),
       import("../../lib/game/sim.ts"),
       import("../demo-timeline.ts"),
       import("../../lib/clock.ts"),

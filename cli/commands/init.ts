@@ -3,8 +3,8 @@ import { open } from "node:fs/promises";
 import { resolve } from "node:path";
 import { globalArgs, createContext } from "../context.ts";
 import { CliError, EXIT } from "../exit.ts";
-import { DEFAULT_CONFIG_FILE } from "../../lib/config/index.ts";
-import { renderTemplate } from "../../lib/config/template.ts";
+import { DEFAULT_CONFIG_FILE } from "../../lib/app/config.ts";
+import { renderTemplate } from "../../lib/app/config.ts";
 
 export default defineCommand({
   meta: { name: "init", description: "write a commented configuration file (mode 0600) to fill in" },

@@ -26,7 +26,7 @@ export default defineCommand({
     const ctx = createContext(args, data);
     const config = await ctx.config({ warnings: true, timePatterns: true });
     // SIGHUP reads the configuration again (the same file and environment) and applies what can change live.
-    const { loadConfig } = await import("../../lib/config/index.ts");
+    const { loadConfig } = await import("../../lib/app/config.ts");
     const reread = async () => {
       const result = await loadConfig({ file: args.config, env: process.env, cwd: process.cwd(), timePatterns: true });
       for (const secret of result.secrets) ctx.secret(secret); // a new key or password never reaches the log

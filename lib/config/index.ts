@@ -1,13 +1,14 @@
 import * as v from "valibot";
 import { exists, readFile, stat } from "../fsio.ts";
 import { dirname, resolve } from "node:path";
-import { ConfigSchema, KEY_HELP, SPEC_INTERVALS, type Config } from "./schema.ts";
+import { type ConfigSchema, SPEC_INTERVALS, buildConfigSchema, keyHelp, type Config } from "./schema.ts";
+import type { GameVocabulary } from "./vocabulary.ts";
 import { isLoopback } from "../loopback.ts";
 import { parseListen } from "./listen.ts";
 import { TomlError, parseToml } from "./toml.ts";
-import type { PresetOverrides } from "../game/presets/index.ts";
 
 export { type Config, SPEC_INTERVALS } from "./schema.ts";
+export type { GameVocabulary, SectionView } from "./vocabulary.ts";
 
 export const DEFAULT_CONFIG_FILE = "hub-agent.toml";
 
@@ -40,17 +41,26 @@ type Source = { kind: "file"; file: string } | { kind: "env"; name: string };
 /** HUB_ + the key path in upper case joined by "_": api.server_id → HUB_API_SERVER_ID. */
 export const envName = (path: string) => `HUB_${path.replace(/\./g, "_").toUpperCase()}`;
 
-let keys: readonly string[] | undefined;
+/** The schema, the key help and the game's checks, built once from the game's vocabulary (lib/app/config.ts). */
+export interface ConfigRules {
+  schema: ConfigSchema;
+  help: Record<string, string>;
+  game: GameVocabulary;
+  /** Every leaf key path of the schema, e.g. "api.url", "intervals.status" (records like hooks excluded). */
+  keys: readonly string[];
+}
+
+export function configRules(game: GameVocabulary): ConfigRules {
+  const schema = buildConfigSchema(game);
+  // Walked once per process, with plain loops: every command that reads the configuration pays for this walk.
+  const keys: string[] = [];
+  collectKeys(schema, "", keys);
+  return { schema, help: keyHelp(game), game, keys };
+}
 
 /** Every leaf key path of the schema, e.g. "api.url", "intervals.status" (records like hooks excluded). */
-export function configKeys(): string[] {
-  // Walked once per process, with plain loops: every command that reads the configuration pays for this walk.
-  if (!keys) {
-    const out: string[] = [];
-    collectKeys(ConfigSchema, "", out);
-    keys = out;
-  }
-  return [...keys];
+export function configKeys(rules: ConfigRules): string[] {
+  return [...rules.keys];
 }
 
 function collectKeys(schema: v.GenericSchema, prefix: string, out: string[]): void {
@@ -78,7 +88,8 @@ const PLACEHOLDER_KEYS = ["api.url", "api.key", "api.server_id", "game.bridge"];
 /** A value still as the template wrote it: `<…>` in place of the value, or in the URL's path (`/<instance>/`). */
 const isPlaceholder = (value: unknown) => typeof value === "string" && /<[^<>]*>/.test(value);
 
-export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
+export async function loadConfig(opts: LoadOptions, rules: ConfigRules): Promise<LoadResult> {
+  const help = rules.help;
   const problems: string[] = [];
   const secrets: string[] = [];
   const sources = new Map<string, Source>();
@@ -87,7 +98,7 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
   const file = explicit || (await exists(candidate)) ? candidate : undefined;
 
   let raw: Record<string, unknown> = {};
-  const paths = configKeys();
+  const paths = rules.keys;
   if (file) {
     try {
       raw = parseToml(await readFile(file, "utf8"));
@@ -133,20 +144,20 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
   for (const path of placeholders) {
     const shown = SECRET_KEYS.has(path) ? "" : ` = ${JSON.stringify(getPath(raw, path))}`;
     const where = describeSource(sources.get(path), path, file);
-    problems.push(`${path}${shown} (${where}) is still the template's placeholder: replace it with ${KEY_HELP[path]}`);
+    problems.push(`${path}${shown} (${where}) is still the template's placeholder: replace it with ${help[path]}`);
   }
   // Report every problem at once: schema issues first, then the checks that look at several keys.
-  const parsed = v.safeParse(ConfigSchema, raw);
+  const parsed = v.safeParse(rules.schema, raw);
   const issues = parsed.success ? [] : parsed.issues.filter((i) => !placeholders.includes(v.getDotPath(i) ?? ""));
-  problems.push(...issues.map((issue) => describeIssue(issue, raw, sources, file)));
+  problems.push(...issues.map((issue) => describeIssue(issue, raw, sources, help, file)));
   const failed = new Set([...issues.map((issue) => v.getDotPath(issue)), ...placeholders]);
   const where = (path: string) => describeSource(sources.get(path), path, file);
   const rawString = (path: string) => (failed.has(path) ? undefined : (getPath(raw, path) as string | undefined));
 
   const url = rawString("api.url");
-  if (url) problems.push(...checkUrl(url, getPath(raw, "api.allow_insecure"), where("api.url"), "api.url"));
+  if (url) problems.push(...checkUrl(url, getPath(raw, "api.allow_insecure"), where("api.url"), "api.url", help));
   const webUrl = rawString("api.web_url");
-  if (webUrl) problems.push(...checkUrl(webUrl, true, where("api.web_url"), "api.web_url"));
+  if (webUrl) problems.push(...checkUrl(webUrl, true, where("api.web_url"), "api.web_url", help));
   const serverId = rawString("api.server_id")?.trim();
   if (serverId && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(serverId)) {
     problems.push(
@@ -160,11 +171,21 @@ export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
       `api.key and api.key_file are both set (${where("api.key")}, ${where("api.key_file")}): keep only one`,
     );
   } else if (!hasKey && keyFileSetting === undefined) {
-    problems.push(`${missing("api.key", file)}; or put it in a file and set api.key_file / ${envName("api.key_file")}`);
+    problems.push(
+      `${missing("api.key", help, file)}; or put it in a file and set api.key_file / ${envName("api.key_file")}`,
+    );
   }
   const listen = rawString("http.listen");
   if (listen) problems.push(...checkListen(listen, getPath(raw, "http.allow_remote"), where("http.listen")));
-  if (parsed.success) problems.push(...(await checkGame(raw, where, file, opts.timePatterns)));
+  if (parsed.success) {
+    // What a bridge needs and the preset's overrides: the game's own checks (lib/game/config-check.ts).
+    const view = {
+      get: (path: string) => getPath(raw, path),
+      where,
+      missing: (path: string) => missing(path, help, file),
+    };
+    problems.push(...(await rules.game.check(view, !!opts.timePatterns)));
+  }
   if (!parsed.success || problems.length) return { ok: false, problems, file, secrets };
 
   const c = parsed.output;
@@ -254,87 +275,24 @@ async function othersMay(path: string): Promise<string | undefined> {
   return `other users can ${mode & 0o002 ? "change" : "read"} it (mode 0${mode.toString(8)})`;
 }
 
-/** The game keys that depend on each other: what a bridge needs, and the preset's overrides. */
-async function checkGame(raw: Record<string, unknown>, where: (path: string) => string, file?: string, timed = false) {
-  const bridge = (getPath(raw, "game.bridge") as string | undefined)?.trim() ?? "sim";
-  if (bridge === "sim") return [];
-  const problems: string[] = [];
-  const needs = `game.bridge = "${bridge}" (${where("game.bridge")}) needs`;
-  const presetName = getPath(raw, "game.preset") as string | undefined;
-  const { PRESET_NAMES, PRESETS, PresetError, resolvePreset } = await import("../game/presets/index.ts");
-  if (presetName === undefined) {
-    problems.push(`${missing("game.preset", file)}: ${needs} to know the game (${PRESET_NAMES.join(", ")})`);
-  }
-  const { bridgeKind } = await import("../game/kinds/index.ts");
-  const kind = bridgeKind(bridge);
-  if (!kind) return problems; // the schema named the bridges it knows
-  problems.push(
-    ...(kind.validate?.({ get: (key) => getPath(raw, key), where, missing: (key) => missing(key, file) }) ?? []),
-  );
-  if (presetName === undefined || !(PRESET_NAMES as readonly string[]).includes(presetName)) return problems;
-  const preset = PRESETS[presetName as keyof typeof PRESETS];
-  if (kind.console && !preset.consoles[kind.name]) {
-    const spoken = [...Object.keys(preset.consoles), "wrapper"].map((k) => `"${k}"`).join(" or ");
-    problems.push(`${needs} ${kind.title}, which ${presetName} doesn't speak: use game.bridge = ${spoken}`);
-  }
-  if (presetName === "generic" && !kind.listsPlayers) {
-    for (const [key, example] of [
-      ["list_command", '"clients"'],
-      ["list_row", String.raw`'^ *(?<slot>\d+) +(?<name>.+)$'`],
-    ] as const) {
-      if (getPath(raw, `game.overrides.${key}`) === undefined) {
-        problems.push(
-          `${missing(`game.overrides.${key}`, file)}: game.preset = "generic" (${where("game.preset")}) needs the console's player list (e.g. ${key} = ${example}; see docs/games/your-own-game.md)`,
-        );
-      }
-    }
-  }
-  try {
-    const overrides = (getPath(raw, "game.overrides") ?? {}) as PresetOverrides;
-    const resolved = resolvePreset(presetName, overrides);
-    if (timed) problems.push(...(await slowPatterns(overrides, where)));
-    if (kind.console && preset.consoles[kind.name]?.port === 0 && getPath(raw, "game.rcon.port") === undefined) {
-      problems.push(
-        `${missing("game.rcon.port", file)}: ${needs} the port of ${kind.title} (the ${presetName} preset has no default)`,
-      );
-    }
-    if (kind.name === "wrapper" && !resolved.echo && !resolved.list.until && !resolved.replyQuietMs) {
-      problems.push(
-        `${needs} to know where a reply ends, and the ${presetName} preset's console has no echo: set game.overrides.echo (e.g. "echo {marker}"), game.overrides.list_end (the list's last line) or game.overrides.reply_quiet (seconds of silence)`,
-      );
-    }
-  } catch (e) {
-    if (!(e instanceof PresetError)) throw e;
-    const key = /game\.overrides\.[\w.]+/.exec(e.message)?.[0];
-    problems.push(key ? `${e.message} (${where(key)})` : e.message);
-  }
-  return problems;
-}
-
-/** The operator's patterns that take longer than linear time on the hostile lines built for them (run, doctor). */
-async function slowPatterns(overrides: PresetOverrides, where: (path: string) => string): Promise<string[]> {
-  const [{ overridePatterns }, { tooSlow }] = await Promise.all([
-    import("../game/presets/index.ts"),
-    import("../game/sources/pattern-timing.ts"),
-  ]);
-  return overridePatterns(overrides).flatMap(([key, re]) => {
-    const why = tooSlow(re);
-    return why ? [`${key} is refused: ${why} (${where(key)})`] : [];
-  });
-}
-
 /** A boolean key as the operator wrote it, before the schema read it (`bool` in schema.ts). */
 const isTrue = (raw: unknown) => raw === true || ["true", "1", "yes"].includes(String(raw).toLowerCase());
 
-function checkUrl(url: string, allowInsecure: unknown, where: string, path: string): string[] {
+function checkUrl(
+  url: string,
+  allowInsecure: unknown,
+  where: string,
+  path: string,
+  help: Record<string, string>,
+): string[] {
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    return [`${path} = "${url}" (${where}) is not a URL: ${KEY_HELP[path]}`];
+    return [`${path} = "${url}" (${where}) is not a URL: ${help[path]}`];
   }
   if (u.protocol !== "https:" && u.protocol !== "http:")
-    return [`${path} = "${url}" (${where}) must start with https://: ${KEY_HELP[path]}`];
+    return [`${path} = "${url}" (${where}) must start with https://: ${help[path]}`];
   const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(u.hostname) || u.hostname.startsWith("127.");
   if (u.protocol === "http:" && !loopback && !isTrue(allowInsecure))
     return [
@@ -357,6 +315,7 @@ function describeIssue(
   issue: v.BaseIssue<unknown>,
   raw: Record<string, unknown>,
   sources: Map<string, Source>,
+  help: Record<string, string>,
   file?: string,
 ): string {
   const path = v.getDotPath(issue) ?? "";
@@ -365,17 +324,17 @@ function describeIssue(
     return `unknown key ${path || String(key)} in ${file ?? "the configuration"}: check its spelling (run \`hub-agent init\` to see every key)`;
   }
   const input = getPath(raw, path);
-  if (input === undefined) return missing(path, file);
+  if (input === undefined) return missing(path, help, file);
   const shown = SECRET_KEYS.has(path) ? "[redacted]" : JSON.stringify(input);
-  const help = KEY_HELP[path] ? ` (${KEY_HELP[path]})` : "";
-  return `${path} = ${shown} (${describeSource(sources.get(path), path, file)}) ${issue.message}${help}`;
+  const why = help[path] ? ` (${help[path]})` : "";
+  return `${path} = ${shown} (${describeSource(sources.get(path), path, file)}) ${issue.message}${why}`;
 }
 
-function missing(path: string, file?: string): string {
+function missing(path: string, help: Record<string, string>, file?: string): string {
   const dot = path.lastIndexOf(".");
   const [section, key] = dot >= 0 ? [path.slice(0, dot), path.slice(dot + 1)] : [undefined, path];
   const inFile = section ? `${key} under [${section}]` : key;
-  return `${path} is missing: set ${inFile} in ${file ?? DEFAULT_CONFIG_FILE}, or export ${envName(path)}${KEY_HELP[path] ? ` (${KEY_HELP[path]})` : ""}`;
+  return `${path} is missing: set ${inFile} in ${file ?? DEFAULT_CONFIG_FILE}, or export ${envName(path)}${help[path] ? ` (${help[path]})` : ""}`;
 }
 
 function describeSource(source: Source | undefined, path: string, file?: string): string {

@@ -1,9 +1,6 @@
 import * as v from "valibot";
 import { DEFAULT_MAX_RESPONSE_BYTES } from "../api/errors.ts";
-import { BRIDGE_NAMES } from "../game/kinds/index.ts";
-import { ESCAPE_MODE_NAMES } from "../game/presets/escape.ts";
-import { PRESET_NAMES } from "../game/presets/index.ts";
-import { COMMAND_KINDS, LINE_KINDS } from "../game/presets/types.ts";
+import type { GameVocabulary } from "./vocabulary.ts";
 
 /**
  * The configuration schema is the one source of truth: the loader derives every HUB_* environment
@@ -192,161 +189,169 @@ const simCount = v.pipe(
   v.maxValue(1_000_000, "must be at most 1000000 players"),
 );
 
-export const ConfigSchema = v.strictObject({
-  api: v.strictObject({
-    url: text("is required: the service's base URL incl. its path, e.g. https://api.vyhub.app/<instance>/v1"),
-    key: v.optional(text("must not be empty")),
-    key_file: v.optional(text("must be a path to a file that holds the API key")),
-    server_id: text("is required: this server's id from the service's server settings"),
-    web_url: v.optional(text("must be the web address of your community site, e.g. https://community.example.org")),
-    timeout: seconds(10),
-    allow_insecure: bool(false),
-    max_response_bytes: v.optional(
-      v.pipe(
-        numeric("must be a number of bytes"),
-        v.integer("must be a whole number of bytes"),
-        v.minValue(65_536, "must be at least 65536 bytes (64 KiB)"),
-        v.maxValue(1024 ** 3, "must be at most 1073741824 bytes (1 GiB)"),
-      ),
-      DEFAULT_MAX_RESPONSE_BYTES,
-    ),
-  }),
-  storage: v.optional(v.strictObject({ dir: v.optional(text("must be a directory path"), "./data") }), {}),
-  /** Required, as game.bridge is (loadConfig gives a missing [game] table, so the key is named). */
-  game: v.strictObject({
-    /** Required, also for the simulated game: a config that forgot it must not run a game that isn't there. */
-    bridge: v.picklist(BRIDGE_NAMES, `must be one of: ${BRIDGE_NAMES.join(", ")}`),
-    preset: v.optional(v.picklist(PRESET_NAMES, `must be one of: ${PRESET_NAMES.join(", ")}`)),
-    map: v.optional(text("must be the map name to report when the game cannot tell")),
-    // Before the sub-tables, so `hub-agent init` writes each table once.
-    log_file: v.optional(text("must be a path to the game's log file")),
-    /** Only for `bridge = "sim"`: a simulated game for demos and process tests. */
-    sim: v.optional(
-      v.pipe(
-        v.strictObject({
-          players: v.optional(simPlayers, []),
-          actions_log: v.optional(text("must be a file path")),
-          online: v.optional(simCount, 0),
-          churn: v.optional(
-            v.pipe(
-              numeric("must be a number of players a second"),
-              v.minValue(0, "must be a number of players a second, 0 or more"),
-              v.maxValue(10_000, "must be at most 10000 players a second"),
-            ),
-            0,
-          ),
-          distinct: v.optional(simCount, 0),
-        }),
-        v.check(
-          (sim) => sim.distinct === 0 || sim.distinct > sim.online,
-          "game.sim.distinct must be larger than game.sim.online (or 0: every join a new player), so a player who joins is never online already",
+/** The schema, with the game's names (vocabulary.ts): built once by configRules (index.ts). */
+export function buildConfigSchema(game: GameVocabulary) {
+  return v.strictObject({
+    api: v.strictObject({
+      url: text("is required: the service's base URL incl. its path, e.g. https://api.vyhub.app/<instance>/v1"),
+      key: v.optional(text("must not be empty")),
+      key_file: v.optional(text("must be a path to a file that holds the API key")),
+      server_id: text("is required: this server's id from the service's server settings"),
+      web_url: v.optional(text("must be the web address of your community site, e.g. https://community.example.org")),
+      timeout: seconds(10),
+      allow_insecure: bool(false),
+      max_response_bytes: v.optional(
+        v.pipe(
+          numeric("must be a number of bytes"),
+          v.integer("must be a whole number of bytes"),
+          v.minValue(65_536, "must be at least 65536 bytes (64 KiB)"),
+          v.maxValue(1024 ** 3, "must be at most 1073741824 bytes (1 GiB)"),
         ),
+        DEFAULT_MAX_RESPONSE_BYTES,
       ),
+    }),
+    storage: v.optional(v.strictObject({ dir: v.optional(text("must be a directory path"), "./data") }), {}),
+    /** Required, as game.bridge is (loadConfig gives a missing [game] table, so the key is named). */
+    game: v.strictObject({
+      /** Required, also for the simulated game: a config that forgot it must not run a game that isn't there. */
+      bridge: v.picklist(game.bridges, `must be one of: ${game.bridges.join(", ")}`),
+      preset: v.optional(v.picklist(game.presets, `must be one of: ${game.presets.join(", ")}`)),
+      map: v.optional(text("must be the map name to report when the game cannot tell")),
+      // Before the sub-tables, so `hub-agent init` writes each table once.
+      log_file: v.optional(text("must be a path to the game's log file")),
+      /** Only for `bridge = "sim"`: a simulated game for demos and process tests. */
+      sim: v.optional(
+        v.pipe(
+          v.strictObject({
+            players: v.optional(simPlayers, []),
+            actions_log: v.optional(text("must be a file path")),
+            online: v.optional(simCount, 0),
+            churn: v.optional(
+              v.pipe(
+                numeric("must be a number of players a second"),
+                v.minValue(0, "must be a number of players a second, 0 or more"),
+                v.maxValue(10_000, "must be at most 10000 players a second"),
+              ),
+              0,
+            ),
+            distinct: v.optional(simCount, 0),
+          }),
+          v.check(
+            (sim) => sim.distinct === 0 || sim.distinct > sim.online,
+            "game.sim.distinct must be larger than game.sim.online (or 0: every join a new player), so a player who joins is never online already",
+          ),
+        ),
+        {},
+      ),
+      rcon: v.optional(
+        v.strictObject({
+          host: v.optional(text("must be the game server's host name or IP address"), "127.0.0.1"),
+          port: v.optional(port),
+          password: v.optional(text("must not be empty")),
+          password_file: v.optional(text("must be a path to a file that holds the RCON password")),
+          allow_remote: bool(false),
+        }),
+        {},
+      ),
+      wrapper: v.optional(
+        v.strictObject({
+          command: v.optional(commandLine),
+          cwd: v.optional(text("must be a directory path")),
+          command_pipe: v.optional(
+            text("must be the path of the named pipe (FIFO) the server reads its commands from"),
+          ),
+          user: v.optional(account("user", "freeciv")),
+          group: v.optional(account("group", "games")),
+          restart: bool(false),
+          /** Only these reach the server besides PATH, HOME, locale and the like: never hub-agent's HUB_* secrets. */
+          env: v.optional(
+            v.record(
+              v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a variable name (letters, digits, _)")),
+              v.string("must be a string (quote numbers)"),
+            ),
+            {},
+          ),
+        }),
+        {},
+      ),
+      overrides: v.optional(
+        v.strictObject({
+          user_type: v.optional(
+            v.pipe(v.string(), v.trim(), v.regex(/^[A-Z0-9_]+$/, "must be a user type of the service, e.g. STEAM")),
+          ),
+          command_prefix: v.optional(text("must be the chat command prefix, e.g. !")),
+          multi_group: v.optional(bool(false)),
+          colours: v.optional(v.picklist(["strip", "minecraft", "quake"], "must be one of: strip, minecraft, quake")),
+          max_players: v.optional(
+            v.pipe(
+              NUMBER_OR_STRING,
+              v.number("must be a number"),
+              v.integer("must be a whole number"),
+              v.minValue(0, "must not be negative"),
+            ),
+          ),
+          list_command: v.optional(text("must be the console command that lists the players")),
+          list_row: v.optional(text("must be a regular expression for one row of the player list")),
+          list_end: v.optional(v.string("must be a regular expression (a string)")),
+          list_start: v.optional(v.string("must be a regular expression (a string)")),
+          echo: v.optional(v.string('must be the console\'s echo command with {marker}, e.g. "echo {marker}"')),
+          reply_quiet: v.optional(
+            v.pipe(
+              numeric("must be a number of seconds"),
+              v.gtValue(0, "must be a positive number of seconds"),
+              v.maxValue(5, "must be at most 5 seconds (a reply must end well within a command's 10 s)"),
+            ),
+          ),
+          escape: v.optional(v.picklist(game.escapeModes, `must be one of: ${game.escapeModes.join(", ")}`)),
+          lines: optionalKeys(game.lineKinds, "must be a regular expression (a string)"),
+          commands: optionalKeys(game.commandKinds, "must be a command template (a string)"),
+        }),
+        {},
+      ),
+    }),
+    intervals: v.optional(
+      v.strictObject({
+        ...(Object.fromEntries(
+          Object.entries(SPEC_INTERVALS).map(([k, s]) => [k, seconds(s, k === "adverts" ? "adverts" : undefined)]),
+        ) as {
+          [K in keyof typeof SPEC_INTERVALS]: ReturnType<typeof seconds>;
+        }),
+        /** Not the service's: how often the game's player list is polled. */
+        player_poll: seconds(10),
+      }),
       {},
     ),
-    rcon: v.optional(
+    /** In-game chat command names (typed with the game's prefix, e.g. `!dashboard`), also matched at the console. */
+    commands: v.optional(
       v.strictObject({
-        host: v.optional(text("must be the game server's host name or IP address"), "127.0.0.1"),
-        port: v.optional(port),
-        password: v.optional(text("must not be empty")),
-        password_file: v.optional(text("must be a path to a file that holds the RCON password")),
+        ...(Object.fromEntries(
+          Object.entries(COMMAND_NAMES).map(([k, name]) => [k, v.optional(commandName, name)]),
+        ) as {
+          [K in keyof typeof COMMAND_NAMES]: v.OptionalSchema<typeof commandName, string>;
+        }),
+        /** In-game groups whose members' chat bans and unbans take effect locally before the service has answered. */
+        trusted_groups: v.optional(groupNames, []),
+      }),
+      {},
+    ),
+    rewards: v.optional(v.strictObject({ allow_script: bool(false) }), {}),
+    /** The status page, /metrics, /healthz and /readyz of `run` (lib/monitor/); off unless `listen` is set. */
+    http: v.optional(
+      v.strictObject({
+        listen: v.optional(text("must be an address and port, e.g. 127.0.0.1:9187")),
         allow_remote: bool(false),
       }),
       {},
     ),
-    wrapper: v.optional(
-      v.strictObject({
-        command: v.optional(commandLine),
-        cwd: v.optional(text("must be a directory path")),
-        command_pipe: v.optional(text("must be the path of the named pipe (FIFO) the server reads its commands from")),
-        user: v.optional(account("user", "freeciv")),
-        group: v.optional(account("group", "games")),
-        restart: bool(false),
-        /** Only these reach the server besides PATH, HOME, locale and the like: never hub-agent's HUB_* secrets. */
-        env: v.optional(
-          v.record(
-            v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be a variable name (letters, digits, _)")),
-            v.string("must be a string (quote numbers)"),
-          ),
-          {},
-        ),
-      }),
-      {},
-    ),
-    overrides: v.optional(
-      v.strictObject({
-        user_type: v.optional(
-          v.pipe(v.string(), v.trim(), v.regex(/^[A-Z0-9_]+$/, "must be a user type of the service, e.g. STEAM")),
-        ),
-        command_prefix: v.optional(text("must be the chat command prefix, e.g. !")),
-        multi_group: v.optional(bool(false)),
-        colours: v.optional(v.picklist(["strip", "minecraft", "quake"], "must be one of: strip, minecraft, quake")),
-        max_players: v.optional(
-          v.pipe(
-            NUMBER_OR_STRING,
-            v.number("must be a number"),
-            v.integer("must be a whole number"),
-            v.minValue(0, "must not be negative"),
-          ),
-        ),
-        list_command: v.optional(text("must be the console command that lists the players")),
-        list_row: v.optional(text("must be a regular expression for one row of the player list")),
-        list_end: v.optional(v.string("must be a regular expression (a string)")),
-        list_start: v.optional(v.string("must be a regular expression (a string)")),
-        echo: v.optional(v.string('must be the console\'s echo command with {marker}, e.g. "echo {marker}"')),
-        reply_quiet: v.optional(
-          v.pipe(
-            numeric("must be a number of seconds"),
-            v.gtValue(0, "must be a positive number of seconds"),
-            v.maxValue(5, "must be at most 5 seconds (a reply must end well within a command's 10 s)"),
-          ),
-        ),
-        escape: v.optional(v.picklist(ESCAPE_MODE_NAMES, `must be one of: ${ESCAPE_MODE_NAMES.join(", ")}`)),
-        lines: optionalKeys(LINE_KINDS, "must be a regular expression (a string)"),
-        commands: optionalKeys(COMMAND_KINDS, "must be a command template (a string)"),
-      }),
-      {},
-    ),
-  }),
-  intervals: v.optional(
-    v.strictObject({
-      ...(Object.fromEntries(
-        Object.entries(SPEC_INTERVALS).map(([k, s]) => [k, seconds(s, k === "adverts" ? "adverts" : undefined)]),
-      ) as {
-        [K in keyof typeof SPEC_INTERVALS]: ReturnType<typeof seconds>;
-      }),
-      /** Not the service's: how often the game's player list is polled. */
-      player_poll: seconds(10),
-    }),
-    {},
-  ),
-  /** In-game chat command names (typed with the game's prefix, e.g. `!dashboard`), also matched at the console. */
-  commands: v.optional(
-    v.strictObject({
-      ...(Object.fromEntries(Object.entries(COMMAND_NAMES).map(([k, name]) => [k, v.optional(commandName, name)])) as {
-        [K in keyof typeof COMMAND_NAMES]: v.OptionalSchema<typeof commandName, string>;
-      }),
-      /** In-game groups whose members' chat bans and unbans take effect locally before the service has answered. */
-      trusted_groups: v.optional(groupNames, []),
-    }),
-    {},
-  ),
-  rewards: v.optional(v.strictObject({ allow_script: bool(false) }), {}),
-  /** The status page, /metrics, /healthz and /readyz of `run` (lib/monitor/); off unless `listen` is set. */
-  http: v.optional(
-    v.strictObject({
-      listen: v.optional(text("must be an address and port, e.g. 127.0.0.1:9187")),
-      allow_remote: bool(false),
-    }),
-    {},
-  ),
-  lang: v.optional(text("must be a locale of lang/ (en, de) or a path to a JSON file"), "en"),
-  /** Shell-free hooks: event name → command line, run with the event's data as JSON on stdin. */
-  hooks: v.optional(v.record(v.string(), text("must be a command to run")), {}),
-});
+    lang: v.optional(text("must be a locale of lang/ (en, de) or a path to a JSON file"), "en"),
+    /** Shell-free hooks: event name → command line, run with the event's data as JSON on stdin. */
+    hooks: v.optional(v.record(v.string(), text("must be a command to run")), {}),
+  });
+}
 
-export type ConfigInput = v.InferInput<typeof ConfigSchema>;
-type Parsed = v.InferOutput<typeof ConfigSchema>;
+export type ConfigSchema = ReturnType<typeof buildConfigSchema>;
+export type ConfigInput = v.InferInput<ConfigSchema>;
+type Parsed = v.InferOutput<ConfigSchema>;
 
 /** The validated configuration, with the API key and RCON password resolved and relative paths made absolute. */
 export interface Config extends Omit<Parsed, "api" | "game"> {
@@ -356,4 +361,4 @@ export interface Config extends Omit<Parsed, "api" | "game"> {
 }
 
 /** What each key is for (key-help.ts), exported beside the schema: the loader and the template read both. */
-export { KEY_HELP } from "./key-help.ts";
+export { keyHelp } from "./key-help.ts";

@@ -1,14 +1,13 @@
 import * as v from "valibot";
-import { ConfigSchema, KEY_HELP } from "./schema.ts";
-import { configKeys, envName } from "./index.ts";
-import { BRIDGE_NAMES } from "../game/kinds/index.ts";
+import { type ConfigRules, envName } from "./index.ts";
 
-const REQUIRED_EXAMPLE: Record<string, string> = {
+/** The required keys' placeholders (loadConfig refuses a value still like this, naming the key). */
+const requiredExample = (rules: ConfigRules): Record<string, string> => ({
   "api.url": "https://api.vyhub.app/<instance>/v1",
   "api.key": "<paste the server's API key here>",
   "api.server_id": "<server id, a UUID>",
-  "game.bridge": `<how hub-agent talks to the game: ${BRIDGE_NAMES.join(", ")}>`,
-};
+  "game.bridge": `<how hub-agent talks to the game: ${rules.game.bridges.join(", ")}>`,
+});
 
 /**
  * What a key without a default shows, commented out: a value that is valid once uncommented (`tested in
@@ -48,14 +47,15 @@ export const ALTERNATIVES: Record<string, string> = {
 };
 
 /** The commented configuration `hub-agent init` writes: every key, its default, and its environment variable. */
-export function renderTemplate(values: Record<string, string> = {}): string {
+export function renderTemplate(rules: ConfigRules, values: Record<string, string> = {}): string {
+  const required = requiredExample(rules);
   const out = [
     "# hub-agent configuration. Every key can also be set by an environment variable (shown beside it),",
     "# which wins over this file. Relative paths are relative to this file.",
   ];
   let section = "";
   // Top-level keys (lang) must come before the first [table] in TOML.
-  const paths = configKeys().sort((a, b) => Number(a.includes(".")) - Number(b.includes(".")));
+  const paths = [...rules.keys].sort((a, b) => Number(a.includes(".")) - Number(b.includes(".")));
   for (const path of paths) {
     // The last segment is the key, the rest its table: game.rcon.host → [game.rcon] host.
     const dot = path.lastIndexOf(".");
@@ -64,13 +64,13 @@ export function renderTemplate(values: Record<string, string> = {}): string {
       out.push("", `[${head}]`);
       section = head;
     }
-    out.push(`# ${KEY_HELP[path] ?? path} (${envName(path)})`);
-    const given = values[path] ?? REQUIRED_EXAMPLE[path];
+    out.push(`# ${rules.help[path] ?? path} (${envName(path)})`);
+    const given = values[path] ?? required[path];
     if (given !== undefined) {
       out.push(`${key} = ${JSON.stringify(given)}`);
       continue;
     }
-    const example = defaultOf(path) ?? EXAMPLES[path] ?? (path.startsWith("game.overrides.") ? "" : undefined);
+    const example = defaultOf(rules, path) ?? EXAMPLES[path] ?? (path.startsWith("game.overrides.") ? "" : undefined);
     if (example === undefined) throw new Error(`no commented value for ${path}: add one to EXAMPLES`);
     const instead = ALTERNATIVES[path] ? `  # instead of ${ALTERNATIVES[path]}` : "";
     out.push(`# ${key} = ${JSON.stringify(example)}${instead}`);
@@ -85,8 +85,8 @@ export function renderTemplate(values: Record<string, string> = {}): string {
   return out.join("\n");
 }
 
-function defaultOf(path: string): unknown {
-  let s: v.GenericSchema = ConfigSchema;
+function defaultOf(rules: ConfigRules, path: string): unknown {
+  let s: v.GenericSchema = rules.schema;
   for (const k of path.split(".")) {
     const inner = "wrapped" in s ? (s as unknown as { wrapped: v.GenericSchema }).wrapped : s;
     s = (inner as unknown as { entries: Record<string, v.GenericSchema> }).entries[k] as v.GenericSchema;

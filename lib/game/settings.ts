@@ -1,8 +1,8 @@
 /**
  * What the game reads of the configuration: its `[game]` table, the console words hub-agent answers itself and the
- * player-list poll. Declared here so that lib/game/ never imports lib/config/ (the configuration imports the game's
- * registries to validate against them, never the other way round); the compiler checks the configuration's type
- * against it wherever a bridge is built from one.
+ * player-list poll. Declared here so that lib/game/ never imports lib/config/ (nor the other way round: lib/app/config.ts
+ * hands the configuration the game's vocabulary); the compiler checks the configuration's type against it wherever a
+ * bridge is built from one.
  */
 import type { GamePlayer } from "./bridge.ts";
 import type { PresetOverrides } from "./presets/index.ts";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Agent } from "../../lib/agent.ts";
 import { createApi, MAX_URL_BYTES } from "../../lib/api/client.ts";
 import { systemClock } from "../../lib/clock.ts";
-import { loadConfig } from "../../lib/config/index.ts";
+import { loadConfig } from "../../lib/app/config.ts";
 import { GENERATED_ID_BASE, SimGame } from "../../lib/game/sim.ts";
 import { memoryLogger } from "../../lib/log.ts";
 import { loadMessages } from "../../lib/messages.ts";

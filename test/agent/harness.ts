@@ -5,7 +5,7 @@ import { Agent } from "../../lib/agent.ts";
 import { createApi, type Api } from "../../lib/api/client.ts";
 import { ManualClock } from "../../lib/clock.ts";
 import { COMMAND_LIMIT } from "../../lib/command-limit.ts";
-import { loadConfig, type Config } from "../../lib/config/index.ts";
+import { loadConfig, type Config } from "../../lib/app/config.ts";
 import { HUB_EVENTS, type HubEventName } from "../../lib/events.ts";
 import { SimGame, type SimGameOptions } from "../../lib/game/sim.ts";
 import { memoryLogger } from "../../lib/log.ts";

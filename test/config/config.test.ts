@@ -2,8 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { configKeys, envName, loadConfig } from "../../lib/config/index.ts";
-import { renderTemplate } from "../../lib/config/template.ts";
+import { configKeys, envName, loadConfig } from "../../lib/app/config.ts";
+import { renderTemplate } from "../../lib/app/config.ts";
 import { TomlError, parseToml, parseTomlSubset } from "../../lib/config/toml.ts";
 import { PRESET_NAMES } from "../../lib/game/presets/index.ts";
 

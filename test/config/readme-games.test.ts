@@ -7,7 +7,7 @@ import { expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../lib/config/index.ts";
+import { loadConfig } from "../../lib/app/config.ts";
 import { docBlocks, pages } from "../support/docs.ts";
 
 const blocks = pages().flatMap((page) =>

@@ -6,8 +6,8 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../lib/config/index.ts";
-import { ALTERNATIVES } from "../../lib/config/template.ts";
+import { loadConfig } from "../../lib/app/config.ts";
+import { ALTERNATIVES } from "../../lib/app/config.ts";
 import { hub } from "../cli/binary.ts";
 
 const SERVER = "541d1c41-1b58-40fc-8780-70c400ea5686";

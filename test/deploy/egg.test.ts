@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import * as v from "valibot";
 import { createLogger } from "../../cli/log.ts";
-import { configKeys, envName } from "../../lib/config/index.ts";
+import { configKeys, envName } from "../../lib/app/config.ts";
 import { BRIDGE_KINDS } from "../../lib/game/kinds/index.ts";
 import { PRESET_NAMES } from "../../lib/game/presets/index.ts";
 import type { Sandbox } from "../../lib/sandbox/index.ts";

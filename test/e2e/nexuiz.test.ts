@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../lib/config/index.ts";
+import { loadConfig } from "../../lib/app/config.ts";
 import { parseToml } from "../../lib/config/toml.ts";
 import { sendStatus } from "../../lib/features/status.ts";
 import { checkGame } from "../../lib/game/doctor.ts";

@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import * as net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../lib/config/index.ts";
+import { loadConfig } from "../../lib/app/config.ts";
 import { sendStatus } from "../../lib/features/status.ts";
 import { checkGame } from "../../lib/game/doctor.ts";
 import { sanitize } from "../../lib/game/presets/escape.ts";

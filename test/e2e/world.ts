@@ -11,7 +11,7 @@ import { PassThrough } from "node:stream";
 import { Agent } from "../../lib/agent.ts";
 import { createApi } from "../../lib/api/client.ts";
 import { systemClock } from "../../lib/clock.ts";
-import { loadConfig } from "../../lib/config/index.ts";
+import { loadConfig } from "../../lib/app/config.ts";
 import type { BridgeEvent } from "../../lib/game/bridge.ts";
 import { presetBridgeOptions } from "../../lib/game/index.ts";
 import { PresetBridge, type PresetBridgeOptions } from "../../lib/game/preset-bridge.ts";

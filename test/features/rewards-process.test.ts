@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../lib/config/index.ts";
+import { loadConfig } from "../../lib/app/config.ts";
 import { createBridge } from "../../lib/game/index.ts";
 import type { SimGame } from "../../lib/game/sim.ts";
 import { systemClock } from "../../lib/clock.ts";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { systemClock } from "../../lib/clock.ts";
-import { loadConfig } from "../../lib/config/index.ts";
+import { loadConfig } from "../../lib/app/config.ts";
 import type { BridgeEvent, GameBridge } from "../../lib/game/bridge.ts";
 import { createBridge } from "../../lib/game/index.ts";
 import { PresetBridge } from "../../lib/game/preset-bridge.ts";

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../lib/config/index.ts";
+import { loadConfig } from "../../lib/app/config.ts";
 import { checkGame } from "../../lib/game/doctor.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { binary, hub } from "../cli/binary.ts";

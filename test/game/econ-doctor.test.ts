@@ -9,7 +9,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Check } from "../../lib/check.ts";
-import { loadConfig } from "../../lib/config/index.ts";
+import { loadConfig } from "../../lib/app/config.ts";
 import { checkGame } from "../../lib/game/doctor.ts";
 import { answersOn, exposureOf, ownAddresses } from "../../lib/game/kinds/econ.ts";
 import { ddnet } from "../../lib/game/presets/ddnet.ts";

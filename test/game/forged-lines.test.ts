@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { systemClock } from "../../lib/clock.ts";
-import { loadConfig } from "../../lib/config/index.ts";
+import { loadConfig } from "../../lib/app/config.ts";
 import type { BridgeEvent, GameBridge } from "../../lib/game/bridge.ts";
 import { createBridge } from "../../lib/game/index.ts";
 import { PRESETS, type PresetName } from "../../lib/game/presets/index.ts";

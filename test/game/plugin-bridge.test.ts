@@ -9,7 +9,7 @@ import * as net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { systemClock } from "../../lib/clock.ts";
-import { type Config, loadConfig } from "../../lib/config/index.ts";
+import { type Config, loadConfig } from "../../lib/app/config.ts";
 import type { BridgeEvent } from "../../lib/game/bridge.ts";
 import { checkGame } from "../../lib/game/doctor.ts";
 import { createBridge } from "../../lib/game/index.ts";

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../lib/config/index.ts";
+import { loadConfig } from "../../lib/app/config.ts";
 import { checkGame } from "../../lib/game/doctor.ts";
 import { PRESETS, type PresetName } from "../../lib/game/presets/index.ts";
 import { docBlocks, gamePages, pageTitle } from "../support/docs.ts";

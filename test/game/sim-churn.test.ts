@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ManualClock } from "../../lib/clock.ts";
-import { loadConfig } from "../../lib/config/index.ts";
+import { loadConfig } from "../../lib/app/config.ts";
 import type { BridgeEvent } from "../../lib/game/bridge.ts";
 import { createBridge } from "../../lib/game/index.ts";
 import { GENERATED_ID_BASE, SimGame } from "../../lib/game/sim.ts";

@@ -63,10 +63,12 @@ export interface PresetOverrides {
   echo?: string;
   /** Seconds of silence that end a reply on a wrapped console without echo. */
   reply_quiet?: number;
-  escape?: EscapeMode;
-  lines?: Partial<Record<LineKind, string>>;
-  /** "" removes a command (the game can't do it). */
-  commands?: Partial<Record<CommandKind, string>>;
+  /** An EscapeMode; a string as the configuration delivers it, checked by resolvePreset. */
+  escape?: string;
+  /** By LineKind (checked by resolvePreset); "" removes the preset's pattern. */
+  lines?: Readonly<Record<string, string | undefined>>;
+  /** By CommandKind (checked by resolvePreset); "" removes a command (the game can't do it). */
+  commands?: Readonly<Record<string, string | undefined>>;
 }
 
 /** Which named groups a line kind needs at least one of. */
@@ -113,12 +115,13 @@ export function resolvePreset(name: string, overrides: PresetOverrides = {}): Pr
     if (source === "") delete lines[kind];
     else lines[kind] = [compileLine(kind, compile(`game.overrides.lines.${kind}`, source), source)];
   }
-  if (o.escape !== undefined && !ESCAPE_MODE_NAMES.includes(o.escape)) {
+  const escape = o.escape as EscapeMode | undefined;
+  if (escape !== undefined && !ESCAPE_MODE_NAMES.includes(escape)) {
     throw new PresetError(
       `game.overrides.escape = "${o.escape}" is not an escaping: use ${ESCAPE_MODE_NAMES.join(", ")}`,
     );
   }
-  const escaping: Escaping = o.escape ? ESCAPE_MODES[o.escape] : base;
+  const escaping: Escaping = escape ? ESCAPE_MODES[escape] : base;
   const commands = { ...base.commands };
   for (const [kind, template] of Object.entries(o.commands ?? {}) as [CommandKind, string][]) {
     if (!COMMAND_KINDS.includes(kind)) throw new PresetError(`game.overrides.commands.${kind} is not a command`);

@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../../lib/config/index.ts";
+import { loadConfig } from "../../../lib/app/config.ts";
 import { ESCAPE_MODE_NAMES } from "../../../lib/game/presets/escape.ts";
 import { PRESETS, resolvePreset } from "../../../lib/game/presets/index.ts";
 import { ioq3Status } from "../../support/ioq3-status.ts";

@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../../lib/config/index.ts";
+import { loadConfig } from "../../../lib/app/config.ts";
 import { parseToml } from "../../../lib/config/toml.ts";
 import { PRESETS, PresetError, resolvePreset } from "../../../lib/game/presets/index.ts";
 import { ambiguity } from "../../../lib/game/sources/pattern-check.ts";

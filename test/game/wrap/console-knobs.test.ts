@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { systemClock } from "../../../lib/clock.ts";
-import { loadConfig } from "../../../lib/config/index.ts";
+import { loadConfig } from "../../../lib/app/config.ts";
 import { createBridge } from "../../../lib/game/index.ts";
 import { memoryLogger } from "../../../lib/log.ts";
 import { FAKE } from "./harness.ts";

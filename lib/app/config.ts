@@ -1,0 +1,28 @@
+/**
+ * The configuration as the program uses it: lib/config's loader, schema and template, given the game's vocabulary
+ * (lib/game/vocabulary.ts). The one place the two meet: the configuration and the game never import each other
+ * (.ci/check-imports.ts). Commands, benches and tests load the configuration from here.
+ */
+import { type LoadOptions, type LoadResult, configRules, loadConfig as load } from "../config/index.ts";
+import { renderTemplate as render } from "../config/template.ts";
+import { GAME_VOCABULARY } from "../game/vocabulary.ts";
+
+export const CONFIG_RULES = configRules(GAME_VOCABULARY);
+
+export const loadConfig = (opts: LoadOptions): Promise<LoadResult> => load(opts, CONFIG_RULES);
+/** Every leaf key path, e.g. "api.url" (records like hooks excluded). */
+export const configKeys = (): string[] => [...CONFIG_RULES.keys];
+/** The commented configuration `hub-agent init` writes. */
+export const renderTemplate = (values?: Record<string, string>): string => render(CONFIG_RULES, values);
+/** What each key is for and how to fix it. */
+export const KEY_HELP = CONFIG_RULES.help;
+
+export {
+  type Config,
+  type LoadOptions,
+  type LoadResult,
+  DEFAULT_CONFIG_FILE,
+  SPEC_INTERVALS,
+  envName,
+} from "../config/index.ts";
+export { ALTERNATIVES } from "../config/template.ts";

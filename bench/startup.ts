@@ -6,6 +6,9 @@
  * `ban`'s enqueue path (one durable write, one refused connection), with no library and no check.
  * Reports median wall time and peak RSS, and their ratios to the bare program (target: within 2×).
  *
+ * Then the phases of `queue status` and `ban`, from the program itself (HUB_PHASES=1: the moments cli/runner.ts and
+ * the command mark, ms since the process started), each the median over `runs` more runs: where the time goes.
+ *
  * Peak RSS is read through GNU time: a child spawned from Bun inherits Bun's own high-water mark until it
  * execs, so Bun's own resourceUsage overstates small programs. Run: npm run bench:startup [-- --runs N]
  */
@@ -99,5 +102,42 @@ for (const [name] of cases) {
       (kb / 1024).toFixed(1).padStart(13) +
       `${(kb / baseKb).toFixed(2)}×`.padStart(8),
   );
+}
+
+// Where the time goes: each phase (from the previous moment to this one) as the program marks it.
+const PHASE_NAMES: Record<string, string> = {
+  main: "process start → first line of main.ts",
+  loaded: "→ command loaded (argument parser, its module)",
+  config: "→ configuration read and checked",
+  session: "→ store, service client, messages",
+  resolved: "→ player and serverbundle",
+  queued: "→ entry written durably (index, entry)",
+  delivered: "→ its own delivery round",
+  exit: "→ output and exit code",
+};
+for (const [name, cmd, expected, prepare] of cases.filter(
+  ([n]) => n.startsWith("hub-agent ") && n !== "hub-agent --help",
+)) {
+  const phases = new Map<string, number[]>();
+  for (let i = 0; i < runs; i++) {
+    const runEnv = { ...env, HUB_PHASES: "1", ...(prepare ? { HUB_STORAGE_DIR: prepare() } : {}) };
+    const r = Bun.spawnSync(cmd, { env: runEnv, stdout: "ignore", stderr: "pipe" });
+    if (r.exitCode !== expected) throw new Error(`${name} exited ${r.exitCode}: ${r.stderr.toString()}`);
+    const line = r.stderr
+      .toString()
+      .split("\n")
+      .find((l) => l.startsWith("phases "));
+    if (!line) throw new Error(`${name} printed no phases`);
+    let previous = 0;
+    for (const [phase, at] of Object.entries(JSON.parse(line.slice("phases ".length)) as Record<string, number>)) {
+      phases.set(phase, [...(phases.get(phase) ?? []), at - previous]);
+      previous = at;
+    }
+  }
+  console.log(`\n${name}: phases, median of ${runs} runs (ms; × the bare program's ${baseMs.toFixed(1)} ms)`);
+  for (const [phase, ms] of phases)
+    console.log(
+      `  ${(PHASE_NAMES[phase] ?? phase).padEnd(50)}${median(ms).toFixed(1).padStart(7)}${`${(median(ms) / baseMs).toFixed(2)}×`.padStart(8)}`,
+    );
 }
 rmSync(work, { recursive: true, force: true }); // two executables of ~110 MB and a store per ban run

@@ -19,9 +19,11 @@ export interface Invocation {
   guards: { guard: CredentialGuard; serverId: string }[];
   /** The command's exit code, when it chose one (0 otherwise). */
   code?: number;
+  /** Named moments, ms since the process started (HUB_PHASES=1 prints them: npm run bench:startup reads them). */
+  marks: [string, number][];
 }
 
-export const newInvocation = (): Invocation => ({ secrets: [], guards: [] });
+export const newInvocation = (): Invocation => ({ secrets: [], guards: [], marks: [] });
 
 /** What a command handler gets: a logger, output helpers, and the configuration on demand. */
 export interface Context {
@@ -31,6 +33,8 @@ export interface Context {
   redact(text: string): string;
   /** The command's exit code (the runner exits with it once the command returns). */
   exit(code: number): void;
+  /** Marks a moment of the command's start-up (Invocation.marks). */
+  mark(name: string): void;
   json: boolean;
   /** One line of human text on stdout, unless --json; control characters (line breaks too) are escaped. */
   say(text: string): void;
@@ -67,6 +71,7 @@ export function createContext(flags: GlobalFlags, data?: unknown): Context {
     invocation,
     redact,
     exit: (code) => void (invocation.code = code),
+    mark: (name) => void invocation.marks.push([name, performance.now()]),
     json,
     say: (text) => {
       if (!json) out(printable(text));
@@ -84,6 +89,7 @@ export function createContext(flags: GlobalFlags, data?: unknown): Context {
         ...(opts.timePatterns ? { timePatterns: true } : {}),
       });
       secrets.push(...result.secrets);
+      invocation.marks.push(["config", performance.now()]);
       if (!result.ok) {
         const where = result.file ? ` (${result.file})` : " (no config file; environment only)";
         throw new CliError(`configuration is not valid${where}`, EXIT.CONFIG, result.problems);

@@ -11,11 +11,29 @@ type AnyCommand = CommandDef<ArgsDef>;
  * ban reason after `--`), silently ignores unknown flags, and prints stack traces for operator mistakes.
  */
 export async function runCli(root: AnyCommand, argv: string[], rootHelp: () => string): Promise<number> {
-  const json = argv.includes("--json");
   const invocation = newInvocation();
+  invocation.marks.push(["main", performance.now()]);
+  const code = await runInvocation(root, argv, rootHelp, invocation);
+  invocation.marks.push(["exit", performance.now()]);
+  // The moments of this start-up, for npm run bench:startup: one line on stderr, ms since the process started.
+  if (process.env.HUB_PHASES === "1")
+    stderr(
+      `phases ${JSON.stringify(Object.fromEntries(invocation.marks.map(([n, ms]) => [n, Math.round(ms * 100) / 100])))}`,
+    );
+  return code;
+}
+
+async function runInvocation(
+  root: AnyCommand,
+  argv: string[],
+  rootHelp: () => string,
+  invocation: Invocation,
+): Promise<number> {
+  const json = argv.includes("--json");
   let command: string[] = [];
   try {
     const { cmd, path, rest } = await resolve(root, argv);
+    invocation.marks.push(["loaded", performance.now()]);
     command = path;
     const flags = rest.slice(0, rest.indexOf("--") === -1 ? undefined : rest.indexOf("--"));
     if (flags.includes("--help") || flags.includes("-h")) {

@@ -40,12 +40,16 @@ export default defineCommand({
     if (!length.ok) throw new CliError(length.error, EXIT.USAGE);
 
     const s = await openSession(ctx);
+    ctx.mark("session");
     const target = await resolveRef(s, args.player);
     const creator = await resolveCreator(s, args.as);
     const serverbundleId = await bundleId(s);
+    ctx.mark("resolved");
     const { queueBan, outcomeMessage, playerLabel } = await import("../../lib/sanctions/index.ts");
     const entry = await queueBan(s.store, { target, length: length.seconds, reason, creator, serverbundleId });
+    ctx.mark("queued");
     const d = await deliver(s, "ban", entry.id);
+    ctx.mark("delivered");
 
     const who = playerLabel(target);
     const text =

@@ -53,6 +53,7 @@ async function cli(): Promise<Session> {
     invocation: newInvocation(),
     redact: (text: string) => text,
     exit: () => {},
+    mark: () => {},
   };
   return {
     ctx,

@@ -61,6 +61,7 @@ async function cliBan(p: { id: string; name: string }) {
       invocation: newInvocation(),
       redact: (text: string) => text,
       exit: () => {},
+      mark: () => {},
     },
     config: h.config,
     store,

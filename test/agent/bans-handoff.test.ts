@@ -164,7 +164,11 @@ describe("a command beside a running run", () => {
       timeoutMs: 20_000,
       diagnostics: () => h.logger.lines.map((l) => l.msg).join("\n"),
     });
-    for (const e of [first.entry, second.entry]) expect(await sanctionQueues(h.store).ban.get(e.id)).toBeUndefined();
+    // Settled: gone from the queue once run has the answers (the service records a ban before it answers).
+    const queue = sanctionQueues(h.store).ban;
+    const left = async () =>
+      (await Promise.all([first.entry, second.entry].map((e) => queue.get(e.id)))).filter(Boolean);
+    await pollUntil(async () => (await left()).length === 0, "both entries settled");
     await Bun.sleep(500);
     expect([banned(DAVE).length, banned(EVE).length]).toEqual([1, 1]);
   }, 30_000);

@@ -1,7 +1,14 @@
 import * as v from "valibot";
 import { exists, readFile, stat } from "../fsio.ts";
 import { dirname, resolve } from "node:path";
-import { type ConfigSchema, SPEC_INTERVALS, buildConfigSchema, keyHelp, type Config } from "./schema.ts";
+import {
+  type ConfigSchema,
+  type ParsedConfig,
+  SPEC_INTERVALS,
+  buildConfigSchema,
+  keyHelp,
+  type Config,
+} from "./schema.ts";
 import type { GameVocabulary } from "./vocabulary.ts";
 import { isLoopback } from "../loopback.ts";
 import { parseListen } from "./listen.ts";
@@ -90,15 +97,49 @@ const isPlaceholder = (value: unknown) => typeof value === "string" && /<[^<>]*>
 
 export async function loadConfig(opts: LoadOptions, rules: ConfigRules): Promise<LoadResult> {
   const help = rules.help;
+  const read = await readRaw(opts, rules);
+  if (!read.ok) return read.failure;
+  const { raw, sources, file, secrets } = read;
   const problems: string[] = [];
-  const secrets: string[] = [];
-  const sources = new Map<string, Source>();
+  raw.api ??= {}; // so a missing [api] table is reported key by key, not as one vague line
+  raw.game ??= {}; // likewise game.bridge
+  // `hub-agent init`'s placeholders, left as written: one line each instead of a DNS failure in `doctor`.
+  const placeholders = PLACEHOLDER_KEYS.filter((path) => isPlaceholder(getPath(raw, path)));
+  for (const path of placeholders) {
+    const shown = SECRET_KEYS.has(path) ? "" : ` = ${JSON.stringify(getPath(raw, path))}`;
+    const where = describeSource(sources.get(path), path, file);
+    problems.push(`${path}${shown} (${where}) is still the template's placeholder: replace it with ${help[path]}`);
+  }
+  // Report every problem at once: schema issues first, then the checks that look at several keys.
+  const parsed = v.safeParse(rules.schema, raw);
+  const issues = parsed.success ? [] : parsed.issues.filter((i) => !placeholders.includes(v.getDotPath(i) ?? ""));
+  problems.push(...issues.map((issue) => describeIssue(issue, raw, sources, help, file)));
+  const failed = new Set([...issues.map((issue) => v.getDotPath(issue)), ...placeholders]);
+  const where = (path: string) => describeSource(sources.get(path), path, file);
+
+  problems.push(
+    ...(await crossChecks(raw, opts, rules, { failed, parsed: parsed.success, where, ...(file ? { file } : {}) })),
+  );
+  if (!parsed.success || problems.length) return { ok: false, problems, file, secrets };
+  return resolveSettings(parsed.output, opts, { sources, ...(file ? { file } : {}), secrets, where });
+}
+
+/** The file (if any) read as TOML, the environment over it key by key, and where each key was set. */
+async function readRaw(
+  opts: LoadOptions,
+  rules: ConfigRules,
+): Promise<
+  | { ok: true; raw: Record<string, unknown>; sources: Map<string, Source>; file?: string; secrets: string[] }
+  | { ok: false; failure: LoadResult }
+> {
   const explicit = opts.file ?? opts.env.HUB_CONFIG;
   const candidate = resolve(opts.cwd, explicit ?? DEFAULT_CONFIG_FILE);
   const file = explicit || (await exists(candidate)) ? candidate : undefined;
 
   let raw: Record<string, unknown> = {};
   const paths = rules.keys;
+  const sources = new Map<string, Source>();
+  const secrets: string[] = [];
   if (file) {
     try {
       raw = parseToml(await readFile(file, "utf8"));
@@ -106,7 +147,7 @@ export async function loadConfig(opts: LoadOptions, rules: ConfigRules): Promise
       if (e instanceof TomlError) {
         const caret = `${" ".repeat(e.column - 1)}^`;
         const problems = [`${file}:${e.line}:${e.column}: not valid TOML: ${e.reason}`, `| ${e.source}`, `| ${caret}`];
-        return { ok: false, problems, file, secrets };
+        return { ok: false, failure: { ok: false, problems, file, secrets } };
       }
       const err = e as NodeJS.ErrnoException;
       const why =
@@ -115,7 +156,7 @@ export async function loadConfig(opts: LoadOptions, rules: ConfigRules): Promise
           : err.code === "EACCES"
             ? "cannot be read: check its owner and mode (it should be readable by the user running hub-agent)"
             : `is not valid TOML: ${err.message.split("\n")[0]}`;
-      return { ok: false, problems: [`config file ${file} ${why}`], file, secrets };
+      return { ok: false, failure: { ok: false, problems: [`config file ${file} ${why}`], file, secrets } };
     }
     for (const path of paths) if (getPath(raw, path) !== undefined) sources.set(path, { kind: "file", file });
   }
@@ -137,23 +178,20 @@ export async function loadConfig(opts: LoadOptions, rules: ConfigRules): Promise
     if (typeof value === "string" && value.trim()) secrets.push(value.trim());
   }
 
-  raw.api ??= {}; // so a missing [api] table is reported key by key, not as one vague line
-  raw.game ??= {}; // likewise game.bridge
-  // `hub-agent init`'s placeholders, left as written: one line each instead of a DNS failure in `doctor`.
-  const placeholders = PLACEHOLDER_KEYS.filter((path) => isPlaceholder(getPath(raw, path)));
-  for (const path of placeholders) {
-    const shown = SECRET_KEYS.has(path) ? "" : ` = ${JSON.stringify(getPath(raw, path))}`;
-    const where = describeSource(sources.get(path), path, file);
-    problems.push(`${path}${shown} (${where}) is still the template's placeholder: replace it with ${help[path]}`);
-  }
-  // Report every problem at once: schema issues first, then the checks that look at several keys.
-  const parsed = v.safeParse(rules.schema, raw);
-  const issues = parsed.success ? [] : parsed.issues.filter((i) => !placeholders.includes(v.getDotPath(i) ?? ""));
-  problems.push(...issues.map((issue) => describeIssue(issue, raw, sources, help, file)));
-  const failed = new Set([...issues.map((issue) => v.getDotPath(issue)), ...placeholders]);
-  const where = (path: string) => describeSource(sources.get(path), path, file);
-  const rawString = (path: string) => (failed.has(path) ? undefined : (getPath(raw, path) as string | undefined));
+  return { ok: true, raw, sources, ...(file ? { file } : {}), secrets };
+}
 
+/** The checks that look at several keys (after the schema, on the keys it accepted), the game's among them. */
+async function crossChecks(
+  raw: Record<string, unknown>,
+  opts: LoadOptions,
+  rules: ConfigRules,
+  c: { failed: Set<string | null | undefined>; parsed: boolean; where: (path: string) => string; file?: string },
+): Promise<string[]> {
+  const { help } = rules;
+  const { where, file } = c;
+  const problems: string[] = [];
+  const rawString = (path: string) => (c.failed.has(path) ? undefined : (getPath(raw, path) as string | undefined));
   const url = rawString("api.url");
   if (url) problems.push(...checkUrl(url, getPath(raw, "api.allow_insecure"), where("api.url"), "api.url", help));
   const webUrl = rawString("api.web_url");
@@ -177,7 +215,7 @@ export async function loadConfig(opts: LoadOptions, rules: ConfigRules): Promise
   }
   const listen = rawString("http.listen");
   if (listen) problems.push(...checkListen(listen, getPath(raw, "http.allow_remote"), where("http.listen")));
-  if (parsed.success) {
+  if (c.parsed) {
     // What a bridge needs and the preset's overrides: the game's own checks (lib/game/config-check.ts).
     const view = {
       get: (path: string) => getPath(raw, path),
@@ -186,9 +224,16 @@ export async function loadConfig(opts: LoadOptions, rules: ConfigRules): Promise
     };
     problems.push(...(await rules.game.check(view, !!opts.timePatterns)));
   }
-  if (!parsed.success || problems.length) return { ok: false, problems, file, secrets };
+  return problems;
+}
 
-  const c = parsed.output;
+/** The values the schema accepted, with their files read (keys, passwords), paths made absolute, and warnings. */
+async function resolveSettings(
+  c: ParsedConfig,
+  opts: LoadOptions,
+  r: { sources: Map<string, Source>; file?: string; secrets: string[]; where: (path: string) => string },
+): Promise<LoadResult> {
+  const { sources, file, secrets, where } = r;
   const base = file ? dirname(file) : opts.cwd;
   const warnings: string[] = [];
   const exposed: { message: string; fix: string }[] = [];

@@ -351,7 +351,9 @@ export function buildConfigSchema(game: GameVocabulary) {
 
 export type ConfigSchema = ReturnType<typeof buildConfigSchema>;
 export type ConfigInput = v.InferInput<ConfigSchema>;
-type Parsed = v.InferOutput<ConfigSchema>;
+/** What the schema accepted, before the loader reads the files it names and makes paths absolute. */
+export type ParsedConfig = v.InferOutput<ConfigSchema>;
+type Parsed = ParsedConfig;
 
 /** The validated configuration, with the API key and RCON password resolved and relative paths made absolute. */
 export interface Config extends Omit<Parsed, "api" | "game"> {

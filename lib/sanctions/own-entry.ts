@@ -16,7 +16,7 @@ import type { Store } from "../store/index.ts";
 import { describeFsError } from "../store/errors.ts";
 import { liftCachedBans } from "./banlist.ts";
 import { markSanctionsChanged } from "./changed.ts";
-import { isUncertain, type DeliverDeps, type DeliveryOutcome } from "./deliver.ts";
+import { isUncertain, type DeliverDeps, type DeliveryOutcome, type DeliveryReport } from "./deliver.ts";
 import { deliverQueues } from "./round.ts";
 import { type EntryFate, deliverer, handOff } from "./handoff.ts";
 import { outcomeMessage } from "./report.ts";
@@ -37,15 +37,17 @@ const serviceBox = (store: Store) =>
 
 export type { EntryFate } from "./handoff.ts";
 
+export interface OwnEntryDeps extends DeliverDeps {
+  messages: Messages;
+  handoffWaitMs?: number;
+  /** Ask the service even when a round found none moments ago (`queue retry`: the operator asks for an attempt). */
+  askAnyway?: boolean;
+  /** The service's URL: a note about another URL (the configuration changed since) holds nothing back. */
+  serviceUrl?: string;
+}
+
 export async function deliverOwnEntry(
-  deps: DeliverDeps & {
-    messages: Messages;
-    handoffWaitMs?: number;
-    /** Ask the service even when a round found none moments ago (`queue retry`: the operator asks for an attempt). */
-    askAnyway?: boolean;
-    /** The service's URL: a note about another URL (the configuration changed since) holds nothing back. */
-    serviceUrl?: string;
-  },
+  deps: OwnEntryDeps,
   kind: DeliveryOutcome["kind"],
   entryId: string,
 ): Promise<EntryFate> {
@@ -59,18 +61,11 @@ export async function deliverOwnEntry(
     if (fate) return fate;
     log?.info(`the running hub-agent (pid ${pid}) stopped; delivering the ${kind} from here`);
   }
-  const notes = serviceBox(deps.store);
-  const down = await notes.get(UNREACHABLE).catch(() => undefined);
-  const now = (deps.now ?? Date.now)();
-  const url = deps.serviceUrl ?? "";
-  if (down && !deps.askAnyway && down.url === url && down.at <= now && now - down.at < UNREACHABLE_HOLD_MS) {
+  const note = unreachableNote(deps);
+  const held = await note.holding();
+  if (held) {
     await markChanged(deps, kind);
-    const ago = Math.max(1, Math.round((now - down.at) / 1000));
-    return {
-      result: "kept",
-      uncertain: isUncertain(mine),
-      error: `VyHub did not answer ${ago} s ago (${down.error}); not asked again so soon: \`hub-agent run\` sends it`,
-    };
+    return { result: "kept", uncertain: isUncertain(mine), error: held };
   }
   const key = playerKey(mine.data.target);
   let own: DeliveryOutcome | undefined;
@@ -96,9 +91,7 @@ export async function deliverOwnEntry(
     await markChanged(deps, kind);
     return { result: "kept", uncertain: !!entry.uncertain, error: describeFsError(e) ?? (e as Error).message };
   }
-  // Best effort: a note lost or not written costs the next command one attempt.
-  if (report.unreachable) await notes.put(UNREACHABLE, { at: now, url, error: report.unreachable }).catch(() => {});
-  else if (down) await notes.remove(UNREACHABLE).catch(() => {});
+  await note.after(report);
   const still = own?.result === "kept" || !own ? await queue.get(entryId) : undefined;
   if (own && own.result !== "kept") {
     await markChanged(deps, kind);
@@ -117,6 +110,28 @@ export async function deliverOwnEntry(
     ...(own ? { outcome: own } : {}),
     uncertain,
     ...(error ? { error } : {}),
+  };
+}
+
+/** The note a round that found no service leaves, and what it holds back for UNREACHABLE_HOLD_MS. */
+function unreachableNote(deps: OwnEntryDeps) {
+  const notes = serviceBox(deps.store);
+  const url = deps.serviceUrl ?? "";
+  const now = (deps.now ?? Date.now)();
+  let seen: { at: number; url: string; error: string } | undefined;
+  return {
+    /** Why this command does not ask the service now; undefined when it does. */
+    async holding(): Promise<string | undefined> {
+      seen = await notes.get(UNREACHABLE).catch(() => undefined);
+      if (!seen || deps.askAnyway || seen.url !== url || seen.at > now || now - seen.at >= UNREACHABLE_HOLD_MS) return;
+      const ago = Math.max(1, Math.round((now - seen.at) / 1000));
+      return `VyHub did not answer ${ago} s ago (${seen.error}); not asked again so soon: \`hub-agent run\` sends it`;
+    },
+    /** After a round: the note left, or gone once the service answered. Best effort: a lost one costs an attempt. */
+    async after(report: DeliveryReport): Promise<void> {
+      if (report.unreachable) await notes.put(UNREACHABLE, { at: now, url, error: report.unreachable }).catch(() => {});
+      else if (seen) await notes.remove(UNREACHABLE).catch(() => {});
+    },
   };
 }
 

@@ -51,14 +51,24 @@ export function span(seconds: number | null): string {
 const row = (label: string, text: string) => `${label.padEnd(12)} ${text}`;
 const indent = (text: string) => `${"".padEnd(12)} ${text}`;
 
-function statusLines(v: StatusView): string[] {
+/** Times as the status says them, from the view's own clock. */
+function clockOf(v: StatusView) {
   const now = Date.parse(v.now);
   const since = (iso: string) => span(Math.round((now - Date.parse(iso)) / 1000));
   const ago = (iso: string | null) => (iso ? `${since(iso)} ago` : "never");
+  return { since, ago };
+}
+
+function statusLines(v: StatusView): string[] {
+  return [...runLines(v), ...liveLines(v), ...storeLines(v), ...savedLines(v)];
+}
+
+/** Whether a run is alive on this store, and what it is doing or how the last one ended. */
+function runLines(v: StatusView): string[] {
+  const { since, ago } = clockOf(v);
   const s = v.snapshot;
   const lines: string[] = [];
   const h = v.run.holder;
-
   if (v.run.alive && h) {
     const started = s?.started_at ?? h.since;
     const state = !s
@@ -86,6 +96,14 @@ function statusLines(v: StatusView): string[] {
     lines.push(row("run", `no hub-agent run is alive (storage ${v.storage_dir}); ${last}`));
   }
 
+  return lines;
+}
+
+/** A live run's service, game, players and jobs. */
+function liveLines(v: StatusView): string[] {
+  const { ago } = clockOf(v);
+  const s = v.snapshot;
+  const lines: string[] = [];
   if (s && v.run.alive) {
     const svc = s.service;
     const reach = svc.reachable === null ? "not asked yet" : svc.reachable ? "reachable" : "unreachable";
@@ -116,6 +134,14 @@ function statusLines(v: StatusView): string[] {
       lines.push(indent("started without the instance lock (the store refused writes): rewards and playtime are off"));
   }
 
+  return lines;
+}
+
+/** What the store holds: queues, the last long delivery round, caches, quarantine. */
+function storeLines(v: StatusView): string[] {
+  const { ago } = clockOf(v);
+  const h = v.run.holder;
+  const lines: string[] = [];
   const queues = v.queues.map((q) => {
     if (!q.entries) return `${q.queue} 0`;
     const parts = [`${q.waiting} waiting`, `oldest ${span(q.oldest_age_s)}`];
@@ -140,6 +166,13 @@ function statusLines(v: StatusView): string[] {
         : `none (${q.dir})`,
     ),
   );
+  return lines;
+}
+
+/** A live run's status page and how fresh its saved status is. */
+function savedLines(v: StatusView): string[] {
+  const s = v.snapshot;
+  const lines: string[] = [];
   if (s && v.run.alive) {
     if (s.http) lines.push(row("http", s.http.url ?? `not listening: ${s.http.error}`));
     const stuck = s.age_s > STUCK_S;

@@ -270,8 +270,6 @@ async function serveAgent(
   metrics: Metrics,
 ): Promise<number | { reload: Config }> {
   const { config, bridge, logger, clock } = opts;
-  const store = agent.deps.store;
-
   let stopping: Promise<void> | undefined;
   let stopped!: () => void;
   const done = new Promise<void>((resolve) => (stopped = resolve));
@@ -330,57 +328,86 @@ async function serveAgent(
       : {}),
   });
   void opts.until?.then(() => stop("time is up"));
+  const serve: Serving = {
+    opts,
+    agent,
+    metrics,
+    done,
+    stop,
+    stopping: () => stopping,
+    reloadTo: () => reloadTo,
+    ended: () => ended,
+  };
   try {
-    return await serving();
+    return await serving(serve);
   } finally {
     release();
     offEnd?.();
   }
+}
 
-  async function serving(): Promise<number | { reload: Config }> {
-    // A stop while starting (the game or the service not answering yet) ends the wait at once.
-    const halted = done.then(() => false as const);
-    const { queueStatus } = await import("../../lib/queues.ts");
-    const before = opts.once ? await queueStatus(store, clock.now()) : [];
-    let source: "api" | "cache" | undefined;
-    agent.events.on("hub_ready", (e) => void (source = e.source));
-    try {
-      // A signal that came before the start (while the instance lock was taken): the game is never started.
-      if (!stopping) await Promise.race([bridge.start(), halted]);
-    } catch (e) {
-      // The game's side can't start at all (the plugin's port in use): one line, nothing else to stop yet but it.
-      await bridge.stop().catch(() => {});
-      throw new CliError((e as Error).message, EXIT.FAILURE);
-    }
-    const started = !stopping && (await Promise.race([agent.start(), halted]));
-    if (opts.once) {
-      if (started) await Promise.race([agent.runOnce(), halted]);
-      await stop("one round done");
-      const after = await queueStatus(store, clock.now());
-      if (opts.onceReport) {
-        const { onceSummary } = await import("../../lib/monitor/once.ts");
-        opts.onceReport(onceSummary({ source, metrics, jobNames: agent.jobNames, before, after }));
-      }
-      if (!started && !opts.signals.signalled)
-        throw new CliError("the service is unreachable and no usable cached server record exists", EXIT.UNREACHABLE);
-      // Cron reads the exit code: 6 while anything queued still waits for the service.
-      const waiting = after.filter((q) => q.waiting > 0);
-      if (!waiting.length) return EXIT.OK;
-      const list = waiting.map((q) => `${q.queue}: ${q.waiting}`).join(", ");
-      logger.warn(`not everything queued was delivered (${list}); see hub-agent queue status`);
-      return EXIT.QUEUED;
-    }
-    if (started) logger.info("ready");
-    await done;
-    if (reloadTo && !stopping) return { reload: reloadTo };
-    await stopping;
-    logger.info("stopped");
-    if (ended && !ended.requested) {
-      const why = config.game.wrapper.restart ? "it kept crashing: restarts given up" : "game.wrapper.restart is off";
-      throw new CliError(`${ended.reason.replace(/^the server/, "the game server")} (${why})`, EXIT.FAILURE);
-    }
-    return EXIT.OK;
+/** One serve of an agent, as serveAgent keeps it: how it stops, a reload asked for, how the game ended. */
+interface Serving {
+  opts: ServeOptions;
+  agent: Agent;
+  metrics: Metrics;
+  /** Settles when the agent has stopped (a signal, the game's end, a reload). */
+  done: Promise<void>;
+  stop(why: string): Promise<void>;
+  stopping(): Promise<void> | undefined;
+  reloadTo(): Config | undefined;
+  ended(): GameEnd | undefined;
+}
+
+/** Starts the game's side and the agent, then waits: one round and out (`--once`), or until stopped. */
+async function serving(s: Serving): Promise<number | { reload: Config }> {
+  const { opts, agent, metrics, done } = s;
+  const { bridge, logger, clock, config } = opts;
+  const store = agent.deps.store;
+  // A stop while starting (the game or the service not answering yet) ends the wait at once.
+  const halted = done.then(() => false as const);
+  const { queueStatus } = await import("../../lib/queues.ts");
+  const before = opts.once ? await queueStatus(store, clock.now()) : [];
+  let source: "api" | "cache" | undefined;
+  agent.events.on("hub_ready", (e) => void (source = e.source));
+  try {
+    // A signal that came before the start (while the instance lock was taken): the game is never started.
+    if (!s.stopping()) await Promise.race([bridge.start(), halted]);
+  } catch (e) {
+    // The game's side can't start at all (the plugin's port in use): one line, nothing else to stop yet but it.
+    await bridge.stop().catch(() => {});
+    throw new CliError((e as Error).message, EXIT.FAILURE);
   }
+  const started = !s.stopping() && (await Promise.race([agent.start(), halted]));
+  if (opts.once) {
+    if (started) await Promise.race([agent.runOnce(), halted]);
+    await s.stop("one round done");
+    const after = await queueStatus(store, clock.now());
+    if (opts.onceReport) {
+      const { onceSummary } = await import("../../lib/monitor/once.ts");
+      opts.onceReport(onceSummary({ source, metrics, jobNames: agent.jobNames, before, after }));
+    }
+    if (!started && !opts.signals.signalled)
+      throw new CliError("the service is unreachable and no usable cached server record exists", EXIT.UNREACHABLE);
+    // Cron reads the exit code: 6 while anything queued still waits for the service.
+    const waiting = after.filter((q) => q.waiting > 0);
+    if (!waiting.length) return EXIT.OK;
+    const list = waiting.map((q) => `${q.queue}: ${q.waiting}`).join(", ");
+    logger.warn(`not everything queued was delivered (${list}); see hub-agent queue status`);
+    return EXIT.QUEUED;
+  }
+  if (started) logger.info("ready");
+  await done;
+  const reloadTo = s.reloadTo();
+  if (reloadTo && !s.stopping()) return { reload: reloadTo };
+  await s.stopping();
+  logger.info("stopped");
+  const ended = s.ended();
+  if (ended && !ended.requested) {
+    const why = config.game.wrapper.restart ? "it kept crashing: restarts given up" : "game.wrapper.restart is off";
+    throw new CliError(`${ended.reason.replace(/^the server/, "the game server")} (${why})`, EXIT.FAILURE);
+  }
+  return EXIT.OK;
 }
 
 /** How long a reload waits for work in flight before it says what it waits for. */

@@ -135,8 +135,8 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
     }),
 
     async sweep() {
-      const t = Date.now();
-      for (const o of await outcomes.list()) if (t - o.mtimeMs > OUTCOME_TTL_MS) await outcomes.remove(o.id);
+      const now = Date.now();
+      for (const o of await outcomes.list()) if (now - o.mtimeMs > OUTCOME_TTL_MS) await outcomes.remove(o.id);
     },
 
     async accept() {

@@ -1,7 +1,7 @@
 /**
  * Start-up cost of one-shot commands, side by side in one run: the compiled `hub-agent --help`,
  * `hub-agent queue status --json` and `hub-agent ban` (the enqueue path: written to the queue, then one delivery
- * attempt refused at once by a closed port, exit 6) against a bare compiled Bun program that prints one line, all
+ * attempt refused at once by a closed port, exit 6; and held: a round found no service moments ago, so none) against a bare compiled Bun program that prints one line, all
  * built with the flags of `npm run build`. Beside them, bench/ban-floor.ts: what disk and network alone cost
  * `ban`'s enqueue path (one durable write, one refused connection), with no library and no check.
  * Reports median wall time and peak RSS, and their ratios to the bare program (target: within 2×).
@@ -12,7 +12,7 @@
  * Peak RSS is read through GNU time: a child spawned from Bun inherits Bun's own high-water mark until it
  * execs, so Bun's own resourceUsage overstates small programs. Run: npm run bench:startup [-- --runs N]
  */
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ServerSchema } from "../lib/api/schemas.ts";
@@ -52,6 +52,14 @@ const banDir = () => {
   cpSync(seeded, dir, { recursive: true });
   return dir;
 };
+/** As banDir, with the note a round that found no service moments ago leaves (lib/sanctions/own-entry.ts). */
+const heldDir = () => {
+  const dir = banDir();
+  const note = { at: Date.now(), url: env.HUB_API_URL, error: "connection refused (bench)" };
+  mkdirSync(join(dir, "box", "service"), { recursive: true, mode: 0o700 });
+  writeFileSync(join(dir, "box", "service", "unreachable"), JSON.stringify({ v: 1, note }), { mode: 0o600 });
+  return dir;
+};
 
 /** Each case: its argv, its expected exit code, and (ban) a storage dir prepared before the timed run. */
 const cases: [string, string[], number, (() => string)?][] = [
@@ -63,6 +71,12 @@ const cases: [string, string[], number, (() => string)?][] = [
     [join(work, "hub-agent"), "ban", "76561198000000001", "1h", "bench", "--json"],
     6,
     banDir,
+  ],
+  [
+    "hub-agent ban (service down, held)",
+    [join(work, "hub-agent"), "ban", "76561198000000001", "1h", "bench", "--json"],
+    6,
+    heldDir,
   ],
   ["ban's floor (disk + network)", [join(work, "ban-floor"), "bench"], 6, banDir],
 ];
@@ -90,13 +104,13 @@ const base = samples.get("bare program")!;
 const baseMs = median(base.ms);
 const baseKb = median(base.kb);
 console.log(`${runs} interleaved runs each (wall time includes spawning GNU time)\n`);
-console.log("command".padEnd(32) + "median ms".padStart(10) + "  × bare" + "peak RSS MB".padStart(13) + "  × bare");
+console.log("command".padEnd(36) + "median ms".padStart(10) + "  × bare" + "peak RSS MB".padStart(13) + "  × bare");
 for (const [name] of cases) {
   const s = samples.get(name)!;
   const ms = median(s.ms);
   const kb = median(s.kb);
   console.log(
-    name.padEnd(32) +
+    name.padEnd(36) +
       ms.toFixed(1).padStart(10) +
       `${(ms / baseMs).toFixed(2)}×`.padStart(8) +
       (kb / 1024).toFixed(1).padStart(13) +

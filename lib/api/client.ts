@@ -27,6 +27,8 @@ export interface ListOptions {
 }
 
 export interface Api {
+  /** How long (ms) the service's 429s (their Retry-After) hold some request of this client back still; 0: none. */
+  readonly rateLimitedMs: number;
   /** 1. GET /server/{id}: own server record with its bundle. */
   getServer(serverId: string): Promise<ApiResult<s.Server>>;
   /** 2. PATCH /server/{id}: status heartbeat. */
@@ -130,6 +132,9 @@ export function createApi(opts: ApiOptions): Api {
   });
 
   return {
+    get rateLimitedMs() {
+      return t.closedForMs();
+    },
     getFrontendUrl: async () => {
       const res = await t.request({ method: "GET", path: "/general/frontend-url", schema: s.FrontendUrlSchema });
       return res.ok ? { ...res, value: res.value.frontend_url } : res;

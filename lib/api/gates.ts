@@ -12,6 +12,8 @@ export interface RateGates {
   until(scope: string): number;
   /** Closes `scope`'s gate for `ms`, and every endpoint's when another endpoint's gate is closed already. */
   close(scope: string, ms: number): void;
+  /** The monotonic time by which every gate is open again (-Infinity: all open). */
+  latest(): number;
 }
 
 export function createGates(clock: Clock): RateGates {
@@ -19,6 +21,7 @@ export function createGates(clock: Clock): RateGates {
   let allUntil = -Infinity;
   return {
     until: (scope) => Math.max(allUntil, gates.get(scope) ?? -Infinity),
+    latest: () => Math.max(allUntil, ...gates.values()),
     close(scope, ms) {
       const now = clock.monotonic();
       const keyWide = [...gates].some(([other, until]) => other !== scope && until > now);

@@ -40,6 +40,8 @@ export const DEFAULT_RETRIES = 2;
 
 export interface Transport {
   request<T>(spec: RequestSpec<T>): Promise<ApiResult<T>>;
+  /** How long (ms) the service's 429s hold some request back still: 0 when every gate is open. */
+  closedForMs(): number;
 }
 
 export function createTransport(opts: ApiOptions): Transport {
@@ -106,5 +108,5 @@ export function createTransport(opts: ApiOptions): Transport {
     opts.onRequest({ method, route, outcome, final, ...(error ? { error } : {}), ...(gateMs ? { gateMs } : {}) });
   }
 
-  return { request };
+  return { request, closedForMs: () => Math.max(0, ctx.gates.latest() - clock.monotonic()) };
 }

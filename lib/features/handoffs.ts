@@ -22,6 +22,8 @@ import { coalescing } from "../serial.ts";
 const RECENT_OUTCOMES = 1_000;
 /** A pause the service asked for that ends sooner than this is waited out with the command; a longer one is not. */
 export const HOLD_ANSWER_MS = 100;
+/** While commands wait, how often the API client's 429 gates are looked at (a user lookup waits one out unseen). */
+const GATE_LOOK_MS = 25;
 
 export interface HandoffDesk {
   /** Every outcome of a round: the command waiting for that entry gets it; it is remembered a while. */
@@ -73,6 +75,27 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
       await handoffs.remove(id);
     } catch (e) {
       log.warn(`could not answer the command waiting for entry ${id}: ${(e as Error).message}`);
+    }
+  };
+
+  /** A 429 met by any request of this agent (its Retry-After closes the API client's gates) counts as a pause. */
+  const heldByGates = async () => {
+    const ms = agent.deps.api.rateLimitedMs;
+    if (ms > HOLD_ANSWER_MS) await desk.held(ms);
+  };
+  // While commands wait: a request that meets a 429 on the way (a user lookup waits its gate out in the API client,
+  // which the round never sees) answers them too.
+  let watching = false;
+  const watchGates = async () => {
+    if (watching) return;
+    watching = true;
+    try {
+      while (awaiting.size && !agent.scheduler.stopped) {
+        await heldByGates();
+        await new Promise((resolve) => setTimeout(resolve, GATE_LOOK_MS));
+      }
+    } finally {
+      watching = false;
     }
   };
 
@@ -129,8 +152,10 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
           entry: id,
         });
         void agent.scheduler.run("sanctions", () => issue(entry.data.target));
+        await heldByGates();
         const fate = holding();
-        if (fate) await answer(id, fate);
+        if (fate && awaiting.has(id)) await answer(id, fate);
+        void watchGates();
       }
     }),
 

@@ -172,4 +172,22 @@ describe("a command beside a running run", () => {
     await Bun.sleep(500);
     expect([banned(DAVE).length, banned(EVE).length]).toEqual([1, 1]);
   }, 30_000);
+
+  test("a 429 on the way (the user lookup waits it out in the API client): the command is told at once too", async () => {
+    // As run's client: a GET refused with 429 is tried again once its gate opens, inside the client.
+    h = await harness({ env, features: [bans], retries: 2 });
+    await startRun();
+    // Dave is unknown to the service: the round looks him up first, and that GET is refused with "wait 2 s".
+    h.sb.control.rateLimit(1000, 2, { method: "GET", path: /^\/user\// });
+    const { fate, entry, ms } = await cliBan(DAVE);
+    expect(fate.result).toBe("kept");
+    expect(fate.error).toStartWith("VyHub asked to wait until ");
+    expect(ms).toBeLessThan(1_500);
+    // The limit lifted and its wait over (the gate reads the test's clock): delivered, once.
+    h.sb.control.reset();
+    await h.clock.advance(2_000);
+    await pollUntil(async () => !(await sanctionQueues(h.store).ban.get(entry.id)), "the ban settled");
+    const user = h.sb.state.findUser(DAVE.id, "STEAM")?.id;
+    expect([...h.sb.state.bans.values()].filter((b) => user && b.user_id === user)).toHaveLength(1);
+  }, 30_000);
 });

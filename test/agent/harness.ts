@@ -59,6 +59,8 @@ export async function harness(
     once?: boolean;
     /** The pace of per-player requests (default the agent's own). */
     pace?: PaceOptions;
+    /** GET retries of the API client (default 0; `run`'s client retries, and waits out a 429's gate in between). */
+    retries?: number;
   } = {},
 ): Promise<Harness> {
   const clock = new ManualClock(Date.UTC(2026, 10, 21, 12));
@@ -83,7 +85,7 @@ export async function harness(
   const api = createApi({
     url: sb.url,
     key: sb.key,
-    retries: 0,
+    retries: opts.retries ?? 0,
     clock,
     timeoutMs: opts.timeoutMs ?? 2000,
     logger: logger.withTag("api"),

@@ -68,17 +68,7 @@ export async function deliverQueues(deps: DeliverDeps, opts: DeliverOptions = {}
 const byId = (a: Item, b: Item) => (a.entry.id < b.entry.id ? -1 : 1);
 
 /** Waits `ms`, or less when `signal` aborts (a pause for a 429 must not hold up a stop). */
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-  });
+const sleep = (ms: number, signal?: AbortSignal) => systemClock.sleep(ms, signal).catch(() => {});
 
 export class Round {
   private readonly queues: SanctionQueues;

@@ -181,10 +181,8 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
           signal: agent.scheduler.signal,
           onListed: (n) => drain.listed(n),
           onPause: (e) => {
-            if ("ms" in e) {
-              drain.tracker.paused(e.ms);
-              void desk.held(e.ms);
-            } else {
+            if ("ms" in e) drain.tracker.paused(e.ms);
+            else {
               ended = `the delivery round ended early: ${e.ended}`;
               drain.tracker.ended(e.ended);
               log.info(`the delivery round ends early: ${e.ended}; the rest stays queued for the next round`);

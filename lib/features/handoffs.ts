@@ -17,6 +17,7 @@ import {
 import { OUTCOME_TTL_MS, delivererCache, handoffBox, outcomeBox } from "../sanctions/handoff.ts";
 import { StoreWriteError } from "../store/index.ts";
 import { coalescing } from "../serial.ts";
+import { systemClock } from "../clock.ts";
 
 /** Outcomes remembered for an entry handed over just after a round had settled it. */
 const RECENT_OUTCOMES = 1_000;
@@ -33,11 +34,6 @@ export interface HandoffDesk {
    * entries of theirs that got no outcome are still queued, and their commands are told why.
    */
   served(players: ReadonlySet<string>, why?: { busy?: boolean; ended?: string }): Promise<void>;
-  /**
-   * The service asked to wait (429) `ms` from now: commands waiting now, and those that hand over
-   * while it lasts, are answered at once that their entry is queued and sent after it; `run` still delivers it then.
-   */
-  held(ms: number): Promise<void>;
   /** Takes the notes not taken yet. */
   take(): Promise<void>;
   /** Deletes answers nobody picked up. */
@@ -55,17 +51,20 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
   // Entries handed over and not answered yet (by id), and what recent rounds made of entries.
   const awaiting = new Map<string, { kind: DeliveryOutcome["kind"]; key: string }>();
   const recent = new Map<string, EntryFate>();
-  // The pause on the monotonic clock (as the round waits it out), and its end in wall time for the message.
-  let heldUntil = 0;
-  let heldUntilWall = 0;
-  /** The answer while the service's pause lasts (an operator's `ban` never waits out a rate limit). */
-  const holding = (): EntryFate | undefined =>
-    heldUntil - performance.now() > HOLD_ANSWER_MS
-      ? {
-          result: "kept",
-          error: `VyHub asked to wait until ${new Date(heldUntilWall).toISOString()} (rate limit); the running hub-agent sends it then, and its log will say how VyHub answered`,
-        }
-      : undefined;
+  /**
+   * While the service holds this agent's requests back (a 429's Retry-After closes the API client's gates, whichever
+   * request met it: the round's send, or a user lookup the client waits out by itself), a command's entry would wait
+   * it out with `run`: the command is answered at once that it is queued and sent after it (`run` still delivers it).
+   */
+  const holding = (): EntryFate | undefined => {
+    const ms = agent.deps.api.rateLimitedMs;
+    if (ms <= HOLD_ANSWER_MS) return undefined;
+    const until = new Date(agent.deps.clock.now() + ms).toISOString();
+    return {
+      result: "kept",
+      error: `VyHub asked to wait until ${until} (rate limit); the running hub-agent sends it then, and its log will say how VyHub answered`,
+    };
+  };
 
   /** The command reads the answer and deletes it; its note goes now. */
   const answer = async (id: string, fate: EntryFate) => {
@@ -78,21 +77,20 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
     }
   };
 
-  /** A 429 met by any request of this agent (its Retry-After closes the API client's gates) counts as a pause. */
-  const heldByGates = async () => {
-    const ms = agent.deps.api.rateLimitedMs;
-    if (ms > HOLD_ANSWER_MS) await desk.held(ms);
+  /** The commands waiting now, answered while the service holds requests back. */
+  const answerHeld = async () => {
+    const fate = holding();
+    if (fate) for (const id of awaiting.keys()) await answer(id, fate);
   };
-  // While commands wait: a request that meets a 429 on the way (a user lookup waits its gate out in the API client,
-  // which the round never sees) answers them too.
+  // While commands wait, the gates are looked at: a 429 may come at any moment of the round.
   let watching = false;
   const watchGates = async () => {
     if (watching) return;
     watching = true;
     try {
       while (awaiting.size && !agent.scheduler.stopped) {
-        await heldByGates();
-        await new Promise((resolve) => setTimeout(resolve, GATE_LOOK_MS));
+        await answerHeld();
+        await systemClock.sleep(GATE_LOOK_MS);
       }
     } finally {
       watching = false;
@@ -110,15 +108,6 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
       recent.set(o.entry.id, fate);
       if (recent.size > RECENT_OUTCOMES) recent.delete(recent.keys().next().value as string);
       if (awaiting.has(o.entry.id)) await answer(o.entry.id, fate);
-    },
-
-    async held(ms) {
-      if (performance.now() + ms > heldUntil) {
-        heldUntil = performance.now() + ms;
-        heldUntilWall = agent.deps.clock.now() + ms;
-      }
-      const fate = holding();
-      if (fate) for (const id of awaiting.keys()) await answer(id, fate);
     },
 
     async served(players, why = {}) {
@@ -152,9 +141,7 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
           entry: id,
         });
         void agent.scheduler.run("sanctions", () => issue(entry.data.target));
-        await heldByGates();
-        const fate = holding();
-        if (fate && awaiting.has(id)) await answer(id, fate);
+        await answerHeld();
         void watchGates();
       }
     }),

@@ -50,7 +50,9 @@ export async function liftCachedBans(store: Store, unban: UnbanEntry): Promise<v
     .get()
     .catch(() => undefined);
   if (cached && liftBans(cached.data, identifier, unban.created_on))
-    await cacheWrite(banCache(store).set(cached.data)).catch(() => {});
+    await banCache(store)
+      .set(cached.data)
+      .catch(() => {});
 }
 
 /**

@@ -51,21 +51,6 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
   // Entries handed over and not answered yet (by id), and what recent rounds made of entries.
   const awaiting = new Map<string, { kind: DeliveryOutcome["kind"]; key: string }>();
   const recent = new Map<string, EntryFate>();
-  /**
-   * While the service holds this agent's requests back (a 429's Retry-After closes the API client's gates, whichever
-   * request met it: the round's send, or a user lookup the client waits out by itself), a command's entry would wait
-   * it out with `run`: the command is answered at once that it is queued and sent after it (`run` still delivers it).
-   */
-  const holding = (): EntryFate | undefined => {
-    const ms = agent.deps.api.rateLimitedMs;
-    if (ms <= HOLD_ANSWER_MS) return undefined;
-    const until = new Date(agent.deps.clock.now() + ms).toISOString();
-    return {
-      result: "kept",
-      error: `VyHub asked to wait until ${until} (rate limit); the running hub-agent sends it then, and its log will say how VyHub answered`,
-    };
-  };
-
   /** The command reads the answer and deletes it; its note goes now. */
   const answer = async (id: string, fate: EntryFate) => {
     awaiting.delete(id);
@@ -77,10 +62,21 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
     }
   };
 
-  /** The commands waiting now, answered while the service holds requests back. */
+  /**
+   * While the service holds this agent's requests back (a 429's Retry-After closes the API client's gates, whichever
+   * request met it: the round's send, or a user lookup the client waits out by itself), a command's entry would wait
+   * it out with `run`: the commands waiting are answered at once that it is queued and sent after it (`run` still
+   * delivers it).
+   */
   const answerHeld = async () => {
-    const fate = holding();
-    if (fate) for (const id of awaiting.keys()) await answer(id, fate);
+    const ms = agent.deps.api.rateLimitedMs;
+    if (ms <= HOLD_ANSWER_MS) return;
+    const until = new Date(agent.deps.clock.now() + ms).toISOString();
+    const fate: EntryFate = {
+      result: "kept",
+      error: `VyHub asked to wait until ${until} (rate limit); the running hub-agent sends it then, and its log will say how VyHub answered`,
+    };
+    for (const id of awaiting.keys()) await answer(id, fate);
   };
   // While commands wait, the gates are looked at: a 429 may come at any moment of the round.
   let watching = false;

@@ -1,5 +1,5 @@
 import { type Logger, jsonPrintable, printable } from "../lib/log.ts";
-import type { CredentialGuard } from "../lib/api/credentials.ts";
+import type { Watched } from "../lib/app/service.ts";
 import type { Config } from "../lib/config/index.ts";
 import { createLogger, redactor, type LogFormat } from "./log.ts";
 import { CliError, EXIT } from "./exit.ts";
@@ -15,8 +15,8 @@ import type { GlobalFlags } from "./args.ts";
  */
 export interface Invocation {
   secrets: string[];
-  /** Service clients (cli/service.ts) whose refused key or unknown server id makes the command exit 3. */
-  guards: { guard: CredentialGuard; serverId: string }[];
+  /** Service clients (lib/app/service.ts) whose refused key or unknown server id makes the command exit 3. */
+  guards: Watched[];
   /** The command's exit code, when it chose one (0 otherwise). */
   code?: number;
   /** Named moments, ms since the process started (HUB_PHASES=1 prints them: npm run bench:startup reads them). */

@@ -227,7 +227,7 @@ async function usage(cmd: AnyCommand, path: string[]): Promise<string> {
 /** The refused key or unknown server id the command's service clients met; no import when it made none. */
 async function refusalOf(invocation: Invocation): Promise<string | undefined> {
   if (!invocation.guards.length) return undefined;
-  return (await import("./service.ts")).credentialRefusal(invocation);
+  return (await import("../lib/app/service.ts")).credentialRefusal(invocation.guards);
 }
 
 async function report(e: unknown, json: boolean, command: string[], invocation: Invocation): Promise<number> {

@@ -27,7 +27,7 @@ export interface Session {
 export async function openSession(ctx: Context): Promise<Session> {
   const config = await ctx.config();
   const [{ serviceApi }, { openStore }, { loadMessages }, { userTypeOf }, { settleTime }] = await Promise.all([
-    import("./service.ts"),
+    import("../lib/app/service.ts"),
     import("../lib/store/index.ts"),
     import("../lib/messages.ts"),
     import("../lib/game/user-type.ts"),
@@ -36,7 +36,7 @@ export async function openSession(ctx: Context): Promise<Session> {
   const logger = ctx.logger;
   // One attempt: an unanswered request is the queue's to retry, not a reason to keep the operator waiting.
   const invocation = ctx.invocation;
-  const { api } = await serviceApi(config, { retries: 0, logger: logger.withTag("api"), invocation });
+  const { api } = await serviceApi(config, { retries: 0, logger: logger.withTag("api"), watched: invocation.guards });
   const [store, messages] = await Promise.all([
     openStore({ dir: config.storage.dir, logger, sweep: false }),
     loadMessages(config.lang, { logger }),
@@ -129,7 +129,7 @@ export async function deliver(
 ): Promise<Delivery> {
   const [{ deliverOwnEntry }, { credentialRefusal }] = await Promise.all([
     import("../lib/sanctions/own-entry.ts"),
-    import("./service.ts"),
+    import("../lib/app/service.ts"),
   ]);
   const deps = { api: s.api, store: s.store, logger: s.ctx.logger.withTag("queue"), settleMs: s.settleMs };
   // A running `run` takes the entry (lib/sanctions/handoff.ts): its user lookup and the send itself, each within
@@ -138,7 +138,7 @@ export async function deliver(
   const serviceUrl = s.config.api.url;
   const d = await deliverOwnEntry({ ...deps, messages: s.messages, handoffWaitMs, serviceUrl, ...opts }, kind, entryId);
   // A refused key or unknown server id is the operator's to fix (exit 3), but the entry is safe in its queue.
-  const refusal = d.result === "kept" ? await credentialRefusal(s.ctx.invocation) : undefined;
+  const refusal = d.result === "kept" ? await credentialRefusal(s.ctx.invocation.guards) : undefined;
   if (refusal)
     throw new CliError(
       `${refusal}; the ${kind} stays queued (nothing is lost): \`hub-agent run\` sends it once the service accepts this agent, or \`hub-agent queue retry ${entryId}\``,

@@ -9,11 +9,11 @@ export default defineCommand({
     const ctx = createContext(args, data);
     const config = await ctx.config();
     const [{ serviceApi }, { openStore }, { dashboardLink }] = await Promise.all([
-      import("../service.ts"),
+      import("../../lib/app/service.ts"),
       import("../../lib/store/index.ts"),
       import("../../lib/features/dashboard.ts"),
     ]);
-    const { api } = await serviceApi(config, { invocation: ctx.invocation });
+    const { api } = await serviceApi(config, { watched: ctx.invocation.guards });
     const store = await openStore({ dir: config.storage.dir, logger: ctx.logger, sweep: false });
     const link = await dashboardLink({ api, config, store });
     if (!link.ok)

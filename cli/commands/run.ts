@@ -161,7 +161,7 @@ async function serve(opts: ServeOptions, unlocked: boolean): Promise<number | { 
   const [{ Agent }, { serviceApi }, { openStore }, { attachHooks }, { loadMessages }, { Metrics }, { RunMonitor }] =
     await Promise.all([
       import("../../lib/agent.ts"),
-      import("../service.ts"),
+      import("../../lib/app/service.ts"),
       import("../../lib/store/index.ts"),
       import("../../lib/hooks.ts"),
       import("../../lib/messages.ts"),
@@ -178,7 +178,7 @@ async function serve(opts: ServeOptions, unlocked: boolean): Promise<number | { 
     logger: logger.withTag("api"),
     onRequest: metrics.request,
     // `run --once` exits 3 on it; `run` keeps enforcing from its cache and says so once, and once more when it ends.
-    invocation: (opts.once && opts.invocation) || null,
+    watched: (opts.once && opts.invocation?.guards) || null,
     onChange: (problem, previous) => {
       if (problem)
         logger.error(

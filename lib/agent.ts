@@ -26,7 +26,8 @@ interface Job {
 }
 
 /**
- * The composition root of `hub-agent run`: the startup order of rules 1–4, then every timer and event listener.
+ * The agent of `hub-agent run` (composed in lib/app/run-serve.ts): the startup order of rules 1–4, then every timer
+ * and event listener.
  * Features are plain functions of a FeatureContext (lib/feature.ts), which this class implements; it only wires them.
  */
 export class Agent implements FeatureContext {

@@ -38,7 +38,7 @@ const ref = (p: { id: string; name: string }): PlayerRef => ({
 const kicks = (p: { id: string }) => h.sim.actionsOf("kick").filter((k) => k.player === p.id);
 const logged = (text: string) => h.logger.lines.findIndex((l) => l.msg.includes(text));
 
-/** `run`: the agent with the instance lock, as cli/commands/run.ts holds it, ready to take handed-over entries. */
+/** `run`: the agent with the instance lock, as lib/app/run.ts holds it, ready to take handed-over entries. */
 async function startRun() {
   instance = await holdInstance(h.store.dir);
   await h.agent.start();

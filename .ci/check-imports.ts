@@ -12,7 +12,7 @@ import { dirname, join, relative, resolve } from "node:path";
 
 const root = resolve(import.meta.dir, "..");
 /** The `demo` and `sandbox` commands' operations (lib/app/). */
-const SANDBOX_USERS = new Set(["lib/app/demo.ts", "lib/app/demo-recorder.ts", "cli/commands/sandbox.ts"]);
+const SANDBOX_USERS = new Set(["lib/app/demo.ts", "lib/app/demo-recorder.ts", "lib/app/sandbox.ts"]);
 const GAME_BRIDGE = "lib/game/bridge.ts";
 
 function files(dir: string): string[] {

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { systemClock as clock } from "../clock.ts";
+import { type Clock, systemClock as clock } from "../clock.ts";
 import type { GameBridge } from "../game/bridge.ts";
 import { SimGame } from "../game/sim.ts";
 import type { Logger } from "../log.ts";
@@ -40,7 +40,7 @@ export interface DemoOptions {
   runAgent(o: {
     config: Config;
     bridge: GameBridge;
-    clock: typeof clock;
+    clock: Clock;
     logger: Logger;
     until?: Promise<void>;
   }): Promise<number>;

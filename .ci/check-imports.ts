@@ -11,7 +11,8 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
 const root = resolve(import.meta.dir, "..");
-const SANDBOX_USERS = new Set(["cli/commands/demo.ts", "cli/demo-summary.ts", "cli/commands/sandbox.ts"]);
+/** The `demo` and `sandbox` commands' operations (lib/app/). */
+const SANDBOX_USERS = new Set(["lib/app/demo.ts", "lib/app/demo-recorder.ts", "lib/app/sandbox.ts"]);
 const GAME_BRIDGE = "lib/game/bridge.ts";
 
 function files(dir: string): string[] {

@@ -84,13 +84,11 @@ async function banCommand(c: Commands, call: CommandCall, name: string): Promise
   if (!reason) return call.reply(messages.t("command.reason_required"));
   const who = await target(c, call, query);
   if (!who) return;
-  const creator = creatorOf(c, call.invoker);
-  const serverbundleId = c.agent.bundleId;
   const vars = { player: playerLabel(who), length: lengthText(messages, length.seconds), reason };
   await issue(
     c,
     call,
-    (enforce) => ({ kind: "ban", target: who, length: length.seconds, reason, creator, serverbundleId, enforce }),
+    (on) => ({ kind: "ban", target: who, length: length.seconds, reason, ...on }),
     (enforce) => messages.t(enforce === "now" ? "ban.queued" : "ban.queued_on_accept", vars),
   );
 }
@@ -102,13 +100,11 @@ async function unbanCommand(c: Commands, call: CommandCall, name: string): Promi
   const who = await target(c, call, query);
   if (!who) return;
   const { messages } = c.agent.deps;
-  const processor = creatorOf(c, call.invoker);
-  const serverbundleId = c.agent.bundleId;
   const vars = { player: playerLabel(who) };
   await issue(
     c,
     call,
-    (enforce) => ({ kind: "unban", target: who, processor, serverbundleId, enforce }),
+    ({ creator, ...on }) => ({ kind: "unban", target: who, processor: creator, ...on }),
     (enforce) => messages.t(enforce === "now" ? "unban.queued" : "unban.queued_on_accept", vars),
   );
 }
@@ -122,12 +118,10 @@ async function warnCommand(c: Commands, call: CommandCall, name: string): Promis
   if (!reason) return call.reply(messages.t("command.reason_required"));
   const who = await target(c, call, query);
   if (!who) return;
-  const creator = creatorOf(c, call.invoker);
-  const serverbundleId = c.agent.bundleId;
   await issue(
     c,
     call,
-    () => ({ kind: "warning", target: who, reason, creator, serverbundleId }),
+    ({ creator, serverbundleId }) => ({ kind: "warning", target: who, reason, creator, serverbundleId }),
     () => messages.t("warn.queued", { player: playerLabel(who), reason }),
   );
 }
@@ -156,18 +150,19 @@ const usage = (c: Commands, call: CommandCall, text: string) =>
 /**
  * The shared end of ban, unban and warn: when the invoker's sanction counts here (enforcement), whether they may
  * queue one more, then the entry written to its durable queue (lib/app/sanction.ts, as the CLI writes it), delivered
- * first by `run`'s round, and the answer. The sanction and the answer are made for the enforcement.
+ * first by `run`'s round, and the answer. `make` writes the sanction with its issuer, bundle and enforcement; the answer
+ * depends on the enforcement.
  */
 async function issue(
   c: Commands,
   call: CommandCall,
-  make: (enforce: Enforce) => Sanction,
+  make: (on: { creator: Creator | null; serverbundleId: string; enforce: Enforce }) => Sanction,
   answer: (enforce: Enforce) => string,
 ): Promise<void> {
   const { agent, log } = c;
   const enforce = await enforcement(c, call.invoker);
   if (!(await mayQueue(c, call, enforce))) return;
-  const sanction = make(enforce);
+  const sanction = make({ creator: creatorOf(c, call.invoker), serverbundleId: agent.bundleId, enforce });
   const { entryId, cancelled } = await queueSanction(agent.deps.store, sanction, agent.deps.clock.now());
   const by = call.invoker?.name ?? "console";
   const player = playerLabel(sanction.target);

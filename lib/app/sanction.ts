@@ -197,7 +197,7 @@ export async function warns(s: Session, who: Pick<Who, "player">): Promise<Faile
  */
 export async function deliverEntry(
   s: Session,
-  kind: DeliveryOutcome["kind"],
+  kind: DeliveryKind,
   entryId: string,
   opts: { askAnyway?: boolean } = {},
 ): Promise<{ status: FateStatus; fate: EntryFate } | (Failed & { status: "credentials" })> {
@@ -301,7 +301,7 @@ async function bundleOf(p: Parts): Promise<string | Failed> {
 async function delivered(
   s: Session,
   p: Parts,
-  kind: DeliveryOutcome["kind"],
+  kind: DeliveryKind,
   entryId: string,
   queued: MessageKey,
   vars: { player: string } & Record<string, string>,

@@ -94,7 +94,7 @@ interface Place {
 
 const folder = async (at: Place, key: string) => join(at.root, await segment(key));
 
-/** The folders `mkdir` created on the way to `dir` (`first` the outermost): each one's name made durable in its parent. */
+/** The folders mkdir created on the way to `dir` (`first` the outermost): each name made durable in its parent. */
 async function fsyncCreated(at: Place, dir: string, first: string | undefined): Promise<void> {
   if (at.fsync && first) for (let d = dir; d.length >= first.length; d = dirname(d)) await fsyncDir(dirname(d));
 }

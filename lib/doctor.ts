@@ -40,6 +40,15 @@ export async function runChecks(config: Config, opts: { logger?: Logger; now?: (
   const ms = now() - started;
   checks.push(checkReachable(res, config.api.url, ms));
   checks.push(checkServer(res, config));
+  if (res.ok && config.game.bridge !== "sim") {
+    // The record's type against the game (the simulated game plays whichever the record says).
+    const [{ resolvePreset }, { checkServerType }] = await Promise.all([
+      import("./game/presets/index.ts"),
+      import("./game/server-type.ts"),
+    ]);
+    const typeCheck = checkServerType(resolvePreset(config.game.preset ?? "", config.game.overrides), res.value.type);
+    if (typeCheck) checks.push(typeCheck);
+  }
   checks.push(checkClock(res, now()));
   if (config.game.bridge !== "sim") {
     // The game's console: reachable, password right, player list answering (or the server to start found).

@@ -203,7 +203,9 @@ describe("once", () => {
     expect(h.sim.actionsOf("message")).toEqual([
       expect.objectContaining({ player: ALICE.id, text: "Your purchase VIP (30 days) has been delivered." }),
     ]);
-    expect(logged(`Executed reward ${VIP} (VIP (30 days)) for Alice.`)).toHaveLength(1);
+    // The operator's line names the reward as the sandbox's list and every other reward line do; the player's, the
+    // purchase.
+    expect(logged(`Executed reward ${VIP} (VIP rank (in-game)) for Alice.`)).toHaveLength(1);
 
     h.sim.leave(ALICE.id);
     await h.idle();

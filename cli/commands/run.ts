@@ -24,7 +24,7 @@ export default defineCommand({
   },
   async run({ args, data }) {
     const ctx = createContext(args, data);
-    const config = await ctx.config({ warnings: true, timePatterns: true });
+    const config = await ctx.config({ warnings: "changed", timePatterns: true });
     // SIGHUP reads the configuration again (the same file and environment) and applies what can change live.
     const { loadConfig } = await import("../../lib/app/config.ts");
     const reread = async () => {

@@ -10,6 +10,7 @@ import type { AppliedReward } from "../api/client.ts";
 import { type GamePlayer, mayHaveRun, unreachable } from "../game/bridge.ts";
 import type { Logger } from "../log.ts";
 import type { RewardFailures } from "../rewards/failures.ts";
+import { notSaid } from "../said.ts";
 import { type Escaping, TemplateError, commandLines, fillTemplate, rewardValues } from "../rewards/replace.ts";
 
 /** Problems logged once per process are remembered up to this many; then the memory starts again. */
@@ -153,14 +154,20 @@ export class RewardIssuer {
     return filled;
   }
 
-  /** Named as every reward line names one: its id, its name and the player (lib/rewards/failures.ts too). */
+  /**
+   * Named as every reward line names one: its id, its name and the player (lib/rewards/failures.ts too). Said once
+   * per reward and reason, also across runs (remembered in the store, lib/said.ts): cron's `run --once` would
+   * otherwise say it every round until the reward is changed at VyHub or the configuration here.
+   */
   private refuse(reward: AppliedReward, player: GamePlayer, why: string): undefined {
     const { id } = reward;
-    this.once(`${id} refused`, () =>
-      this.log.warn(`reward ${id} (${reward.reward.name}) for ${player.name} not executed: ${why}`, {
-        applied_reward_id: id,
-      }),
-    );
+    const line = `reward ${id} (${reward.reward.name}) for ${player.name} not executed: ${why}`;
+    this.once(`${id} refused`, () => {
+      void this.agent.scheduler.run("reward notes", async () => {
+        const fresh = await notSaid(this.agent.deps.store, "rewards", [`${id} ${why}`], false);
+        if (fresh.length) this.log.warn(line, { applied_reward_id: id });
+      });
+    });
     return undefined;
   }
 

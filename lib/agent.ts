@@ -319,7 +319,15 @@ export class Agent implements FeatureContext {
   /** Kicks a player and marks them refused, so the agent does not go on to initialize them. */
   async refuse(player: GamePlayer, reason: string): Promise<void> {
     this.refused.add(player.id);
+    for (const fn of this.refusedListeners) fn(player);
     await this.deps.bridge.kick(player, reason);
+  }
+
+  private refusedListeners: ((player: GamePlayer) => void)[] = [];
+
+  /** Subscribes to players refused (kicked), whether at their connect or by a ban refresh before it. */
+  onRefused(fn: (player: GamePlayer) => void): void {
+    this.refusedListeners.push(fn);
   }
 
   /** The periodic jobs, in the order `runOnce` runs them. */

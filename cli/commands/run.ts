@@ -16,7 +16,7 @@ export default defineCommand({
   },
   async run({ args, data }) {
     const ctx = createContext(args, data);
-    const config = await ctx.config({ warnings: true, timePatterns: true });
+    const config = await ctx.config({ warnings: "changed", timePatterns: true });
     // SIGHUP reads the configuration again (the same file and environment) and applies what can change live.
     const reread = async () => {
       const result = await loadConfig({ file: args.config, env: process.env, cwd: process.cwd(), timePatterns: true });

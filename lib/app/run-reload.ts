@@ -26,7 +26,9 @@ export async function reloadable(
   const result = await reread().catch((e: unknown) => ({ ok: false as const, problems: [String(e)], file: undefined }));
   const where = result.file ?? "the environment";
   if (!result.ok) {
-    const more = result.problems.length > 1 ? ` (and ${result.problems.length - 1} more: see hub-agent doctor)` : "";
+    // A TOML error's excerpt (`| line`, `| caret`) is part of its problem, not more problems.
+    const count = result.problems.filter((p) => !p.startsWith("| ")).length;
+    const more = count > 1 ? ` (and ${count - 1} more: see hub-agent doctor)` : "";
     logger.warn(`SIGHUP: ${where} is not valid, the running configuration stays: ${result.problems[0]}${more}`);
     return undefined;
   }

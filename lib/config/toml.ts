@@ -33,8 +33,8 @@ const EXACT_LINES = 2_000;
 /**
  * Where a parser that names no position failed: the line after the longest run of whole lines that parses (a
  * multi-line array cut in half fails, so shorter prefixes prove nothing), and in that line the column after its
- * longest prefix that still parses (at least its indentation). One parse per line from the end, then per character
- * of one line: about 2 ms for a 160-line file. A longer file is bisected instead, which a multi-line value cut at a
+ * longest prefix that still parses, alone or given a value (at least its indentation). One parse per line from the
+ * end, then two per character of one line: about 2 ms for a 160-line file. A longer file is bisected instead, which a multi-line value cut at a
  * probe can mislead by a few lines, but a 20,000-line file costs a few dozen parses, not 20,000.
  */
 export function locate(text: string, parse: (s: string) => void): [line: number, column: number, source: string] {
@@ -68,8 +68,10 @@ export function locate(text: string, parse: (s: string) => void): [line: number,
   const end = good + 1 < starts.length ? (starts[good + 1] as number) : text.length;
   const source = text.slice(before.length, end).replace(/\r?\n$/, "");
   let column = source.length - source.trimStart().length;
+  // A prefix that parses as it is (`n = 10 x` → after `10 `), or once given a value (`bridge = sim`, an unquoted
+  // string, → after `= `): either way the caret lands on what is wrong rather than on the line's key.
   for (let c = source.length; c > column; c--)
-    if (ok(before + source.slice(0, c))) {
+    if (ok(before + source.slice(0, c)) || ok(`${before}${source.slice(0, c)}""`)) {
       column = c;
       break;
     }

@@ -1,8 +1,9 @@
 import { defineCommand } from "citty";
 import { globalArgs } from "../context.ts";
+import { helpMeta } from "../args.ts";
 
 export default defineCommand({
-  meta: { name: "version", description: "print the version (as --version and -V do)" },
+  meta: helpMeta({ examples: [["hub-agent version", "the version (as --version and -V)"]] }),
   args: { ...globalArgs },
   async run({ args }) {
     const { VERSION } = await import("../main.ts");

@@ -23,8 +23,10 @@ export function useRunSettings(env: NodeJS.ProcessEnv = process.env): void {
   if (Object.keys(RUNTIME_SETTINGS).some((name) => env[name] !== undefined)) return;
   const execve = (process as { execve?: Execve }).execve;
   if (typeof execve !== "function" || !("Bun" in globalThis)) return;
-  // A compiled executable lists its embedded entry point as argv[1] and carries its own runtime flags.
+  // A compiled executable lists its embedded entry point as argv[1] and carries its own runtime flags. Only a
+  // process started as the program is executed again: never a test runner that calls `run` in-process.
   const compiled = process.argv[1]?.startsWith("/$bunfs/");
+  if (!compiled && !/[\\/]cli[\\/]main\.ts$/.test(process.argv[1] ?? "")) return;
   const args = compiled ? process.argv.slice(2) : [...process.execArgv, ...process.argv.slice(1)];
   try {
     execve(process.execPath, [process.argv0, ...args], { ...env, ...RUNTIME_SETTINGS });

@@ -3,8 +3,8 @@
  * the egg's variables in the environment, and a fresh directory at /mnt/server (a bind mount in a mount namespace
  * of its own), against a release served over loopback HTTP. The release is made here in `npm run release`'s layout:
  * SHA256SUMS beside hub-agent-<version>-<target>.tar.gz archives, each one directory of the same name holding the
- * executable (the real compiled one for linux-x64; stand-ins for linux-arm64 and linux-x64-musl, to see which
- * one was taken). It installs the archive of the machine's architecture; it refuses a wrong checksum with one line
+ * executable (the real compiled one for linux-x64; stand-ins for linux-arm64, linux-x64-baseline and linux-x64-musl,
+ * to see which one was taken). It installs the archive of the machine's architecture; it refuses a wrong checksum with one line
  * and leaves the server's directory as it was.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -62,6 +62,7 @@ beforeAll(async () => {
     [archive("linux-x64"), await pack("linux-x64", new Uint8Array(readFileSync(await binary())))],
     [archive("linux-x64-musl"), await pack("linux-x64-musl", standIn("the-musl-build"))],
     [archive("linux-arm64"), await pack("linux-arm64", standIn("the-arm64-build"))],
+    [archive("linux-x64-baseline"), await pack("linux-x64-baseline", standIn("the-baseline-build"))],
   ]);
   releases.set("good", new Map([...good, ["SHA256SUMS", new TextEncoder().encode(sums(good))]]));
   // The same archives, but the linux-x64 line of SHA256SUMS is another file's sum (a corrupted or swapped download).
@@ -90,9 +91,13 @@ interface Install {
 
 /**
  * Runs the install script as Wings does: bash, the egg's variables (defaults, then `typed`) and the panel's own in
- * the environment, a fresh directory (or `dir`) at /mnt/server. `machine` is what `uname -m` says.
+ * the environment, a fresh directory (or `dir`) at /mnt/server. `machine` is what `uname -m` says; /proc/cpuinfo
+ * is a stand-in whose flags have avx2 unless `noAvx2`.
  */
-async function install(typed: Record<string, string>, opts: { machine?: string; dir?: string } = {}): Promise<Install> {
+async function install(
+  typed: Record<string, string>,
+  opts: { machine?: string; dir?: string; noAvx2?: boolean } = {},
+): Promise<Install> {
   const dir = opts.dir ?? mkdtempSync(join(work, "server-"));
   for (const [name, value] of Object.entries(typed)) {
     const rules = egg.variables.find((x) => x.env_variable === name)?.rules ?? "";
@@ -110,8 +115,11 @@ async function install(typed: Record<string, string>, opts: { machine?: string; 
     SERVER_PORT: "27960",
     ...Object.fromEntries(egg.variables.map((x) => [x.env_variable, typed[x.env_variable] ?? x.default_value])),
   };
+  const cpuinfo = join(bin, "cpuinfo");
+  writeFileSync(cpuinfo, `processor\t: 0\nflags\t\t: fpu sse sse2 avx ${opts.noAvx2 ? "" : "avx2 "}bmi2\n`);
   const mountServer =
-    'mount -t tmpfs tmpfs /mnt && mkdir /mnt/server && mount --bind "$1" /mnt/server && exec "$2" "$3"';
+    'mount -t tmpfs tmpfs /mnt && mkdir /mnt/server && mount --bind "$1" /mnt/server && ' +
+    'mount --bind "$4" /proc/cpuinfo && exec "$2" "$3"';
   const p = spawn(
     [
       "unshare",
@@ -125,6 +133,7 @@ async function install(typed: Record<string, string>, opts: { machine?: string; 
       dir,
       egg.scripts.installation.entrypoint,
       script,
+      cpuinfo,
     ],
     { env, cwd: work, stdout: "pipe", stderr: "pipe" },
   );
@@ -154,7 +163,7 @@ describe.skipIf(missing !== undefined)("the egg's install script", () => {
     expect(await new Response(version.stdout).text()).toBe(`${V}\n`);
   }, 60_000);
 
-  test("on aarch64 the linux-arm64 archive; a pinned HUB_AGENT_VERSION; a machine without a build refused", async () => {
+  test("on aarch64 the linux-arm64 archive, without AVX2 the baseline one; a pinned version; no build: refused", async () => {
     const arm = await install({ HUB_AGENT_DOWNLOAD_URL: base("good") }, { machine: "aarch64" });
     expect(arm.code, arm.stderr).toBe(0);
     expect(readFileSync(join(arm.dir, "hub-agent"), "utf8")).toContain("the-arm64-build");
@@ -167,6 +176,10 @@ describe.skipIf(missing !== undefined)("the egg's install script", () => {
       [`hub-agent install: SHA256SUMS at ${base("good")} lists no hub-agent-9.9.9-linux-x64.tar.gz`],
     ]);
     expect(readdirSync(absent.dir)).toEqual([]);
+
+    const old = await install({ HUB_AGENT_DOWNLOAD_URL: base("good") }, { noAvx2: true });
+    expect(old.code, old.stderr).toBe(0); // a CPU without AVX2: the baseline build, which runs there
+    expect(readFileSync(join(old.dir, "hub-agent"), "utf8")).toContain("the-baseline-build");
 
     const riscv = await install({ HUB_AGENT_DOWNLOAD_URL: base("good") }, { machine: "riscv64" });
     expect([riscv.code, lines(riscv.stderr)]).toEqual([

@@ -157,6 +157,8 @@ function walk(dir: string, under = ""): string[] {
 export async function buildDeb(o: DebOptions): Promise<string> {
   const expected = ARCHES[o.arch];
   if (expected === undefined) throw new Error(`--arch must be one of ${Object.keys(ARCHES).join(", ")}`);
+  if (!["xz", "gzip", "none"].includes(o.compression ?? "xz"))
+    throw new Error("--compression must be xz, gzip or none");
   const exe = new Uint8Array(readFileSync(o.binary));
   const elf = readElfNeeds(exe);
   if (elf.machine !== expected)
@@ -211,7 +213,8 @@ export async function buildDeb(o: DebOptions): Promise<string> {
     put("DEBIAN/conffiles", `${CONFFILE}\n`);
     put("DEBIAN/md5sums", md5sums);
     for (const script of ["postinst", "prerm", "postrm"]) put(`DEBIAN/${script}`, debian(script), 0o755);
-    chmodSync(stage, 0o755);
+    // Every directory 0755 whatever the umask (mkdir's mode is masked by it; dpkg-deb refuses a DEBIAN/ below 0755).
+    for (const dir of ["", "DEBIAN", ...dirs]) chmodSync(join(stage, dir), 0o755);
 
     mkdirSync(o.out, { recursive: true });
     const deb = resolve(o.out, `${NAME}_${debianVersion(o.version)}_${o.arch}.deb`);
@@ -250,7 +253,8 @@ if (import.meta.main) {
       out: values.out,
       compression: (values.compression ?? "xz") as Compression,
     });
-    console.log(relative(process.cwd(), deb) || deb);
+    const shown = relative(process.cwd(), deb);
+    console.log(shown.startsWith("..") ? deb : shown);
   } catch (e) {
     console.error(`deb: ${(e as Error).message}`);
     process.exit(1);

@@ -8,7 +8,7 @@
  * and leaves the server's directory as it was.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -80,7 +80,10 @@ beforeAll(async () => {
     },
   });
 }, 120_000);
-afterAll(() => server?.stop(true));
+afterAll(() => {
+  server?.stop(true);
+  rmSync(work, { recursive: true, force: true });
+});
 
 interface Install {
   code: number;

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { binary } from "../cli/binary.ts";
-import { spawn } from "../support/procs.ts";
+import { runToEnd } from "../support/procs.ts";
 import type { Egg } from "./egg-format.ts";
 import { passesRules } from "./egg-format.ts";
 
@@ -45,8 +45,8 @@ async function pack(target: string, exe: Uint8Array): Promise<Uint8Array> {
   writeFileSync(join(stage, name, "hub-agent"), exe, { mode: 0o755 });
   for (const doc of ["README.md", "LICENSE"]) writeFileSync(join(stage, name, doc), readFileSync(join(ROOT, doc)));
   const out = join(stage, `${name}.tar.gz`);
-  const tar = spawn(["tar", "--use-compress-program=gzip -1", "-cf", out, "-C", stage, name], { stderr: "pipe" });
-  if ((await tar.exited) !== 0) throw new Error(`tar failed: ${await new Response(tar.stderr).text()}`);
+  const tar = await runToEnd(["tar", "--use-compress-program=gzip -1", "-cf", out, "-C", stage, name]);
+  if (tar.code !== 0) throw new Error(`tar failed: ${tar.stderr}`);
   return new Uint8Array(readFileSync(out));
 }
 
@@ -123,29 +123,9 @@ async function install(
   const mountServer =
     'mount -t tmpfs tmpfs /mnt && mkdir /mnt/server && mount --bind "$1" /mnt/server && ' +
     'mount --bind "$4" /proc/cpuinfo && exec "$2" "$3"';
-  const p = spawn(
-    [
-      "unshare",
-      "--mount",
-      "--propagation",
-      "private",
-      "sh",
-      "-c",
-      mountServer,
-      "sh",
-      dir,
-      egg.scripts.installation.entrypoint,
-      script,
-      cpuinfo,
-    ],
-    { env, cwd: work, stdout: "pipe", stderr: "pipe" },
-  );
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(p.stdout).text(),
-    new Response(p.stderr).text(),
-    p.exited,
-  ]);
-  return { code, stdout, stderr, dir };
+  const unshare = ["unshare", "--mount", "--propagation", "private"];
+  const argv = [...unshare, "sh", "-c", mountServer, "sh", dir, egg.scripts.installation.entrypoint, script, cpuinfo];
+  return { ...(await runToEnd(argv, { env, cwd: work })), dir };
 }
 
 const lines = (s: string) => s.split("\n").filter(Boolean);
@@ -162,8 +142,7 @@ describe.skipIf(missing !== undefined)("the egg's install script", () => {
     expect(requests).toEqual(["/releases/good/SHA256SUMS", `/releases/good/${archive("linux-x64")}`]);
     // The egg's startup line runs it from there.
     expect(egg.startup.split(" ")[0]).toBe("./hub-agent");
-    const version = spawn(["./hub-agent", "--version"], { cwd: r.dir, stdout: "pipe" });
-    expect(await new Response(version.stdout).text()).toBe(`${V}\n`);
+    expect((await runToEnd(["./hub-agent", "--version"], { cwd: r.dir })).stdout).toBe(`${V}\n`);
   }, 60_000);
 
   test("on aarch64 the linux-arm64 archive, without AVX2 the baseline one; a pinned version; no build: refused", async () => {

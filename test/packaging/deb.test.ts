@@ -12,14 +12,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { renderTemplate } from "../../lib/app/config.ts";
 import { SEED_IDS, startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { buildDeb, CONFFILE, STORE, UNIT, dependsOf } from "../../packaging/deb.ts";
 import { readElfNeeds } from "../../packaging/elf.ts";
 import { binary } from "../cli/binary.ts";
-import { spawn } from "../support/procs.ts";
+import { runToEnd } from "../support/procs.ts";
 import { DebianRoot, debianRootMissing } from "./debian-root.ts";
 
 const KEY = "deb-test-key-0c61a9e2f4";
@@ -53,8 +53,8 @@ describe.skipIf(noDpkgDeb !== undefined)("the package's contents", () => {
     const depends = dependsOf(elf);
     expect(depends).toHaveLength(1);
     expect(depends[0]).toMatch(/^libc6 \(>= 2\.\d+\)$/);
-    const info = await text(["dpkg-deb", "--field", newDeb, "Depends", "Version", "Architecture"]);
-    expect(info).toBe(`Depends: ${depends[0]}, adduser\nVersion: ${pkg.version}-1\nArchitecture: amd64\n`);
+    const info = await runToEnd(["dpkg-deb", "--field", newDeb, "Depends", "Version", "Architecture"]);
+    expect(info.stdout).toBe(`Depends: ${depends[0]}, adduser\nVersion: ${pkg.version}-1\nArchitecture: amd64\n`);
   });
 
   test("a musl executable or an unknown library is refused, not guessed", () => {
@@ -79,10 +79,9 @@ describe.skipIf(noDpkgDeb !== undefined)("the package's contents", () => {
     async () => {
       // Uncompressed here for speed; the shipped package is xz, which these two tags are about.
       const tags = "uses-no-compression-for-control-tarball,uses-no-compression-for-data-tarball";
-      const r = spawn(["lintian", "--pedantic", "--suppress-tags", tags, newDeb], { stdout: "pipe", stderr: "pipe" });
-      const [stdout, code] = await Promise.all([new Response(r.stdout).text(), r.exited]);
-      expect(stdout.split("\n").filter((l) => /^[EW]:/.test(l))).toEqual([]);
-      expect(code).toBe(0);
+      const r = await runToEnd(["lintian", "--pedantic", "--suppress-tags", tags, newDeb]);
+      expect(r.stdout.split("\n").filter((l) => /^[EW]:/.test(l))).toEqual([]);
+      expect(r.code).toBe(0);
     },
     180_000,
   );
@@ -215,10 +214,3 @@ describe.skipIf(noRoot !== undefined || noDpkgDeb !== undefined)("installed in a
     expect(await root.ok(`stat -c '%a' ${STORE}`)).toBe("700\n");
   }, 60_000);
 });
-
-async function text(argv: string[]): Promise<string> {
-  const p = spawn(argv, { stdout: "pipe", stderr: "pipe" });
-  const [stdout, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
-  if (code !== 0) throw new Error(`${basename(argv[0] as string)} exited ${code}`);
-  return stdout;
-}

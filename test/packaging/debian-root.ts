@@ -10,7 +10,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawn } from "../support/procs.ts";
+import { runToEnd } from "../support/procs.ts";
 
 export interface RootRun {
   code: number;
@@ -43,21 +43,9 @@ export class DebianRoot {
   }
 
   /** Runs a shell script (sh -e) as root in the root; stdin is `input` or empty. */
-  async run(script: string, input = ""): Promise<RootRun> {
-    const p = spawn(
-      ["unshare", "--mount", "--pid", "--fork", "--propagation", "private", "sh", "-c", SETUP, "sh", this.dir, script],
-      {
-        stdin: new Blob([input]),
-        stdout: "pipe",
-        stderr: "pipe",
-      },
-    );
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(p.stdout).text(),
-      new Response(p.stderr).text(),
-      p.exited,
-    ]);
-    return { code, stdout, stderr };
+  run(script: string, input = ""): Promise<RootRun> {
+    const unshare = ["unshare", "--mount", "--pid", "--fork", "--propagation", "private"];
+    return runToEnd([...unshare, "sh", "-c", SETUP, "sh", this.dir, script], { input });
   }
 
   /** Runs a script that must succeed; its stdout. */

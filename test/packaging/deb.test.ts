@@ -99,6 +99,13 @@ describe.skipIf(noRoot !== undefined || noDpkgDeb !== undefined)("installed in a
     await Bun.write(join(root.shared, "old.deb"), Bun.file(oldDeb));
     await Bun.write(join(root.shared, "new.deb"), Bun.file(newDeb));
     await root.prepare();
+    // A clean slate whatever this machine holds (the package, or a hand install's user and store, as docs/running.md
+    // describes): the root starts as a copy of it.
+    await root.ok(
+      "dpkg -P hub-agent >/dev/null 2>&1 || true; rm -rf /etc/hub-agent /var/lib/hub-agent\n" +
+        "if getent passwd hub-agent >/dev/null; then userdel hub-agent; fi\n" +
+        "if getent group hub-agent >/dev/null; then groupdel hub-agent; fi",
+    );
   }, 60_000);
   afterAll(async () => {
     await sb?.stop();

@@ -3,7 +3,7 @@
  * installed, configured, `doctor` run as the service user, a ban queued while VyHub is down, upgraded over by a
  * newer build with that ban still queued and then delivered, the unit verified as installed, removed, purged (the
  * user and /etc/hub-agent gone, the store kept) and installed again on the kept store. Also lintian: no error and no
- * warning beyond the justified overrides (deploy/debian/lintian-overrides).
+ * warning beyond the justified overrides (deploy/debian/lintian-overrides), for the amd64 and the arm64 package.
  *
  * The packages are built uncompressed here (a second, not the two minutes xz takes on this machine); dpkg reads
  * them the same. Skipped, with the reason printed, where a root can't be made (not root, no unshare or overlay)
@@ -18,7 +18,7 @@ import { renderTemplate } from "../../lib/app/config.ts";
 import { SEED_IDS, startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { buildDeb, CONFFILE, STORE, UNIT, dependsOf } from "../../packaging/deb.ts";
 import { readElfNeeds } from "../../packaging/elf.ts";
-import { binary } from "../cli/binary.ts";
+import { binary, buildCommand } from "../cli/binary.ts";
 import { runToEnd } from "../support/procs.ts";
 import { DebianRoot, debianRootMissing } from "./debian-root.ts";
 
@@ -34,6 +34,19 @@ if (noLintian) console.warn(`SKIPPED: the lintian check needs ${noLintian}`);
 const noDpkgDeb = Bun.which("dpkg-deb") ? undefined : "dpkg-deb (Debian's dpkg)";
 if (noDpkgDeb) console.warn(`SKIPPED: the Debian package tests need ${noDpkgDeb}`);
 
+/**
+ * An arm64 executable compiled as the release compiles it (Bun fetches its arm64 runtime from the npm registry the
+ * first time, as `npm run release` does), or why there is none.
+ */
+async function arm64Executable(): Promise<{ exe: string } | { missing: string }> {
+  const exe = join(mkdtempSync(join(tmpdir(), "hub-arm64-")), "hub-agent");
+  const cmd = [...buildCommand("cli/main.ts", exe), "--target=bun-linux-arm64"];
+  const r = await runToEnd(cmd, { cwd: join(import.meta.dir, "..", "..") });
+  return r.code === 0 ? { exe } : { missing: `Bun's arm64 runtime (the compile failed: ${r.stderr.trim()})` };
+}
+const arm64 = noDpkgDeb || noLintian ? { missing: "dpkg-deb and lintian" } : await arm64Executable();
+if ("missing" in arm64) console.warn(`SKIPPED: the arm64 package check needs ${arm64.missing}`);
+
 let out: string;
 let oldDeb: string;
 let newDeb: string;
@@ -44,7 +57,10 @@ beforeAll(async () => {
   const build = (version: string) => buildDeb({ binary: exe, arch: "amd64", version, out, compression: "none" });
   [oldDeb, newDeb] = await Promise.all([build(OLD), build(pkg.version)]);
 }, 180_000);
-afterAll(() => out && rmSync(out, { recursive: true, force: true }));
+afterAll(() => {
+  if (out) rmSync(out, { recursive: true, force: true });
+  if ("exe" in arm64) rmSync(join(arm64.exe, ".."), { recursive: true, force: true });
+});
 
 describe.skipIf(noDpkgDeb !== undefined)("the package's contents", () => {
   test("Depends come from the executable's ELF needs: libc6 at least the newest GLIBC_ version it asks for", async () => {
@@ -76,12 +92,18 @@ describe.skipIf(noDpkgDeb !== undefined)("the package's contents", () => {
 
   test.skipIf(noLintian !== undefined)(
     "lintian: no error, no warning (the overrides each say why)",
+    async () => expect(await lintian(newDeb)).toEqual([]),
+    180_000,
+  );
+
+  test.skipIf("missing" in arm64)(
+    "the arm64 package: its Architecture, Depends from the arm64 executable, and lintian as clean",
     async () => {
-      // Uncompressed here for speed; the shipped package is xz, which these two tags are about.
-      const tags = "uses-no-compression-for-control-tarball,uses-no-compression-for-data-tarball";
-      const r = await runToEnd(["lintian", "--pedantic", "--suppress-tags", tags, newDeb]);
-      expect(r.stdout.split("\n").filter((l) => /^[EW]:/.test(l))).toEqual([]);
-      expect(r.code).toBe(0);
+      const exe = (arm64 as { exe: string }).exe;
+      const deb = await buildDeb({ binary: exe, arch: "arm64", version: pkg.version, out, compression: "none" });
+      const info = await runToEnd(["dpkg-deb", "--field", deb, "Architecture", "Depends"]);
+      expect(info.stdout).toMatch(/^Architecture: arm64\nDepends: libc6 \(>= 2\.\d+\), adduser\n$/);
+      expect(await lintian(deb)).toEqual([]);
     },
     180_000,
   );
@@ -221,3 +243,13 @@ describe.skipIf(noRoot !== undefined || noDpkgDeb !== undefined)("installed in a
     expect(await root.ok(`stat -c '%a' ${STORE}`)).toBe("700\n");
   }, 60_000);
 });
+
+/**
+ * lintian's error and warning lines about a package built here (uncompressed, for speed: the shipped one is xz,
+ * which the two tags left out are about).
+ */
+async function lintian(deb: string): Promise<string[]> {
+  const tags = "uses-no-compression-for-control-tarball,uses-no-compression-for-data-tarball";
+  const r = await runToEnd(["lintian", "--pedantic", "--suppress-tags", tags, deb]);
+  return [...r.stdout.split("\n").filter((l) => /^[EW]:/.test(l)), ...(r.code === 0 ? [] : [`exit ${r.code}`])];
+}

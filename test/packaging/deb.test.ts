@@ -5,8 +5,8 @@
  * user and /etc/hub-agent gone, the store kept) and installed again on the kept store. Also lintian: no error and no
  * warning beyond the justified overrides (deploy/debian/lintian-overrides), for the amd64 and the arm64 package.
  *
- * The packages are built uncompressed here (a second, not the two minutes xz takes on this machine); dpkg reads
- * them the same. Skipped, with the reason printed, where a root can't be made (not root, no unshare or overlay)
+ * The packages are built uncompressed here (a second, not the 20 s gzip takes on this machine); dpkg reads them
+ * the same. Skipped, with the reason printed, where a root can't be made (not root, no unshare or overlay)
  * or lintian is missing (.ci/run installs it).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -245,7 +245,7 @@ describe.skipIf(noRoot !== undefined || noDpkgDeb !== undefined)("installed in a
 });
 
 /**
- * lintian's error and warning lines about a package built here (uncompressed, for speed: the shipped one is xz,
+ * lintian's error and warning lines about a package built here (uncompressed, for speed: the shipped one is gzip,
  * which the two tags left out are about).
  */
 async function lintian(deb: string): Promise<string[]> {

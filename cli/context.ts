@@ -82,8 +82,8 @@ export function createContext(flags: GlobalFlags, data?: unknown): Context {
     },
     secret: (value) => void secrets.push(value),
     async config(opts = {}) {
-      const { loadConfig } = await import("../lib/app/config.ts");
-      const result = await loadConfig({
+      const { loadCachedConfig } = await import("../lib/app/config-cache.ts");
+      const result = await loadCachedConfig({
         file: flags.config,
         env: process.env,
         cwd: process.cwd(),

@@ -12,10 +12,11 @@
  * Peak RSS is read through GNU time: a child spawned from Bun inherits Bun's own high-water mark until it
  * execs, so Bun's own resourceUsage overstates small programs. Run: npm run bench:startup [-- --runs N]
  */
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ServerSchema } from "../lib/api/schemas.ts";
+import { CACHE_FILE } from "../lib/app/config-cache.ts";
 import { openStore } from "../lib/store/index.ts";
 import examples from "../test/fixtures/api-examples.json";
 import { buildCommand } from "../test/cli/binary.ts";
@@ -46,15 +47,23 @@ const env = {
 const seeded = join(work, "seeded");
 const server = examples["01 GET /server/{server_id}"].response.body;
 await (await openStore({ dir: seeded })).cache("server", ServerSchema).set(server as never);
-let banRun = 0;
-const banDir = () => {
-  const dir = join(work, `ban-${++banRun}`);
+/**
+ * A case's store, the seeded one again before each run (its queue empty), at the same path: a store in use keeps
+ * the checked configuration (lib/app/config-cache.ts), keyed among others by HUB_STORAGE_DIR, so it is kept too.
+ */
+const freshDir = (name: string) => {
+  const dir = join(work, name);
+  const cache = join(dir, CACHE_FILE);
+  const kept = existsSync(cache) ? readFileSync(cache) : undefined;
+  rmSync(dir, { recursive: true, force: true });
   cpSync(seeded, dir, { recursive: true });
+  if (kept) writeFileSync(cache, kept, { mode: 0o600 });
   return dir;
 };
+const banDir = () => freshDir("ban");
 /** As banDir, with the note a round that found no service moments ago leaves (lib/sanctions/own-entry.ts). */
 const heldDir = () => {
-  const dir = banDir();
+  const dir = freshDir("held");
   const note = { at: Date.now(), url: env.HUB_API_URL, error: "connection refused (bench)" };
   mkdirSync(join(dir, "box", "service"), { recursive: true, mode: 0o700 });
   writeFileSync(join(dir, "box", "service", "unreachable"), JSON.stringify({ v: 1, note }), { mode: 0o600 });
@@ -78,7 +87,7 @@ const cases: [string, string[], number, (() => string)?][] = [
     6,
     heldDir,
   ],
-  ["ban's floor (disk + network)", [join(work, "ban-floor"), "bench"], 6, banDir],
+  ["ban's floor (disk + network)", [join(work, "ban-floor"), "bench"], 6, () => freshDir("floor")],
 ];
 
 const samples = new Map(cases.map(([name]) => [name, { ms: [] as number[], kb: [] as number[] }]));

@@ -131,6 +131,7 @@ for (const [name] of cases) {
 const PHASE_NAMES: Record<string, string> = {
   main: "process start → first line of main.ts",
   loaded: "→ command loaded (argument parser, its module)",
+  operation: "→ its operation's modules, until it asks for the configuration",
   config: "→ configuration read and checked",
   session: "→ store, service client, messages",
   resolved: "→ player and serverbundle",

@@ -82,6 +82,7 @@ export function createContext(flags: GlobalFlags, data?: unknown): Context {
     },
     secret: (value) => void secrets.push(value),
     async config(opts = {}) {
+      invocation.marks.push(["operation", performance.now()]);
       const { loadCachedConfig } = await import("../lib/app/config-cache.ts");
       const result = await loadCachedConfig({
         file: flags.config,

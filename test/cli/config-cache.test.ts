@@ -6,7 +6,8 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { hub } from "./binary.ts";
+import { spawn } from "../support/procs.ts";
+import { binary } from "./binary.ts";
 
 const SERVER = "541d1c41-1b58-40fc-8780-70c400ea5686";
 const toml = (extra = "") =>
@@ -19,7 +20,18 @@ describe("the checked configuration, in the compiled binary", () => {
     mkdirSync(join(cwd, "data"), { mode: 0o700 });
     const file = join(cwd, "hub-agent.toml");
     writeFileSync(file, toml(), { mode: 0o600 });
-    const status = (env: Record<string, string> = {}) => hub(["queue", "status", "--json"], { cwd, env });
+    // The compiled binary itself: from source (a test's own process) there is no cache.
+    const status = async (env: Record<string, string> = {}) => {
+      const p = spawn([await binary(), "queue", "status", "--json"], {
+        cwd,
+        env: { PATH: process.env.PATH ?? "", ...env },
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const [stdout, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+      return { code, stdout };
+    };
 
     expect((await status()).code).toBe(0);
     const entry = join(cwd, "data", "config.cache");

@@ -187,8 +187,8 @@ rmSync(work, { recursive: true, force: true }); // two executables of ~110 MB an
 
 /** Starts the in-memory service and a `run` against it, on `dir`; resolves once `run` takes commands' entries. */
 async function besideRun(hub: string, dir: string) {
-  const port = 40000 + Math.floor(Math.random() * 20000);
-  const service = Bun.spawn([hub, "sandbox", "--port", String(port), "--key", "bench-key"], {
+  // Port 0: the system's free port (the configuration it prints names it), never one another program took.
+  const service = Bun.spawn([hub, "sandbox", "--port", "0", "--key", "bench-key"], {
     env: { PATH: env.PATH },
     stdout: "pipe",
     stderr: "inherit",

@@ -1,10 +1,11 @@
 #!/usr/bin/env bun
 import type { CommandDef } from "citty";
 import { globalArgs } from "./args.ts";
+import { BUILD } from "./build-info.ts";
 import { examplesHelp } from "./examples.ts";
 import { runCli } from "./runner.ts";
 
-export const VERSION = "0.1.0";
+export const VERSION = BUILD.version;
 
 /**
  * Every command, loaded only when run: a one-shot command must start fast, so `--help` renders from this
@@ -62,7 +63,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default:
     summary: "the list of commands, or one command's help: help [<command>] (as <command> --help)",
     load: () => import("./commands/help.ts"),
   },
-  version: { summary: "print the version (as --version, -V)", load: () => import("./commands/version.ts") },
+  version: {
+    summary: "the version, commit, build date, target and Bun's version (--version, -V: the version)",
+    load: () => import("./commands/version.ts"),
+  },
   completion: {
     summary: "print the shell completion script: bash, zsh or fish",
     load: () => import("./commands/completion.ts"),

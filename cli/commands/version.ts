@@ -2,10 +2,18 @@ import { defineCommand } from "citty";
 import { globalArgs } from "../context.ts";
 
 export default defineCommand({
-  meta: { name: "version", description: "print the version (as --version and -V do)" },
+  meta: { name: "version", description: "print the version, commit, build date, target and Bun's version" },
   args: { ...globalArgs },
   async run({ args }) {
-    const { VERSION } = await import("../main.ts");
-    process.stdout.write(args.json ? JSON.stringify({ version: VERSION }) + "\n" : `${VERSION}\n`);
+    const { BUILD } = await import("../build-info.ts");
+    const info = { ...BUILD, bun: process.versions.bun ?? null };
+    const lines = [
+      `hub-agent ${info.version}`,
+      `commit  ${info.commit ?? "unknown (not a release build)"}`,
+      `built   ${info.built ?? "unknown"}`,
+      `target  ${info.target ?? "unknown"}`,
+      `bun     ${info.bun ?? `none (${navigator.userAgent})`}`,
+    ];
+    process.stdout.write(args.json ? JSON.stringify(info) + "\n" : lines.join("\n") + "\n");
   },
 });

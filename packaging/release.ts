@@ -1,0 +1,95 @@
+/**
+ * `npm run release [-- --out DIR --targets linux-x64,linux-arm64 --version X]`: for each target an archive
+ * `hub-agent-<version>-<target>.tar.gz` holding one directory of the same name with the executable, README.md,
+ * LICENSE, the systemd unit and an example configuration (what `hub-agent init` writes), and a SHA256SUMS file over
+ * the archives, as `sha256sum -c` reads it. The version, commit, build date and target are baked into each
+ * executable (`hub-agent version`). docs/packaging.md §4 says what each target is for and how each was tested.
+ */
+import { createHash } from "node:crypto";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { renderTemplate } from "../lib/app/config.ts";
+import { build, buildInfo, isTarget, ROOT, type Target, TARGETS } from "./build.ts";
+
+/** The example configuration's name in an archive: not hub-agent.toml, which `init` writes and commands read. */
+export const EXAMPLE_CONFIG = "hub-agent.example.toml";
+
+export const archiveName = (version: string, target: string) => `hub-agent-${version}-${target}.tar.gz`;
+
+/**
+ * Writes into `dir` what an archive holds besides the executable: the docs, the unit and the example
+ * configuration (the Debian package takes the same files from here).
+ */
+export function stageFiles(dir: string): void {
+  for (const file of ["README.md", "LICENSE", "deploy/hub-agent.service"])
+    copyFileSync(join(ROOT, file), join(dir, basename(file)));
+  writeFileSync(join(dir, EXAMPLE_CONFIG), renderTemplate(), { mode: 0o644 });
+}
+
+/** `<sha256>  <name>` lines, as sha256sum writes and checks them. */
+export function sha256sums(files: string[]): string {
+  const line = (f: string) => `${createHash("sha256").update(readFileSync(f)).digest("hex")}  ${basename(f)}\n`;
+  return files.map(line).join("");
+}
+
+export interface ReleaseOptions {
+  out: string;
+  targets: Target[];
+  version?: string;
+}
+
+/** Builds every target's archive into `out` and SHA256SUMS beside them; returns the archives' paths. */
+export async function release(o: ReleaseOptions): Promise<string[]> {
+  mkdirSync(o.out, { recursive: true });
+  const work = mkdtempSync(join(tmpdir(), "hub-release-"));
+  try {
+    const archives: string[] = [];
+    for (const target of o.targets) {
+      const info = buildInfo(target, o.version);
+      const name = archiveName(info.version, target).replace(/\.tar\.gz$/, "");
+      const dir = join(work, name);
+      mkdirSync(dir);
+      // The compile writes source maps beside its output: only the executable goes into the archive.
+      const exe = join(work, `${target}.bin`, "hub-agent");
+      await build({ outfile: exe, target, info });
+      copyFileSync(exe, join(dir, "hub-agent"));
+      stageFiles(dir);
+      const archive = resolve(o.out, `${name}.tar.gz`);
+      // Owner root, times the build date, names sorted: the archive depends on its contents only.
+      const tar = Bun.spawn(
+        ["tar", "--sort=name", "--owner=0", "--group=0", "--numeric-owner", `--mtime=${info.built}`].concat([
+          "--use-compress-program=gzip -n",
+          "-cf",
+          archive,
+          "-C",
+          work,
+          name,
+        ]),
+        { stderr: "pipe" },
+      );
+      if ((await tar.exited) !== 0) throw new Error(`tar failed: ${await new Response(tar.stderr).text()}`);
+      archives.push(archive);
+      console.log(`${basename(archive)}  ${(statSync(archive).size / 1e6).toFixed(1)} MB`);
+    }
+    writeFileSync(join(o.out, "SHA256SUMS"), sha256sums(archives));
+    console.log(`SHA256SUMS  ${archives.length} archives, in ${o.out}`);
+    return archives;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    options: { out: { type: "string" }, targets: { type: "string" }, version: { type: "string" } },
+  });
+  const targets = values.targets?.split(",") ?? Object.keys(TARGETS);
+  const unknown = targets.filter((t) => !isTarget(t));
+  if (unknown.length > 0) {
+    console.error(`release: unknown target ${unknown.join(", ")}: the targets are ${Object.keys(TARGETS).join(", ")}`);
+    process.exit(2);
+  }
+  await release({ out: resolve(values.out ?? "dist/release"), targets: targets as Target[], version: values.version });
+}

@@ -1,0 +1,60 @@
+/**
+ * `npm run release`'s output for the tests, built once per test run (each target compiled once, about 10 s each)
+ * and shared by the files that need it: release.test.ts and install-walk.test.ts.
+ */
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Target } from "../../packaging/build.ts";
+import { spawn } from "../support/procs.ts";
+
+const root = join(import.meta.dir, "..", "..");
+
+/** Run natively (x64), under qemu-user (arm64), or checked by their ELF needs (musl: Debian has no musl libstdc++). */
+export const TESTED_TARGETS: Target[] = ["linux-x64", "linux-arm64", "linux-x64-musl", "linux-arm64-musl"];
+
+let made: Promise<string> | undefined;
+
+/** The directory `bun packaging/release.ts --out <dir> --targets …` (npm run release) wrote. */
+export function releaseOnce(): Promise<string> {
+  made ??= (async () => {
+    const out = mkdtempSync(join(tmpdir(), "hub-release-out-"));
+    const argv = [process.execPath, "packaging/release.ts", "--out", out, "--targets", TESTED_TARGETS.join(",")];
+    const p = spawn(argv, { cwd: root, stdout: "pipe", stderr: "pipe", scope: "file" });
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(p.stdout).text(),
+      new Response(p.stderr).text(),
+      p.exited,
+    ]);
+    if (code !== 0) throw new Error(`npm run release failed (exit ${code}):\n${stdout}${stderr}`);
+    return out;
+  })();
+  return made;
+}
+
+/** How to run an unpacked archive's executable here: natively, under qemu-user, or not at all (and why). */
+export function runner(target: Target): { prefix: string[] } | { skip: string } {
+  if (target.endsWith("-musl"))
+    return { skip: "Debian ships no musl libstdc++: the musl builds' ELF needs are checked instead" };
+  if (target === `linux-${process.arch}`) return { prefix: [] };
+  if (target === "linux-arm64") {
+    const qemu = Bun.which("qemu-aarch64");
+    const sysroot = "/usr/aarch64-linux-gnu";
+    if (!qemu) return { skip: "qemu-aarch64 is missing (Debian package qemu-user; .ci/run installs it)" };
+    if (!existsSync(`${sysroot}/lib/ld-linux-aarch64.so.1`))
+      return { skip: `${sysroot} has no arm64 glibc (Debian package libc6-arm64-cross; .ci/run installs it)` };
+    return { prefix: [qemu, "-L", sysroot] };
+  }
+  return { skip: `no way to run ${target} on ${process.arch}` };
+}
+
+/** What the operator does after `init`: the four placeholders filled in (here: the sandbox and the simulated game). */
+export function fillIn(toml: string, values: Record<string, string>): string {
+  let text = toml;
+  for (const [key, value] of Object.entries(values)) {
+    const placeholder = new RegExp(`^${key} = "[^"\\n]*<[^"\\n]*>[^"\\n]*"$`, "m");
+    if (!placeholder.test(text)) throw new Error(`hub-agent.toml has no placeholder for ${key}`);
+    text = text.replace(placeholder, `${key} = ${JSON.stringify(value)}`);
+  }
+  return text;
+}

@@ -1,0 +1,165 @@
+/**
+ * `npm run release`: SHA256SUMS over the archives, each archive's contents, and each executable run from a fresh
+ * directory it was unpacked into, with a clean environment and no Node.js on PATH: `version`, `init`, `doctor`
+ * against the in-memory service and a `ban` delivered, natively for x64 and under qemu-user for arm64. The musl
+ * builds can't run on Debian (no musl libstdc++): their ELF needs are checked, as docs/packaging.md §4 documents.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pkg from "../../package.json" with { type: "json" };
+import type { Target } from "../../packaging/build.ts";
+import { archiveName, EXAMPLE_CONFIG } from "../../packaging/release.ts";
+import { renderTemplate } from "../../lib/app/config.ts";
+import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import { spawn } from "../support/procs.ts";
+import { fillIn, releaseOnce, runner, TESTED_TARGETS } from "./release-build.ts";
+
+const root = join(import.meta.dir, "..", "..");
+let out: string;
+let sb: Sandbox;
+beforeAll(async () => {
+  [out, sb] = await Promise.all([releaseOnce(), startSandbox()]);
+}, 300_000);
+afterAll(() => sb?.stop());
+
+async function run(argv: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) {
+  const p = spawn(argv, { cwd: opts.cwd, env: opts.env, stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(p.stdout).text(),
+    new Response(p.stderr).text(),
+    p.exited,
+  ]);
+  return { code, stdout, stderr };
+}
+
+const dirName = (t: Target) => archiveName(pkg.version, t).replace(/\.tar\.gz$/, "");
+
+const unpacked = new Map<Target, Promise<string>>();
+/** The archive unpacked into a fresh directory (once per target: only the run test writes there). */
+function unpack(target: Target): Promise<string> {
+  let dir = unpacked.get(target);
+  if (!dir)
+    unpacked.set(
+      target,
+      (dir = (async () => {
+        const into = mkdtempSync(join(tmpdir(), `hub-unpacked-${target}-`));
+        const r = await run(["tar", "-xzf", join(out, archiveName(pkg.version, target)), "-C", into]);
+        expect(r).toMatchObject({ code: 0, stderr: "" });
+        return join(into, dirName(target));
+      })()),
+    );
+  return dir;
+}
+
+describe("npm run release", () => {
+  test("SHA256SUMS names each archive, and sha256sum -c accepts them", async () => {
+    const sums = readFileSync(join(out, "SHA256SUMS"), "utf8");
+    expect(
+      sums
+        .trimEnd()
+        .split("\n")
+        .map((l) => l.split("  ")[1]),
+    ).toEqual(TESTED_TARGETS.map((t) => archiveName(pkg.version, t)));
+    const check = await run(["sha256sum", "-c", "SHA256SUMS"], { cwd: out });
+    expect(check.code).toBe(0);
+    expect(check.stdout.trimEnd().split("\n")).toEqual(TESTED_TARGETS.map((t) => `${archiveName(pkg.version, t)}: OK`));
+    expect(readdirSync(out).sort()).toEqual(
+      ["SHA256SUMS", ...TESTED_TARGETS.map((t) => archiveName(pkg.version, t))].sort(),
+    );
+  });
+
+  test.each(TESTED_TARGETS)(
+    "%s: one directory with the executable, README, LICENSE, the unit, an example",
+    async (t) => {
+      const list = await run(["tar", "-tzf", join(out, archiveName(pkg.version, t))]);
+      const files = ["", "LICENSE", "README.md", "hub-agent", EXAMPLE_CONFIG, "hub-agent.service"];
+      expect(list.stdout.trimEnd().split("\n").sort()).toEqual(files.map((f) => `${dirName(t)}/${f}`).sort());
+      const dir = await unpack(t);
+      expect(statSync(join(dir, "hub-agent")).mode & 0o777).toBe(0o755);
+      for (const [inside, source] of [
+        ["README.md", "README.md"],
+        ["LICENSE", "LICENSE"],
+        ["hub-agent.service", "deploy/hub-agent.service"],
+      ] as const)
+        expect(readFileSync(join(dir, inside), "utf8")).toBe(readFileSync(join(root, source), "utf8"));
+      expect(readFileSync(join(dir, EXAMPLE_CONFIG), "utf8")).toBe(renderTemplate());
+    },
+  );
+
+  for (const target of TESTED_TARGETS.filter((t) => !t.endsWith("-musl"))) {
+    const how = runner(target);
+    if ("skip" in how) console.warn(`skipped: ${target} archive's run: ${how.skip}`);
+    test.skipIf("skip" in how)(
+      `${target}: from its unpacked archive, no Node.js: version, init, doctor, a delivered ban`,
+      async () => {
+        const prefix = "prefix" in how ? how.prefix : [];
+        const dir = await unpack(target);
+        // A clean environment: PATH is an empty directory (no Node.js, no Bun), HOME the unpacked directory.
+        const bare = mkdtempSync(join(tmpdir(), "hub-no-node-"));
+        const env = { PATH: bare, HOME: dir, LANG: "C.UTF-8" };
+        const hub = (...args: string[]) => run([...prefix, join(dir, "hub-agent"), ...args], { cwd: dir, env });
+
+        const version = await hub("version", "--json");
+        expect(version).toMatchObject({ code: 0, stderr: "" });
+        const info = JSON.parse(version.stdout);
+        const head = (await run(["git", "rev-parse", "--short=12", "HEAD"], { cwd: root })).stdout.trim();
+        expect(info).toMatchObject({ version: pkg.version, target, bun: Bun.version });
+        expect(info.commit).toStartWith(head);
+        expect(Date.now() - Date.parse(info.built)).toBeLessThan(30 * 60_000);
+        expect((await hub("-V")).stdout).toBe(`${pkg.version}\n`);
+
+        expect((await hub("init")).code).toBe(0);
+        const toml = join(dir, "hub-agent.toml");
+        expect(statSync(toml).mode & 0o777).toBe(0o600);
+        expect(readFileSync(toml, "utf8")).toBe(readFileSync(join(dir, EXAMPLE_CONFIG), "utf8"));
+        const filled = fillIn(readFileSync(toml, "utf8"), {
+          url: sb.url,
+          key: sb.key,
+          server_id: sb.serverId,
+          bridge: "sim",
+        });
+        writeFileSync(toml, filled);
+
+        const doctor = await hub("doctor");
+        expect(doctor.code, doctor.stdout + doctor.stderr).toBe(0);
+        expect(doctor.stdout).toContain(`✔ service  ${sb.url} answered`);
+        expect(doctor.stdout).toContain("✔ server   key accepted");
+
+        const reason = `griefing (${target} archive)`;
+        const ban = await hub("ban", "76561198012345671", "30m", reason);
+        expect(ban.code, ban.stdout + ban.stderr).toBe(0);
+        const posts = sb.control.requests({ method: "POST", path: "/ban/" });
+        expect(posts.filter((r) => r.status === 200 && (r.body as { reason?: string }).reason === reason)).toHaveLength(
+          1,
+        );
+      },
+      120_000,
+    );
+  }
+
+  const LOADER = { "linux-x64-musl": "x86_64", "linux-arm64-musl": "aarch64" } as const;
+  test.each(Object.keys(LOADER) as (keyof typeof LOADER)[])(
+    "%s: musl's loader and libc, and libstdc++ (Alpine: apk add libstdc++ libgcc)",
+    async (target) => {
+      const exe = join(await unpack(target), "hub-agent");
+      const arch = LOADER[target];
+      const headers = await run(["readelf", "-W", "-l", "-d", exe]);
+      expect(headers.code).toBe(0);
+      expect(headers.stdout).toContain(`[Requesting program interpreter: /lib/ld-musl-${arch}.so.1]`);
+      const needed = [...headers.stdout.matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map((m) => m[1]);
+      expect(needed.sort()).toEqual([`libc.musl-${arch}.so.1`, "libstdc++.so.6"]);
+    },
+  );
+
+  test.each(["linux-x64", "linux-arm64"] as const)("%s: needs glibc 2.17 at most (docs/packaging.md)", async (t) => {
+    const exe = join(await unpack(t), "hub-agent");
+    const versions = await run(["readelf", "-W", "-V", exe]);
+    expect(versions.code).toBe(0);
+    const needs = [...versions.stdout.matchAll(/Name: GLIBC_(\d+)\.(\d+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
+    expect(needs.length).toBeGreaterThan(0);
+    const newest = needs.reduce((a, b) => (b[0]! * 1000 + b[1]! > a[0]! * 1000 + a[1]! ? b : a));
+    expect(newest.join(".")).toBe("2.17");
+  });
+});

@@ -14,7 +14,7 @@ export const ROOT = join(import.meta.dir, "..");
 
 /**
  * The Linux targets Bun cross-compiles to from its platform packages on the npm registry (`bun build --compile
- * --target=bun-<name>` downloads the one it lacks), and what each is for (docs/packaging.md §4).
+ * --target=bun-<name>` downloads the one it lacks), and what each is for (docs/packaging.md, "Release archives").
  */
 export const TARGETS = {
   "linux-x64": "x86-64 with glibc 2.17 or later (Debian, Ubuntu, RHEL, the Pterodactyl images); a CPU with AVX2",
@@ -71,11 +71,13 @@ export function buildCommand(o: BuildOptions): string[] {
   ];
 }
 
-/** The commit checked out (with `-dirty` for uncommitted changes), or "unknown" outside a git checkout. */
+/** The commit checked out (with `-dirty` for changes to tracked files), or "unknown" outside a git checkout. */
 function commit(): string {
   try {
     const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8" }).trim();
-    return git("rev-parse", "--short=12", "HEAD") + (git("status", "--porcelain") ? "-dirty" : "");
+    return (
+      git("rev-parse", "--short=12", "HEAD") + (git("status", "--porcelain", "--untracked-files=no") ? "-dirty" : "")
+    );
   } catch {
     return "unknown";
   }

@@ -3,7 +3,7 @@
  * `hub-agent-<version>-<target>.tar.gz` holding one directory of the same name with the executable, README.md,
  * LICENSE, the systemd unit and an example configuration (what `hub-agent init` writes), and a SHA256SUMS file over
  * the archives, as `sha256sum -c` reads it. The version, commit, build date and target are baked into each
- * executable (`hub-agent version`). docs/packaging.md §4 says what each target is for and how each was tested.
+ * executable (`hub-agent version`). docs/packaging.md, "Release archives" says what each target is for and how each was tested.
  */
 import { createHash } from "node:crypto";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";

@@ -7,11 +7,11 @@
  */
 import { createHash } from "node:crypto";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { renderTemplate } from "../lib/app/config.ts";
-import { build, buildInfo, isTarget, ROOT, type Target, TARGETS } from "./build.ts";
+import { build, type BuildInfo, buildInfo, isTarget, ROOT, type Target, TARGETS } from "./build.ts";
 
 /** The example configuration's name in an archive: not hub-agent.toml, which `init` writes and commands read. */
 export const EXAMPLE_CONFIG = "hub-agent.example.toml";
@@ -40,39 +40,44 @@ export interface ReleaseOptions {
   version?: string;
 }
 
-/** Builds every target's archive into `out` and SHA256SUMS beside them; returns the archives' paths. */
+/** One target's archive in `out`: its directory staged in `work` (the executable and stageFiles), then packed. */
+async function archive(target: Target, base: BuildInfo, out: string, work: string): Promise<string> {
+  const info = { ...base, target };
+  const name = archiveName(info.version, target).replace(/\.tar\.gz$/, "");
+  const dir = join(work, name);
+  mkdirSync(dir);
+  // The compile writes source maps beside its output: only the executable goes into the archive.
+  const exe = join(work, `${target}.bin`, "hub-agent");
+  await build({ outfile: exe, target, info });
+  copyFileSync(exe, join(dir, "hub-agent"));
+  stageFiles(dir);
+  const file = resolve(out, `${name}.tar.gz`);
+  // Owner root, times the build date, names sorted: the archive depends on its contents only.
+  const owner = ["--sort=name", "--owner=0", "--group=0", "--numeric-owner", `--mtime=${info.built}`];
+  const tar = Bun.spawn(["tar", ...owner, "--use-compress-program=gzip -n", "-cf", file, "-C", work, name], {
+    stderr: "pipe",
+  });
+  if ((await tar.exited) !== 0) throw new Error(`tar failed: ${await new Response(tar.stderr).text()}`);
+  console.log(`${basename(file)}  ${(statSync(file).size / 1e6).toFixed(1)} MB`);
+  return file;
+}
+
+/**
+ * Builds every target's archive into `out`, as many at once as there are CPUs (compiling and gzip each keep one
+ * busy), and SHA256SUMS beside them; returns the archives' paths, in the order of `targets`.
+ */
 export async function release(o: ReleaseOptions): Promise<string[]> {
   mkdirSync(o.out, { recursive: true });
   const work = mkdtempSync(join(tmpdir(), "hub-release-"));
   try {
+    const base = buildInfo("", o.version); // one commit and date for all
     const archives: string[] = [];
-    for (const target of o.targets) {
-      const info = buildInfo(target, o.version);
-      const name = archiveName(info.version, target).replace(/\.tar\.gz$/, "");
-      const dir = join(work, name);
-      mkdirSync(dir);
-      // The compile writes source maps beside its output: only the executable goes into the archive.
-      const exe = join(work, `${target}.bin`, "hub-agent");
-      await build({ outfile: exe, target, info });
-      copyFileSync(exe, join(dir, "hub-agent"));
-      stageFiles(dir);
-      const archive = resolve(o.out, `${name}.tar.gz`);
-      // Owner root, times the build date, names sorted: the archive depends on its contents only.
-      const tar = Bun.spawn(
-        ["tar", "--sort=name", "--owner=0", "--group=0", "--numeric-owner", `--mtime=${info.built}`].concat([
-          "--use-compress-program=gzip -n",
-          "-cf",
-          archive,
-          "-C",
-          work,
-          name,
-        ]),
-        { stderr: "pipe" },
-      );
-      if ((await tar.exited) !== 0) throw new Error(`tar failed: ${await new Response(tar.stderr).text()}`);
-      archives.push(archive);
-      console.log(`${basename(archive)}  ${(statSync(archive).size / 1e6).toFixed(1)} MB`);
-    }
+    let next = 0;
+    const worker = async () => {
+      for (let i = next++; i < o.targets.length; i = next++)
+        archives[i] = await archive(o.targets[i] as Target, base, o.out, work);
+    };
+    await Promise.all(Array.from({ length: Math.min(availableParallelism(), o.targets.length) }, worker));
     writeFileSync(join(o.out, "SHA256SUMS"), sha256sums(archives));
     console.log(`SHA256SUMS  ${archives.length} archives, in ${o.out}`);
     return archives;

@@ -2,10 +2,11 @@
  * `npm run release`'s output for the tests, built once per test run (each target compiled once, about 10 s each)
  * and shared by the files that need it: release.test.ts and install-walk.test.ts.
  */
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Target } from "../../packaging/build.ts";
+import type { Sandbox } from "../../lib/sandbox/index.ts";
 import { spawn } from "../support/procs.ts";
 
 const root = join(import.meta.dir, "..", "..");
@@ -48,13 +49,17 @@ export function runner(target: Target): { prefix: string[] } | { skip: string } 
   return { skip: `no way to run ${target} on ${process.arch}` };
 }
 
-/** What the operator does after `init`: the four placeholders filled in (here: the sandbox and the simulated game). */
-export function fillIn(toml: string, values: Record<string, string>): string {
-  let text = toml;
+/**
+ * What the operator does after `init`: the file's four placeholders filled in, here with the in-memory service's
+ * address, key and server, and the simulated game.
+ */
+export function fillIn(file: string, sb: Sandbox): void {
+  const values = { url: sb.url, key: sb.key, server_id: sb.serverId, bridge: "sim" };
+  let text = readFileSync(file, "utf8");
   for (const [key, value] of Object.entries(values)) {
     const placeholder = new RegExp(`^${key} = "[^"\\n]*<[^"\\n]*>[^"\\n]*"$`, "m");
-    if (!placeholder.test(text)) throw new Error(`hub-agent.toml has no placeholder for ${key}`);
+    if (!placeholder.test(text)) throw new Error(`${file} has no placeholder for ${key}`);
     text = text.replace(placeholder, `${key} = ${JSON.stringify(value)}`);
   }
-  return text;
+  writeFileSync(file, text);
 }

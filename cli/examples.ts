@@ -28,7 +28,10 @@ export const EXAMPLES: Record<string, [string, string][]> = {
     ["hub-agent help", "the commands (as hub-agent --help)"],
     ["hub-agent help queue retry", "one command's help (as hub-agent queue retry --help)"],
   ],
-  version: [["hub-agent version", "the version (as --version and -V)"]],
+  version: [
+    ["hub-agent version", "the version, commit, build date, target and Bun's version"],
+    ["hub-agent version --json", "the same as one JSON object"],
+  ],
   doctor: [
     ["hub-agent doctor", "check ./hub-agent.toml, the storage, the service, the key and the clock"],
     ["hub-agent doctor --config /etc/hub-agent/hub-agent.toml", "another configuration file"],

@@ -9,7 +9,7 @@ export default defineCommand({
     const info = { ...BUILD, bun: process.versions.bun ?? null };
     const lines = [
       `hub-agent ${info.version}`,
-      `commit  ${info.commit ?? "unknown (not a release build)"}`,
+      `commit  ${info.commit ?? "unknown"}`,
       `built   ${info.built ?? "unknown"}`,
       `target  ${info.target ?? "unknown"}`,
       `bun     ${info.bun ?? `none (${navigator.userAgent})`}`,

@@ -5,7 +5,7 @@
  * builds can't run on Debian (no musl libstdc++): their ELF needs are checked, as docs/packaging.md, "Release archives" documents.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
@@ -156,4 +156,17 @@ describe("npm run release", () => {
     const newest = needs.reduce((a, b) => (b[0]! * 1000 + b[1]! > a[0]! * 1000 + a[1]! ? b : a));
     expect(newest.join(".")).toBe("2.17");
   });
+});
+
+test("an unknown target is refused before anything is built (exit 2, the targets named)", async () => {
+  const dir = join(mkdtempSync(join(tmpdir(), "hub-release-refused-")), "out");
+  const r = await run(
+    [process.execPath, "packaging/release.ts", "--out", dir, "--targets", "linux-x64,linux-riscv64"],
+    {
+      cwd: root,
+    },
+  );
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain("release: unknown target linux-riscv64: the targets are linux-x64, linux-x64-baseline,");
+  expect(existsSync(dir)).toBe(false);
 });

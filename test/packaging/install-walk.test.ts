@@ -5,15 +5,15 @@
  * placeholders (here: the in-memory service and the simulated game); `run` is stopped with Ctrl-C once ready.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { spawn } from "../support/procs.ts";
 import { until } from "../support/until.ts";
-import { fillIn, releaseOnce } from "./release-build.ts";
+import { fillIn, releaseOnce, useScratch } from "./release-build.ts";
 
+const scratch = useScratch();
 const README = readFileSync(join(import.meta.dir, "..", "..", "README.md"), "utf8");
 /** What the walk types: nothing else is on its PATH (no node, npm or bun). */
 const TOOLS = ["bash", "curl", "sha256sum", "tar", "gzip"];
@@ -59,8 +59,8 @@ describe("README: Install", () => {
   });
 
   test("typed word for word with no Node.js: download, check, unpack, init, doctor, run", async () => {
-    const home = mkdtempSync(join(tmpdir(), "hub-install-"));
-    const bin = mkdtempSync(join(tmpdir(), "hub-install-path-"));
+    const home = scratch("install-");
+    const bin = scratch("install-path-");
     for (const tool of TOOLS) symlinkSync(Bun.which(tool)!, join(bin, tool));
     const env = { PATH: bin, HOME: home, LANG: "C.UTF-8" };
     const bash = Bun.which("bash")!;

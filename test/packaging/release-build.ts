@@ -2,7 +2,8 @@
  * `npm run release`'s output for the tests, built once per test run (each target compiled once, about 10 s each)
  * and shared by the files that need it: release.test.ts and install-walk.test.ts.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { afterAll } from "bun:test";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Target } from "../../packaging/build.ts";
@@ -14,12 +15,47 @@ const root = join(import.meta.dir, "..", "..");
 /** Run natively (x64), under qemu-user (arm64), or checked by their ELF needs (musl: Debian has no musl libstdc++). */
 export const TESTED_TARGETS: Target[] = ["linux-x64", "linux-arm64", "linux-x64-musl", "linux-arm64-musl"];
 
+/**
+ * Temporary directories: the archives and their unpacked copies take about 1 GB a run. A file's own are removed after
+ * its tests (`useScratch`); the shared release output is left for the next file and removed by the next run, which
+ * removes every one whose test process has ended (bun test emits no "exit" to clean up in).
+ */
+const SCRATCH = /^hub-pkg-(\d+)-/;
+for (const name of readdirSync(tmpdir())) {
+  const pid = Number(SCRATCH.exec(name)?.[1]);
+  if (pid && !alive(pid)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+const mkScratch = (prefix: string) => mkdtempSync(join(tmpdir(), `hub-pkg-${process.pid}-${prefix}`));
+
+/** `scratch(prefix)`: a fresh temporary directory, removed after the calling file's tests. */
+export function useScratch(): (prefix: string) => string {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+  return (prefix) => {
+    const dir = mkScratch(prefix);
+    dirs.push(dir);
+    return dir;
+  };
+}
+
 let made: Promise<string> | undefined;
 
 /** The directory `bun packaging/release.ts --out <dir> --targets …` (npm run release) wrote. */
 export function releaseOnce(): Promise<string> {
   made ??= (async () => {
-    const out = mkdtempSync(join(tmpdir(), "hub-release-out-"));
+    const out = mkScratch("release-");
     const argv = [process.execPath, "packaging/release.ts", "--out", out, "--targets", TESTED_TARGETS.join(",")];
     const p = spawn(argv, { cwd: root, stdout: "pipe", stderr: "pipe", scope: "file" });
     const [stdout, stderr, code] = await Promise.all([

@@ -5,8 +5,7 @@
  * builds can't run on Debian (no musl libstdc++): their ELF needs are checked, as docs/packaging.md, "Release archives" documents.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import type { Target } from "../../packaging/build.ts";
@@ -14,8 +13,9 @@ import { archiveName, EXAMPLE_CONFIG } from "../../packaging/release.ts";
 import { renderTemplate } from "../../lib/app/config.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { spawn } from "../support/procs.ts";
-import { fillIn, releaseOnce, runner, TESTED_TARGETS } from "./release-build.ts";
+import { fillIn, releaseOnce, runner, useScratch, TESTED_TARGETS } from "./release-build.ts";
 
+const scratch = useScratch();
 const root = join(import.meta.dir, "..", "..");
 let out: string;
 let sb: Sandbox;
@@ -44,7 +44,7 @@ function unpack(target: Target): Promise<string> {
     unpacked.set(
       target,
       (dir = (async () => {
-        const into = mkdtempSync(join(tmpdir(), `hub-unpacked-${target}-`));
+        const into = scratch(`unpacked-${target}-`);
         const r = await run(["tar", "-xzf", join(out, archiveName(pkg.version, target)), "-C", into]);
         expect(r).toMatchObject({ code: 0, stderr: "" });
         return join(into, dirName(target));
@@ -97,7 +97,7 @@ describe("npm run release", () => {
         const prefix = "prefix" in how ? how.prefix : [];
         const dir = await unpack(target);
         // A clean environment: PATH is an empty directory (no Node.js, no Bun), HOME the unpacked directory.
-        const bare = mkdtempSync(join(tmpdir(), "hub-no-node-"));
+        const bare = scratch("no-node-");
         const env = { PATH: bare, HOME: dir, LANG: "C.UTF-8" };
         const hub = (...args: string[]) => run([...prefix, join(dir, "hub-agent"), ...args], { cwd: dir, env });
 
@@ -159,7 +159,7 @@ describe("npm run release", () => {
 });
 
 test("an unknown target is refused before anything is built (exit 2, the targets named)", async () => {
-  const dir = join(mkdtempSync(join(tmpdir(), "hub-release-refused-")), "out");
+  const dir = join(scratch("refused-"), "out");
   const r = await run(
     [process.execPath, "packaging/release.ts", "--out", dir, "--targets", "linux-x64,linux-riscv64"],
     {

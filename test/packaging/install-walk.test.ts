@@ -16,7 +16,7 @@ import { fillIn, releaseOnce, useScratch } from "./release-build.ts";
 const scratch = useScratch();
 const README = readFileSync(join(import.meta.dir, "..", "..", "README.md"), "utf8");
 /** What the walk types: nothing else is on its PATH (no node, npm or bun). */
-const TOOLS = ["bash", "curl", "sha256sum", "tar", "gzip"];
+const TOOLS = ["bash", "curl", "grep", "sha256sum", "tar", "gzip"];
 
 /** The `<!-- install -->` blocks, in order. */
 export const installSteps = (markdown: string): string[] =>
@@ -27,6 +27,7 @@ const archive = `hub-agent-${pkg.version}-linux-x64`;
 
 let sb: Sandbox;
 let server: ReturnType<typeof Bun.serve>;
+let tampered = false;
 beforeAll(async () => {
   const out = await releaseOnce();
   sb = await startSandbox();
@@ -36,7 +37,8 @@ beforeAll(async () => {
     port: 0,
     fetch(req) {
       const name = decodeURIComponent(new URL(req.url).pathname.slice(1));
-      const file = join(out, name);
+      // A download gone wrong: another archive's bytes under this one's name.
+      const file = join(out, tampered && name === `${archive}.tar.gz` ? `${archive}-musl.tar.gz` : name);
       return /^[\w.-]+$/.test(name) && existsSync(file)
         ? new Response(Bun.file(file))
         : new Response("not found", { status: 404 });
@@ -58,7 +60,8 @@ describe("README: Install", () => {
     expect(steps[2]).toBe("./hub-agent doctor\n./hub-agent run");
   });
 
-  test("typed word for word with no Node.js: download, check, unpack, init, doctor, run", async () => {
+  /** A machine with no Node.js: a bash whose PATH holds only TOOLS, in a fresh home; what it prints, by line. */
+  function machine() {
     const home = scratch("install-");
     const bin = scratch("install-path-");
     for (const tool of TOOLS) symlinkSync(Bun.which(tool)!, join(bin, tool));
@@ -84,17 +87,25 @@ describe("README: Install", () => {
       shell.stdin.write(`${text}\n`);
       void shell.stdin.flush();
     };
+    /** Types the README's step `i`, the release served here instead of at its download address, then its exit code. */
+    const typeStep = (i: number) =>
+      type(
+        `${steps[i]!.replace(/^release=\S+/, `release=http://127.0.0.1:${server.port}`)}\necho "install-step-${i} $?"`,
+      );
     const shows = (what: string, line: (l: string) => boolean, timeoutMs = 30_000) =>
       until(() => lines.some(line), what, {
         timeoutMs,
         diagnostics: () => lines.join("\n"),
         abort: () => (shell.exitCode === null ? undefined : `the shell ended (exit ${shell.exitCode})`),
       });
-
     type("set -e"); // a failing command ends the shell: the test sees it at once, with its output
+    return { home, shell, lines, type, typeStep, shows };
+  }
+
+  test("typed word for word with no Node.js: download, check, unpack, init, doctor, run", async () => {
+    const { home, shell, lines, type, typeStep, shows } = machine();
     for (const [i, step] of steps.entries()) {
-      // The one change: the release is served here instead of at its download address.
-      type(`${step.replace(/^release=\S+/, `release=http://127.0.0.1:${server.port}`)}\necho "install-step-${i} $?"`);
+      typeStep(i);
       if (step.includes("./hub-agent run")) {
         await shows("run to be ready", (l) => /\bINFO +ready$/.test(l));
         // Ctrl-C to the foreground command, as a terminal sends it.
@@ -120,4 +131,17 @@ describe("README: Install", () => {
     const status = sb.control.requests({ method: "PATCH", path: new RegExp(`^/server/${sb.serverId}/?$`) });
     expect(status.filter((r) => r.status === 200).length).toBeGreaterThan(0);
   }, 180_000);
+
+  test("a download that does not match SHA256SUMS stops the walk before it is unpacked", async () => {
+    tampered = true;
+    try {
+      const { home, shell, lines, typeStep } = machine();
+      typeStep(0);
+      expect(await shell.exited).toBe(1);
+      expect(lines).toContain(`${archive}.tar.gz: FAILED`);
+      expect(existsSync(join(home, archive))).toBe(false);
+    } finally {
+      tampered = false;
+    }
+  }, 60_000);
 });

@@ -79,7 +79,7 @@ export async function release(o: ReleaseOptions): Promise<string[]> {
     };
     await Promise.all(Array.from({ length: Math.min(availableParallelism(), o.targets.length) }, worker));
     writeFileSync(join(o.out, "SHA256SUMS"), sha256sums(archives));
-    console.log(`SHA256SUMS  ${archives.length} archives, in ${o.out}`);
+    console.log(`SHA256SUMS  over ${archives.map((a) => basename(a)).join(", ")}, in ${o.out}`);
     return archives;
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -94,6 +94,10 @@ if (import.meta.main) {
   const unknown = targets.filter((t) => !isTarget(t));
   if (unknown.length > 0) {
     console.error(`release: unknown target ${unknown.join(", ")}: the targets are ${Object.keys(TARGETS).join(", ")}`);
+    process.exit(2);
+  }
+  if (values.version !== undefined && !/^\d[\w.+-]*$/.test(values.version)) {
+    console.error(`release: --version ${values.version} is not a version (1.2.0, 1.2.0-rc.1): it names the archives`);
     process.exit(2);
   }
   await release({ out: resolve(values.out ?? "dist/release"), targets: targets as Target[], version: values.version });

@@ -158,15 +158,17 @@ describe("npm run release", () => {
   });
 });
 
-test("an unknown target is refused before anything is built (exit 2, the targets named)", async () => {
+test("an unknown target, or a version that can't name a file, is refused before anything is built", async () => {
   const dir = join(scratch("refused-"), "out");
-  const r = await run(
-    [process.execPath, "packaging/release.ts", "--out", dir, "--targets", "linux-x64,linux-riscv64"],
-    {
-      cwd: root,
-    },
+  const release = (...args: string[]) =>
+    run([process.execPath, "packaging/release.ts", "--out", dir, ...args], { cwd: root });
+  const target = await release("--targets", "linux-x64,linux-riscv64");
+  expect(target.code).toBe(2);
+  expect(target.stderr).toContain(
+    "release: unknown target linux-riscv64: the targets are linux-x64, linux-x64-baseline,",
   );
-  expect(r.code).toBe(2);
-  expect(r.stderr).toContain("release: unknown target linux-riscv64: the targets are linux-x64, linux-x64-baseline,");
+  const version = await release("--targets", "linux-x64", "--version", "../1.0");
+  expect(version.code).toBe(2);
+  expect(version.stderr).toContain("release: --version ../1.0 is not a version (1.2.0, 1.2.0-rc.1)");
   expect(existsSync(dir)).toBe(false);
 });

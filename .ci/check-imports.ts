@@ -4,15 +4,18 @@
  * only from the `demo` and `sandbox` commands. State where it belongs: the player lists (lib/players/) sit below
  * the features and never import them; a feature sees the game through the GameBridge (lib/game/bridge.ts) only,
  * never a transport, preset or source; lib/config/ and lib/game/ never import each other (lib/app/config.ts hands
- * the configuration the game's vocabulary). Static and dynamic imports alike. And no module state in cli/ (a top-level
- * `let` or `var`, an exit code set on the process). Prints each violation; exit 1.
+ * the configuration the game's vocabulary). cli/ reaches the store, the game, the service client and the monitor
+ * only through lib/app/ (the one place that assembles the program). Static and dynamic imports alike. And no module
+ * state in cli/ (a top-level `let` or `var`, an exit code set on the process). Prints each violation; exit 1.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
 const root = resolve(import.meta.dir, "..");
-const SANDBOX_USERS = new Set(["cli/commands/demo.ts", "cli/demo-summary.ts", "cli/commands/sandbox.ts"]);
+/** The `demo` and `sandbox` commands' operations (lib/app/). */
+const SANDBOX_USERS = new Set(["lib/app/demo.ts", "lib/app/demo-recorder.ts", "lib/app/sandbox.ts"]);
 const GAME_BRIDGE = "lib/game/bridge.ts";
+const CLI_NEVER = ["lib/store/", "lib/game/", "lib/api/", "lib/monitor/"];
 
 function files(dir: string): string[] {
   return readdirSync(join(root, dir)).flatMap((name) => {
@@ -42,6 +45,8 @@ for (const [file, deps] of graph) {
       problems.push(`${file} imports ${dep}: lib/ never imports cli/`);
     if (dep.startsWith("lib/sandbox/") && !file.startsWith("lib/sandbox/") && !SANDBOX_USERS.has(file))
       problems.push(`${file} imports ${dep}: only the demo and sandbox commands use the in-memory service`);
+    if (file.startsWith("cli/") && CLI_NEVER.some((floor) => dep.startsWith(floor)))
+      problems.push(`${file} imports ${dep}: cli/ reaches ${dep.split("/")[1]} through lib/app/ only`);
     if (file.startsWith("lib/players/") && dep.startsWith("lib/features/"))
       problems.push(`${file} imports ${dep}: the player lists sit below the features`);
     if (file.startsWith("lib/features/") && dep.startsWith("lib/game/") && dep !== GAME_BRIDGE)

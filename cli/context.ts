@@ -44,10 +44,11 @@ export interface Context {
    * Loads and validates the configuration; a bad one is a CliError with exit code 3. Its warnings (intervals below
    * the spec's, files with a secret everyone can read) are logged only with `warnings` (`run` and `doctor`):
    * one-shot commands would repeat them every time. `exposed` takes the latter instead of the log (doctor's lines).
+   * `"changed"` (`run`): with --quiet, only those not said by the last run (lib/said.ts), so cron mails them once.
    * `timePatterns`: for the commands that run the game's patterns (LoadOptions).
    */
   config(opts?: {
-    warnings?: boolean;
+    warnings?: boolean | "changed";
     timePatterns?: boolean;
     exposed?: (files: { message: string; fix: string }[]) => void;
   }): Promise<Config>;
@@ -94,9 +95,17 @@ export function createContext(flags: GlobalFlags, data?: unknown): Context {
         const where = result.file ? ` (${result.file})` : " (no config file; environment only)";
         throw new CliError(`configuration is not valid${where}`, EXIT.CONFIG, result.problems);
       }
-      if (opts.warnings) for (const w of result.warnings) logger.warn(w);
       if (opts.exposed) opts.exposed(result.exposed);
-      else if (opts.warnings) for (const w of result.exposed) logger.warn(`${w.message}: \`${w.fix}\``);
+      if (opts.warnings) {
+        let lines = [...result.warnings];
+        if (!opts.exposed) lines.push(...result.exposed.map((w) => `${w.message}: \`${w.fix}\``));
+        if (opts.warnings === "changed" && lines.length) {
+          const { configWarningsToSay } = await import("../lib/said.ts");
+          const quiet = !!flags.quiet;
+          lines = [...(await configWarningsToSay(result.config.storage.dir, lines, { quiet, logger }))];
+        }
+        for (const w of lines) logger.warn(w);
+      }
       return result.config;
     },
   };

@@ -20,12 +20,29 @@ export interface LogSetup {
  */
 const stderrIsTty = (): boolean => process.getBuiltinModule("node:tty").isatty(2);
 
+/**
+ * A log line to fd 2 as it is: Bun's console.error paints its text red on a terminal, which made every line's time
+ * (the text before our own colours) read as an error. Written whole, or, should the descriptor refuse (EAGAIN on a
+ * non-blocking one), by console.error, which waits.
+ */
+function writeStderr(line: string): void {
+  const bytes = new TextEncoder().encode(line + "\n");
+  let done = 0;
+  try {
+    const { writeSync } = process.getBuiltinModule("node:fs");
+    while (done < bytes.length) done += writeSync(2, bytes, done);
+  } catch {
+    if (done === 0) stderr(line);
+    else stderr(new TextDecoder().decode(bytes.subarray(done, -1)));
+  }
+}
+
 const LEVEL_NAMES = ["error", "warn", "log", "info", "debug"] as const;
 const COLOURS: Record<string, string> = { error: "31", warn: "33", info: "36", debug: "90" };
 
 /** consola's core (its fancy reporter costs ~20 ms of start-up) with three small reporters of our own. */
 export function createLogger(setup: LogSetup): Logger {
-  const write = setup.write ?? stderr;
+  const write = setup.write ?? writeStderr;
   // Decided at the first line, by the descriptor: process.stderr.isTTY would build Node's stream objects, which cost
   // a one-shot command time (cli/stdio.ts) and `run` memory.
   let style: { pretty: boolean; colour: boolean } | undefined;
@@ -63,9 +80,12 @@ export function createLogger(setup: LogSetup): Logger {
         const tag = o.tag ? `[${o.tag}] ` : "";
         const time = pretty ? o.date.toTimeString().slice(0, 8) : o.date.toISOString();
         const label = name.toUpperCase().padEnd(5);
-        const shown = colour ? `\x1b[${COLOURS[name] ?? "0"}m${label}\x1b[0m` : label;
+        // The time dim (it is not the news), the level in its colour.
+        const shown = colour
+          ? `\x1b[2m${time}\x1b[0m \x1b[${COLOURS[name] ?? "0"}m${label}\x1b[0m`
+          : `${time} ${label}`;
         // Nicks, reasons and the service's text are in msg and fields: escaped, they can't drive the terminal.
-        line = `${time} ${shown} ${printable(tag + msg + fields)}`;
+        line = `${shown} ${printable(tag + msg + fields)}`;
       }
       write(setup.redact(line));
     },

@@ -1,52 +1,34 @@
 /**
- * Where `run`'s signals go, installed once for the whole run (a reload replaces the agent being served, and a signal
- * in between must not end the process by its default action). SIGINT and SIGTERM stop the agent being served, or
- * the next one as soon as it is there; a second one exits at once (128 + the signal's number), for an operator who
- * will not wait for a wrapped server's own shutdown. SIGHUP goes to the served agent's handler (`run` only).
+ * `run`'s signals, for the whole run (a reload replaces the agent being served, and a signal in between must not end
+ * the process by its default action): SIGINT and SIGTERM ask the run to stop, SIGHUP to reload (`run` only: the
+ * demo leaves it its default action). A second stop signal exits at once (128 + the signal's number), for an
+ * operator who will not wait for a wrapped server's own shutdown. The run itself is lib/app/run.ts's.
  */
+import { RunControl } from "../lib/app/run.ts";
+import type { Logger } from "../lib/log.ts";
+
 const SIGNAL_NUMBER: Record<string, number> = { SIGINT: 2, SIGTERM: 15 };
 
-export interface Served {
-  stop(why: string): void;
-  hangup?(): void;
-}
-
-export class RunSignals {
-  #served: Served | undefined;
-  #pending: string | undefined;
-  #stops = 0;
-  /** A stop signal came (SIGINT or SIGTERM), as opposed to the end of `--once` or a demo's time. */
-  signalled = false;
-
-  constructor(private o: { hangup: boolean; onForce: (signal: string, code: number) => void }) {}
-
-  readonly #onStop = (signal: NodeJS.Signals) => {
-    this.signalled = true;
-    if (++this.#stops > 1) return this.o.onForce(signal, 128 + (SIGNAL_NUMBER[signal] ?? 0));
-    if (this.#served) this.#served.stop(signal);
-    else this.#pending ??= signal;
+/** Runs `body` with the process's signals going to its RunControl, and only for as long as it runs. */
+export async function withSignals<T>(
+  o: { logger: Logger; hangup: boolean },
+  body: (control: RunControl) => Promise<T>,
+): Promise<T> {
+  const control = new RunControl();
+  const onStop = (signal: NodeJS.Signals) => {
+    if (control.stop(signal)) return;
+    o.logger.warn(`${signal} again: exiting now, without waiting for the rest`);
+    process.exit(128 + (SIGNAL_NUMBER[signal] ?? 0));
   };
-
-  readonly #onHangup = () => this.#served?.hangup?.();
-
-  install(): void {
-    process.on("SIGINT", this.#onStop);
-    process.on("SIGTERM", this.#onStop);
-    if (this.o.hangup) process.on("SIGHUP", this.#onHangup);
-  }
-
-  uninstall(): void {
-    process.off("SIGINT", this.#onStop);
-    process.off("SIGTERM", this.#onStop);
-    process.off("SIGHUP", this.#onHangup);
-  }
-
-  /** The agent now served gets the signals (a stop that came meanwhile at once); the returned function ends that. */
-  serve(served: Served): () => void {
-    this.#served = served;
-    if (this.#pending) served.stop(this.#pending);
-    return () => {
-      if (this.#served === served) this.#served = undefined;
-    };
+  const onHangup = () => control.hangup();
+  process.on("SIGINT", onStop);
+  process.on("SIGTERM", onStop);
+  if (o.hangup) process.on("SIGHUP", onHangup);
+  try {
+    return await body(control);
+  } finally {
+    process.off("SIGINT", onStop);
+    process.off("SIGTERM", onStop);
+    process.off("SIGHUP", onHangup);
   }
 }

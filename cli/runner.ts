@@ -263,8 +263,8 @@ const QUEUEING = new Set(["ban", "unban", "warn"]);
 
 /** A full, read-only or blocked store: one line naming the path and the fix, with its own exit code. */
 async function storeFailure(e: unknown, command: string[]): Promise<CliError | undefined> {
-  const { describeFsError } = await import("../lib/store/errors.ts");
-  const line = describeFsError(e);
+  const { describeStorageError } = await import("../lib/app/storage.ts");
+  const line = describeStorageError(e);
   if (!line) return undefined;
   return new CliError(QUEUEING.has(command[0] ?? "") ? `${line}; nothing was queued` : line, EXIT.STORE);
 }

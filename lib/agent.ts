@@ -26,7 +26,8 @@ interface Job {
 }
 
 /**
- * The composition root of `hub-agent run`: the startup order of rules 1–4, then every timer and event listener.
+ * The agent of `hub-agent run` (composed in lib/app/run-serve.ts): the startup order of rules 1–4, then every timer
+ * and event listener.
  * Features are plain functions of a FeatureContext (lib/feature.ts), which this class implements; it only wires them.
  */
 export class Agent implements FeatureContext {
@@ -318,7 +319,15 @@ export class Agent implements FeatureContext {
   /** Kicks a player and marks them refused, so the agent does not go on to initialize them. */
   async refuse(player: GamePlayer, reason: string): Promise<void> {
     this.refused.add(player.id);
+    for (const fn of this.refusedListeners) fn(player);
     await this.deps.bridge.kick(player, reason);
+  }
+
+  private refusedListeners: ((player: GamePlayer) => void)[] = [];
+
+  /** Subscribes to players refused (kicked), whether at their connect or by a ban refresh before it. */
+  onRefused(fn: (player: GamePlayer) => void): void {
+    this.refusedListeners.push(fn);
   }
 
   /** The periodic jobs, in the order `runOnce` runs them. */

@@ -2,6 +2,7 @@ import { mkdir, unlink, writeFile } from "./fsio.ts";
 import { join } from "node:path";
 import type { Config } from "./config/index.ts";
 import { createApi, describeError, type Api, type ApiResult, type Server } from "./api/client.ts";
+import { CREDENTIAL_FIX } from "./api/credentials.ts";
 import type { Check } from "./check.ts";
 import { fsErrorLine, isStoreErrno } from "./store/errors.ts";
 import { QUARANTINE_FIX, listCorrupt } from "./store/records.ts";
@@ -39,6 +40,15 @@ export async function runChecks(config: Config, opts: { logger?: Logger; now?: (
   const ms = now() - started;
   checks.push(checkReachable(res, config.api.url, ms));
   checks.push(checkServer(res, config));
+  if (res.ok && config.game.bridge !== "sim") {
+    // The record's type against the game (the simulated game plays whichever the record says).
+    const [{ resolvePreset }, { checkServerType }] = await Promise.all([
+      import("./game/presets/index.ts"),
+      import("./game/server-type.ts"),
+    ]);
+    const typeCheck = checkServerType(resolvePreset(config.game.preset ?? "", config.game.overrides), res.value.type);
+    if (typeCheck) checks.push(typeCheck);
+  }
   checks.push(checkClock(res, now()));
   if (config.game.bridge !== "sim") {
     // The game's console: reachable, password right, player list answering (or the server to start found).
@@ -119,14 +129,23 @@ function checkServer(res: ApiResult<Server>, config: Config): Check {
     };
   }
   const e = res.error;
+  // The service's own 404 (its error code) is an unknown server id; any other says api.url's path is wrong.
   if (e.kind === "NotFound")
-    return {
-      name: "server",
-      status: "fail",
-      message: `the service knows no server ${config.api.server_id}`,
-      fix: "copy the server id again from the service's server settings into api.server_id / HUB_API_SERVER_ID",
-      kind: "config",
-    };
+    return e.code
+      ? {
+          name: "server",
+          status: "fail",
+          message: `the service knows no server ${config.api.server_id}`,
+          fix: CREDENTIAL_FIX.unknown_server,
+          kind: "config",
+        }
+      : {
+          name: "server",
+          status: "fail",
+          message: `the service has no such path: ${config.api.url} answered ${describeError(e)}, not the service's own not_found of an unknown server`,
+          fix: CREDENTIAL_FIX.wrong_path,
+          kind: "config",
+        };
   if (e.kind === "ClientError" && (e.status === 401 || e.status === 403))
     return {
       name: "server",

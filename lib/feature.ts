@@ -82,6 +82,8 @@ export interface FeatureContext {
   refuse(player: GamePlayer, reason: string): Promise<void>;
   /** Subscribes to players let in: after every hub_ply_connected handler finished without refusing them. */
   onAdmitted(fn: (player: GamePlayer) => Promise<void>): void;
+  /** Subscribes to players refused (kicked), whether at their connect or by a ban refresh before it. */
+  onRefused(fn: (player: GamePlayer) => void): void;
 }
 
 /** One concern of the client interface: installs its jobs, listeners and commands at hub_ready. */

@@ -1,19 +1,6 @@
 import { defineCommand } from "citty";
 import { globalArgs, createContext } from "../context.ts";
-import { CliError, EXIT } from "../exit.ts";
-import {
-  AS_ARG,
-  PLAYER_HELP,
-  RESULT_EXIT,
-  STATUS_JSON,
-  bundleId,
-  deliver,
-  openSession,
-  playerJson,
-  reasonOf,
-  resolveCreator,
-  resolveRef,
-} from "../sanction.ts";
+import { AS_ARG, PLAYER_HELP, creatorJson, issuedJson, reasonOf, sayIssued, sessionOf, settle } from "../sanction.ts";
 
 export default defineCommand({
   meta: {
@@ -35,44 +22,18 @@ export default defineCommand({
   async run({ args, data }) {
     const ctx = createContext(args, data);
     const reason = reasonOf(args._, 2, "ban <player> <length> <reason…>");
-    const { parseLength, formatLength } = await import("../../lib/duration.ts");
-    const length = parseLength(args.length);
-    if (!length.ok) throw new CliError(length.error, EXIT.USAGE);
-
-    const s = await openSession(ctx);
-    ctx.mark("session");
-    const target = await resolveRef(s, args.player);
-    const creator = await resolveCreator(s, args.as);
-    const serverbundleId = await bundleId(s);
-    ctx.mark("resolved");
-    const { queueBan, outcomeMessage, playerLabel } = await import("../../lib/sanctions/index.ts");
-    const entry = await queueBan(s.store, { target, length: length.seconds, reason, creator, serverbundleId });
-    ctx.mark("queued");
-    const d = await deliver(s, "ban", entry.id);
-    ctx.mark("delivered");
-
-    const who = playerLabel(target);
-    const text =
-      (d.outcome && outcomeMessage(s.messages, d.outcome)) ??
-      (d.result === "elsewhere"
-        ? s.messages.t("queue.sent_elsewhere", { player: who })
-        : s.messages.t("ban.queued", { player: who, length: formatLength(length.seconds), reason }) +
-          (d.error ? ` (${d.error})` : ""));
-    const code = RESULT_EXIT[d.result];
-    if (code !== EXIT.OK && code !== EXIT.QUEUED) throw new CliError(text, code);
+    const { issueSanction } = await import("../../lib/app/sanction.ts");
+    const request = { kind: "ban", player: args.player, length: args.length, reason, as: args.as } as const;
+    const o = settle(ctx, await issueSanction(sessionOf(ctx), request));
     ctx.emit({
-      action: "ban",
-      status: STATUS_JSON[d.result],
-      entry_id: entry.id,
-      player: playerJson(target),
-      length_s: length.seconds,
-      length: formatLength(length.seconds),
+      ...issuedJson("ban", o),
+      length_s: o.seconds,
+      length: o.length,
       reason,
-      as: creator && { id: creator.identifier, user_id: creator.user_id, name: creator.name },
-      ...(d.outcome?.kind === "ban" && d.outcome.ban ? { ban_id: d.outcome.ban.id } : {}),
-      ...(d.error ? { error: d.error } : {}),
+      as: creatorJson(o.creator),
+      ...(o.banId ? { ban_id: o.banId } : {}),
+      ...(o.error ? { error: o.error } : {}),
     });
-    ctx.say(text);
-    ctx.exit(code);
+    sayIssued(ctx, o);
   },
 });

@@ -1,7 +1,13 @@
 import { defineCommand } from "citty";
-import { globalArgs, createContext, type Context } from "../context.ts";
+import { globalArgs, createContext } from "../context.ts";
 import { CliError, EXIT } from "../exit.ts";
-import type { SandboxPlayer } from "../../lib/sandbox/players.ts";
+import {
+  type RewardOutcome,
+  type RunningSandbox,
+  type SandboxPlayer,
+  addSandboxReward,
+  openSandbox,
+} from "../../lib/app/sandbox.ts";
 
 const reward = defineCommand({
   meta: {
@@ -33,10 +39,9 @@ const reward = defineCommand({
     const command = args._.slice(1).join(" ").trim();
     if (!command) throw new CliError("the command is empty: hub-agent sandbox reward <player> <command…>", EXIT.USAGE);
     const config = await ctx.config();
-    const { REWARD_CONTROL_PATH } = await import("../../lib/sandbox/routes/control.ts");
-    const url = config.api.url.replace(/\/+$/, "") + REWARD_CONTROL_PATH;
-    const body = await post(url, config.api.key, { player: args.player, command, on_event: event });
-    const added = body as { id: string; user: { id: string; username: string | null }; reward: { on_event: string } };
+    const r = await addSandboxReward(config.api, { player: args.player, command, event });
+    if (r.kind !== "added") throw rewardRefused(r);
+    const added = r.reward;
     ctx.emit(added);
     const when =
       event === "DIRECT"
@@ -46,43 +51,28 @@ const reward = defineCommand({
   },
 });
 
-/** POSTs to the sandbox's control route; its refusals become one line each. */
-async function post(url: string, key: string, payload: unknown): Promise<unknown> {
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify(payload),
-      signal: AbortSignal.timeout(10_000),
-    });
-  } catch (e) {
-    throw new CliError(
-      `no sandbox answers at ${url} (${(e as Error).message}): start one with \`hub-agent sandbox\` and point api.url at it`,
-      EXIT.UNREACHABLE,
-    );
+/** Why the sandbox did not add the reward, in one line. */
+function rewardRefused(r: Exclude<RewardOutcome, { kind: "added" }>): CliError {
+  switch (r.kind) {
+    case "unreachable":
+      return new CliError(
+        `no sandbox answers at ${r.url} (${r.error}): start one with \`hub-agent sandbox\` and point api.url at it`,
+        EXIT.UNREACHABLE,
+      );
+    case "key_refused":
+      return new CliError(`the sandbox at ${r.url} refused the API key: use the key it printed`, EXIT.CONFIG);
+    case "unknown_player":
+      return new CliError(
+        r.known.length
+          ? `no such player in the sandbox: use one of ${r.known.join(", ")}`
+          : "the sandbox has no players (it was started with --seed empty): start it with the example data",
+        EXIT.NOT_FOUND,
+      );
+    case "not_sandbox":
+      return new CliError(`${r.url} is not a hub-agent sandbox (404): api.url must point at one`, EXIT.FAILURE);
+    case "refused":
+      return new CliError(`the sandbox refused the reward (${r.status}): ${r.detail}`, EXIT.FAILURE);
   }
-  const text = await res.text();
-  let body: { detail?: { msg?: string; detail?: { known?: string[] } } } | undefined;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  if (res.ok && body) return body;
-  if (res.status === 401)
-    throw new CliError(`the sandbox at ${url} refused the API key: use the key it printed`, EXIT.CONFIG);
-  const known = body?.detail?.detail?.known;
-  if (res.status === 404 && known)
-    throw new CliError(
-      known.length
-        ? `no such player in the sandbox: use one of ${known.join(", ")}`
-        : "the sandbox has no players (it was started with --seed empty): start it with the example data",
-      EXIT.NOT_FOUND,
-    );
-  if (res.status === 404)
-    throw new CliError(`${url} is not a hub-agent sandbox (404): api.url must point at one`, EXIT.FAILURE);
-  throw new CliError(`the sandbox refused the reward (${res.status}): ${body?.detail?.msg ?? text}`, EXIT.FAILURE);
 }
 
 export default defineCommand({
@@ -108,62 +98,27 @@ export default defineCommand({
       throw new CliError(`--seed ${seed} is not a seed: use examples or empty`, EXIT.USAGE);
     if (args.key !== undefined && !/^\S+$/.test(args.key))
       throw new CliError(`--key "${args.key}" is not a usable key: use letters and digits, no spaces`, EXIT.USAGE);
-    const [{ startSandbox }, { sandboxPlayers }] = await Promise.all([
-      import("../../lib/sandbox/index.ts"),
-      import("../../lib/sandbox/players.ts"),
-    ]);
-    let sb;
-    try {
-      sb = await startSandbox({ port, key: args.key, seed });
-    } catch (e) {
-      throw new CliError(
-        `cannot listen on 127.0.0.1:${port} (${(e as Error).message}): choose another --port`,
-        EXIT.FAILURE,
-      );
-    }
-    const players = sandboxPlayers(sb.state);
-    const config = configFile(sb, players);
+    const opened = await openSandbox({ port, key: args.key, seed });
+    if (!opened.ok)
+      throw new CliError(`cannot listen on 127.0.0.1:${port} (${opened.error}): choose another --port`, EXIT.FAILURE);
+    const sb = opened.sandbox;
     // Listening for Ctrl-C before saying "Stop with Ctrl-C.": one pressed as soon as it shows stops it cleanly.
     const stopped = new Promise<void>((resolve) => {
       process.once("SIGINT", resolve);
       process.once("SIGTERM", resolve);
     });
-    ctx.emit({ url: sb.url, key: sb.key, server_id: sb.serverId, serverbundle_id: sb.bundleId, players, config });
-    if (!ctx.json) introduce(ctx, sb, players, config);
+    const { url, key, serverId: server_id, bundleId: serverbundle_id, players, config } = sb;
+    ctx.emit({ url, key, server_id, serverbundle_id, players, config });
+    if (!ctx.json) for (const line of introduction(sb)) ctx.say(line);
     await stopped;
     await sb.stop();
     ctx.logger.info("in-memory service stopped");
   },
 });
 
-/** A complete configuration for this sandbox and the simulated game, with the seeded players online in it. */
-function configFile(sb: { url: string; key: string; serverId: string }, players: SandboxPlayer[]): string {
-  const lines = [
-    "[api]",
-    `url = ${JSON.stringify(sb.url)}`,
-    `key = ${JSON.stringify(sb.key)}`,
-    `server_id = ${JSON.stringify(sb.serverId)}`,
-    "",
-    "[game]",
-    'bridge = "sim"',
-  ];
-  if (players.length)
-    lines.push("", "[game.sim]", `players = [${players.map((p) => JSON.stringify(`${p.id}:${p.nick}`)).join(", ")}]`);
-  // A reward added while `run` runs shows within seconds rather than a minute; run and doctor warn, as they should.
-  lines.push(
-    "",
-    "[intervals]",
-    "rewards = 10  # seconds, for trying rewards out; keep the default 60 on a real server",
-  );
-  return lines.join("\n") + "\n";
-}
-
-function introduce(
-  ctx: Context,
-  sb: { url: string; key: string; serverId: string },
-  players: SandboxPlayer[],
-  config: string,
-) {
+/** What a person reads once it listens: its players, a configuration for it, what to try next. */
+function introduction(sb: RunningSandbox): string[] {
+  const { players, config } = sb;
   const lines = [`in-memory service listening at ${sb.url}`, ""];
   if (players.length) {
     const w = (f: (p: SandboxPlayer) => string, title: string) =>
@@ -202,5 +157,5 @@ function introduce(
     );
   }
   lines.push("then run `hub-agent doctor` and `hub-agent run`. Stop with Ctrl-C.");
-  for (const line of lines) ctx.say(line);
+  return lines;
 }

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { globalArgs, createContext } from "../context.ts";
 import { EXIT } from "../exit.ts";
-import type { StatusView } from "../../lib/monitor/status.ts";
+import { type StatusView, agentStatus } from "../../lib/app/status.ts";
 import { drainLine } from "../../lib/sanctions/drain.ts";
 
 /** A snapshot older than this while its run is alive: the run has stopped saving it (3 missed heartbeats). */
@@ -16,13 +16,7 @@ export default defineCommand({
   args: { ...globalArgs },
   async run({ args, data }) {
     const ctx = createContext(args, data);
-    const config = await ctx.config();
-    const [{ openStore }, { readStatus }] = await Promise.all([
-      import("../../lib/store/index.ts"),
-      import("../../lib/monitor/status.ts"),
-    ]);
-    const store = await openStore({ dir: config.storage.dir, logger: ctx.logger, sweep: false });
-    const view = await readStatus(store, Date.now());
+    const view = await agentStatus({ config: await ctx.config(), logger: ctx.logger });
     ctx.emit(view);
     if (!ctx.json) for (const line of statusLines(view)) ctx.say(line);
     ctx.exit(view.run.alive ? EXIT.OK : EXIT.FAILURE);

@@ -1,18 +1,6 @@
 import { defineCommand } from "citty";
 import { globalArgs, createContext } from "../context.ts";
-import { CliError, EXIT } from "../exit.ts";
-import {
-  AS_ARG,
-  PLAYER_HELP,
-  RESULT_EXIT,
-  STATUS_JSON,
-  bundleId,
-  deliver,
-  openSession,
-  playerJson,
-  resolveCreator,
-  resolveRef,
-} from "../sanction.ts";
+import { AS_ARG, PLAYER_HELP, creatorJson, issuedJson, sayIssued, sessionOf, settle } from "../sanction.ts";
 
 export default defineCommand({
   meta: {
@@ -27,34 +15,15 @@ export default defineCommand({
   },
   async run({ args, data }) {
     const ctx = createContext(args, data);
-    const s = await openSession(ctx);
-    const target = await resolveRef(s, args.player);
-    const processor = await resolveCreator(s, args.as);
-    const serverbundleId = await bundleId(s);
-    const { queueUnban, outcomeMessage, playerLabel } = await import("../../lib/sanctions/index.ts");
-    const { entry, cancelled } = await queueUnban(s.store, { target, processor, serverbundleId });
-    const d = await deliver(s, "unban", entry.id);
-
-    const who = playerLabel(target);
-    const text =
-      (d.outcome && outcomeMessage(s.messages, d.outcome)) ??
-      (d.result === "elsewhere"
-        ? s.messages.t("queue.sent_elsewhere", { player: who })
-        : s.messages.t("unban.queued", { player: who }) + (d.error ? ` (${d.error})` : ""));
-    const code = RESULT_EXIT[d.result];
-    if (code !== EXIT.OK && code !== EXIT.QUEUED) throw new CliError(text, code);
+    const { unban } = await import("../../lib/app/sanction.ts");
+    const o = settle(ctx, await unban(sessionOf(ctx), { player: args.player, as: args.as }));
     ctx.emit({
-      action: "unban",
-      status: STATUS_JSON[d.result],
-      entry_id: entry.id,
-      player: playerJson(target),
+      ...issuedJson("unban", o),
       /** Queued bans of the player that will now never be sent. */
-      cancelled_queued_bans: cancelled,
-      as: processor && { id: processor.identifier, user_id: processor.user_id, name: processor.name },
-      ...(d.error ? { error: d.error } : {}),
+      cancelled_queued_bans: o.cancelled,
+      as: creatorJson(o.creator),
+      ...(o.error ? { error: o.error } : {}),
     });
-    ctx.say(text);
-    if (cancelled) ctx.say(s.messages.t("unban.cancelled_queued", { count: cancelled, player: who }));
-    ctx.exit(code);
+    sayIssued(ctx, o);
   },
 });

@@ -119,6 +119,7 @@ export function appliedRewardChunks(
   return chunkQuery(baseUrl, APPLIED_REWARDS_PATH, appliedRewardsQuery(q), "user_id", q.userIds);
 }
 
+// oxlint-disable-next-line max-lines-per-function -- a data table: one entry per endpoint of the service
 export function createApi(opts: ApiOptions): Api {
   const t = createTransport(opts);
   const morph = (o?: MorphOptions): Query => ({ morph_user_id: o?.morphUserId });

@@ -1,7 +1,8 @@
 /**
  * When the service refuses the agent itself rather than one request: the API key (401 anywhere; 403 on the server's
- * own record, which any valid server key may read) or the server id (404 on that record). Nothing the queues or the
- * jobs do can fix it, so it is named once with its fix, and while the key stays refused the service is asked again
+ * own record, which any valid server key may read), the server id (the service's own 404 on that record: its error
+ * body carries a code, `not_found`), or api.url's path (any other 404 there, such as routing's `{"detail": "Not
+ * Found"}` or a gateway's page: nothing serves the API at that path). Nothing the queues or the jobs do can fix it, so it is named once with its fix, and while the key stays refused the service is asked again
  * with exponential backoff instead of by every job at every interval (docs/service-api.md §1.5).
  */
 import type { Clock } from "../clock.ts";
@@ -12,7 +13,7 @@ import { describeError, type ApiError, type ApiResult } from "./errors.ts";
 export const CREDENTIAL_BACKOFF_MAX_MS = 30 * 60_000;
 
 export interface CredentialProblem {
-  kind: "key_refused" | "unknown_server";
+  kind: "key_refused" | "unknown_server" | "wrong_path";
   error: ApiError;
 }
 
@@ -24,7 +25,7 @@ export function credentialProblem(e: ApiError): CredentialProblem | undefined {
   if (e.kind === "ClientError" && e.status === 401) return { kind: "key_refused", error: e };
   if (!SERVER_RECORD.test(e.endpoint)) return undefined;
   if (e.kind === "ClientError" && e.status === 403) return { kind: "key_refused", error: e };
-  if (e.kind === "NotFound") return { kind: "unknown_server", error: e };
+  if (e.kind === "NotFound") return { kind: e.code ? "unknown_server" : "wrong_path", error: e };
   return undefined;
 }
 
@@ -32,13 +33,22 @@ export const CREDENTIAL_FIX: Record<CredentialProblem["kind"], string> = {
   key_refused:
     "put the server's current API key (the service's server settings) in api.key / HUB_API_KEY, or in the file of api.key_file",
   unknown_server: "copy the server id again from the service's server settings into api.server_id / HUB_API_SERVER_ID",
+  wrong_path:
+    "check the path of api.url / HUB_API_URL: https://api.vyhub.app/<instance>/v1 with your instance's name (`curl <api.url>/openapi.json` answers once it is right)",
 };
 
 /** One line: what the service refused, its answer, and the fix. */
 export function describeCredentialProblem(p: CredentialProblem, serverId: string): string {
-  return p.kind === "key_refused"
-    ? `API key refused by the service (${describeError(p.error)}): ${CREDENTIAL_FIX.key_refused}`
-    : `the service knows no server ${serverId} (${describeError(p.error)}): ${CREDENTIAL_FIX.unknown_server}`;
+  const answer = describeError(p.error);
+  const fix = CREDENTIAL_FIX[p.kind];
+  switch (p.kind) {
+    case "key_refused":
+      return `API key refused by the service (${answer}): ${fix}`;
+    case "unknown_server":
+      return `the service knows no server ${serverId} (${answer}): ${fix}`;
+    case "wrong_path":
+      return `the service has no such path (${answer}, not the service's own not_found of an unknown server): ${fix}`;
+  }
 }
 
 export interface GuardOptions {
@@ -74,7 +84,7 @@ export function guardCredentials(api: Api, opts: GuardOptions): CredentialGuard 
     // Another failure (no answer, a 5xx, one request refused) says nothing about the key either way; and only the
     // server's record answering shows that the server id is known.
     if (!res.ok && !found) return;
-    if (res.ok && current?.kind === "unknown_server" && !SERVER_RECORD_CALLS.has(method)) return;
+    if (res.ok && current && current.kind !== "key_refused" && !SERVER_RECORD_CALLS.has(method)) return;
     const previous = current;
     current = found;
     if (found?.kind === "key_refused") {

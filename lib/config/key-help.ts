@@ -6,6 +6,7 @@
 import type { GameVocabulary } from "./vocabulary.ts";
 
 /** What each key is for and how to fix it: the `init` template and error messages use these. */
+// oxlint-disable-next-line max-lines-per-function -- a data table: one line of help per configuration key
 export function keyHelp(game: GameVocabulary): Record<string, string> {
   const help: Record<string, string> = {
     "api.url": "the service's base URL incl. its path, e.g. https://api.vyhub.app/<instance>/v1",

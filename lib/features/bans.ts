@@ -11,7 +11,9 @@
 import type { FeatureContext } from "../feature.ts";
 import type { BanList } from "../api/client.ts";
 import type { GamePlayer } from "../game/bridge.ts";
+import type { Logger } from "../log.ts";
 import {
+  type BanVerdict,
   type DeliveryOutcome,
   type PlayerRef,
   banCache,
@@ -31,7 +33,7 @@ import {
   watchSanctionsChanged,
 } from "../sanctions/index.ts";
 import { DrainLog } from "../sanctions/drain.ts";
-import { handoffDesk } from "./handoffs.ts";
+import { type HandoffDesk, handoffDesk } from "./handoffs.ts";
 import { type Sanctions, sanctionCommands } from "./sanction-commands.ts";
 import { coalescing, serial } from "../serial.ts";
 
@@ -41,196 +43,15 @@ export interface BansOptions {
 }
 
 export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
-  const { api, store, clock, config, messages, bridge, logger } = agent.deps;
-  const log = logger.withTag("bans");
+  const { store, config } = agent.deps;
+  const log = agent.deps.logger.withTag("bans");
   const queues = sanctionQueues(store);
-  let list: BanList = {};
-  let live = false;
-
-  // Enforcement must not wait for the service: the cached list is in memory before the first connect is checked.
-  const cacheLoaded = banCache(store)
-    .get()
-    .then((cached) => {
-      if (cached && !live) list = cached.data;
-    })
-    .catch((e: unknown) => log.error(`reading the cached ban list failed: ${(e as Error).message}`));
-
-  // Kicks in flight or done, by player: a connect and a refresh racing must not kick twice. A new connect clears it;
-  // a player still online a whole refresh interval later (the game ignored the kick) is kicked again.
-  const kicked = new Map<string, number>();
-  /** Kicks each banned player of `players` with the ban message (their queued sanctions read through the index). */
-  const enforce = async (players: readonly GamePlayer[]) => {
-    await cacheLoaded;
-    if (!players.length) return;
-    const check = await banCheck(
-      store,
-      list,
-      clock.now(),
-      players.map((p) => p.id),
-    );
-    for (const player of players) {
-      const verdict = check(player.id);
-      if (!verdict.banned) continue;
-      const last = kicked.get(player.id);
-      if (last !== undefined && clock.now() - last < config.intervals.bans * 1000) continue;
-      kicked.set(player.id, clock.now());
-      try {
-        log.info("kicking a banned player", { player: player.name, id: player.id, ban: verdict.ban?.id ?? "queued" });
-        await agent.refuse(player, banMessage(messages, verdict));
-      } catch (e) {
-        kicked.delete(player.id);
-        log.error(`kicking ${player.name} failed: ${(e as Error).message}`, { id: player.id });
-      }
-    }
-  };
-  /** A sanction just issued against `target`: enforced from the queue now, before anything asks the service. */
-  const enforceTarget = (target: PlayerRef) => {
-    const online = [...agent.players.values()].filter((p) => sameIdentifier(p.id, target.identifier));
-    return enforce(online);
-  };
-
   // A refresh and a delivery round never overlap: a list fetched while an unban is being sent could still show the
   // ban after its queue entry is gone, and kick the player just unbanned.
   const exclusive = serial();
-
-  /** Rule 9: the live list (cached), else the cached one; then every online banned player is kicked. */
-  const refresh = () =>
-    exclusive(async () => {
-      const r = await fetchBanList(api, store, agent.bundleId);
-      if (r.source === "api") {
-        list = r.list;
-        live = true;
-        log.debug("ban list refreshed", { players: Object.keys(r.list).length });
-      } else {
-        log.warn(
-          `ban list not refreshed (${r.error}); enforcing the ${r.source === "cache" ? "cached" : "last known"} list`,
-        );
-        if (r.source === "cache" && !live) list = r.list;
-      }
-      await enforce((await bridge.status()).players);
-    });
-
-  /** Tells the creator in game when online, else logs; keeps the in-memory list in step until the next refresh. */
-  const report = async (o: DeliveryOutcome) => {
-    const target = o.entry.data.target;
-    await desk.outcome(o);
-    if (o.result === "kept") {
-      log.warn(`${o.kind} of ${playerLabel(target)} stays queued: ${o.error}`, {
-        entry: o.entry.id,
-        attempts: o.entry.attempts,
-        ...(o.uncertain ? { uncertain: true } : {}),
-      });
-      return;
-    }
-    if (o.result === "delivered" && o.kind === "ban" && o.ban) {
-      // In place: a backlog of thousands must not copy the list once per ban.
-      const id = o.ban.user.identifier;
-      (list[id] ??= []).push(o.ban);
-    }
-    if (o.kind === "unban" && o.result === "delivered" && target.identifier !== null) {
-      // Until the refresh after the round, and in the cache a restart would enforce first.
-      liftBans(list, target.identifier, o.entry.data.created_on);
-      await liftCachedBans(store, o.entry.data);
-    }
-    if (o.result === "delivered" && o.kind === "warning") {
-      const warned = target.identifier === null ? undefined : agent.players.get(target.identifier);
-      const creator = o.entry.data.creator?.name || messages.t("ban.console");
-      if (warned) await bridge.message(warned, messages.t("warn.received", { creator, reason: o.entry.data.reason }));
-    }
-    const text = outcomeMessage(messages, o);
-    if (!text) return;
-    const creator = o.kind === "unban" ? o.entry.data.processor : o.entry.data.creator;
-    const online = creator?.identifier ? agent.players.get(creator.identifier) : undefined;
-    if (online) await bridge.message(online, text);
-    log.info(text, { entry: o.entry.id, result: o.result, creator: creator?.name ?? "console" });
-  };
-
-  // Players whose sanctions go before the rest of a round (by playerKey).
-  const urgent = new Set<string>();
-  const settleMs = settleTime(config.api.timeout * 1000);
-
-  /** Takes the urgent players (a round serves them). */
-  const takeUrgent = () => {
-    const keys = [...urgent];
-    urgent.clear();
-    return keys;
-  };
-  /**
-   * One round: every entry, or (`only urgent`) only the urgent players', taken when the round starts, not before: a
-   * round in progress serves them meanwhile. True when the service settled something (the list may differ).
-   */
-  const round = (onlyUrgent = false) =>
-    exclusive(async (): Promise<boolean> => {
-      const players = onlyUrgent ? new Set(takeUrgent()) : undefined;
-      if (players && !players.size) return false;
-      const served = new Set(players);
-      let ended: string | undefined;
-      let settled = false;
-      const drain = new DrainLog({ store, log, now: () => clock.now(), whole: !players });
-      const r = await deliverQueues(
-        { api, store, logger: log, now: () => clock.now(), settleMs },
-        {
-          ...(players ? { players } : {}),
-          urgent: () => {
-            const keys = takeUrgent();
-            for (const k of keys) served.add(k);
-            return keys;
-          },
-          onServed: (key) => desk.served(new Set([key]), { ended }),
-          maxPauseMs: config.intervals.queues * 1000,
-          signal: agent.scheduler.signal,
-          onListed: (n) => drain.listed(n),
-          onPause: (e) => {
-            if ("ms" in e) drain.tracker.paused(e.ms);
-            else {
-              ended = `the delivery round ended early: ${e.ended}`;
-              drain.tracker.ended(e.ended);
-              log.info(`the delivery round ends early: ${e.ended}; the rest stays queued for the next round`);
-            }
-          },
-          collect: false,
-          onOutcome: async (o) => {
-            settled ||= o.result !== "kept";
-            await report(o);
-            drain.outcome(o.result !== "kept");
-          },
-        },
-      );
-      if (r.busy) log.info("another hub-agent process is delivering the sanction queues; trying again next round");
-      await desk.served(served, { busy: r.busy, ended });
-      await drain.done();
-      return settled;
-    });
-
-  /** Every queued entry; a command during a round asks for one more round after it, never a parallel one. */
-  const deliverCoalesced = coalescing(
-    () => round(),
-    (a, b) => a || b,
-  );
-
-  /** The urgent players not served by a round in progress: rounds of theirs alone; true when one settled anything. */
-  const expedite = coalescing(
-    async () => {
-      let settled = false;
-      while (urgent.size && !agent.scheduler.stopped) settled = (await round(true)) || settled;
-      return settled;
-    },
-    (a, b) => a || b,
-  );
-  /**
-   * A sanction of `target` was just queued: enforced here now, then delivered before anything else (by a round in
-   * progress, or one of its own), then the list refreshed (rule 9: after every ban or unban) if the service settled it:
-   * once per sanction typed here, as before; for those handed over by commands, one refresh for all that come
-   * during one (as their "sanctions changed" markers were), so a burst of commands does not queue a list per ban.
-   */
-  const issued = async (target: PlayerRef, refreshWith: () => Promise<void> = refresh) => {
-    await enforceTarget(target);
-    urgent.add(playerKey(target));
-    if (await expedite()) await refreshWith();
-  };
-  const refreshOnce = coalescing(refresh);
-  // Commands' handed-over sanctions: one refresh for a burst of them.
-  const desk = handoffDesk(agent, (target) => issued(target, refreshOnce));
+  const enforcement = banEnforcement(agent, log, exclusive);
+  const { enforce, refresh } = enforcement;
+  const { deliverCoalesced, issued, desk } = sanctionDelivery(agent, log, exclusive, enforcement);
 
   const sanctions: Sanctions = {
     async deliverNow(target?: PlayerRef) {
@@ -242,10 +63,7 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
 
   // On hub_ply_connected, not player_connect: it runs beside the user lookup instead of after it, so a banned
   // player is refused from the cache even while the service does not answer (and it covers players online at start).
-  agent.events.on("hub_ply_connected", ({ player }) => {
-    kicked.delete(player.id);
-    return enforce([player]);
-  });
+  agent.events.on("hub_ply_connected", ({ player }) => enforcement.connected(player));
   agent.job("bans", config.intervals.bans, refresh, true);
   // A CLI ban or unban while `run` runs: its marker says the list changed (an unban must stop the kicks now).
   const tracker = changeTracker(store);
@@ -284,6 +102,242 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
     }
   });
   sanctionCommands(agent, sanctions);
+}
+
+/** The ban list this run enforces, and the kicks (rule 9). */
+interface BanEnforcement {
+  /** The list in memory: the live one once fetched (`live`), the cached one until then. */
+  list: BanList;
+  live: boolean;
+  /** Kicks each banned player of `players` with the ban message (their queued sanctions read through the index). */
+  enforce(players: readonly GamePlayer[]): Promise<void>;
+  /** A sanction just issued against `target`: enforced from the queue now, before anything asks the service. */
+  enforceTarget(target: PlayerRef): Promise<void>;
+  /** A player connected: checked afresh, whatever kicks they had before. */
+  connected(player: GamePlayer): Promise<void>;
+  /** Rule 9: the live list (cached), else the cached one; then every online banned player is kicked. */
+  refresh(): Promise<void>;
+}
+
+function banEnforcement(agent: FeatureContext, log: Logger, exclusive: ReturnType<typeof serial>): BanEnforcement {
+  const { api, store, clock, config, messages, bridge } = agent.deps;
+  // Enforcement must not wait for the service: the cached list is in memory before the first connect is checked.
+  const cacheLoaded = banCache(store)
+    .get()
+    .then((cached) => {
+      if (cached && !self.live) self.list = cached.data;
+    })
+    .catch((e: unknown) => log.error(`reading the cached ban list failed: ${(e as Error).message}`));
+
+  // Kicks in flight or done, by player: a connect and a refresh racing must not kick twice. A new connect clears it;
+  // a player still online a whole refresh interval later (the game ignored the kick) is kicked again.
+  const kicked = new Map<string, number>();
+  /** Kicks a banned player with the ban message, at most once a refresh interval. */
+  const kick = async (player: GamePlayer, verdict: Extract<BanVerdict, { banned: true }>) => {
+    const last = kicked.get(player.id);
+    if (last !== undefined && clock.now() - last < config.intervals.bans * 1000) return;
+    kicked.set(player.id, clock.now());
+    try {
+      log.info("kicking a banned player", { player: player.name, id: player.id, ban: verdict.ban?.id ?? "queued" });
+      await agent.refuse(player, banMessage(messages, verdict));
+    } catch (e) {
+      kicked.delete(player.id);
+      log.error(`kicking ${player.name} failed: ${(e as Error).message}`, { id: player.id });
+    }
+  };
+
+  const self: BanEnforcement = {
+    list: {},
+    live: false,
+    async enforce(players) {
+      await cacheLoaded;
+      if (!players.length) return;
+      const check = await banCheck(
+        store,
+        self.list,
+        clock.now(),
+        players.map((p) => p.id),
+      );
+      for (const player of players) {
+        const verdict = check(player.id);
+        if (verdict.banned) await kick(player, verdict);
+      }
+    },
+    enforceTarget(target) {
+      return self.enforce([...agent.players.values()].filter((p) => sameIdentifier(p.id, target.identifier)));
+    },
+    connected(player) {
+      kicked.delete(player.id);
+      return self.enforce([player]);
+    },
+    refresh: () =>
+      exclusive(async () => {
+        const r = await fetchBanList(api, store, agent.bundleId);
+        if (r.source === "api") {
+          self.list = r.list;
+          self.live = true;
+          log.debug("ban list refreshed", { players: Object.keys(r.list).length });
+        } else {
+          log.warn(
+            `ban list not refreshed (${r.error}); enforcing the ${r.source === "cache" ? "cached" : "last known"} list`,
+          );
+          if (r.source === "cache" && !self.live) self.list = r.list;
+        }
+        await self.enforce((await bridge.status()).players);
+      }),
+  };
+  return self;
+}
+
+/**
+ * The delivery of the sanction queues: rounds of every entry, and the players whose sanctions were just issued
+ * (`urgent`) served first; `issued` is what a new sanction goes through, and the desk answers commands' handed-over
+ * ones.
+ */
+function sanctionDelivery(
+  agent: FeatureContext,
+  log: Logger,
+  exclusive: ReturnType<typeof serial>,
+  enforcement: BanEnforcement,
+) {
+  // Players whose sanctions go before the rest of a round (by playerKey).
+  const urgent = new Set<string>();
+  /** Takes the urgent players (a round serves them). */
+  const takeUrgent = () => {
+    const keys = [...urgent];
+    urgent.clear();
+    return keys;
+  };
+  const round = (onlyUrgent = false) =>
+    exclusive(async (): Promise<boolean> => {
+      const players = onlyUrgent ? new Set(takeUrgent()) : undefined;
+      if (players && !players.size) return false;
+      return deliveryRound(agent, log, players, takeUrgent, desk, (o) => reportOutcome(agent, log, enforcement, o));
+    });
+
+  /** Every queued entry; a command during a round asks for one more round after it, never a parallel one. */
+  const deliverCoalesced = coalescing(
+    () => round(),
+    (a, b) => a || b,
+  );
+
+  /** The urgent players not served by a round in progress: rounds of theirs alone; true when one settled anything. */
+  const expedite = coalescing(
+    async () => {
+      let settled = false;
+      while (urgent.size && !agent.scheduler.stopped) settled = (await round(true)) || settled;
+      return settled;
+    },
+    (a, b) => a || b,
+  );
+  /**
+   * A sanction of `target` was just queued: enforced here now, then delivered before anything else (by a round in
+   * progress, or one of its own), then the list refreshed (rule 9: after every ban or unban) if the service settled it:
+   * once per sanction typed here, as before; for those handed over by commands, one refresh for all that come
+   * during one (as their "sanctions changed" markers were), so a burst of commands does not queue a list per ban.
+   */
+  const issued = async (target: PlayerRef, refreshWith: () => Promise<void> = enforcement.refresh) => {
+    await enforcement.enforceTarget(target);
+    urgent.add(playerKey(target));
+    if (await expedite()) await refreshWith();
+  };
+  const refreshOnce = coalescing(enforcement.refresh);
+  // Commands' handed-over sanctions: one refresh for a burst of them.
+  const desk = handoffDesk(agent, (target) => issued(target, refreshOnce));
+  return { deliverCoalesced, issued, desk };
+}
+
+/**
+ * One round: every entry, or only `players`' (the urgent ones, taken when the round starts, not before: a round in
+ * progress serves them meanwhile). True when the service settled something (the list may differ).
+ */
+async function deliveryRound(
+  agent: FeatureContext,
+  log: Logger,
+  players: Set<string> | undefined,
+  takeUrgent: () => string[],
+  desk: HandoffDesk,
+  report: (o: DeliveryOutcome) => Promise<void>,
+): Promise<boolean> {
+  const { api, store, clock, config } = agent.deps;
+  const served = new Set(players);
+  let ended: string | undefined;
+  let settled = false;
+  const drain = new DrainLog({ store, log, now: () => clock.now(), whole: !players });
+  const r = await deliverQueues(
+    { api, store, logger: log, now: () => clock.now(), settleMs: settleTime(config.api.timeout * 1000) },
+    {
+      ...(players ? { players } : {}),
+      urgent: () => {
+        const keys = takeUrgent();
+        for (const k of keys) served.add(k);
+        return keys;
+      },
+      onServed: (key) => desk.served(new Set([key]), { ended }),
+      maxPauseMs: config.intervals.queues * 1000,
+      signal: agent.scheduler.signal,
+      onListed: (n) => drain.listed(n),
+      onPause: (e) => {
+        if ("ms" in e) drain.tracker.paused(e.ms);
+        else {
+          ended = `the delivery round ended early: ${e.ended}`;
+          drain.tracker.ended(e.ended);
+          log.info(`the delivery round ends early: ${e.ended}; the rest stays queued for the next round`);
+        }
+      },
+      collect: false,
+      onOutcome: async (o) => {
+        settled ||= o.result !== "kept";
+        await desk.outcome(o);
+        await report(o);
+        drain.outcome(o.result !== "kept");
+      },
+    },
+  );
+  if (r.busy) log.info("another hub-agent process is delivering the sanction queues; trying again next round");
+  await desk.served(served, { busy: r.busy, ended });
+  await drain.done();
+  return settled;
+}
+
+/** Tells the creator in game when online, else logs; keeps the in-memory list in step until the next refresh. */
+async function reportOutcome(
+  agent: FeatureContext,
+  log: Logger,
+  enforcement: BanEnforcement,
+  o: DeliveryOutcome,
+): Promise<void> {
+  const { store, messages, bridge } = agent.deps;
+  const target = o.entry.data.target;
+  if (o.result === "kept") {
+    log.warn(`${o.kind} of ${playerLabel(target)} stays queued: ${o.error}`, {
+      entry: o.entry.id,
+      attempts: o.entry.attempts,
+      ...(o.uncertain ? { uncertain: true } : {}),
+    });
+    return;
+  }
+  if (o.result === "delivered" && o.kind === "ban" && o.ban) {
+    // In place: a backlog of thousands must not copy the list once per ban.
+    const id = o.ban.user.identifier;
+    (enforcement.list[id] ??= []).push(o.ban);
+  }
+  if (o.kind === "unban" && o.result === "delivered" && target.identifier !== null) {
+    // Until the refresh after the round, and in the cache a restart would enforce first.
+    liftBans(enforcement.list, target.identifier, o.entry.data.created_on);
+    await liftCachedBans(store, o.entry.data);
+  }
+  if (o.result === "delivered" && o.kind === "warning") {
+    const warned = target.identifier === null ? undefined : agent.players.get(target.identifier);
+    const creator = o.entry.data.creator?.name || messages.t("ban.console");
+    if (warned) await bridge.message(warned, messages.t("warn.received", { creator, reason: o.entry.data.reason }));
+  }
+  const text = outcomeMessage(messages, o);
+  if (!text) return;
+  const creator = o.kind === "unban" ? o.entry.data.processor : o.entry.data.creator;
+  const online = creator?.identifier ? agent.players.get(creator.identifier) : undefined;
+  if (online) await bridge.message(online, text);
+  log.info(text, { entry: o.entry.id, result: o.result, creator: creator?.name ?? "console" });
 }
 
 /** Reacts to the marker file at once (coalesced: events during a check ask for one more check, not a parallel one). */

@@ -18,6 +18,7 @@ import { OUTCOME_TTL_MS, delivererCache, handoffBox, outcomeBox } from "../sanct
 import { StoreWriteError } from "../store/index.ts";
 import { coalescing } from "../serial.ts";
 import { systemClock } from "../clock.ts";
+import type { Logger } from "../log.ts";
 
 /** Outcomes remembered for an entry handed over just after a round had settled it. */
 const RECENT_OUTCOMES = 1_000;
@@ -49,7 +50,7 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
   const outcomes = outcomeBox(store);
   const handoffs = handoffBox(store);
   // Entries handed over and not answered yet (by id), and what recent rounds made of entries.
-  const awaiting = new Map<string, { kind: DeliveryOutcome["kind"]; key: string }>();
+  const awaiting: Awaiting = new Map();
   const recent = new Map<string, EntryFate>();
   /** The command reads the answer and deletes it; its note goes now. */
   const answer = async (id: string, fate: EntryFate) => {
@@ -61,46 +62,11 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
       log.warn(`could not answer the command waiting for entry ${id}: ${(e as Error).message}`);
     }
   };
-
-  /**
-   * While the service holds this agent's requests back (a 429's Retry-After closes the API client's gates, whichever
-   * request met it: the round's send, or a user lookup the client waits out by itself), a command's entry would wait
-   * it out with `run`: the commands waiting are answered at once that it is queued and sent after it (`run` still
-   * delivers it).
-   */
-  const answerHeld = async () => {
-    const ms = agent.deps.api.rateLimitedMs;
-    if (ms <= HOLD_ANSWER_MS) return;
-    const until = new Date(agent.deps.clock.now() + ms).toISOString();
-    const fate: EntryFate = {
-      result: "kept",
-      error: `VyHub asked to wait until ${until} (rate limit); the running hub-agent sends it then, and its log will say how VyHub answered`,
-    };
-    for (const id of awaiting.keys()) await answer(id, fate);
-  };
-  // While commands wait, the gates are looked at: a 429 may come at any moment of the round.
-  let watching = false;
-  const watchGates = async () => {
-    if (watching) return;
-    watching = true;
-    try {
-      while (awaiting.size && !agent.scheduler.stopped) {
-        await answerHeld();
-        await systemClock.sleep(GATE_LOOK_MS);
-      }
-    } finally {
-      watching = false;
-    }
-  };
+  const held = heldAnswers(agent, awaiting, answer);
 
   const desk: HandoffDesk = {
     async outcome(o) {
-      const fate: EntryFate = {
-        result: o.result,
-        outcome: o,
-        ...(o.error ? { error: o.error } : {}),
-        ...(o.uncertain ? { uncertain: true } : {}),
-      };
+      const fate = outcomeFate(o);
       recent.set(o.entry.id, fate);
       if (recent.size > RECENT_OUTCOMES) recent.delete(recent.keys().next().value as string);
       if (awaiting.has(o.entry.id)) await answer(o.entry.id, fate);
@@ -110,15 +76,7 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
       for (const [id, a] of awaiting) {
         if (!players.has(a.key) && !why.busy) continue;
         const entry = await queues[a.kind].get(id).catch(() => undefined);
-        if (!entry) await answer(id, recent.get(id) ?? { result: "elsewhere" });
-        else
-          await answer(id, {
-            result: "kept",
-            error: why.busy
-              ? "another hub-agent process is delivering; it goes with the next round"
-              : (why.ended ?? entry.lastError ?? "it waits for an earlier sanction of the same player"),
-            ...(entry.uncertain ? { uncertain: true } : {}),
-          });
+        await answer(id, entry ? keptFate(entry, why) : (recent.get(id) ?? { result: "elsewhere" }));
       }
     },
 
@@ -137,8 +95,8 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
           entry: id,
         });
         void agent.scheduler.run("sanctions", () => issue(entry.data.target));
-        await answerHeld();
-        void watchGates();
+        await held.answerHeld();
+        void held.watchGates();
       }
     }),
 
@@ -147,41 +105,108 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
       for (const o of await outcomes.list()) if (now - o.mtimeMs > OUTCOME_TTL_MS) await outcomes.remove(o.id);
     },
 
-    async accept() {
-      const { scheduler } = agent;
-      const dir = handoffs.dir;
-      const [{ watch }, { mkdir }, { isStoreErrno }] = await Promise.all([
-        import("node:fs"),
-        import("../fsio.ts"),
-        import("../store/errors.ts"),
-      ]);
-      const takeNow = () => {
-        if (!scheduler.stopped) void scheduler.run("sanction-handoffs", desk.take);
-      };
-      let watcher: FSWatcher | undefined;
-      try {
-        await mkdir(dir, { recursive: true, mode: 0o700 });
-        const w = (watcher = watch(dir, { persistent: false }, takeNow));
-        w.on("error", (e) => {
-          log.info(`stopped watching ${dir} (${e.message}); commands deliver their own sanctions`);
-          w.close();
-          void delivererCache(store)
-            .set({ pid: 0 })
-            .catch(() => {});
-        });
-        scheduler.signal.addEventListener("abort", () => w.close(), { once: true });
-        await delivererCache(store).set({ pid: process.pid });
-      } catch (e) {
-        watcher?.close();
-        // A store that refuses writes has said so once (lib/store/index.ts); a command then fails to queue anyway.
-        const quiet = e instanceof StoreWriteError || isStoreErrno((e as NodeJS.ErrnoException).code);
-        log[quiet ? "debug" : "info"](
-          `not watching ${dir} (${(e as Error).message}); commands deliver their own sanctions`,
-        );
-        return;
-      }
-      takeNow(); // notes written while this run was not watching yet
-    },
+    accept: () => acceptHandoffs(agent, log, handoffs.dir, desk.take),
   };
   return desk;
+}
+
+/** Entries handed over and not answered yet, by id: their queue and their player (playerKey). */
+type Awaiting = Map<string, { kind: DeliveryOutcome["kind"]; key: string }>;
+
+/** What the command that handed this entry over is told of its outcome. */
+function outcomeFate(o: DeliveryOutcome): EntryFate {
+  return {
+    result: o.result,
+    outcome: o,
+    ...(o.error ? { error: o.error } : {}),
+    ...(o.uncertain ? { uncertain: true } : {}),
+  };
+}
+
+/** Why a handed-over entry a round served (or could not reach) is still queued. */
+function keptFate(
+  entry: { lastError?: string; uncertain?: boolean },
+  why: { busy?: boolean; ended?: string },
+): EntryFate {
+  return {
+    result: "kept",
+    error: why.busy
+      ? "another hub-agent process is delivering; it goes with the next round"
+      : (why.ended ?? entry.lastError ?? "it waits for an earlier sanction of the same player"),
+    ...(entry.uncertain ? { uncertain: true } : {}),
+  };
+}
+
+/**
+ * While the service holds this agent's requests back (a 429's Retry-After closes the API client's gates, whichever
+ * request met it: the round's send, or a user lookup the client waits out by itself), a command's entry would wait
+ * it out with `run`: the commands waiting are answered at once that it is queued and sent after it (`run` still
+ * delivers it). `watchGates` looks at the gates while commands wait: a 429 may come at any moment of the round.
+ */
+function heldAnswers(
+  agent: FeatureContext,
+  awaiting: Awaiting,
+  answer: (id: string, fate: EntryFate) => Promise<void>,
+): { answerHeld(): Promise<void>; watchGates(): Promise<void> } {
+  const answerHeld = async () => {
+    const ms = agent.deps.api.rateLimitedMs;
+    if (ms <= HOLD_ANSWER_MS) return;
+    const until = new Date(agent.deps.clock.now() + ms).toISOString();
+    const fate: EntryFate = {
+      result: "kept",
+      error: `VyHub asked to wait until ${until} (rate limit); the running hub-agent sends it then, and its log will say how VyHub answered`,
+    };
+    for (const id of awaiting.keys()) await answer(id, fate);
+  };
+  let watching = false;
+  const watchGates = async () => {
+    if (watching) return;
+    watching = true;
+    try {
+      while (awaiting.size && !agent.scheduler.stopped) {
+        await answerHeld();
+        await systemClock.sleep(GATE_LOOK_MS);
+      }
+    } finally {
+      watching = false;
+    }
+  };
+  return { answerHeld, watchGates };
+}
+
+/** HandoffDesk.accept: watches the box's folder (`dir`) and says so in the cache "deliverer"; `take` on each change. */
+async function acceptHandoffs(agent: FeatureContext, log: Logger, dir: string, take: () => Promise<void>) {
+  const { scheduler } = agent;
+  const { store } = agent.deps;
+  const [{ watch }, { mkdir }, { isStoreErrno }] = await Promise.all([
+    import("node:fs"),
+    import("../fsio.ts"),
+    import("../store/errors.ts"),
+  ]);
+  const takeNow = () => {
+    if (!scheduler.stopped) void scheduler.run("sanction-handoffs", take);
+  };
+  let watcher: FSWatcher | undefined;
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const w = (watcher = watch(dir, { persistent: false }, takeNow));
+    w.on("error", (e) => {
+      log.info(`stopped watching ${dir} (${e.message}); commands deliver their own sanctions`);
+      w.close();
+      void delivererCache(store)
+        .set({ pid: 0 })
+        .catch(() => {});
+    });
+    scheduler.signal.addEventListener("abort", () => w.close(), { once: true });
+    await delivererCache(store).set({ pid: process.pid });
+  } catch (e) {
+    watcher?.close();
+    // A store that refuses writes has said so once (lib/store/index.ts); a command then fails to queue anyway.
+    const quiet = e instanceof StoreWriteError || isStoreErrno((e as NodeJS.ErrnoException).code);
+    log[quiet ? "debug" : "info"](
+      `not watching ${dir} (${(e as Error).message}); commands deliver their own sanctions`,
+    );
+    return;
+  }
+  takeNow(); // notes written while this run was not watching yet
 }

@@ -62,6 +62,12 @@ export function online(agent: FeatureContext): void {
     players.delete(player.id);
     return save();
   });
+  // A player kicked the moment he joins (banned) was here too, even when a ban refresh met him before his connect
+  // did: `unban <nick>` and `warns <nick>` must find him.
+  agent.onRefused((player) => {
+    recent.seen({ id: player.id, name: player.name, user_id: agent.users.get(player.id)?.id ?? null });
+    save();
+  });
   agent.events.on("hub_ply_initialized", ({ player, user }) => {
     if (!players.has(player.id)) return;
     players.set(player.id, { id: player.id, name: player.name, user_id: user.id });

@@ -4,8 +4,16 @@
  * minute. Every `intervals.playtime` and at start each user's hours go to POST /user/attribute/; only what the
  * service accepted is subtracted, so a failed send or a restart keeps the remainder.
  */
-import { AttributeDefinitionSchema, describeError, isAcceptedWrite, type AttributeDefinition } from "../api/client.ts";
+import {
+  type Api,
+  AttributeDefinitionSchema,
+  describeError,
+  isAcceptedWrite,
+  type AttributeDefinition,
+} from "../api/client.ts";
 import type { FeatureContext } from "../feature.ts";
+import type { Logger } from "../log.ts";
+import type { Cache, Counters } from "../store/index.ts";
 import { serial } from "../serial.ts";
 
 /** The spec's "User attribute definition (playtime)" fields, exactly. */
@@ -60,74 +68,12 @@ export function playtime(agent: FeatureContext): void {
     });
   }
 
-  /** The live definition (created on 404), else the cached one; undefined when neither is available. */
-  async function definition(): Promise<AttributeDefinition | undefined> {
-    let res = await api.getAttributeDefinition(PLAYTIME_DEFINITION.name);
-    if (!res.ok && res.error.kind === "NotFound") {
-      res = await api.createAttributeDefinition({ ...PLAYTIME_DEFINITION });
-      if (res.ok) log.info("created the playtime attribute definition", { id: res.value.id });
-    }
-    if (res.ok) {
-      await cache.set(res.value);
-      return res.value;
-    }
-    const cached = await cache.get();
-    if (cached) log.warn(`playtime definition unavailable (${describeError(res.error)}); using the cached one`);
-    else log.warn(`playtime definition unavailable (${describeError(res.error)}) and none cached; sending later`);
-    return cached?.data;
-  }
-
   /** One report: every counter's hours to the service; what was accepted is subtracted, the rest stays. */
   async function send() {
     await persist();
-    const def = await definition();
+    const def = await playtimeDefinition(api, cache, log);
     if (!def) return;
-    // A remainder under 0.005 h stays and accumulates (it would be sent as 0).
-    const counted = Object.entries(await counters.all()).filter(([, s]) => hoursOf(s).hours > 0);
-    let definitionGone: Promise<boolean> | undefined;
-    let stop = false;
-    let gone = false;
-    let sent = 0;
-    /** One user's hours; each is subtracted as soon as the service took it, so a crash never sends it twice. */
-    const sendOne = async ([userId, seconds]: [string, number]) => {
-      const { hours, seconds: sentSeconds } = hoursOf(seconds);
-      await agent.pace.take(agent.scheduler.signal);
-      if (stop) return;
-      const res = await api.sendAttribute({
-        definition_id: def.id,
-        user_id: userId,
-        // The contract types value `string`: the decimal as text, as the official addons send it.
-        value: String(hours),
-        ...(agent.bundleId ? { serverbundle_id: agent.bundleId } : {}),
-      });
-      if (res.ok || isAcceptedWrite(res.error)) {
-        await counters.add(userId, -sentSeconds);
-        sent++;
-        return;
-      }
-      const reason = describeError(res.error);
-      if (res.error.kind === "NotFound") {
-        // A 404 names an unknown user, unless the definition itself was deleted: then keep every counter.
-        definitionGone ??= api.getAttributeDefinition(def.id).then((c) => !c.ok && c.error.kind === "NotFound");
-        if (await definitionGone) {
-          if (!gone) log.warn("the playtime definition no longer exists; it is created again at the next report");
-          gone = stop = true;
-          return;
-        }
-        await counters.remove(userId);
-        log.warn(`playtime dropped: user unknown to the service (${reason})`, { user_id: userId, hours });
-        return;
-      }
-      log.warn(`playtime not sent, kept for the next report: ${reason}`, { user_id: userId, hours });
-      // The service is away: the other users would only wait for the same timeout.
-      if (res.error.kind === "Network" || res.error.kind === "RateLimited") stop = true;
-    };
-    // A few users at once (each still at the pace): one by one, 5,000 users' requests and counter writes take long.
-    let next = 0;
-    const worker = async () => {
-      while (!stop && next < counted.length) await sendOne(counted[next++] as [string, number]);
-    };
-    await Promise.all(Array.from({ length: Math.min(SEND_AT_ONCE, counted.length) }, worker));
+    const { sent, gone } = await sendHours(agent, counters, def, log);
     if (gone) return;
     if (sent) log.info("playtime sent", { users: sent });
     await dropLeftovers();
@@ -169,4 +115,85 @@ export function playtime(agent: FeatureContext): void {
 
   agent.job("playtime", config.intervals.playtime, send, true);
   agent.job("playtime-persist", PERSIST_SECONDS, () => persist(), false, { offline: true });
+}
+
+/** The live definition (created on 404), else the cached one; undefined when neither is available. */
+async function playtimeDefinition(
+  api: Api,
+  cache: Cache<AttributeDefinition>,
+  log: Logger,
+): Promise<AttributeDefinition | undefined> {
+  let res = await api.getAttributeDefinition(PLAYTIME_DEFINITION.name);
+  if (!res.ok && res.error.kind === "NotFound") {
+    res = await api.createAttributeDefinition({ ...PLAYTIME_DEFINITION });
+    if (res.ok) log.info("created the playtime attribute definition", { id: res.value.id });
+  }
+  if (res.ok) {
+    await cache.set(res.value);
+    return res.value;
+  }
+  const cached = await cache.get();
+  if (cached) log.warn(`playtime definition unavailable (${describeError(res.error)}); using the cached one`);
+  else log.warn(`playtime definition unavailable (${describeError(res.error)}) and none cached; sending later`);
+  return cached?.data;
+}
+
+/**
+ * Every counter's hours to the service, a few users at once: how many users' hours it took, and whether the
+ * definition was found deleted (every counter then kept). It stops early when the service is away.
+ */
+async function sendHours(
+  agent: FeatureContext,
+  counters: Counters,
+  def: AttributeDefinition,
+  log: Logger,
+): Promise<{ sent: number; gone: boolean }> {
+  const { api } = agent.deps;
+  // A remainder under 0.005 h stays and accumulates (it would be sent as 0).
+  const counted = Object.entries(await counters.all()).filter(([, s]) => hoursOf(s).hours > 0);
+  let definitionGone: Promise<boolean> | undefined;
+  let stop = false;
+  let gone = false;
+  let sent = 0;
+  /** One user's hours; each is subtracted as soon as the service took it, so a crash never sends it twice. */
+  const sendOne = async ([userId, seconds]: [string, number]) => {
+    const { hours, seconds: sentSeconds } = hoursOf(seconds);
+    await agent.pace.take(agent.scheduler.signal);
+    if (stop) return;
+    const res = await api.sendAttribute({
+      definition_id: def.id,
+      user_id: userId,
+      // The contract types value `string`: the decimal as text, as the official addons send it.
+      value: String(hours),
+      ...(agent.bundleId ? { serverbundle_id: agent.bundleId } : {}),
+    });
+    if (res.ok || isAcceptedWrite(res.error)) {
+      await counters.add(userId, -sentSeconds);
+      sent++;
+      return;
+    }
+    const reason = describeError(res.error);
+    if (res.error.kind === "NotFound") {
+      // A 404 names an unknown user, unless the definition itself was deleted: then keep every counter.
+      definitionGone ??= api.getAttributeDefinition(def.id).then((c) => !c.ok && c.error.kind === "NotFound");
+      if (await definitionGone) {
+        if (!gone) log.warn("the playtime definition no longer exists; it is created again at the next report");
+        gone = stop = true;
+        return;
+      }
+      await counters.remove(userId);
+      log.warn(`playtime dropped: user unknown to the service (${reason})`, { user_id: userId, hours });
+      return;
+    }
+    log.warn(`playtime not sent, kept for the next report: ${reason}`, { user_id: userId, hours });
+    // The service is away: the other users would only wait for the same timeout.
+    if (res.error.kind === "Network" || res.error.kind === "RateLimited") stop = true;
+  };
+  // A few users at once (each still at the pace): one by one, 5,000 users' requests and counter writes take long.
+  let next = 0;
+  const worker = async () => {
+    while (!stop && next < counted.length) await sendOne(counted[next++] as [string, number]);
+  };
+  await Promise.all(Array.from({ length: Math.min(SEND_AT_ONCE, counted.length) }, worker));
+  return { sent, gone };
 }

@@ -10,6 +10,7 @@ import type { AppliedReward } from "../api/client.ts";
 import { type GamePlayer, mayHaveRun, unreachable } from "../game/bridge.ts";
 import type { Logger } from "../log.ts";
 import type { RewardFailures } from "../rewards/failures.ts";
+import { notSaid } from "../said.ts";
 import { type Escaping, TemplateError, commandLines, fillTemplate, rewardValues } from "../rewards/replace.ts";
 
 /** Problems logged once per process are remembered up to this many; then the memory starts again. */
@@ -34,25 +35,27 @@ export class RewardIssuer {
     const { bridge, config } = this.agent.deps;
     const { type, data } = reward.reward;
     const values = rewardValues(reward, player, bridge.userType);
-    const id = reward.id;
+    const refuse = (why: string) => this.refuse(reward, player, why);
     if (type === "COMMAND") {
       const command = data?.command;
-      if (typeof command !== "string") return this.refuse(id, "its data has no command text");
-      const lines = this.fill(reward, commandLines(command), values, bridge);
+      if (typeof command !== "string") return refuse("its data has no command text");
+      const lines = this.fill(reward, player, commandLines(command), values, bridge);
       if (!lines) return undefined;
       // The bridge's escaping must keep every value inside its line; a line break would start another command.
       if (lines.some((l) => /[\r\n]/.test(l)))
-        return this.refuse(id, "a replaced value would have split a console command (the bridge's escaping failed)");
+        return refuse("a replaced value would have split a console command (the bridge's escaping failed)");
       return () => this.issueLines(reward, player, lines);
     }
     if (type === "SCRIPT") {
       const script = data?.script;
-      if (typeof script !== "string") return this.refuse(id, "its data has no script text");
+      if (typeof script !== "string") return refuse("its data has no script text");
       const runner = bridge.script;
       if (!config.rewards.allow_script)
-        return this.refuse(id, "SCRIPT rewards are off; set rewards.allow_script = true to run code from VyHub");
-      if (!runner) return this.refuse(id, "this game has no script console (SCRIPT rewards run on Garry's Mod)");
-      const [text] = this.fill(reward, [script], values, runner) ?? [];
+        return refuse(
+          "it is a SCRIPT reward (Lua code from VyHub, which Garry's Mod runs), and running code from VyHub is off: set rewards.allow_script = true to run it; until then it stays open at VyHub",
+        );
+      if (!runner) return refuse("this game has no script console (SCRIPT rewards run on Garry's Mod)");
+      const [text] = this.fill(reward, player, [script], values, runner) ?? [];
       if (text === undefined) return undefined;
       return async () => {
         try {
@@ -65,7 +68,7 @@ export class RewardIssuer {
         }
       };
     }
-    return this.refuse(id, `a game server cannot run ${type} rewards`);
+    return refuse(`a game server cannot run ${type} rewards`);
   }
 
   /**
@@ -124,6 +127,7 @@ export class RewardIssuer {
   /** The templates filled for this reward, or undefined (logged once) when a token sits where no value may go. */
   private fill(
     reward: AppliedReward,
+    player: GamePlayer,
     templates: readonly string[],
     values: Record<string, string>,
     escaping: Escaping,
@@ -138,7 +142,7 @@ export class RewardIssuer {
         for (const token of r.unknown) unknown.add(token);
       } catch (e) {
         if (!(e instanceof TemplateError)) throw e;
-        return this.refuse(id, `${e.message} (in the text of reward "${reward.reward.name}")`);
+        return this.refuse(reward, player, e.message);
       }
     }
     if (unknown.size)
@@ -150,8 +154,20 @@ export class RewardIssuer {
     return filled;
   }
 
-  private refuse(id: string, why: string): undefined {
-    this.once(`${id} refused`, () => this.log.warn(`reward ${id} not executed: ${why}`, { applied_reward_id: id }));
+  /**
+   * Named as every reward line names one: its id, its name and the player (lib/rewards/failures.ts too). Said once
+   * per reward and reason, also across runs (remembered in the store, lib/said.ts): cron's `run --once` would
+   * otherwise say it every round until the reward is changed at VyHub or the configuration here.
+   */
+  private refuse(reward: AppliedReward, player: GamePlayer, why: string): undefined {
+    const { id } = reward;
+    const line = `reward ${id} (${reward.reward.name}) for ${player.name} not executed: ${why}`;
+    this.once(`${id} refused`, () => {
+      void this.agent.scheduler.run("reward notes", async () => {
+        const fresh = await notSaid(this.agent.deps.store, "rewards", [`${id} ${why}`], false);
+        if (fresh.length) this.log.warn(line, { applied_reward_id: id });
+      });
+    });
     return undefined;
   }
 

@@ -264,7 +264,13 @@ export class Rewards {
 
     const { messages } = this.agent.deps;
     const packet = reward.applied_packet.packet.title;
-    const line = messages.t("reward.executed_operator", { reward_id: reward.id, packet, player: player.name });
+    // Named as the operator's other reward lines name it; `packet` stays for language files that still use it.
+    const line = messages.t("reward.executed_operator", {
+      reward_id: reward.id,
+      reward: reward.reward.name,
+      packet,
+      player: player.name,
+    });
     if (once) {
       this.log.info(line, { applied_reward_id: reward.id, type, on_event, player_id: player.id });
       // A reward that repeats (every spawn, every minute) is not announced each time; nobody reads a leaver's chat.

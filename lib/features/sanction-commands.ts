@@ -12,11 +12,13 @@
  */
 import type { CommandCall, FeatureContext } from "../feature.ts";
 import { describeError } from "../api/client.ts";
+import { type Sanction, findPlayer, queueSanction } from "../app/sanction.ts";
 import { parseLength } from "../duration.ts";
 import type { GamePlayer } from "../game/bridge.ts";
+import type { Logger } from "../log.ts";
 import { knownGroups, appliedGroupsCache } from "../players/groups.ts";
 import { recentCache } from "../players/recent.ts";
-import { PlayerError, matchNick, resolveTarget } from "../players/resolve.ts";
+import { matchNick } from "../players/resolve.ts";
 import {
   type Creator,
   type Enforce,
@@ -25,9 +27,6 @@ import {
   lengthText,
   listWarnings,
   playerLabel,
-  queueBan,
-  queueUnban,
-  queueWarning,
   sameIdentifier,
   sameIssuer,
   sanctionQueues,
@@ -49,180 +48,219 @@ export interface Sanctions {
  */
 export const MAX_WAITING_PER_PLAYER = 10;
 
+/** What every command's steps share. */
+interface Commands {
+  agent: FeatureContext;
+  sanctions: Sanctions;
+  log: Logger;
+  /** config commands.trusted_groups. */
+  trusted: Set<string>;
+}
+
 export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): void {
-  const { api, store, clock, config, messages, bridge, logger } = agent.deps;
-  const log = logger.withTag("commands");
+  const { config, logger } = agent.deps;
+  const c: Commands = {
+    agent,
+    sanctions,
+    log: logger.withTag("commands"),
+    trusted: new Set(config.commands.trusted_groups),
+  };
   const names = config.commands;
-  const trusted = new Set(config.commands.trusted_groups);
-  const t: typeof messages.t = (key, vars) => messages.t(key, vars);
+  agent.command(names.ban, (call) => banCommand(c, call, names.ban));
+  agent.command(names.unban, (call) => unbanCommand(c, call, names.unban));
+  agent.command(names.warn, (call) => warnCommand(c, call, names.warn));
+  agent.command(names.warns, (call) => warnsCommand(c, call, names.warns));
+}
 
-  const online = () =>
-    [...agent.players.values()].map((p) => ({ id: p.id, name: p.name, user_id: agent.users.get(p.id)?.id ?? null }));
+/** `ban <player> <length> <reason…>` */
+async function banCommand(c: Commands, call: CommandCall, name: string): Promise<void> {
+  const { messages } = c.agent.deps;
+  const [query, lengthArg, ...words] = call.args;
+  const reason = words.join(" ").trim();
+  if (!query || !lengthArg) return usage(c, call, `${name} <player> <length> <reason>`);
+  const length = parseLength(lengthArg);
+  if (!length.ok)
+    return call.reply(messages.t(length.tooLong ? "ban.too_long" : "ban.invalid_length", { length: lengthArg }));
+  if (!reason) return call.reply(messages.t("command.reason_required"));
+  const who = await target(c, call, query);
+  if (!who) return;
+  const vars = { player: playerLabel(who), length: lengthText(messages, length.seconds), reason };
+  await issue(
+    c,
+    call,
+    (on) => ({ kind: "ban", target: who, length: length.seconds, reason, ...on }),
+    (enforce) => messages.t(enforce === "now" ? "ban.queued" : "ban.queued_on_accept", vars),
+  );
+}
 
-  /** Who left lately (lib/players/recent.ts); unreadable is none: the online players still resolve. */
-  const recent = () =>
-    recentCache(store)
-      .get()
-      .catch(() => undefined);
+/** `unban <player>` */
+async function unbanCommand(c: Commands, call: CommandCall, name: string): Promise<void> {
+  const [query] = call.args;
+  if (!query) return usage(c, call, `${name} <player>`);
+  const who = await target(c, call, query);
+  if (!who) return;
+  const { messages } = c.agent.deps;
+  const vars = { player: playerLabel(who) };
+  await issue(
+    c,
+    call,
+    ({ creator, ...on }) => ({ kind: "unban", target: who, processor: creator, ...on }),
+    (enforce) => messages.t(enforce === "now" ? "unban.queued" : "unban.queued_on_accept", vars),
+  );
+}
 
-  /**
-   * `<player>`: an online player's id or nick, a platform id, a service user id, or the nick of a player seen lately
-   * who left (`!unban` of the player a ban just kicked). Undefined after answering why.
-   */
-  const target = async (call: CommandCall, query: string): Promise<PlayerRef | undefined> => {
-    const players = online();
-    try {
-      return await resolveTarget(query, {
-        userType: bridge.userType,
-        online: async () => ({ savedAt: clock.now(), data: { user_type: bridge.userType, players } }),
-        recent,
-        maxAgeMs: Number.POSITIVE_INFINITY,
-        now: clock.now(),
-        api,
-      });
-    } catch (e) {
-      if (!(e instanceof PlayerError)) throw e;
-      if (e.kind === "ambiguous") {
-        const here = new Set(players.map((p) => p.id));
-        const saved = await recent();
-        const gone = saved?.data.user_type === bridge.userType ? saved.data.players.filter((p) => !here.has(p.id)) : [];
-        const list = matchNick(query, [...players, ...gone]).map((p) => `${p.name} (${p.id})`);
-        await call.reply(t("command.ambiguous", { query, players: list.join(", ") }));
-      } else if (e.kind === "unreachable") await call.reply(t("service.unreachable"));
-      else await call.reply(t("command.player_not_found", { query }));
-      return undefined;
-    }
+/** `warn <player> <reason…>` */
+async function warnCommand(c: Commands, call: CommandCall, name: string): Promise<void> {
+  const { messages } = c.agent.deps;
+  const [query, ...words] = call.args;
+  const reason = words.join(" ").trim();
+  if (!query) return usage(c, call, `${name} <player> <reason>`);
+  if (!reason) return call.reply(messages.t("command.reason_required"));
+  const who = await target(c, call, query);
+  if (!who) return;
+  await issue(
+    c,
+    call,
+    ({ creator, serverbundleId }) => ({ kind: "warning", target: who, reason, creator, serverbundleId }),
+    () => messages.t("warn.queued", { player: playerLabel(who), reason }),
+  );
+}
+
+/** `warns <player>`: answered from the service, nothing queued. */
+async function warnsCommand(c: Commands, call: CommandCall, name: string): Promise<void> {
+  const { agent } = c;
+  const { messages, bridge, api } = agent.deps;
+  const [query] = call.args;
+  if (!query) return usage(c, call, `${name} <player>`);
+  const who = await target(c, call, query);
+  if (!who) return;
+  if (!(await mayShowWarnings(agent, call.invoker, who))) return call.reply(messages.t("command.no_permission"));
+  // Without a private message the answer is a public chat line: another player's warnings would be everyone's.
+  if (call.invoker && !bridge.caps.privateMessage && !sameIdentifier(call.invoker.id, who.identifier))
+    return call.reply(messages.t("warns.not_private", { player: playerLabel(who) }));
+  const res = await listWarnings(api, who, agent.bundleId);
+  const player = playerLabel(who);
+  if (!res.ok) return call.reply(messages.t("warns.failed", { player, error: describeError(res.error) }));
+  for (const line of formatWarnings(messages, player, res.warnings, res.total)) await call.reply(line);
+}
+
+const usage = (c: Commands, call: CommandCall, text: string) =>
+  call.reply(c.agent.deps.messages.t("command.usage", { usage: text }));
+
+/**
+ * The shared end of ban, unban and warn: when the invoker's sanction counts here (enforcement), whether they may
+ * queue one more, then the entry written to its durable queue (lib/app/sanction.ts, as the CLI writes it), delivered
+ * first by `run`'s round, and the answer. `make` writes the sanction with its issuer, bundle and enforcement; the answer
+ * depends on the enforcement.
+ */
+async function issue(
+  c: Commands,
+  call: CommandCall,
+  make: (on: { creator: Creator | null; serverbundleId: string; enforce: Enforce }) => Sanction,
+  answer: (enforce: Enforce) => string,
+): Promise<void> {
+  const { agent, log } = c;
+  const enforce = await enforcement(c, call.invoker);
+  if (!(await mayQueue(c, call, enforce))) return;
+  const sanction = make({ creator: creatorOf(c, call.invoker), serverbundleId: agent.bundleId, enforce });
+  const { entryId, cancelled } = await queueSanction(agent.deps.store, sanction, agent.deps.clock.now());
+  const by = call.invoker?.name ?? "console";
+  const player = playerLabel(sanction.target);
+  if (sanction.kind === "unban")
+    log.info("unban queued", { entry: entryId, player, cancelled_queued_bans: cancelled, enforce });
+  else
+    log.info(`${sanction.kind} queued`, {
+      entry: entryId,
+      player,
+      by,
+      ...(sanction.kind === "ban" ? { enforce } : {}),
+    });
+  // Enforced, then delivered first, and the ban list refreshed; tracked, not awaited: before the answer, which may
+  // take a while or fail (a game without private messages).
+  void agent.scheduler.run("sanctions", () => c.sanctions.deliverNow(sanction.target));
+  await call.reply(answer(enforce));
+}
+
+/**
+ * `<player>`: an online player's id or nick, a platform id, a service user id, or the nick of a player seen lately
+ * who left (`!unban` of the player a ban just kicked). Undefined after answering why.
+ */
+async function target(c: Commands, call: CommandCall, query: string): Promise<PlayerRef | undefined> {
+  const { agent } = c;
+  const { bridge, clock, api, messages } = agent.deps;
+  const players = [...agent.players.values()].map((p) => ({
+    id: p.id,
+    name: p.name,
+    user_id: agent.users.get(p.id)?.id ?? null,
+  }));
+  const found = await findPlayer(query, {
+    userType: bridge.userType,
+    online: async () => ({ savedAt: clock.now(), data: { user_type: bridge.userType, players } }),
+    recent: () => recent(c),
+    maxAgeMs: Number.POSITIVE_INFINITY,
+    now: clock.now(),
+    api,
+  });
+  if (found.ok) return found.ref;
+  if (found.kind === "ambiguous") {
+    const here = new Set(players.map((p) => p.id));
+    const saved = await recent(c);
+    const gone = saved?.data.user_type === bridge.userType ? saved.data.players.filter((p) => !here.has(p.id)) : [];
+    const list = matchNick(query, [...players, ...gone]).map((p) => `${p.name} (${p.id})`);
+    await call.reply(messages.t("command.ambiguous", { query, players: list.join(", ") }));
+  } else if (found.kind === "unreachable") await call.reply(messages.t("service.unreachable"));
+  else await call.reply(messages.t("command.player_not_found", { query }));
+  return undefined;
+}
+
+/** Who left lately (lib/players/recent.ts); unreadable is none: the online players still resolve. */
+const recent = (c: Commands) =>
+  recentCache(c.agent.deps.store)
+    .get()
+    .catch(() => undefined);
+
+/** The invoker as creator: null for the console; a player is looked up at delivery if not yet known. */
+const creatorOf = (c: Commands, invoker: GamePlayer | null): Creator | null =>
+  invoker && {
+    name: invoker.name,
+    user_id: c.agent.users.get(invoker.id)?.id ?? null,
+    identifier: invoker.id,
+    type: c.agent.deps.bridge.userType,
   };
 
-  /** The invoker as creator: null for the console; a player is looked up at delivery if not yet known. */
-  const creatorOf = (invoker: GamePlayer | null): Creator | null =>
-    invoker && {
-      name: invoker.name,
-      user_id: agent.users.get(invoker.id)?.id ?? null,
-      identifier: invoker.id,
-      type: bridge.userType,
-    };
+/**
+ * When the invoker's ban or unban counts here: the console at once; a player at once only in a trusted in-game
+ * group as far as the agent knows (the game's answer, else what group sync applied); otherwise, or when their
+ * groups cannot be read, once the service accepted it.
+ */
+async function enforcement(c: Commands, invoker: GamePlayer | null): Promise<Enforce> {
+  if (!invoker) return "now";
+  const { bridge, store } = c.agent.deps;
+  // Known by a name anyone can take: a trusted group would be trusted to whoever typed that name.
+  if (!c.trusted.size || bridge.caps.identity === "name") return "on_accept";
+  try {
+    const groups = await knownGroups(bridge, invoker, async () => (await appliedGroupsCache(store).get())?.data ?? {});
+    return groups.some((g) => c.trusted.has(g)) ? "now" : "on_accept";
+  } catch (e) {
+    c.log.warn(`the in-game groups of ${invoker.name} are unknown (${(e as Error).message}); not trusted`);
+    return "on_accept";
+  }
+}
 
-  /**
-   * When the invoker's ban or unban counts here: the console at once; a player at once only in a trusted in-game
-   * group as far as the agent knows (the game's answer, else what group sync applied); otherwise, or when their
-   * groups cannot be read, once the service accepted it.
-   */
-  const enforcement = async (invoker: GamePlayer | null): Promise<Enforce> => {
-    if (!invoker) return "now";
-    // Known by a name anyone can take: a trusted group would be trusted to whoever typed that name.
-    if (!trusted.size || bridge.caps.identity === "name") return "on_accept";
-    try {
-      const groups = await knownGroups(
-        bridge,
-        invoker,
-        async () => (await appliedGroupsCache(store).get())?.data ?? {},
-      );
-      return groups.some((g) => trusted.has(g)) ? "now" : "on_accept";
-    } catch (e) {
-      log.warn(`the in-game groups of ${invoker.name} are unknown (${(e as Error).message}); not trusted`);
-      return "on_accept";
-    }
-  };
-
-  /** Whether the invoker may queue one more: false (after answering why) when MAX_WAITING_PER_PLAYER of theirs wait. */
-  const mayQueue = async (call: CommandCall, enforce: Enforce): Promise<boolean> => {
-    const me = creatorOf(call.invoker);
-    if (enforce === "now" || !me) return true;
-    const q = sanctionQueues(store);
-    const [bans, unbans, warnings] = await Promise.all([q.ban.list(), q.unban.list(), q.warning.list()]);
-    const waiting =
-      bans.filter((e) => sameIssuer(e.data.creator, me)).length +
-      unbans.filter((e) => sameIssuer(e.data.processor, me)).length +
-      warnings.filter((e) => sameIssuer(e.data.creator, me)).length;
-    if (waiting < MAX_WAITING_PER_PLAYER) return true;
-    log.warn(`${call.invoker?.name} has ${waiting} sanctions waiting for VyHub; not queueing more`);
-    await call.reply(t("command.too_many_waiting", { count: waiting }));
-    return false;
-  };
-
-  /** After a sanction of `who` is queued: enforce it, deliver it first, refresh bans. Tracked, not awaited. */
-  const deliver = (who: PlayerRef) => void agent.scheduler.run("sanctions", () => sanctions.deliverNow(who));
-
-  const usage = (call: CommandCall, text: string) => call.reply(t("command.usage", { usage: text }));
-
-  agent.command(names.ban, async (call) => {
-    const [query, lengthArg, ...words] = call.args;
-    const reason = words.join(" ").trim();
-    if (!query || !lengthArg) return usage(call, `${names.ban} <player> <length> <reason>`);
-    const length = parseLength(lengthArg);
-    if (!length.ok) return call.reply(t(length.tooLong ? "ban.too_long" : "ban.invalid_length", { length: lengthArg }));
-    if (!reason) return call.reply(t("command.reason_required"));
-    const who = await target(call, query);
-    if (!who) return;
-    const enforce = await enforcement(call.invoker);
-    if (!(await mayQueue(call, enforce))) return;
-    const entry = await queueBan(
-      store,
-      {
-        target: who,
-        length: length.seconds,
-        reason,
-        creator: creatorOf(call.invoker),
-        serverbundleId: agent.bundleId,
-        enforce,
-      },
-      clock.now(),
-    );
-    log.info("ban queued", { entry: entry.id, player: playerLabel(who), by: call.invoker?.name ?? "console", enforce });
-    deliver(who); // before the answer, which may take a while or fail (a game without private messages)
-    const vars = { player: playerLabel(who), length: lengthText(messages, length.seconds), reason };
-    await call.reply(t(enforce === "now" ? "ban.queued" : "ban.queued_on_accept", vars));
-  });
-
-  agent.command(names.unban, async (call) => {
-    const [query] = call.args;
-    if (!query) return usage(call, `${names.unban} <player>`);
-    const who = await target(call, query);
-    if (!who) return;
-    const enforce = await enforcement(call.invoker);
-    if (!(await mayQueue(call, enforce))) return;
-    const { entry, cancelled } = await queueUnban(
-      store,
-      { target: who, processor: creatorOf(call.invoker), serverbundleId: agent.bundleId, enforce },
-      clock.now(),
-    );
-    log.info("unban queued", { entry: entry.id, player: playerLabel(who), cancelled_queued_bans: cancelled, enforce });
-    deliver(who);
-    await call.reply(t(enforce === "now" ? "unban.queued" : "unban.queued_on_accept", { player: playerLabel(who) }));
-  });
-
-  agent.command(names.warn, async (call) => {
-    const [query, ...words] = call.args;
-    const reason = words.join(" ").trim();
-    if (!query) return usage(call, `${names.warn} <player> <reason>`);
-    if (!reason) return call.reply(t("command.reason_required"));
-    const who = await target(call, query);
-    if (!who) return;
-    if (!(await mayQueue(call, await enforcement(call.invoker)))) return;
-    const entry = await queueWarning(
-      store,
-      { target: who, reason, creator: creatorOf(call.invoker), serverbundleId: agent.bundleId },
-      clock.now(),
-    );
-    log.info("warning queued", { entry: entry.id, player: playerLabel(who), by: call.invoker?.name ?? "console" });
-    deliver(who);
-    await call.reply(t("warn.queued", { player: playerLabel(who), reason }));
-  });
-
-  agent.command(names.warns, async (call) => {
-    const [query] = call.args;
-    if (!query) return usage(call, `${names.warns} <player>`);
-    const who = await target(call, query);
-    if (!who) return;
-    if (!(await mayShowWarnings(agent, call.invoker, who))) return call.reply(t("command.no_permission"));
-    // Without a private message the answer is a public chat line: another player's warnings would be everyone's.
-    if (call.invoker && !bridge.caps.privateMessage && !sameIdentifier(call.invoker.id, who.identifier))
-      return call.reply(t("warns.not_private", { player: playerLabel(who) }));
-    const res = await listWarnings(api, who, agent.bundleId);
-    if (!res.ok) return call.reply(t("warns.failed", { player: playerLabel(who), error: describeError(res.error) }));
-    for (const line of formatWarnings(messages, playerLabel(who), res.warnings, res.total)) await call.reply(line);
-  });
+/** Whether the invoker may queue one more: false (after answering why) when MAX_WAITING_PER_PLAYER of theirs wait. */
+async function mayQueue(c: Commands, call: CommandCall, enforce: Enforce): Promise<boolean> {
+  const me = creatorOf(c, call.invoker);
+  if (enforce === "now" || !me) return true;
+  const q = sanctionQueues(c.agent.deps.store);
+  const [bans, unbans, warnings] = await Promise.all([q.ban.list(), q.unban.list(), q.warning.list()]);
+  const waiting =
+    bans.filter((e) => sameIssuer(e.data.creator, me)).length +
+    unbans.filter((e) => sameIssuer(e.data.processor, me)).length +
+    warnings.filter((e) => sameIssuer(e.data.creator, me)).length;
+  if (waiting < MAX_WAITING_PER_PLAYER) return true;
+  c.log.warn(`${call.invoker?.name} has ${waiting} sanctions waiting for VyHub; not queueing more`);
+  await call.reply(c.agent.deps.messages.t("command.too_many_waiting", { count: waiting }));
+  return false;
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * A simulated game: scripted players, every action recorded. Tests of every feature drive it with a ManualClock;
- * `hub-agent demo` plays its timeline (cli/demo-timeline.ts) on the real clock and prints what the sim logs. With
+ * `hub-agent demo` plays its timeline (lib/app/demo-timeline.ts) on the real clock and prints what the sim logs. With
  * `churn` it makes up its own players, coming and going (sim-churn.ts, for bench/load.ts and bench/soak.ts). Its
  * console's escaping is in sim-escape.ts, the record of its actions and their durable log file in sim-actions.ts.
  */

@@ -30,39 +30,64 @@ const bool = (b: boolean) => (b ? 1 : 0);
 const known = (value: number | undefined | null, labels: Labels = {}): Sample[] =>
   value === undefined || value === null ? [] : [[labels, value]];
 
+/** Every family's name starts with it. */
+const p = "hub_agent_";
+type Snapshot = StatusView["snapshot"];
+
 export function renderMetrics(view: StatusView): string {
   const s = view.snapshot;
-  const now = Date.parse(view.now);
-  const p = "hub_agent_";
   const lines = [
+    ...runFamilies(s),
+    ...queueFamilies(view.queues),
+    ...serviceFamilies(s, Date.parse(view.now)),
+    ...jobFamilies(s?.jobs ?? []),
+    ...gameFamilies(s),
+    ...storeFamilies(view),
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+function runFamilies(s: Snapshot): string[] {
+  return [
     ...family(`${p}start_time_seconds`, "gauge", "When this run started (Unix time).", known(seconds(s?.started_at))),
     ...family(`${p}ready`, "gauge", "1 once hub_ready was emitted (the server record is loaded).", [
       [{}, bool(s?.state === "ready")],
     ]),
+  ];
+}
+
+function queueFamilies(queues: StatusView["queues"]): string[] {
+  return [
     ...family(
       `${p}queue_entries`,
       "gauge",
       "Entries in each durable queue.",
-      view.queues.map((q) => [{ queue: q.queue }, q.entries]),
+      queues.map((q) => [{ queue: q.queue }, q.entries]),
     ),
     ...family(
       `${p}queue_waiting`,
       "gauge",
       "Entries of each queue that run still sends to the service.",
-      view.queues.map((q) => [{ queue: q.queue }, q.waiting]),
+      queues.map((q) => [{ queue: q.queue }, q.waiting]),
     ),
     ...family(
       `${p}queue_uncertain`,
       "gauge",
       "Entries whose answer was lost: looked up at the service before they are sent again.",
-      view.queues.map((q) => [{ queue: q.queue }, q.uncertain]),
+      queues.map((q) => [{ queue: q.queue }, q.uncertain]),
     ),
     ...family(
       `${p}queue_oldest_age_seconds`,
       "gauge",
       "Age of the oldest entry of each queue (0 when it is empty).",
-      view.queues.map((q) => [{ queue: q.queue }, q.oldest_age_s ?? 0]),
+      queues.map((q) => [{ queue: q.queue }, q.oldest_age_s ?? 0]),
     ),
+  ];
+}
+
+/** The service client's requests, reachability, key and 429 gate. */
+function serviceFamilies(s: Snapshot, now: number): string[] {
+  return [
     ...family(
       `${p}api_requests_total`,
       "counter",
@@ -93,30 +118,41 @@ export function renderMetrics(view: StatusView): string {
       "When the service last answered 429 (Unix time).",
       known(seconds(s?.service.last_429_at)),
     ),
+  ];
+}
+
+function jobFamilies(jobs: NonNullable<Snapshot>["jobs"]): string[] {
+  return [
     ...family(
       `${p}job_runs_total`,
       "counter",
       "Runs of each periodic job.",
-      (s?.jobs ?? []).map((j) => [{ job: j.name }, j.runs]),
+      jobs.map((j) => [{ job: j.name }, j.runs]),
     ),
     ...family(
       `${p}job_failures_total`,
       "counter",
       "Runs of each periodic job that threw or met a failure of the service.",
-      (s?.jobs ?? []).map((j) => [{ job: j.name }, j.failures]),
+      jobs.map((j) => [{ job: j.name }, j.failures]),
     ),
     ...family(
       `${p}job_last_success_timestamp_seconds`,
       "gauge",
       "When each periodic job last ran without a failure (Unix time).",
-      (s?.jobs ?? []).flatMap((j) => known(seconds(j.last_success_at), { job: j.name })),
+      jobs.flatMap((j) => known(seconds(j.last_success_at), { job: j.name })),
     ),
     ...family(
       `${p}job_last_error_timestamp_seconds`,
       "gauge",
       "When each periodic job last failed (Unix time).",
-      (s?.jobs ?? []).flatMap((j) => known(seconds(j.last_error_at), { job: j.name })),
+      jobs.flatMap((j) => known(seconds(j.last_error_at), { job: j.name })),
     ),
+  ];
+}
+
+/** The players online and the bridge to the game. */
+function gameFamilies(s: Snapshot): string[] {
+  return [
     ...family(`${p}players_online`, "gauge", "Players online in the game.", known(s?.players.length)),
     ...family(
       `${p}bridge_up`,
@@ -124,6 +160,12 @@ export function renderMetrics(view: StatusView): string {
       "1 when the game answers its console, 0 when it does not or is not known yet.",
       s ? [[{ bridge: s.bridge.kind }, bool(s.bridge.state === "up")]] : [],
     ),
+  ];
+}
+
+/** The store's caches and quarantined records. */
+function storeFamilies(view: StatusView): string[] {
+  return [
     ...family(
       `${p}cache_age_seconds`,
       "gauge",
@@ -137,5 +179,4 @@ export function renderMetrics(view: StatusView): string {
       [[{}, view.quarantine.count]],
     ),
   ];
-  return `${lines.join("\n")}\n`;
 }

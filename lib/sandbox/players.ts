@@ -8,7 +8,7 @@ export interface SandboxPlayer {
   type: string;
   /** The service's user id. */
   user_id: string;
-  /** What hub-agent will do with this player, from the data: "banned 7d: RDM x3", "groups: VIP", … */
+  /** What hub-agent will do with this player, from the data: "banned for 7d (5d left): RDM x3", "groups: VIP", … */
   notes: string[];
 }
 
@@ -44,7 +44,12 @@ function notes(state: SandboxState, u: UserRecord): string[] {
   for (const b of state.bans.values()) {
     if (b.user_id !== u.id || !state.banActive(b)) continue;
     const ends = state.banEndsOn(b);
-    out.push(`banned${ends === null ? " permanently" : ` (${left(ends - state.now())} left)`}: ${b.reason}`);
+    // Its length, as the ban was given, and what is left of it now.
+    const length =
+      ends === null || b.length === null
+        ? " permanently"
+        : ` for ${left(b.length * 1000)} (${left(ends - state.now())} left)`;
+    out.push(`banned${length}: ${b.reason}`);
   }
   if (u.admin) out.push("VyHub admin");
   const groups = state.activeGroups(u.id).map((g) => g.name);

@@ -46,10 +46,22 @@ const granted = (...names: string[]) =>
 /** Fills `state` with the examples, their times moved by (clock now − EXAMPLES_NOW). */
 export function seedExamples(state: SandboxState): void {
   const shift = state.now() - EXAMPLES_NOW;
-  const t = (text: string) => parseDateTime(text)! + shift;
-  const ids = SEED_IDS;
-  const bundle = ids.serverbundle;
+  const t: Time = (text) => parseDateTime(text)! + shift;
+  seedServer(state, t);
+  seedUsers(state, t);
+  seedGroups(state, t);
+  seedSanctions(state, t);
+  seedRewards(state, t);
+  seedAdverts(state);
+}
 
+/** An example's time (as written in api-examples.json) moved to the sandbox's clock. */
+type Time = (text: string) => Millis;
+const ids = SEED_IDS;
+const bundle = ids.serverbundle;
+
+/** The TTT bundle and its one server. */
+function seedServer(state: SandboxState, t: Time): void {
   state.addServerbundle({ id: bundle, name: "TTT", icon: "mdi-pistol", sort_id: 1, server_type: "GMOD" });
   state.addServer({
     id: ids.server,
@@ -65,7 +77,10 @@ export function seedExamples(state: SandboxState): void {
     last_update: t("2024-06-01T11:59:02.481337+00:00"),
     status: "ONLINE",
   });
+}
 
+/** Alice, Bob and Carol (an admin), Alice and Carol seen on the server. */
+function seedUsers(state: SandboxState, t: Time): void {
   const activity = (nick: string, score: number, deaths: number, playtime: string, ping: number) => ({
     extra: { Score: score, Deaths: deaths, Nickname: nick, Playtime: playtime, Ping: `${ping} ms` },
     last_online: t("2024-06-01T11:59:02.481337+00:00"),
@@ -97,7 +112,10 @@ export function seedExamples(state: SandboxState): void {
     credit_account_id: "bd7eaac8-e940-4351-abb2-ad5978e6a684",
     activities: [activity("Carol", 25, 1, "02:03:51", 22)],
   });
+}
 
+/** Admin, Moderator and VIP with their in-game names, Carol an admin, Alice a VIP since "today". */
+function seedGroups(state: SandboxState, t: Time): void {
   const staff = ["ban_show", "ban_edit", "warning_show", "warning_edit"];
   state.addGroup({
     id: ids.groups.admin,
@@ -152,7 +170,10 @@ export function seedExamples(state: SandboxState): void {
     begin: t("2024-06-01T12:00:00+00:00"),
     end: t("2024-07-01T12:00:00+00:00"),
   });
+}
 
+/** Bob banned 7 days in the bundle, Alice's lifted global ban and her warning. */
+function seedSanctions(state: SandboxState, t: Time): void {
   state.addBan({
     id: ids.bans.bob_active,
     user_id: ids.users.bob,
@@ -177,7 +198,10 @@ export function seedExamples(state: SandboxState): void {
     reason: "Mic spam",
     created_on: t("2024-06-01T11:58:21.904113+00:00"),
   });
+}
 
+/** The playtime definition, Alice's pending VIP command and Carol's applied Starter Pack. */
+function seedRewards(state: SandboxState, t: Time): void {
   state.addAttributeDefinition({
     id: ids.attributeDefinitions.playtime,
     name: "playtime",
@@ -238,7 +262,9 @@ export function seedExamples(state: SandboxState): void {
       begin: t("2024-06-01T11:55:00+00:00"),
     },
   });
+}
 
+function seedAdverts(state: SandboxState): void {
   state.addAdvert({
     id: ids.adverts.discord,
     title: "Discord",

@@ -57,33 +57,7 @@ export function createKeyIndex(
   fsync: boolean,
   fail: (e: unknown, path: string) => unknown = (e) => e,
 ): KeyIndex {
-  const folder = async (key: string) => join(root, await segment(key));
-
-  /** Creates the marker; a folder created on the way is made durable in its parent. */
-  const mark = async (dir: string, id: string) => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await (await open(join(dir, id), "w", 0o600)).close();
-        return;
-      } catch (e) {
-        // The folder is missing, or was removed as empty by a remover in between: create it and try again.
-        if (!isMissing(e) || attempt > 10) throw e;
-        // The folders created on the way: each one's name made durable in its parent.
-        const first = await mkdir(dir, { recursive: true, mode: 0o700 });
-        if (fsync && first) for (let d = dir; d.length >= first.length; d = dirname(d)) await fsyncDir(dirname(d));
-      }
-    }
-  };
-
-  const markBuilt = async () => {
-    const first = await mkdir(root, { recursive: true, mode: 0o700 });
-    await (await open(join(root, BUILT), "w", 0o600)).close();
-    if (fsync) {
-      await fsyncDir(root);
-      if (first) for (let d = root; d.length >= first.length; d = dirname(d)) await fsyncDir(dirname(d));
-    }
-  };
-
+  const at: Place = { root, fsync };
   /** A failure of the file system as the store reports it (the path and the fix). */
   const guard =
     <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
@@ -93,91 +67,167 @@ export function createKeyIndex(
       });
 
   return {
-    add: guard(async (keys: readonly string[], id: string) => {
-      const dirs = await Promise.all(keys.map(folder));
-      for (const dir of dirs) await mark(dir, id);
-      if (fsync) for (const dir of dirs) await fsyncDir(dir);
-    }),
-    remove: guard(async (keys: readonly string[], id: string) => {
-      for (const dir of await Promise.all(keys.map(folder))) {
-        await unlink(join(dir, id)).catch((e) => {
-          if (!isMissing(e)) throw e;
-        });
-        await rmdir(dir).catch(() => {}); // not empty (another entry of the key), or gone: either is fine
-      }
-    }),
-    async ids(key) {
-      try {
-        return (await readdir(await folder(key))).sort();
-      } catch (e) {
-        if (isMissing(e)) return [];
-        throw e;
-      }
-    },
+    add: guard((keys: readonly string[], id: string) => addMarkers(at, keys, id)),
+    remove: guard((keys: readonly string[], id: string) => removeMarkers(at, keys, id)),
+    ids: (key) => markedIds(at, key),
     built: () =>
       stat(join(root, BUILT)).then(
         () => true,
         () => false,
       ),
-    markBuilt: guard(markBuilt),
+    markBuilt: guard(() => markBuilt(at)),
     verify: guard(
-      async (
+      (
         entries: { id: string; keys: readonly string[] }[],
         exists: (id: string) => Promise<boolean>,
         now = Date.now(),
-      ) => {
-        const want = new Map<string, Set<string>>(); // folder → ids
-        for (const e of entries)
-          for (const key of e.keys) {
-            const dir = await folder(key);
-            let ids = want.get(dir);
-            if (!ids) want.set(dir, (ids = new Set()));
-            ids.add(e.id);
-          }
-        let added = 0;
-        let removed = 0;
-        let names: string[] = [];
-        try {
-          names = await readdir(root);
-        } catch (e) {
-          if (!isMissing(e)) throw e;
-        }
-        for (const name of names) {
-          if (name === BUILT) continue;
-          const dir = join(root, name);
-          let ids: string[];
-          try {
-            ids = await readdir(dir);
-          } catch {
-            continue; // not a folder, or gone
-          }
-          const expected = want.get(dir);
-          for (const id of ids) {
-            if (expected?.has(id)) {
-              expected.delete(id);
-              continue;
-            }
-            const info = await stat(join(dir, id)).catch(() => undefined);
-            if (info && now - info.mtimeMs > STALE_MARKER_MS) {
-              await unlink(join(dir, id)).catch(() => {});
-              removed++;
-            }
-          }
-          if (!expected?.size) await rmdir(dir).catch(() => {});
-        }
-        for (const [dir, ids] of want) {
-          let marked = 0;
-          for (const id of ids) {
-            if (!(await exists(id))) continue; // settled while we looked: its markers went with it
-            await mark(dir, id);
-            marked++;
-          }
-          if (fsync && marked) await fsyncDir(dir);
-          added += marked;
-        }
-        await markBuilt();
-        return { added, removed };
-      },
+      ) => verifyMarkers(at, entries, exists, now),
     ),
   };
+}
+
+/** Where an index lives, and whether its writes are made durable. */
+interface Place {
+  root: string;
+  fsync: boolean;
+}
+
+const folder = async (at: Place, key: string) => join(at.root, await segment(key));
+
+/** The folders mkdir created on the way to `dir` (`first` the outermost): each name made durable in its parent. */
+async function fsyncCreated(at: Place, dir: string, first: string | undefined): Promise<void> {
+  if (at.fsync && first) for (let d = dir; d.length >= first.length; d = dirname(d)) await fsyncDir(dirname(d));
+}
+
+/** Creates the marker; a folder created on the way is made durable in its parent. */
+async function mark(at: Place, dir: string, id: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await (await open(join(dir, id), "w", 0o600)).close();
+      return;
+    } catch (e) {
+      // The folder is missing, or was removed as empty by a remover in between: create it and try again.
+      if (!isMissing(e) || attempt > 10) throw e;
+      await fsyncCreated(at, dir, await mkdir(dir, { recursive: true, mode: 0o700 }));
+    }
+  }
+}
+
+async function markBuilt(at: Place): Promise<void> {
+  const first = await mkdir(at.root, { recursive: true, mode: 0o700 });
+  await (await open(join(at.root, BUILT), "w", 0o600)).close();
+  if (at.fsync) await fsyncDir(at.root);
+  await fsyncCreated(at, at.root, first);
+}
+
+async function addMarkers(at: Place, keys: readonly string[], id: string): Promise<void> {
+  const dirs = await Promise.all(keys.map((key) => folder(at, key)));
+  for (const dir of dirs) await mark(at, dir, id);
+  if (at.fsync) for (const dir of dirs) await fsyncDir(dir);
+}
+
+async function removeMarkers(at: Place, keys: readonly string[], id: string): Promise<void> {
+  for (const dir of await Promise.all(keys.map((key) => folder(at, key)))) {
+    await unlink(join(dir, id)).catch((e) => {
+      if (!isMissing(e)) throw e;
+    });
+    await rmdir(dir).catch(() => {}); // not empty (another entry of the key), or gone: either is fine
+  }
+}
+
+async function markedIds(at: Place, key: string): Promise<string[]> {
+  try {
+    return (await readdir(await folder(at, key))).sort();
+  } catch (e) {
+    if (isMissing(e)) return [];
+    throw e;
+  }
+}
+
+/** KeyIndex.verify: the markers the entries want, the stale ones deleted, the missing ones added, then built. */
+async function verifyMarkers(
+  at: Place,
+  entries: { id: string; keys: readonly string[] }[],
+  exists: (id: string) => Promise<boolean>,
+  now: number,
+): Promise<{ added: number; removed: number }> {
+  const want = await wantedMarkers(at, entries);
+  const removed = await pruneMarkers(at, want, now);
+  const added = await addMissingMarkers(at, want, exists);
+  await markBuilt(at);
+  return { added, removed };
+}
+
+/** folder → the ids that should be marked in it. */
+async function wantedMarkers(
+  at: Place,
+  entries: { id: string; keys: readonly string[] }[],
+): Promise<Map<string, Set<string>>> {
+  const want = new Map<string, Set<string>>();
+  for (const e of entries)
+    for (const key of e.keys) {
+      const dir = await folder(at, key);
+      let ids = want.get(dir);
+      if (!ids) want.set(dir, (ids = new Set()));
+      ids.add(e.id);
+    }
+  return want;
+}
+
+/**
+ * Walks the markers on disk: each wanted one is taken out of `want` (what remains is missing), each of no entry older
+ * than STALE_MARKER_MS is deleted, and a folder nothing is wanted in goes if empty. Returns how many it deleted.
+ */
+async function pruneMarkers(at: Place, want: Map<string, Set<string>>, now: number): Promise<number> {
+  let removed = 0;
+  let names: string[] = [];
+  try {
+    names = await readdir(at.root);
+  } catch (e) {
+    if (!isMissing(e)) throw e;
+  }
+  for (const name of names) {
+    if (name === BUILT) continue;
+    const dir = join(at.root, name);
+    let ids: string[];
+    try {
+      ids = await readdir(dir);
+    } catch {
+      continue; // not a folder, or gone
+    }
+    const expected = want.get(dir);
+    for (const id of ids) {
+      if (expected?.has(id)) {
+        expected.delete(id);
+        continue;
+      }
+      const info = await stat(join(dir, id)).catch(() => undefined);
+      if (info && now - info.mtimeMs > STALE_MARKER_MS) {
+        await unlink(join(dir, id)).catch(() => {});
+        removed++;
+      }
+    }
+    if (!expected?.size) await rmdir(dir).catch(() => {});
+  }
+  return removed;
+}
+
+/** Marks the entries `want` still lists that exist; returns how many it marked. */
+async function addMissingMarkers(
+  at: Place,
+  want: Map<string, Set<string>>,
+  exists: (id: string) => Promise<boolean>,
+): Promise<number> {
+  let added = 0;
+  for (const [dir, ids] of want) {
+    let marked = 0;
+    for (const id of ids) {
+      if (!(await exists(id))) continue; // settled while we looked: its markers went with it
+      await mark(at, dir, id);
+      marked++;
+    }
+    if (at.fsync && marked) await fsyncDir(dir);
+    added += marked;
+  }
+  return added;
 }

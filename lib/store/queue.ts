@@ -110,64 +110,14 @@ export function createQueue<T>(
   clock: Clock,
   index?: { keys: (data: T) => string[]; markers: KeyIndex },
 ): Queue<T> {
-  const prefix = `queue:${name}`;
-  const envelope = v.object({
-    v: v.literal(1),
-    id: v.string(),
-    createdAt: count,
-    attempts: count,
-    lastAttemptAt: v.optional(count),
-    lastError: v.optional(v.string()),
-    firstAttemptAt: v.optional(count),
-    uncertain: v.optional(v.boolean()),
-    lastLookupAt: v.optional(count),
-    lastLookup: v.optional(v.string()),
-    data: schema,
-  });
-  const checkFor = (id: string): Check<QueueEntry<T>> =>
-    schemaCheck(envelope, (e) => (e.id === id ? undefined : `id ${JSON.stringify(e.id)} does not match its file`));
-  const strip = ({ v: _v, ...entry }: v.InferOutput<typeof envelope>): QueueEntry<T> => entry;
-  const read = async (id: string) => {
-    const e = await records.read(`${prefix}:${id}`, checkFor(id));
-    return e && strip(e as v.InferOutput<typeof envelope>);
-  };
-  const write = (entry: QueueEntry<T>) =>
-    records.write(`${prefix}:${entry.id}`, { v: 1, ...entry }, checkFor(entry.id));
-  const ids = async () => (await storage.getKeys(prefix)).map((k) => k.slice(prefix.length + 1)).sort();
-  const list = async () => {
-    const entries = await mapLimit(await ids(), 16, read);
-    return entries.filter((e): e is QueueEntry<T> => e !== undefined);
-  };
+  const files = entryFiles(name, schema, records, storage);
+  const { read, write, ids, list } = files;
   const verifyIndex = async () => {
     if (!index) return { added: 0, removed: 0 };
     const entries = (await list()).map((e) => ({ id: e.id, keys: index.keys(e.data) }));
     return index.markers.verify(entries, async (id) => (await read(id)) !== undefined, clock.now());
   };
-  /**
-   * Indexes the whole queue once (this version's first use of it), under a lock so that one process does it. A queue
-   * still empty when this version first adds to it needs nothing indexed: it is complete from the start.
-   */
-  let built = false;
-  const ensureBuilt = async (adding = false) => {
-    if (!index || built) return;
-    if (await index.markers.built()) {
-      built = true;
-      return;
-    }
-    const empty = (await ids()).length === 0;
-    if (adding) {
-      if (empty) {
-        await index.markers.markBuilt();
-        built = true;
-      }
-      return; // otherwise the first lookup builds it
-    }
-    if (empty) return; // nothing to find, nothing to index: the first add marks it built
-    await withLock(`index-${name}`, async () => {
-      if (!(await index.markers.built())) await verifyIndex();
-    });
-    built = true;
-  };
+  const ensureBuilt = index ? indexOnFirstUse(name, index.markers, ids, withLock, verifyIndex) : async () => {};
 
   return {
     async add(data) {
@@ -187,9 +137,7 @@ export function createQueue<T>(
       return withEntryLock(id, async () => {
         const current = await read(id);
         if (!current || (onlyIf && !onlyIf(current))) return undefined;
-        const next: QueueEntry<T> = { ...current, ...patch, id, createdAt: current.createdAt };
-        // `{ lastError: undefined }` clears the field, as it will read back from the file.
-        for (const key of OPTIONAL) if (next[key] === undefined) delete next[key];
+        const next = patched(current, patch);
         await write(next);
         return next;
       });
@@ -198,7 +146,7 @@ export function createQueue<T>(
       if (!ID_RE.test(id)) return Promise.resolve(false);
       return withEntryLock(id, async () => {
         const entry = index ? (known ?? (await read(id))) : undefined;
-        const removed = await records.remove(`${prefix}:${id}`);
+        const removed = await files.remove(id);
         // After the entry: a crash in between leaves a marker without an entry, which readers skip.
         if (index && entry) await index.markers.remove(index.keys(entry.data), id);
         return removed;
@@ -215,5 +163,95 @@ export function createQueue<T>(
       return found.filter((e): e is QueueEntry<T> => e !== undefined && index.keys(e.data).includes(key));
     },
     verifyIndex,
+  };
+}
+
+/** The entry after `patch`, keeping its id and creation time. */
+function patched<T>(current: QueueEntry<T>, patch: Partial<Omit<QueueEntry<T>, "id" | "createdAt">>): QueueEntry<T> {
+  const next: QueueEntry<T> = { ...current, ...patch, id: current.id, createdAt: current.createdAt };
+  // `{ lastError: undefined }` clears the field, as it will read back from the file.
+  for (const key of OPTIONAL) if (next[key] === undefined) delete next[key];
+  return next;
+}
+
+/** The file of one entry: its data in a versioned envelope. */
+function entryEnvelope<T>(schema: v.GenericSchema<T>) {
+  return v.object({
+    v: v.literal(1),
+    id: v.string(),
+    createdAt: count,
+    attempts: count,
+    lastAttemptAt: v.optional(count),
+    lastError: v.optional(v.string()),
+    firstAttemptAt: v.optional(count),
+    uncertain: v.optional(v.boolean()),
+    lastLookupAt: v.optional(count),
+    lastLookup: v.optional(v.string()),
+    data: schema,
+  });
+}
+
+/** A queue's entry files (`queue:<name>:<id>`), checked against the envelope and their name at each read and write. */
+function entryFiles<T>(
+  name: string,
+  schema: v.GenericSchema<T>,
+  records: Records,
+  storage: { getKeys(base: string): Promise<string[]> },
+) {
+  const prefix = `queue:${name}`;
+  const envelope = entryEnvelope(schema);
+  type Envelope = v.InferOutput<typeof envelope>;
+  const checkFor = (id: string): Check<QueueEntry<T>> =>
+    schemaCheck(envelope, (e) => (e.id === id ? undefined : `id ${JSON.stringify(e.id)} does not match its file`));
+  const strip = ({ v: _v, ...entry }: Envelope): QueueEntry<T> => entry;
+  const read = async (id: string) => {
+    const e = await records.read(`${prefix}:${id}`, checkFor(id));
+    return e && strip(e as Envelope);
+  };
+  const ids = async () => (await storage.getKeys(prefix)).map((k) => k.slice(prefix.length + 1)).sort();
+  return {
+    read,
+    write: (entry: QueueEntry<T>) => records.write(`${prefix}:${entry.id}`, { v: 1, ...entry }, checkFor(entry.id)),
+    remove: (id: string) => records.remove(`${prefix}:${id}`),
+    ids,
+    async list() {
+      const entries = await mapLimit(await ids(), 16, read);
+      return entries.filter((e): e is QueueEntry<T> => e !== undefined);
+    },
+  };
+}
+
+/**
+ * Indexes the whole queue once (this version's first use of it), under a lock so that one process does it. A queue
+ * still empty when this version first adds to it needs nothing indexed: it is complete from the start. The returned
+ * function is called before each use of the index (`adding`: before an add).
+ */
+function indexOnFirstUse(
+  name: string,
+  markers: KeyIndex,
+  ids: () => Promise<string[]>,
+  withLock: WithLock,
+  verifyIndex: () => Promise<unknown>,
+): (adding?: boolean) => Promise<void> {
+  let built = false;
+  return async (adding = false) => {
+    if (built) return;
+    if (await markers.built()) {
+      built = true;
+      return;
+    }
+    const empty = (await ids()).length === 0;
+    if (adding) {
+      if (empty) {
+        await markers.markBuilt();
+        built = true;
+      }
+      return; // otherwise the first lookup builds it
+    }
+    if (empty) return; // nothing to find, nothing to index: the first add marks it built
+    await withLock(`index-${name}`, async () => {
+      if (!(await markers.built())) await verifyIndex();
+    });
+    built = true;
   };
 }

@@ -1,16 +1,14 @@
 /**
- * Sanctions a one-shot CLI process issues while `run` runs: the CLI's delivery round (cli/sanction.ts, on a second
+ * Sanctions a one-shot CLI process issues while `run` runs: the CLI's delivery round (lib/app/sanction.ts, on a second
  * store over the same directory, as another process has) leaves the "sanctions_changed" marker; `run` refreshes its
  * ban list on its next queue round, or at once through the directory watch, without waiting for intervals.bans.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { createApi } from "../../lib/api/client.ts";
+import { type DeliveryKind, deliverEntry } from "../../lib/app/sanction.ts";
+import { type Session, openSession } from "../../lib/app/session.ts";
 import { bans } from "../../lib/features/bans.ts";
 import { SEED_IDS } from "../../lib/sandbox/seed.ts";
-import { type PlayerRef, queueBan, queueUnban, settleTime } from "../../lib/sanctions/index.ts";
-import { openStore } from "../../lib/store/index.ts";
-import { deliver, type Session } from "../../cli/sanction.ts";
-import { newInvocation } from "../../cli/context.ts";
+import { type PlayerRef, queueBan, queueUnban } from "../../lib/sanctions/index.ts";
 import { harness, until, type Harness } from "./harness.ts";
 
 const MIN = 60_000;
@@ -39,35 +37,17 @@ const ref = (p: { id: string; name: string }): PlayerRef => ({
   name: p.name,
 });
 
-/** What `hub-agent ban|unban` does in its own process: its own store on the same directory, the real delivery round. */
-async function cli(): Promise<Session> {
-  const store = await openStore({ dir: h.store.dir });
-  const api = createApi({ url: h.sb.url, key: h.sb.key, retries: 0, timeoutMs: 2000 });
-  const ctx = {
-    logger: h.logger,
-    json: false,
-    say: () => {},
-    emit: () => {},
-    config: async () => h.config,
-    secret: () => {},
-    invocation: newInvocation(),
-    redact: (text: string) => text,
-    exit: () => {},
-    mark: () => {},
-  };
-  return {
-    ctx,
-    config: h.config,
-    store,
-    api,
-    messages: h.agent.deps.messages,
-    userType: "STEAM",
-    settleMs: settleTime(h.config.api.timeout * 1000),
-  };
-}
+/** What `hub-agent ban|unban` does in its own process: its own session (store and client) on the same directory. */
+const cli = () => openSession({ config: async () => h.config, logger: h.logger, watched: [] });
+/** The entry's own round, as the command runs it; its fate. */
+const deliver = async (s: Session, kind: DeliveryKind, entryId: string) => {
+  const d = await deliverEntry(s, kind, entryId);
+  if (d.status === "credentials") throw new Error(d.message);
+  return d.fate;
+};
 const cliBan = async (p: { id: string; name: string }) => {
-  const s = await cli();
-  const entry = await queueBan(s.store, {
+  const s = cli();
+  const entry = await queueBan(await s.store(), {
     target: ref(p),
     length: 600,
     reason: "griefing",
@@ -77,8 +57,12 @@ const cliBan = async (p: { id: string; name: string }) => {
   return deliver(s, "ban", entry.id);
 };
 const cliUnban = async (p: { id: string; name: string }) => {
-  const s = await cli();
-  const { entry } = await queueUnban(s.store, { target: ref(p), processor: null, serverbundleId: h.sb.bundleId });
+  const s = cli();
+  const { entry } = await queueUnban(await s.store(), {
+    target: ref(p),
+    processor: null,
+    serverbundleId: h.sb.bundleId,
+  });
   return deliver(s, "unban", entry.id);
 };
 

@@ -1,19 +1,17 @@
 /**
  * A one-shot command beside a running `run` (lib/sanctions/handoff.ts): `run` holds the instance lock and watches the
- * handoff box, so a command's ban (cli/sanction.ts deliver(), on a second store over the same directory, as another
+ * handoff box, so a command's ban (lib/app/sanction.ts deliverEntry(), on a second store over the same directory, as another
  * process has it) is handed over instead of waiting for `run`'s delivery round: delivered at once even in the middle
  * of a backlog, the player kicked from the queue before any refresh of the ban list, and a bounded wait when `run`
  * cannot answer in time (the entry stays queued). Sanctions issued at `run`'s own console are enforced the same way.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { createApi } from "../../lib/api/client.ts";
+import { deliverEntry } from "../../lib/app/sanction.ts";
+import { openSession } from "../../lib/app/session.ts";
 import { bans } from "../../lib/features/bans.ts";
 import { delivererCache } from "../../lib/sanctions/handoff.ts";
-import { type PlayerRef, queueBan, sanctionQueues, settleTime } from "../../lib/sanctions/index.ts";
+import { type PlayerRef, queueBan, sanctionQueues } from "../../lib/sanctions/index.ts";
 import { holdInstance, type Instance } from "../../lib/store/instance.ts";
-import { openStore } from "../../lib/store/index.ts";
-import { deliver, type Session } from "../../cli/sanction.ts";
-import { newInvocation } from "../../cli/context.ts";
 import { harness, until, type Harness } from "./harness.ts";
 import { until as pollUntil } from "../support/until.ts";
 
@@ -38,7 +36,7 @@ const ref = (p: { id: string; name: string }): PlayerRef => ({
 const kicks = (p: { id: string }) => h.sim.actionsOf("kick").filter((k) => k.player === p.id);
 const logged = (text: string) => h.logger.lines.findIndex((l) => l.msg.includes(text));
 
-/** `run`: the agent with the instance lock, as cli/commands/run.ts holds it, ready to take handed-over entries. */
+/** `run`: the agent with the instance lock, as lib/app/run.ts holds it, ready to take handed-over entries. */
 async function startRun() {
   instance = await holdInstance(h.store.dir);
   await h.agent.start();
@@ -47,39 +45,21 @@ async function startRun() {
   expect(await said()).toBe(process.pid);
 }
 
-/** What `hub-agent ban` does in its own process: its own store on the same directory, then deliver(). */
+/** What `hub-agent ban` does in its own process: its own session (store and client) on the same directory. */
 async function cliBan(p: { id: string; name: string }) {
-  const store = await openStore({ dir: h.store.dir });
-  const s: Session = {
-    ctx: {
-      logger: h.logger,
-      json: false,
-      say: () => {},
-      emit: () => {},
-      config: async () => h.config,
-      secret: () => {},
-      invocation: newInvocation(),
-      redact: (text: string) => text,
-      exit: () => {},
-      mark: () => {},
-    },
-    config: h.config,
-    store,
-    api: createApi({ url: h.sb.url, key: h.sb.key, retries: 0, timeoutMs: 1000 }),
-    messages: h.agent.deps.messages,
-    userType: "STEAM",
-    settleMs: settleTime(h.config.api.timeout * 1000),
-  };
-  const entry = await queueBan(store, {
+  const s = openSession({ config: async () => h.config, logger: h.logger, watched: [] });
+  const entry = await queueBan(await s.store(), {
     target: ref(p),
     length: 600,
     reason: "griefing",
     creator: null,
     serverbundleId: h.sb.bundleId,
   });
+  await Promise.all([s.api(), s.messages(), s.settleMs()]); // built before the clock starts, as the command has them
   const started = performance.now();
-  const fate = await deliver(s, "ban", entry.id);
-  return { fate, entry, ms: performance.now() - started };
+  const d = await deliverEntry(s, "ban", entry.id);
+  if (d.status === "credentials") throw new Error(d.message);
+  return { fate: d.fate, entry, ms: performance.now() - started };
 }
 
 describe("a command beside a running run", () => {

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createApi } from "../../lib/api/client.ts";
-import { credentialProblem, guardCredentials, type CredentialProblem } from "../../lib/api/credentials.ts";
+import {
+  credentialProblem,
+  describeCredentialProblem,
+  guardCredentials,
+  type CredentialProblem,
+} from "../../lib/api/credentials.ts";
 import { ManualClock } from "../../lib/clock.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 
@@ -9,15 +14,43 @@ beforeAll(async () => void (sb = await startSandbox()));
 afterAll(() => sb?.stop());
 
 test("which refusals are the agent's own: 401 anywhere; 403 and 404 only on the server's record", () => {
-  const e = (kind: "ClientError" | "NotFound", status: number, endpoint: string) =>
-    credentialProblem({ kind, status, endpoint, message: "x" } as never)?.kind;
+  const e = (kind: "ClientError" | "NotFound", status: number, endpoint: string, code?: string) =>
+    credentialProblem({ kind, status, endpoint, message: "x", ...(code ? { code } : {}) } as never)?.kind;
   expect(e("ClientError", 401, "POST /ban/")).toBe("key_refused");
   expect(e("ClientError", 403, "GET /server/541d1c41")).toBe("key_refused");
   expect(e("ClientError", 403, "POST /ban/")).toBeUndefined(); // an --as user without the permission
-  expect(e("NotFound", 404, "GET /server/541d1c41")).toBe("unknown_server");
-  expect(e("NotFound", 404, "PATCH /server/541d1c41")).toBe("unknown_server");
+  // The service's own not_found: it has the path, and no such server.
+  expect(e("NotFound", 404, "GET /server/541d1c41", "not_found")).toBe("unknown_server");
+  expect(e("NotFound", 404, "PATCH /server/541d1c41", "not_found")).toBe("unknown_server");
+  // A 404 without the service's error code (routing's {"detail": "Not Found"}, a gateway's page): no such path.
+  expect(e("NotFound", 404, "GET /server/541d1c41")).toBe("wrong_path");
   expect(e("NotFound", 404, "GET /server/bundle/x/ban")).toBeUndefined();
   expect(e("NotFound", 404, "GET /user/123")).toBeUndefined();
+});
+
+test("a wrong instance path in api.url is named as such, not as an unknown server id", async () => {
+  const wrongPath = sb.url.replace(/\/sandbox\/v1$/, "/wrong/v1");
+  expect(wrongPath).not.toBe(sb.url);
+  const { api, problem } = guardCredentials(createApi({ url: wrongPath, key: sb.key, retries: 0 }), {
+    clock: new ManualClock(),
+    baseMs: 1_000,
+    maxMs: 3_000,
+  });
+  expect((await api.getServer(sb.serverId)).ok).toBe(false);
+  expect(problem()?.kind).toBe("wrong_path");
+  const line = describeCredentialProblem(problem()!, sb.serverId);
+  expect(line).toStartWith("the service has no such path (GET /server/");
+  expect(line).toContain("check the path of api.url / HUB_API_URL");
+  expect(line).not.toContain("server id");
+
+  // The right path and an unknown server id: the service's own 404.
+  const right = guardCredentials(createApi({ url: sb.url, key: sb.key, retries: 0 }), {
+    clock: new ManualClock(),
+    baseMs: 1_000,
+    maxMs: 3_000,
+  });
+  expect((await right.api.getServer("00000000-0000-4000-8000-000000000000")).ok).toBe(false);
+  expect(right.problem()?.kind).toBe("unknown_server");
 });
 
 test("while the key is refused, calls fail at once; one is let through after a pause that doubles up to the cap", async () => {

@@ -164,6 +164,19 @@ describe("a refused API key or an unknown server id", () => {
     }
   }, 60_000);
 
+  test("a wrong instance path in api.url: exit 3 naming the path, not the server id", async () => {
+    const wrong = env(tmp("path"), { HUB_API_URL: sb.url.replace(/\/sandbox\/v1$/, "/wrong/v1") });
+    for (const args of [["ban", ALICE, "30m", "griefing"], ["warns", ALICE], ["run", "--once"], ["doctor"]]) {
+      const r = await hub(args, { env: wrong });
+      expect([args.join(" "), r.code]).toEqual([args.join(" "), 3]);
+      const out = r.stdout + r.stderr;
+      expect([args.join(" "), out]).toEqual([args.join(" "), expect.stringContaining("the service has no such path")]);
+      expect(out).toContain("check the path of api.url / HUB_API_URL");
+      expect(out).not.toContain("knows no server");
+      expect(out).not.toContain("api.server_id");
+    }
+  }, 60_000);
+
   test("run: says so once, keeps kicking from the cached ban list, backs off, and says when the key is accepted again", async () => {
     const dir = tmp("run-key");
     sb.state.addBan({ user_id: BOB.user, serverbundle_id: sb.bundleId, reason: "cached ban" });

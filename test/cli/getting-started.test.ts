@@ -6,9 +6,11 @@
  */
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
+import * as net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { binary } from "./binary.ts";
+import { freePort } from "../e2e/world.ts";
 import { spawn } from "../support/procs.ts";
 import { until } from "../support/until.ts";
 
@@ -28,6 +30,25 @@ export function walkSteps(markdown: string): Step[] {
     terminal: Number(m[2] ?? 0),
     text: m[4] as string,
   }));
+}
+
+/** The README's fixed port: the walk runs on a free one, so that it runs beside a reader's sandbox still on 8787. */
+const README_PORT = "8787";
+const onPort = (steps: Step[], port: number) =>
+  steps.map((s) => ({ ...s, text: s.text.replaceAll(README_PORT, String(port)) }));
+
+/** A listener on the README's port while `f` runs (none if the port is taken already: taken either way). */
+async function holdingReadmePort<T>(f: () => Promise<T>): Promise<T> {
+  const server = net.createServer();
+  const bound = await new Promise<boolean>((resolve) => {
+    server.once("error", () => resolve(false));
+    server.listen(Number(README_PORT), "127.0.0.1", () => resolve(true));
+  });
+  try {
+    return await f();
+  } finally {
+    if (bound) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
 }
 
 /** A log line's time (the README shows a terminal's 12:00:01, a pipe gets ISO 8601) is not compared. */
@@ -117,56 +138,60 @@ describe("README: Getting started", () => {
 
   test(
     "typed word for word, it ends with Alice banned and kicked, and Carol's reward run",
-    async () => {
-      // The checkout after `npm ci && npm run build`: dist/hub-agent is what `npm run build` writes (binary.ts
-      // compiles with package.json's build script).
-      const checkout = mkdtempSync(join(tmpdir(), "hub-walk-"));
-      mkdirSync(join(checkout, "dist"));
-      symlinkSync(await binary(), join(checkout, "dist", "hub-agent"));
-      const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: checkout, LANG: "C.UTF-8" };
-      const terminals = new Map<number, Terminal>();
-      const term = (n: number) => {
-        let t = terminals.get(n);
-        if (!t) terminals.set(n, (t = new Terminal(n, checkout, env)));
-        return t;
-      };
-      let done = 0;
-      for (const step of steps) {
-        if (step.kind === "type") term(step.terminal).type(`${step.text}\necho "walk-step-done-${++done} $?"`);
-        if (step.kind === "shows") await term(step.terminal).shows(step.text);
-      }
-      // What the sandbox printed is, line for line, the configuration the reader saves in terminal 2.
-      const saved = steps.find((s) => s.kind === "type" && s.text.includes("cat > hub-agent.toml"))!.text;
-      const toml = saved.slice(saved.indexOf("<<'EOF'\n") + 8, saved.indexOf("\nEOF"));
-      const printed = term(1).lines.join("\n");
-      expect(printed).toContain(
-        toml
-          .split("\n")
-          .map((l) => (l ? `  ${l}` : ""))
-          .join("\n"),
-      );
-      // Every command typed in terminal 3 finished with exit 0.
-      const t3 = steps.filter((s) => s.kind === "type" && s.terminal === 3).length;
-      await until(() => term(3).lines.filter((l) => /^walk-step-done-\d+ 0$/.test(l)).length === t3, "terminal 3", {
-        diagnostics: () => term(3).output(),
-      });
-
-      // "Stop run and the sandbox with Ctrl-C": both stop cleanly (exit 0).
-      for (const n of [2, 1]) {
-        const t = term(n);
-        expect(t.interrupt()).toBe(1);
-        const typed = steps.filter((s) => s.kind === "type" && s.terminal === n).length;
-        await until(() => t.lines.filter((l) => /^walk-step-done-\d+ 0$/.test(l)).length === typed, `terminal ${n}`, {
-          diagnostics: () => t.output(),
+    // Beside a reader's own sandbox on the README's port: the walk types the README's commands on a free port.
+    () =>
+      holdingReadmePort(async () => {
+        expect(README).toContain(`--port ${README_PORT} `);
+        const steps = onPort(walkSteps(README), await freePort("tcp"));
+        // The checkout after `npm ci && npm run build`: dist/hub-agent is what `npm run build` writes (binary.ts
+        // compiles with package.json's build script).
+        const checkout = mkdtempSync(join(tmpdir(), "hub-walk-"));
+        mkdirSync(join(checkout, "dist"));
+        symlinkSync(await binary(), join(checkout, "dist", "hub-agent"));
+        const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: checkout, LANG: "C.UTF-8" };
+        const terminals = new Map<number, Terminal>();
+        const term = (n: number) => {
+          let t = terminals.get(n);
+          if (!t) terminals.set(n, (t = new Terminal(n, checkout, env)));
+          return t;
+        };
+        let done = 0;
+        for (const step of steps) {
+          if (step.kind === "type") term(step.terminal).type(`${step.text}\necho "walk-step-done-${++done} $?"`);
+          if (step.kind === "shows") await term(step.terminal).shows(step.text);
+        }
+        // What the sandbox printed is, line for line, the configuration the reader saves in terminal 2.
+        const saved = steps.find((s) => s.kind === "type" && s.text.includes("cat > hub-agent.toml"))!.text;
+        const toml = saved.slice(saved.indexOf("<<'EOF'\n") + 8, saved.indexOf("\nEOF"));
+        const printed = term(1).lines.join("\n");
+        expect(printed).toContain(
+          toml
+            .split("\n")
+            .map((l) => (l ? `  ${l}` : ""))
+            .join("\n"),
+        );
+        // Every command typed in terminal 3 finished with exit 0.
+        const t3 = steps.filter((s) => s.kind === "type" && s.terminal === 3).length;
+        await until(() => term(3).lines.filter((l) => /^walk-step-done-\d+ 0$/.test(l)).length === t3, "terminal 3", {
+          diagnostics: () => term(3).output(),
         });
-        expect(await t.close()).toBe(0);
-      }
-      expect(await term(3).close()).toBe(0);
-      expect(term(2).lines.some((l) => untimed(l) === "INFO  stopped")).toBe(true);
-      // Each kick shown once, as the README shows it.
-      for (const who of ["Bob", "Alice"])
-        expect(term(2).lines.filter((l) => l.includes(`[game:sim] ${who} was kicked`)).length).toBe(1);
-    },
+
+        // "Stop run and the sandbox with Ctrl-C": both stop cleanly (exit 0).
+        for (const n of [2, 1]) {
+          const t = term(n);
+          expect(t.interrupt()).toBe(1);
+          const typed = steps.filter((s) => s.kind === "type" && s.terminal === n).length;
+          await until(() => t.lines.filter((l) => /^walk-step-done-\d+ 0$/.test(l)).length === typed, `terminal ${n}`, {
+            diagnostics: () => t.output(),
+          });
+          expect(await t.close()).toBe(0);
+        }
+        expect(await term(3).close()).toBe(0);
+        expect(term(2).lines.some((l) => untimed(l) === "INFO  stopped")).toBe(true);
+        // Each kick shown once, as the README shows it.
+        for (const who of ["Bob", "Alice"])
+          expect(term(2).lines.filter((l) => l.includes(`[game:sim] ${who} was kicked`)).length).toBe(1);
+      }),
     { timeout: 120_000 },
   );
 });

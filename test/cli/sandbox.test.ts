@@ -38,7 +38,8 @@ describe("hub-agent sandbox", () => {
       ["Bob", "76561198087654322"],
       ["Carol", "76561198123456783"],
     ]);
-    expect(info.players[1]!.notes).toEqual(["banned (5d left): RDM x3"]);
+    // The ban's length (what the README's walk speaks of) and what is left of it.
+    expect(info.players[1]!.notes).toEqual(["banned for 7d (5d left): RDM x3"]);
     expect(info.players[2]!.notes[0]).toBe("VyHub admin");
     // The configuration it prints passes doctor as it is.
     const cwd = mkdtempSync(join(tmpdir(), "hub-cwd-"));
@@ -112,7 +113,7 @@ describe("hub-agent sandbox", () => {
     });
     const out = stdout.text();
     expect(out).toMatch(
-      /^ {2}Bob {4}76561198087654322 {2}f82e6399-324e-49a6-a411-09f621b77325 {2}banned \(5d left\): RDM x3$/m,
+      /^ {2}Bob {4}76561198087654322 {2}f82e6399-324e-49a6-a411-09f621b77325 {2}banned for 7d \(5d left\): RDM x3$/m,
     );
     expect(out).toContain("  hub-agent sandbox reward Alice 'say Thanks for your support, %nick%'");
     expect(out).toContain("  export HUB_GAME_BRIDGE=sim");

@@ -181,6 +181,12 @@ describe("SIGHUP", () => {
     await waitFor(agent, "the invalid line", (l) =>
       l.includes(`SIGHUP: ${file} is not valid, the running configuration stays:`),
     );
+    // One problem (a TOML error, with its line and caret below it in doctor): no "and 2 more".
+    const invalid = agent
+      .log()
+      .split("\n")
+      .find((l) => l.includes("is not valid, the running configuration stays"));
+    expect(invalid).toMatch(/not valid TOML: Expected '\]' to close a table header but found \S+$/);
     expect(
       agent
         .log()

@@ -271,6 +271,22 @@ describe("configuration", () => {
       "| ^",
     ]);
   });
+
+  test("the caret points at the bad value, not at the start of its line", async () => {
+    const d = dir();
+    const file = join(d, "c.toml");
+    for (const [line, caret] of [
+      ["bridge = sim", "|          ^"],
+      ["  bridge = sim", "|            ^"],
+      ['url = "https://a.example/v1', "|       ^"],
+      ["rewards = 10 x", "|              ^"],
+    ] as const) {
+      writeFileSync(file, `[game]\n${line}\n`);
+      const p = await problems({}, file);
+      expect([line, p.slice(1)]).toEqual([line, [`| ${line}`, caret]]);
+      expect(p[0]).toStartWith(`${file}:2:${caret.length - 2}: not valid TOML: `);
+    }
+  });
 });
 
 describe("game bridge configuration", () => {
@@ -503,8 +519,8 @@ describe("TOML errors name the line and column", () => {
   test("Bun's parser names no position: it is found by parsing prefixes", () => {
     const cases: [string, number, number][] = [
       ["port = 1 x", 61, 10], // junk after a value: at the junk
-      ['  url = "open', 31, 3], // an unterminated string: its line, at the key
-      ["a = [1,", 101, 1], // an array never closed: where it opens, though the parser fails further down
+      ['  url = "open', 31, 9], // an unterminated string: its line, at its opening quote
+      ["a = [1,", 101, 5], // an array never closed: where it opens, though the parser fails further down
       ["timeout = 1\ntimeout = 2", 41, 1], // a key set twice: the second one
     ];
     for (const [bad, line, column] of cases) {
@@ -529,7 +545,7 @@ describe("TOML errors name the line and column", () => {
     expect(() => parseToml(crlf)).toThrow("line 61, column 10: Expected a newline");
     const long = Array.from({ length: 5_000 }, (_, i) => (i % 10 ? `k${i} = ${i}` : `[t${i}]`));
     long.splice(4_321, 0, 'x = "open');
-    expect(() => parseToml(long.join("\n"))).toThrow(/^line 4322, column 1: Unterminated string/);
+    expect(() => parseToml(long.join("\n"))).toThrow(/^line 4322, column 5: Unterminated string/);
   });
 
   test("the subset parser names them itself", () => {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { bans } from "../../lib/features/bans.ts";
 import { online } from "../../lib/features/online.ts";
 import { onlineCache } from "../../lib/players/online.ts";
 import { recentCache } from "../../lib/players/recent.ts";
@@ -81,4 +82,43 @@ describe("online: the list of online players one-shot commands resolve nicks fro
     await h.idle();
     expect((await cached()).savedAt).toBe(first + h.config.intervals.status * 1000);
   });
+});
+
+describe("online: a player kicked the moment he joins", () => {
+  const BOB = { id: SEED_IDS.steamid64.bob, name: "Bob" }; // banned in the sandbox's seed
+  const CAROL = { id: SEED_IDS.steamid64.carol, name: "Carol" };
+  const recentNames = async () => (await recentCache(h.store).get())?.data.players.map((p) => p.name).sort();
+
+  test("is remembered as seen when the first ban refresh kicks him (the README's walk), so `unban Bob` finds him", async () => {
+    h = await harness(); // every feature, as `run` installs them
+    for (const p of [ALICE, BOB, CAROL]) h.sim.join(p);
+    await h.agent.start();
+    await until(() => h.sim.actionsOf("kick").length === 1, "Bob kicked");
+    await h.idle();
+    expect(await recentNames()).toEqual(["Alice", "Bob", "Carol"]);
+  });
+
+  test("is remembered as seen when only the ban refresh meets him (a game that reports no joins)", async () => {
+    h = await harness({ features: [online, bans], sim: { events: ["player_disconnect"] } });
+    await h.agent.start();
+    await h.idle();
+    h.sim.join(BOB);
+    await h.clock.advance(h.config.intervals.bans * 1000);
+    await until(() => h.sim.actionsOf("kick").length === 1, "Bob kicked");
+    await h.idle();
+    expect(await recentNames()).toEqual(["Bob"]);
+  });
+
+  for (const when of ["online when the agent starts", "joining later"] as const)
+    test(`is remembered as seen when the connect check kicks him (${when})`, async () => {
+      h = await harness({ features: [online, bans] });
+      if (when === "online when the agent starts") h.sim.join(BOB);
+      await h.agent.start();
+      if (when === "joining later") h.sim.join(BOB);
+      await until(() => h.sim.actionsOf("kick").length === 1, "Bob kicked");
+      await h.idle();
+      expect(h.agent.players.has(BOB.id)).toBe(false);
+      expect(await names()).toEqual([]);
+      expect(await recentNames()).toEqual(["Bob"]);
+    });
 });

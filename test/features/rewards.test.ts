@@ -203,7 +203,9 @@ describe("once", () => {
     expect(h.sim.actionsOf("message")).toEqual([
       expect.objectContaining({ player: ALICE.id, text: "Your purchase VIP (30 days) has been delivered." }),
     ]);
-    expect(logged(`Executed reward ${VIP} (VIP (30 days)) for Alice.`)).toHaveLength(1);
+    // The operator's line names the reward as the sandbox's list and every other reward line do; the player's, the
+    // purchase.
+    expect(logged(`Executed reward ${VIP} (VIP rank (in-game)) for Alice.`)).toHaveLength(1);
 
     h.sim.leave(ALICE.id);
     await h.idle();
@@ -720,9 +722,9 @@ describe("hostile values", () => {
     expect(execs()).toEqual([]);
     expect(await queued()).toEqual([]);
     expect(patches()).toEqual([]);
-    const line = logged(`reward ${bad.id} not executed: %nick% comes right after a backslash`);
+    const line = logged(`reward ${bad.id} (Greeting) for Bob not executed: %nick% comes right after a backslash`);
     expect(line).toHaveLength(1);
-    expect(line[0]!.msg).toContain('remove the backslash or put a space after it (in the text of reward "Greeting")');
+    expect(line[0]!.msg).toEndWith("remove the backslash or put a space after it");
   });
 
   test("unknown tokens are left as written and reported once", async () => {
@@ -745,14 +747,21 @@ describe("SCRIPT and other types", () => {
     expect(h.sim.actionsOf("script")).toEqual([]);
     expect(await queued()).toEqual([]);
     expect(patches()).toEqual([]);
-    expect(logged(`reward ${STARTER} not executed: SCRIPT rewards are off`)).toHaveLength(1);
+    // The line says what the reward is, whose, and why it is off (the README's walk shows it for Carol).
+    expect(
+      logged(
+        `reward ${STARTER} (Starter pack) for Carol not executed: it is a SCRIPT reward (Lua code from VyHub, which Garry's Mod runs), and running code from VyHub is off: set rewards.allow_script = true to run it; until then it stays open at VyHub`,
+      ),
+    ).toHaveLength(1);
   });
 
   test("SCRIPT enabled but the bridge cannot run scripts: refused", async () => {
     await setup({ env: { HUB_REWARDS_ALLOW_SCRIPT: "true" } });
     await join(CAROL);
     await advance(MIN);
-    expect(logged(`reward ${STARTER} not executed: this game has no script console`)).toHaveLength(1);
+    expect(
+      logged(`reward ${STARTER} (Starter pack) for Carol not executed: this game has no script console`),
+    ).toHaveLength(1);
     expect(patches()).toEqual([]);
   });
 
@@ -783,8 +792,10 @@ describe("SCRIPT and other types", () => {
     await advance(MIN);
     await advance(MIN);
     expect(execs()).toEqual([]);
-    expect(logged(`reward ${credits.id} not executed: a game server cannot run CREDITS rewards`)).toHaveLength(1);
-    expect(logged(`reward ${broken.id} not executed: its data has no command text`)).toHaveLength(1);
+    expect(
+      logged(`reward ${credits.id} (Reward) for Bob not executed: a game server cannot run CREDITS rewards`),
+    ).toHaveLength(1);
+    expect(logged(`reward ${broken.id} (Reward) for Bob not executed: its data has no command text`)).toHaveLength(1);
     expect(patches()).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import { ManualClock } from "../../lib/clock.ts";
 import { memoryLogger } from "../../lib/log.ts";
 import { ALL_EVENT_TYPES, SimGame, type SimGameOptions } from "../../lib/game/sim.ts";
 import { simEscape } from "../../lib/game/sim-escape.ts";
-import { DEMO_PLAYERS, demoTimeline, playTimeline } from "../../cli/demo-timeline.ts";
+import { DEMO_PLAYERS, demoTimeline, playTimeline } from "../../lib/app/demo-timeline.ts";
 import { parseSimConsole } from "../support/sim-console.ts";
 
 const alice = { id: "76561198012345671", name: "Alice" };

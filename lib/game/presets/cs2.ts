@@ -68,6 +68,7 @@ export const cs2: Preset = {
   name: "cs2",
   title: "Counter-Strike 2",
   userType: "STEAM",
+  serverType: "SOURCE",
   identity: "platform",
   normaliseId: anySteamTo64,
   cleanName: (raw) => raw.trim(),

@@ -43,6 +43,7 @@ export const gmod: Preset = {
   name: "gmod",
   title: "Garry's Mod (ULX)",
   userType: "STEAM",
+  serverType: "GMOD",
   identity: "platform",
   normaliseId: anySteamTo64,
   cleanName: (raw) => raw.trim(),

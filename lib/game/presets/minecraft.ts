@@ -73,6 +73,7 @@ export const minecraft: Preset = {
   name: "minecraft",
   title: "Minecraft (vanilla/Paper + LuckPerms)",
   userType: "MINECRAFT",
+  serverType: "MINECRAFT",
   identity: "platform",
   normaliseId: minecraftUuid,
   cleanName: (raw) => stripMinecraftColours(raw).trim(),

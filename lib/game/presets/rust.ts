@@ -38,6 +38,7 @@ export const rust: Preset = {
   name: "rust",
   title: "Rust (Oxide/uMod)",
   userType: "STEAM",
+  serverType: "RUST",
   identity: "platform",
   normaliseId: steam64,
   cleanName: (raw) => raw.trim(),

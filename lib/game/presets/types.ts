@@ -65,6 +65,8 @@ export interface Preset {
   title: string;
   /** The service's user type for this game's ids (docs/service-api.md §2.2). */
   userType: string;
+  /** VyHub's server type made for this game, if it has one (lib/game/server-type.ts; `doctor` checks the record's). */
+  serverType?: string;
   /** `platform`: ids come from the game (SteamID64, UUID). `name`: the game has none, the player's name is the id. */
   identity: "platform" | "name";
   /** A raw id as printed (any Steam form, a UUID, a name) → the service's identifier, or undefined (bots, pending). */

@@ -26,104 +26,120 @@ export class RegexSyntaxError extends Error {}
  * With `u` or `v`, `\p{…}` is one character class.
  */
 export function parseRegex(source: string, flags = ""): Node {
-  const unicode = /[uv]/.test(flags);
-  let i = 0;
-  const peek = () => source[i];
+  return new RegexParser(source, /[uv]/.test(flags)).pattern();
+}
 
-  function alternation(): Node {
-    const alts = [sequence()];
-    while (peek() === "|") {
-      i++;
-      alts.push(sequence());
+/** The parser: a cursor (`i`) over the source, one method per part of the grammar. */
+class RegexParser {
+  private i = 0;
+
+  constructor(
+    private readonly source: string,
+    /** `u` or `v`: `\p{…}` and `\u{…}` are escapes. */
+    private readonly unicode: boolean,
+  ) {}
+
+  pattern(): Node {
+    const tree = this.alternation();
+    if (this.i < this.source.length) throw new RegexSyntaxError(`an unmatched ")" at ${this.i}`);
+    return tree;
+  }
+
+  private peek(): string | undefined {
+    return this.source[this.i];
+  }
+
+  private alternation(): Node {
+    const alts = [this.sequence()];
+    while (this.peek() === "|") {
+      this.i++;
+      alts.push(this.sequence());
     }
     return alts.length === 1 ? alts[0]! : { t: "alt", alts };
   }
 
-  function sequence(): Node {
+  private sequence(): Node {
     const items: Node[] = [];
-    while (i < source.length && peek() !== "|" && peek() !== ")") {
-      const atom = atomAt();
-      items.push(quantified(atom));
+    while (this.i < this.source.length && this.peek() !== "|" && this.peek() !== ")") {
+      const atom = this.atom();
+      items.push(this.quantified(atom));
     }
     return items.length === 1 ? items[0]! : { t: "seq", items };
   }
 
-  function quantified(atom: Node): Node {
-    let q = quantifier();
+  private quantified(atom: Node): Node {
+    let q = this.quantifier();
     let node = atom;
     while (q) {
-      if (source[i] === "?") i++; // lazy: the same set of matches, tried in another order
+      if (this.source[this.i] === "?") this.i++; // lazy: the same set of matches, tried in another order
       node = { t: "quant", body: node, min: q.min, max: q.max };
-      q = quantifier();
+      q = this.quantifier();
     }
     return node;
   }
 
-  function quantifier(): { min: number; max: number } | undefined {
+  private quantifier(): { min: number; max: number } | undefined {
     const simple = { "*": { min: 0, max: Infinity }, "+": { min: 1, max: Infinity }, "?": { min: 0, max: 1 } }[
-      peek() ?? ""
+      this.peek() ?? ""
     ];
     if (simple) {
-      i++;
+      this.i++;
       return simple;
     }
-    const m = /^\{(\d+)(,(\d*))?\}/.exec(source.slice(i, i + 32));
+    const m = /^\{(\d+)(,(\d*))?\}/.exec(this.source.slice(this.i, this.i + 32));
     if (!m) return undefined; // not a quantifier: a literal brace, or none
-    i += m[0].length;
+    this.i += m[0].length;
     const min = Number(m[1]);
     return { min, max: m[2] === undefined ? min : m[3] === "" ? Infinity : Number(m[3]) };
   }
 
-  function atomAt(): Node {
-    const c = source[i]!;
-    if (c === "(") return group();
-    if (c === "[") return charClass();
-    if (c === "\\") return escape();
-    i++;
+  private atom(): Node {
+    const c = this.source[this.i]!;
+    if (c === "(") return this.group();
+    if (c === "[") return this.charClass();
+    if (c === "\\") return this.escape();
+    this.i++;
     if (c === "^" || c === "$") return { t: "assert" };
     return { t: "char", src: c === "." ? "." : escapeLiteral(c) };
   }
 
-  function group(): Node {
-    const rest = source.slice(i);
+  private group(): Node {
+    const rest = this.source.slice(this.i);
     const look = /^\((\?<?[=!])/.exec(rest);
     const open = look?.[0] ?? /^\((?:\?:|\?<[A-Za-z_$][\w$]*>)?/.exec(rest)![0];
-    i += open.length;
-    const body = alternation();
-    if (source[i] !== ")") throw new RegexSyntaxError(`an unclosed group at ${i}`);
-    i++;
+    this.i += open.length;
+    const body = this.alternation();
+    if (this.source[this.i] !== ")") throw new RegexSyntaxError(`an unclosed group at ${this.i}`);
+    this.i++;
     return look ? { t: "look", body } : { t: "group", body };
   }
 
-  function charClass(): Node {
-    const start = i++;
-    if (source[i] === "^") i++;
-    if (source[i] === "]") i++; // `[]]` is not valid JS, but `[^]` is: the engine decides, the source is kept
-    while (i < source.length && source[i] !== "]") i += source[i] === "\\" ? 2 : 1;
-    if (source[i] !== "]") throw new RegexSyntaxError(`an unclosed character class at ${start}`);
-    i++;
+  private charClass(): Node {
+    const { source } = this;
+    const start = this.i++;
+    if (source[this.i] === "^") this.i++;
+    if (source[this.i] === "]") this.i++; // `[]]` is not valid JS, but `[^]` is: the engine decides, the source is kept
+    while (this.i < source.length && source[this.i] !== "]") this.i += source[this.i] === "\\" ? 2 : 1;
+    if (source[this.i] !== "]") throw new RegexSyntaxError(`an unclosed character class at ${start}`);
+    this.i++;
     // `[]` matches nothing and `[^]` everything: both are characters sets like any other.
-    return { t: "char", src: source.slice(start, i) };
+    return { t: "char", src: source.slice(start, this.i) };
   }
 
-  function escape(): Node {
-    const rest = source.slice(i, i + 64);
+  private escape(): Node {
+    const rest = this.source.slice(this.i, this.i + 64);
     const ref = /^\\(?:k<[A-Za-z_$][\w$]*>|[1-9]\d*)/.exec(rest)?.[0];
     const long = (
-      unicode
+      this.unicode
         ? /^\\(?:x[0-9A-Fa-f]{2}|u(?:[0-9A-Fa-f]{4}|\{[0-9A-Fa-f]+\})|c[A-Za-z]|[pP]\{[^}]*\})/
         : /^\\(?:x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|c[A-Za-z])/
     ).exec(rest)?.[0];
     const src = ref ?? long ?? rest.slice(0, 2);
-    i += src.length;
+    this.i += src.length;
     if (ref) return { t: "backref" };
     if (src === "\\b" || src === "\\B") return { t: "assert" };
     return { t: "char", src };
   }
-
-  const tree = alternation();
-  if (i < source.length) throw new RegexSyntaxError(`an unmatched ")" at ${i}`);
-  return tree;
 }
 
 function escapeLiteral(c: string): string {

@@ -2,10 +2,10 @@
  * The demo's timeline: players of the simulated game joining, chatting, dying and leaving, played on the real clock
  * by `hub-agent demo`.
  */
-import type { Clock } from "../lib/clock.ts";
-import type { GamePlayer } from "../lib/game/bridge.ts";
-import type { SimGame } from "../lib/game/sim.ts";
-import { silentLogger, type Logger } from "../lib/log.ts";
+import type { Clock } from "../clock.ts";
+import type { GamePlayer } from "../game/bridge.ts";
+import type { SimGame } from "../game/sim.ts";
+import { silentLogger, type Logger } from "../log.ts";
 
 export interface TimelineStep {
   /** Milliseconds from the start of the timeline. */

@@ -1,0 +1,174 @@
+/**
+ * The durable queues as an operator manages them (`hub-agent queue`): what each holds and what was quarantined, an
+ * entry found by its id, a reward report sent again, an entry dropped. Plain data and typed outcomes, never a line
+ * printed; sending a sanction again is the sanction session's. What only some outcomes need loads when they do:
+ * `queue status --json` reads the queues and nothing else.
+ */
+import { join } from "node:path";
+import type { Api } from "../api/client.ts";
+import { type QueueName, type QueueSummary, entryUncertain, findEntry, queueStatus as readQueues } from "../queues.ts";
+import type { QueueEntry, Store } from "../store/index.ts";
+import { type StoreDeps, openConfiguredStore } from "./storage.ts";
+
+export { type FoundEntry, type QueueName, type QueueSummary, findEntry } from "../queues.ts";
+export { QUARANTINE_FIX } from "../store/records.ts";
+
+/** Records moved aside as unreadable (`<storage.dir>/corrupt/`): never acted on, so shown every time. */
+export interface Quarantine {
+  dir: string;
+  count: number;
+  files: { key: string; file: string; at: string }[];
+}
+
+export interface QueueStatus {
+  queues: QueueSummary[];
+  quarantine: Quarantine;
+  /** Each listed entry in one line for people (describeEntry), by id; filled only when asked for. */
+  what: Record<string, string>;
+}
+
+/** Every queue (the oldest `limit` entries of each, or all of them) and the quarantine. */
+export async function queueStatus(
+  deps: StoreDeps,
+  opts: { limit?: number; describe?: boolean } = {},
+): Promise<QueueStatus> {
+  const store = await openConfiguredStore(deps);
+  const queues = await readQueues(store, Date.now(), opts.limit === undefined ? {} : { limit: opts.limit });
+  const corrupt = await store.corrupt(); // after the queues were read: what reading them moved aside counts too
+  const quarantine = {
+    dir: join(store.dir, "corrupt"),
+    count: corrupt.length,
+    files: corrupt.map((c) => ({ key: c.key, file: c.file, at: new Date(c.at).toISOString() })),
+  };
+  const what: Record<string, string> = {};
+  if (opts.describe)
+    for (const q of queues)
+      for (const i of q.items) what[i.id] = await describeEntry(q.queue, i.data, i.attempts, i.id);
+  return { queues, quarantine, what };
+}
+
+/** No entry has that id, or a part of an id matches several (`matches`). */
+export interface Unfound {
+  reason: "none" | "ambiguous";
+  matches: { queue: QueueName; id: string }[];
+}
+
+export type DropOutcome =
+  | ({ kind: "unfound" } & Unfound)
+  /** An executed reward not yet reported: without its entry VyHub keeps the reward open and it runs again. */
+  | { kind: "needs_force"; id: string; what: string }
+  /** Another process holds the delivery lock. */
+  | { kind: "busy" }
+  /** Sent or dropped by another process between finding and removing it. */
+  | { kind: "gone"; id: string }
+  /** `uncertain`: its answer was lost, so VyHub may have carried it out already. */
+  | { kind: "dropped"; queue: QueueName; entry: QueueEntry<unknown>; what: string; uncertain: boolean };
+
+/** Removes one entry without sending it; `force` also drops a reward report still to be sent. */
+export async function dropEntry(deps: StoreDeps, id: string, opts: { force?: boolean } = {}): Promise<DropOutcome> {
+  const store = await openConfiguredStore(deps);
+  const f = await findEntry(store, id);
+  if (!f.ok) return { kind: "unfound", reason: f.reason, matches: f.matches };
+  const { queue, entry } = f;
+  const what = await describeEntry(queue, entry.data, entry.attempts, entry.id);
+  // A reported entry (interrupted delivery, kept for the operator) is safe to drop: VyHub no longer lists the reward.
+  const reported = queue === "reward_executed" && (entry.data as { reported?: unknown }).reported === true;
+  if (queue === "reward_executed" && !reported && !opts.force) return { kind: "needs_force", id: entry.id, what };
+  const [{ DELIVERY_LOCK }, { LockTimeoutError }, v] = await Promise.all([
+    import("../sanctions/index.ts"),
+    import("../store/index.ts"),
+    import("valibot"),
+  ]);
+  const remove = () => store.queue(queue, v.unknown()).remove(entry.id);
+  let removed: boolean;
+  try {
+    // Under the delivery lock: a sanction is either sent by a round or dropped here, never both.
+    removed = queue.startsWith("reward_") ? await remove() : await store.withLock(DELIVERY_LOCK, remove);
+  } catch (e) {
+    if (!(e instanceof LockTimeoutError)) throw e;
+    return { kind: "busy" };
+  }
+  if (!removed) return { kind: "gone", id: entry.id };
+  // Dropping stops a resend, not what a lost answer may already have done: the operator must look at VyHub.
+  return { kind: "dropped", queue, entry, what, uncertain: entryUncertain(queue, entry) };
+}
+
+/** A reward report sent again now: PATCH executed_on, the same rules as `run`'s rounds (lib/rewards/executed.ts). */
+export async function retryRewardReport(s: { api: Api; store: Store; serverId: string }, entry: QueueEntry<unknown>) {
+  const { ExecutedRewardSchema, EXECUTED_QUEUE, retryReport } = await import("../rewards/executed.ts");
+  const queue = s.store.queue(EXECUTED_QUEUE, ExecutedRewardSchema);
+  return retryReport(s.api, queue, s.serverId, entry, Date.now());
+}
+export type ReportRetry = Awaited<ReturnType<typeof retryRewardReport>>;
+
+/**
+ * Waits until an uncertain entry may be looked up at the service: it may still be working on the lost request, and
+ * looking it up sooner could miss it and send it twice. `onWait` hears how long, when there is a wait.
+ */
+export async function awaitLookup(
+  entry: QueueEntry<unknown>,
+  settleMs: number,
+  onWait: (ms: number) => void,
+): Promise<void> {
+  const { isUncertain, lookupDueAt } = await import("../sanctions/index.ts");
+  if (!isUncertain(entry) || entry.lastAttemptAt === undefined) return;
+  const wait = lookupDueAt(entry.lastAttemptAt, settleMs, Date.now()) - Date.now();
+  if (wait <= 0) return;
+  onWait(wait);
+  await new Promise((resolve) => setTimeout(resolve, wait));
+}
+
+/** One line saying what an entry is about, for people; "" when its data is not of a known shape. */
+export async function describeEntry(queue: QueueName, data: unknown, attempts: number, entryId: string) {
+  const [v, s, { formatLength }, { ExecutedRewardSchema, interruptedAdvice }, f] = await Promise.all([
+    import("valibot"),
+    import("../sanctions/index.ts"),
+    import("../duration.ts"),
+    import("../rewards/executed.ts"),
+    import("../rewards/failures.ts"),
+  ]);
+  const who = (p: { name: string; identifier: string | null; user_id: string | null }) =>
+    p.identifier === null
+      ? `VyHub user ${p.user_id} (game id resolved at delivery)`
+      : p.name
+        ? `${p.name} (${p.identifier})`
+        : p.identifier;
+  const onAccept = (e: { enforce?: string }) =>
+    e.enforce === "on_accept" ? " — takes effect once VyHub accepts it (the issuer's permission is checked there)" : "";
+  const by = (c: { name: string } | null) => `by ${c ? c.name : "the console"}`;
+  if (queue === "ban") {
+    const r = v.safeParse(s.BanEntrySchema, data);
+    if (!r.success) return "";
+    const b = r.output;
+    const cancelled = b.status === "UNBANNED" ? " — lifted by an unban, will not be sent" : "";
+    return `ban ${who(b.target)} ${formatLength(b.length)} "${b.reason}" ${by(b.creator)}${cancelled || onAccept(b)}`;
+  }
+  if (queue === "unban") {
+    const r = v.safeParse(s.UnbanEntrySchema, data);
+    return r.success ? `unban ${who(r.output.target)} ${by(r.output.processor)}${onAccept(r.output)}` : "";
+  }
+  if (queue === "warning") {
+    const r = v.safeParse(s.WarningEntrySchema, data);
+    return r.success ? `warn ${who(r.output.target)} "${r.output.reason}" ${by(r.output.creator)}` : "";
+  }
+  if (queue === "reward_failed") {
+    const r = v.safeParse(f.FailedRewardSchema, data);
+    if (!r.success) return "";
+    const e = r.output;
+    const what = `reward ${e.reward} (${e.packet}) for ${e.player}, applied reward ${e.id}, refused by the game`;
+    return f.gaveUp({ attempts })
+      ? `${what} — given up: fix the command at VyHub (or what the game allows), then drop this entry to try again`
+      : `${what} — \`run\` tries it again after a pause`;
+  }
+  const r = v.safeParse(ExecutedRewardSchema, data);
+  if (!r.success) return "";
+  const e = r.output;
+  const note = e.refused
+    ? " — VyHub refused the report, so it never runs again: `queue retry` reports it again once the cause is fixed, `queue drop --force` lets it run again"
+    : e.interrupted
+      ? ` — may not have been delivered (hub-agent stopped while issuing it)${e.reported ? ", reported to VyHub" : ""}; ${interruptedAdvice(entryId, e.reported === true)}`
+      : e.issued
+        ? ""
+        : " — being issued, or issuing was interrupted";
+  return `reward ${e.reward} (${e.packet}) ${e.interrupted ? "claimed" : "executed"} for ${e.player}, applied reward ${e.id}${note}`;
+}

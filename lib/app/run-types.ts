@@ -1,0 +1,42 @@
+/** What the `run` lifecycle (lib/app/run.ts) is given and what it ends with. */
+import type { Config, LoadResult } from "./config.ts";
+import type { RunControl } from "./run-control.ts";
+import type { GameBridge } from "../game/bridge.ts";
+import type { Clock } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import type { OnceSummary } from "../monitor/once.ts";
+import type { PaceOptions } from "../pace.ts";
+
+/** How a `run` ended; the command maps each kind to its exit code (README, "Exit codes"). */
+export type RunOutcome =
+  /** Stopped: a signal, the demo's time, the wrapped server's own stop command. */
+  | { kind: "stopped" }
+  /** `--once`: the round done; `waiting` entries still wait for the service (exit 6 when any). */
+  | { kind: "once"; summary: OnceSummary; waiting: number }
+  /** `--once` could not start: no service and no usable cached server record. */
+  | { kind: "unreachable"; line: string; summary: OnceSummary }
+  /** `--once` met a refused key or an unknown server id. */
+  | { kind: "credentials"; line: string; summary?: OnceSummary }
+  /** Another `run` holds the storage directory. */
+  | { kind: "instance-held"; line: string }
+  /** The storage directory can't be used (permissions, a path in the way, …). */
+  | { kind: "store-error"; line: string }
+  /** The game's side could not start, or a wrapped server ended on its own for good. */
+  | { kind: "failed"; line: string };
+
+export interface RunAgentOptions {
+  config: Config;
+  bridge: GameBridge;
+  clock: Clock;
+  logger: Logger;
+  /** Stop and reload requests (cli/run-signals.ts). */
+  control: RunControl;
+  /** One round of every periodic job, then stop (`run --once`). */
+  once?: boolean;
+  /** Stops the run when it settles (the demo's time). */
+  until?: Promise<void>;
+  /** Reads the configuration again on a reload (`run`); without it a reload is ignored (the demo). */
+  reread?: () => Promise<LoadResult>;
+  /** The pace of per-player requests (bench/: scaled with its intervals); default lib/pace.ts's. */
+  pace?: PaceOptions;
+}

@@ -1,0 +1,70 @@
+/**
+ * A one-shot command's session: its configuration, service client (one attempt a request, watched for a refused key:
+ * service.ts), store, messages and the game's user type, each built on first use and once. The operations
+ * (sanction.ts) take what they need of it and return outcomes: a session never prints and never exits.
+ */
+import type { Api } from "../api/client.ts";
+import type { Logger } from "../log.ts";
+import type { Messages } from "../messages.ts";
+import type { Store } from "../store/index.ts";
+import type { Config } from "./config.ts";
+import type { Watched } from "./service.ts";
+
+export interface SessionOptions {
+  /** Loads the checked configuration: asked for at the first part that needs it, so bad input is refused first. */
+  config: () => Promise<Config>;
+  logger: Logger;
+  /** Where the service client's guard goes: the caller's list of clients whose refused key decides its outcome. */
+  watched: Watched[];
+  /** Marks a moment of the start-up (the command's phases, npm run bench:startup). */
+  mark?: (name: string) => void;
+}
+
+export interface Session {
+  readonly logger: Logger;
+  mark(name: string): void;
+  config(): Promise<Config>;
+  api(): Promise<Api>;
+  store(): Promise<Store>;
+  messages(): Promise<Messages>;
+  /** The service's user type of this game's ids (STEAM, MINECRAFT, …), from the configured bridge. */
+  userType(): Promise<string>;
+  /** How long an uncertain entry waits before it is looked up (settleTime of api.timeout). */
+  settleMs(): Promise<number>;
+  /** The refused key or unknown server id this session's requests met, as one line; undefined when none. */
+  refusal(): Promise<string | undefined>;
+}
+
+/** Memoised: the first call builds, every later one gets the same promise. */
+const once = <T>(make: () => Promise<T>): (() => Promise<T>) => {
+  let made: Promise<T> | undefined;
+  return () => (made ??= make());
+};
+
+export function openSession(o: SessionOptions): Session {
+  const config = once(o.config);
+  const { logger, watched } = o;
+  return {
+    logger,
+    mark: (name) => o.mark?.(name),
+    config,
+    // One attempt: an unanswered request is the queue's to retry, not a reason to keep the operator waiting.
+    api: once(async () => {
+      const { serviceApi } = await import("./service.ts");
+      return (await serviceApi(await config(), { retries: 0, logger: logger.withTag("api"), watched })).api;
+    }),
+    store: once(async () => {
+      const { openStore } = await import("../store/index.ts");
+      return openStore({ dir: (await config()).storage.dir, logger, sweep: false });
+    }),
+    messages: once(async () => {
+      const { loadMessages } = await import("../messages.ts");
+      return loadMessages((await config()).lang, { logger });
+    }),
+    userType: once(async () => (await import("../game/user-type.ts")).userTypeOf(await config())),
+    settleMs: once(async () =>
+      (await import("../sanctions/deliver.ts")).settleTime((await config()).api.timeout * 1000),
+    ),
+    refusal: async () => (await import("./service.ts")).credentialRefusal(watched),
+  };
+}

@@ -1,0 +1,65 @@
+// The queue operations of lib/app/queue.ts in-process, as `hub-agent queue status` and `queue drop` use them: what
+// each queue holds with a line per entry, and each outcome of a drop.
+import { expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../../lib/app/config.ts";
+import { dropEntry, queueStatus } from "../../lib/app/queue.ts";
+import { silentLogger } from "../../lib/log.ts";
+import { queueBan } from "../../lib/sanctions/index.ts";
+import { openStore } from "../../lib/store/index.ts";
+
+async function withBans(n: number) {
+  const dir = join(mkdtempSync(join(tmpdir(), "hub-app-queue-")), "store");
+  const store = await openStore({ dir, fsync: false });
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const target = { identifier: String(76561198020000000n + BigInt(i)), type: "STEAM", user_id: null, name: "" };
+    const entry = await queueBan(store, { target, length: 600, reason: `r${i}`, creator: null, serverbundleId: "b" });
+    ids.push(entry.id);
+  }
+  const env = {
+    HUB_API_URL: "http://127.0.0.1:9/v1",
+    HUB_API_KEY: "key",
+    HUB_API_SERVER_ID: "541d1c41-1b58-40fc-8780-70c400ea5686",
+    HUB_STORAGE_DIR: dir,
+    HUB_GAME_BRIDGE: "sim",
+  };
+  const loaded = await loadConfig({ env, cwd: dir });
+  if (!loaded.ok) throw new Error(loaded.problems.join("; "));
+  return { dir, ids, deps: { config: loaded.config, logger: silentLogger } };
+}
+
+test("queueStatus: every queue, the oldest `limit` entries with a line each when asked, and the quarantine", async () => {
+  const { dir, ids, deps } = await withBans(3);
+  const r = await queueStatus(deps, { limit: 2, describe: true });
+  expect(r.queues.map((q) => q.queue)).toEqual(["ban", "unban", "warning", "reward_executed", "reward_failed"]);
+  const ban = r.queues[0]!;
+  expect([ban.entries, ban.items.length, ban.more]).toEqual([3, 2, 1]);
+  expect(r.what[ids[0]!]).toBe('ban 76561198020000000 10m "r0" by the console');
+  expect(r.quarantine).toEqual({ dir: join(dir, "corrupt"), count: 0, files: [] });
+  expect((await queueStatus(deps)).what).toEqual({}); // no lines unless asked: --json reads the queues only
+
+  writeFileSync(join(dir, "queue", "ban", ids[2]!), "{");
+  const all = await queueStatus(deps);
+  expect([all.queues[0]!.entries, all.quarantine.count]).toEqual([2, 1]);
+  expect(all.quarantine.files[0]!.key).toContain(ids[2]!);
+});
+
+test("dropEntry: by a unique part of the id, never twice; no entry, or a part several ids share, is said", async () => {
+  const { ids, deps } = await withBans(2);
+  expect(await dropEntry(deps, "no-such-entry")).toEqual({ kind: "unfound", reason: "none", matches: [] });
+  const shared = await dropEntry(deps, ids[0]!.slice(0, 8)); // the creation time's digits: both ids
+  expect(shared).toMatchObject({ kind: "unfound", reason: "ambiguous" });
+  expect(shared.kind === "unfound" && shared.matches.map((m) => m.id).sort()).toEqual([...ids].sort());
+
+  const dropped = await dropEntry(deps, ids[1]!.slice(-12));
+  expect(dropped).toMatchObject({ kind: "dropped", queue: "ban", uncertain: false });
+  expect(dropped.kind === "dropped" && [dropped.entry.id, dropped.what]).toEqual([
+    ids[1]!,
+    'ban 76561198020000001 10m "r1" by the console',
+  ]);
+  expect(await dropEntry(deps, ids[1]!)).toMatchObject({ kind: "unfound", reason: "none" });
+  expect((await queueStatus(deps)).queues[0]!.entries).toBe(1);
+});

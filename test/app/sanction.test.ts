@@ -1,0 +1,162 @@
+/**
+ * The one-shot sanction operations (lib/app/sanction.ts) in-process, as `ban`, `unban`, `warn` and `warns` run them:
+ * a real store in a temporary directory, the in-memory service over loopback, and the typed outcome each answers
+ * with (cli/sanction.ts maps its status to the exit code; test/cli/sanctions.test.ts runs the binary end to end).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../../lib/app/config.ts";
+import { issueSanction, unban, warns } from "../../lib/app/sanction.ts";
+import { type Session, openSession } from "../../lib/app/session.ts";
+import type { Watched } from "../../lib/app/service.ts";
+import { memoryLogger } from "../../lib/log.ts";
+import { onlineCache } from "../../lib/players/online.ts";
+import { SEED_IDS, startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import { sanctionQueues } from "../../lib/sanctions/index.ts";
+
+const KEY = "app-sanction-key-7c2e94";
+const { alice: ALICE, bob: BOB, carol: CAROL } = SEED_IDS.steamid64;
+const USERS = SEED_IDS.users;
+const DOWN = "http://127.0.0.1:1/sandbox/v1";
+
+let sb: Sandbox;
+beforeAll(async () => {
+  sb = await startSandbox({ key: KEY });
+});
+afterAll(() => sb?.stop());
+
+/** A session on its own storage directory (or `dir`), as a command line opens it; `env` overrides the service. */
+async function session(env: Record<string, string> = {}, dir = mkdtempSync(join(tmpdir(), "hub-app-"))) {
+  const loaded = await loadConfig({
+    env: {
+      HUB_API_URL: sb.url,
+      HUB_API_KEY: KEY,
+      HUB_API_SERVER_ID: sb.serverId,
+      HUB_GAME_BRIDGE: "sim",
+      HUB_STORAGE_DIR: dir,
+      ...env,
+    },
+    cwd: dir,
+  });
+  if (!loaded.ok) throw new Error(loaded.problems.join("\n"));
+  const watched: Watched[] = [];
+  const s: Session = openSession({ config: async () => loaded.config, logger: memoryLogger(), watched });
+  return Object.assign(s, { dir });
+}
+const queued = async (s: Session) => {
+  const q = sanctionQueues(await s.store());
+  return [(await q.ban.list()).length, (await q.unban.list()).length, (await q.warning.list()).length];
+};
+
+describe("issueSanction", () => {
+  test("a ban delivered: the service's ban id, the sentence, --as as the creator", async () => {
+    const s = await session();
+    const o = await issueSanction(s, { kind: "ban", player: "STEAM_0:1:26039971", length: "1d12h", reason: "spam" });
+    const ban = [...sb.state.bans.values()].filter((b) => b.user_id === USERS.alice).at(-1)!;
+    expect(o).toMatchObject({
+      status: "delivered",
+      kind: "ban",
+      target: { identifier: ALICE, type: "STEAM" },
+      seconds: 129_600,
+      length: "1d 12h",
+      creator: null,
+      banId: ban.id,
+    });
+    const as = await issueSanction(s, { kind: "ban", player: ALICE, length: "90", reason: "x", as: CAROL });
+    expect(as).toMatchObject({ status: "delivered", creator: { identifier: CAROL } });
+    expect(sb.state.bans.get((as as { banId: string }).banId)).toMatchObject({ creator_id: USERS.carol });
+  });
+
+  test("refused (--as without the permission), invalid length, unknown user: nothing stays queued", async () => {
+    const s = await session();
+    const refused = await issueSanction(s, { kind: "ban", player: ALICE, length: "90", reason: "x", as: BOB });
+    expect(refused).toEqual({
+      status: "refused",
+      message: `VyHub refused the ban of ${ALICE}: POST /ban/: 403 Missing properties: ban_edit (missing_properties)`,
+    });
+    expect(await issueSanction(s, { kind: "ban", player: ALICE, length: "soon", reason: "x" })).toMatchObject({
+      status: "invalid",
+    });
+    const unknown = await issueSanction(s, {
+      kind: "warning",
+      player: "user:00000000-0000-4000-8000-00000000dead",
+      reason: "x",
+    });
+    expect(unknown.status).toBe("not_found");
+    expect(await queued(s)).toEqual([0, 0, 0]);
+  });
+
+  test("nicks: several online players match (ambiguous), none (not_found); --as errors say so", async () => {
+    const s = await session();
+    const players = [
+      { id: ALICE, name: "Sam", user_id: null },
+      { id: BOB, name: "sam", user_id: null },
+    ];
+    await onlineCache(await s.store()).set({ user_type: "STEAM", players });
+    expect(await issueSanction(s, { kind: "warning", player: "Sam", reason: "x" })).toMatchObject({
+      status: "ambiguous",
+    });
+    const as = await issueSanction(s, { kind: "warning", player: ALICE, reason: "x", as: "nobody" });
+    expect(as.status).toBe("not_found");
+    expect((as as { message: string }).message).toStartWith("--as: ");
+  });
+
+  test("service down: the bundle unknown (nothing queued); with it cached, queued with why", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hub-app-"));
+    const down = await session({ HUB_API_URL: DOWN }, dir);
+    const none = await issueSanction(down, { kind: "ban", player: ALICE, length: "30m", reason: "r" });
+    expect(none.status).toBe("unreachable");
+    expect((none as { message: string }).message).toStartWith(
+      "nothing was queued: this server's serverbundle is unknown",
+    );
+    expect((await warns(await session({}, dir), { player: ALICE })).status).toBe("listed"); // caches the record
+
+    const again = await session({ HUB_API_URL: DOWN }, dir);
+    const o = await issueSanction(again, { kind: "warning", player: ALICE, reason: "later" });
+    expect(o).toMatchObject({ status: "queued", kind: "warning", autoBanned: null });
+    if (o.status !== "queued") throw new Error("queued");
+    expect(o.error).toContain("ECONNREFUSED");
+    expect(o.message).toStartWith(`Warning for ${ALICE} is being sent to VyHub. Reason: later (`);
+    expect(await queued(again)).toEqual([0, 0, 1]);
+  });
+
+  test("a refused key with the entry queued: credentials, and the entry kept", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hub-app-"));
+    await warns(await session({}, dir), { player: ALICE }); // caches the server record
+    const s = await session({ HUB_API_KEY: "not-the-key-0000000000" }, dir);
+    const o = await issueSanction(s, { kind: "ban", player: ALICE, length: "perm", reason: "r" });
+    expect(o.status).toBe("credentials");
+    expect((o as { message: string }).message).toContain("the ban stays queued (nothing is lost)");
+    expect(await queued(s)).toEqual([1, 0, 0]);
+  });
+});
+
+describe("unban and warns", () => {
+  test("unban offline cancels the queued ban; online it is delivered", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hub-app-"));
+    await warns(await session({}, dir), { player: BOB });
+    const down = await session({ HUB_API_URL: DOWN }, dir);
+    expect((await issueSanction(down, { kind: "ban", player: BOB, length: "1h", reason: "r" })).status).toBe("queued");
+    const o = await unban(down, { player: BOB });
+    expect(o).toMatchObject({ status: "queued", kind: "unban", cancelled: 1 });
+    if (o.status !== "queued") throw new Error("queued");
+    expect(o.notes).toHaveLength(1);
+    expect((await unban(await session({}, dir), { player: BOB })).status).toBe("delivered");
+  });
+
+  test("warns: the player's warnings newest first; unreachable when the service is down", async () => {
+    const s = await session();
+    await issueSanction(s, { kind: "warning", player: CAROL, reason: "first" });
+    await issueSanction(s, { kind: "warning", player: CAROL, reason: "second" });
+    const o = await warns(s, { player: CAROL });
+    if (o.status !== "listed") throw new Error(o.status);
+    expect(o.warnings.slice(0, 2)).toMatchObject([
+      { reason: "second", creator: null, active: true },
+      { reason: "first" },
+    ]);
+    expect(o.lines[0]).toBe(`Warnings of ${CAROL} (${o.total}):`);
+    expect((await warns(await session({ HUB_API_URL: DOWN }), { player: CAROL })).status).toBe("unreachable");
+  });
+});

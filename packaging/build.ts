@@ -35,6 +35,7 @@ export interface BuildInfo {
   built: string;
   target: string;
 }
+export type BuildFacts = Omit<BuildInfo, "target">;
 
 export interface BuildOptions {
   /** The entry point, relative to the repository: cli/main.ts by default. */
@@ -83,11 +84,11 @@ function commit(): string {
   }
 }
 
-/** This build's facts; the date is SOURCE_DATE_EPOCH's when set (reproducible builds), else now. */
-export function buildInfo(target: string, version: string = pkg.version): BuildInfo {
+/** This build's facts but its target; the date is SOURCE_DATE_EPOCH's when set (reproducible builds), else now. */
+export function buildFacts(version: string = pkg.version): BuildFacts {
   const epoch = process.env.SOURCE_DATE_EPOCH;
   const date = epoch ? new Date(Number(epoch) * 1000) : new Date();
-  return { version, commit: commit(), built: date.toISOString().replace(/\.\d+Z$/, "Z"), target };
+  return { version, commit: commit(), built: date.toISOString().replace(/\.\d+Z$/, "Z") };
 }
 
 /** Compiles; throws with bun's output when it fails. */
@@ -105,6 +106,6 @@ if (import.meta.main) {
     process.exit(2);
   }
   const outfile = values.outfile ?? "dist/hub-agent";
-  await build({ outfile, target, info: buildInfo(target ?? `${process.platform}-${process.arch}`) });
+  await build({ outfile, target, info: { ...buildFacts(), target: target ?? `${process.platform}-${process.arch}` } });
   console.log(`built ${outfile}`);
 }

@@ -3,7 +3,7 @@
  * `hub-agent-<version>-<target>.tar.gz` holding one directory of the same name with the executable, README.md,
  * LICENSE, the systemd unit and an example configuration (what `hub-agent init` writes), and a SHA256SUMS file over
  * the archives, as `sha256sum -c` reads it. The version, commit, build date and target are baked into each
- * executable (`hub-agent version`). docs/packaging.md, "Release archives" says what each target is for and how each was tested.
+ * executable (`hub-agent version`). docs/packaging.md, "Release archives": what each target is for, how it is tested.
  */
 import { createHash } from "node:crypto";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -11,17 +11,14 @@ import { availableParallelism, tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { renderTemplate } from "../lib/app/config.ts";
-import { build, type BuildInfo, buildInfo, isTarget, ROOT, type Target, TARGETS } from "./build.ts";
+import { build, type BuildFacts, buildFacts, isTarget, ROOT, type Target, TARGETS } from "./build.ts";
 
 /** The example configuration's name in an archive: not hub-agent.toml, which `init` writes and commands read. */
 export const EXAMPLE_CONFIG = "hub-agent.example.toml";
 
 export const archiveName = (version: string, target: string) => `hub-agent-${version}-${target}.tar.gz`;
 
-/**
- * Writes into `dir` what an archive holds besides the executable: the docs, the unit and the example
- * configuration (the Debian package takes the same files from here).
- */
+/** Writes into `dir` what an archive holds besides the executable: the docs, the unit, the example configuration. */
 export function stageFiles(dir: string): void {
   for (const file of ["README.md", "LICENSE", "deploy/hub-agent.service"])
     copyFileSync(join(ROOT, file), join(dir, basename(file)));
@@ -41,8 +38,8 @@ export interface ReleaseOptions {
 }
 
 /** One target's archive in `out`: its directory staged in `work` (the executable and stageFiles), then packed. */
-async function archive(target: Target, base: BuildInfo, out: string, work: string): Promise<string> {
-  const info = { ...base, target };
+async function archive(target: Target, facts: BuildFacts, out: string, work: string): Promise<string> {
+  const info = { ...facts, target };
   const name = archiveName(info.version, target).replace(/\.tar\.gz$/, "");
   const dir = join(work, name);
   mkdirSync(dir);
@@ -70,12 +67,12 @@ export async function release(o: ReleaseOptions): Promise<string[]> {
   mkdirSync(o.out, { recursive: true });
   const work = mkdtempSync(join(tmpdir(), "hub-release-"));
   try {
-    const base = buildInfo("", o.version); // one commit and date for all
+    const facts = buildFacts(o.version); // one commit and date for every target
     const archives: string[] = [];
     let next = 0;
     const worker = async () => {
       for (let i = next++; i < o.targets.length; i = next++)
-        archives[i] = await archive(o.targets[i] as Target, base, o.out, work);
+        archives[i] = await archive(o.targets[i] as Target, facts, o.out, work);
     };
     await Promise.all(Array.from({ length: Math.min(availableParallelism(), o.targets.length) }, worker));
     writeFileSync(join(o.out, "SHA256SUMS"), sha256sums(archives));

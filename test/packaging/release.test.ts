@@ -2,7 +2,7 @@
  * `npm run release`: SHA256SUMS over the archives, each archive's contents, and each executable run from a fresh
  * directory it was unpacked into, with a clean environment and no Node.js on PATH: `version`, `init`, `doctor`
  * against the in-memory service and a `ban` delivered, natively for x64 and under qemu-user for arm64. The musl
- * builds can't run on Debian (no musl libstdc++): their ELF needs are checked, as docs/packaging.md, "Release archives" documents.
+ * builds can't run on Debian (no musl libstdc++): their ELF needs are checked (docs/packaging.md, "Release archives").
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";

@@ -17,7 +17,6 @@ const MODULES: Record<string, string> = {
   "consola/core": "consola/core",
   valibot: "valibot",
   unstorage: "unstorage",
-  ofetch: "ofetch",
   "cli/log.ts": "./cli/log.ts",
   "cli/context.ts": "./cli/context.ts",
   "cli/runner.ts": "./cli/runner.ts",

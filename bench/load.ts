@@ -8,7 +8,7 @@
  * system, from GNU time), ratios, and whether every job succeeded: each job's runs and failures as the agent's
  * /metrics counts them, and every request the service refused (a 414 for a URL too long, a 429, …).
  *
- * Run: npm run bench:load [-- --minutes 1 --scale 60]
+ * Run: npm run bench:load [-- --minutes 1 --scale 60 --players 0,100,1000,5000]
  */
 import { startSandbox } from "../lib/sandbox/index.ts";
 import { agentEnv, build, freePort, jobTally, refusals } from "./agent-env.ts";
@@ -49,7 +49,15 @@ rows.push({
   scale: maxScale,
   minutes,
 });
-for (const players of [0, 100, 1000, 5000]) {
+const given = process.argv.indexOf("--players");
+const cases = given > 0 ? process.argv[given + 1]!.split(",").map(Number) : [0, 100, 1000, 5000];
+// Each case with `run`'s runtime settings (lib/app/runtime.ts); 0 and 1,000 players also with the runtime's defaults
+// (an operator's BUN_JSC_useDFGJIT=true turns the settings off), side by side in the same run.
+const variants = cases.flatMap((players) => [
+  { players, defaults: false },
+  ...(players === 0 || players === 1000 ? [{ players, defaults: true }] : []),
+]);
+for (const { players, defaults } of variants) {
   const scale = Math.min(maxScale, players ? 60_000 / players : maxScale);
   // A restart next to 5,000 players takes a while at the pace: the case runs long enough to see rounds after it.
   const caseMinutes = players >= 5000 ? Math.max(minutes, 3) : minutes;
@@ -61,6 +69,7 @@ for (const players of [0, 100, 1000, 5000]) {
     seconds,
     port,
   });
+  if (defaults) env.BUN_JSC_useDFGJIT = "true";
   const refused = refusals(sb);
   // Read before the agent stops itself, while its /metrics still answers.
   const tally = Bun.sleep((seconds - 3) * 1000).then(() => jobTally(port));
@@ -69,7 +78,7 @@ for (const players of [0, 100, 1000, 5000]) {
   const jobs = await tally;
   const failed = jobs.filter((j) => j.failures > 0);
   rows.push({
-    name: `agent, ${players} players`,
+    name: `agent, ${players} players${defaults ? ", defaults" : ""}`,
     ...r,
     scale,
     minutes: caseMinutes,
@@ -84,7 +93,7 @@ await sb.stop();
 const bare = rows[0]!;
 console.log("intervals ÷scale, so CPU is per simulated hour; players each stay about a simulated hour\n");
 console.log(
-  "case".padEnd(24) +
+  "case".padEnd(34) +
     "scale".padStart(6) +
     "min".padStart(5) +
     "peak RSS MB".padStart(13) +
@@ -94,7 +103,7 @@ console.log(
 );
 for (const r of rows)
   console.log(
-    r.name.padEnd(24) +
+    r.name.padEnd(34) +
       `×${r.scale}`.padStart(6) +
       String(r.minutes).padStart(5) +
       r.rssMb.toFixed(1).padStart(13) +

@@ -1,4 +1,4 @@
-import type { ArgsDef } from "citty";
+import type { ArgsDef, CommandMeta } from "citty";
 
 // Imports nothing at run time: `hub-agent --help` loads only this, main.ts and the runner.
 
@@ -24,3 +24,17 @@ export interface GlobalFlags {
   "log-format"?: string;
   quiet?: boolean;
 }
+
+/** One example of a command's --help: the command line, then what it does. */
+export type Example = [line: string, what: string];
+
+/** citty's meta with the examples each --help ends with (citty has no place for them). */
+export interface Meta extends CommandMeta {
+  examples?: Example[];
+}
+
+/**
+ * A command's meta, examples included. A top-level command gives only its examples: its name and its one line of
+ * description are written once, in the command table (cli/main.ts), which `--help` reads without loading it.
+ */
+export const helpMeta = (meta: Meta): CommandMeta => meta;

@@ -1,4 +1,5 @@
 import type { ArgDef, ArgsDef, CommandDef } from "citty";
+import type { Example, Meta } from "./args.ts";
 
 /**
  * Shell completion scripts generated from the command table: the commands and subcommands citty knows, each
@@ -28,6 +29,8 @@ export interface CommandNode {
   /** Fixed values of each positional argument, in order (undefined: free text). */
   positionals: (string[] | "file" | undefined)[];
   subcommands: CommandNode[];
+  /** What its --help ends with (the meta's examples). */
+  examples: Example[];
 }
 
 type Lazy<T> = T | (() => T | Promise<T>) | Promise<T>;
@@ -53,6 +56,7 @@ export async function commandTree(cmd: CommandDef<ArgsDef>, path: string[] = [])
     ],
     positionals: entries.filter(([, def]) => def.type === "positional").map(([, def]) => choicesOf(def)),
     subcommands,
+    examples: (meta as Meta | undefined)?.examples ?? [],
   };
 }
 

@@ -1,90 +1,119 @@
 #!/usr/bin/env bun
 import type { CommandDef } from "citty";
-import { globalArgs } from "./args.ts";
+import { type Meta, globalArgs } from "./args.ts";
 import { BUILD } from "./build-info.ts";
-import { examplesHelp } from "./examples.ts";
-import { runCli } from "./runner.ts";
+import { examplesHelp, runCli } from "./runner.ts";
 
 export const VERSION = BUILD.version;
 
+interface Command {
+  description: string;
+  load: () => Promise<{ default: unknown }>;
+  lasting?: true;
+}
+
 /**
  * Every command, loaded only when run: a one-shot command must start fast, so `--help` renders from this
- * table and never imports a command's module. `lasting`: it runs until stopped, so its file operations stay off
- * its event loop; every other command does them blocking, which starts faster (lib/fsio.ts).
+ * table and never imports a command's module. Each command's name and one line of description are written here
+ * only (its module has its arguments, examples and run: cli/args.ts helpMeta). `lasting`: it runs until stopped, so
+ * its file operations stay off its event loop; every other command does them blocking, which starts faster
+ * (lib/fsio.ts).
  */
-const COMMANDS: Record<string, { summary: string; load: () => Promise<{ default: unknown }>; lasting?: true }> = {
+const COMMANDS: Record<string, Command> = {
   run: {
-    summary: "run the agent until SIGINT/SIGTERM (--once: one round of every job, for cron)",
+    description:
+      "run the agent: every timer and event of the client interface, until SIGINT/SIGTERM (--once: one round, for cron)",
     load: () => import("./commands/run.ts"),
     lasting: true,
   },
   status: {
-    summary: "the running agent: service, jobs, queues, players, game bridge, caches, quarantine (0 alive, 1 none)",
+    description:
+      "the running agent: service, jobs, queues, players, game bridge, caches, quarantine; exit 0 alive, 1 none",
     load: () => import("./commands/status.ts"),
   },
   demo: {
-    summary: "the agent against the built-in service and a simulated game: one narrated script, then a summary",
+    description:
+      "the agent against the built-in service and a simulated game: one narrated script (about 20 s), then a summary",
     load: () => import("./commands/demo.ts"),
     lasting: true,
   },
   dashboard: {
-    summary: "print the link to this server's dashboard of who is online",
+    description: "print the link to this server's dashboard of who is online",
     load: () => import("./commands/dashboard.ts"),
   },
   doctor: {
-    summary: "check the configuration, storage and service, with a fix for each failure",
+    description: "check the configuration, storage, service, key, clock and game console, with a fix for each failure",
     load: () => import("./commands/doctor.ts"),
   },
   ban: {
-    summary: "ban a player: <player> <length> <reason…> [--as <player>]; 0 delivered, 6 queued",
+    description:
+      "ban a player: <player> <length> <reason…> [--as <player>]; queued durably, then sent: 0 delivered, 6 queued",
     load: () => import("./commands/ban.ts"),
   },
   unban: {
-    summary: "lift a player's bans: <player> [--as <player>]; 0 delivered, 6 queued",
+    description: "lift a player's bans (queued ones too): <player> [--as <player>]; 0 delivered, 6 queued",
     load: () => import("./commands/unban.ts"),
   },
   warn: {
-    summary: "warn a player: <player> <reason…> [--as <player>]; 0 delivered, 6 queued",
+    description: "warn a player: <player> <reason…> [--as <player>]; queued durably, then sent: 0 delivered, 6 queued",
     load: () => import("./commands/warn.ts"),
   },
-  warns: { summary: "a player's warnings, newest first: <player>", load: () => import("./commands/warns.ts") },
-  init: { summary: "write a commented configuration file to fill in", load: () => import("./commands/init.ts") },
+  warns: {
+    description: "a player's warnings in this serverbundle, active and inactive, newest first: <player>",
+    load: () => import("./commands/warns.ts"),
+  },
+  init: {
+    description: "write a commented configuration file (mode 0600) to fill in",
+    load: () => import("./commands/init.ts"),
+  },
   queue: {
-    summary: "the durable queues: status (entries, age, attempts, last error), retry <id>, drop <id>",
+    description: "the durable queues: status (entries, age, attempts, last error), retry <id>, drop <id>",
     load: () => import("./commands/queue.ts"),
   },
   sandbox: {
-    summary:
+    description:
       "start the in-memory service for trying hub-agent out (its players, a config for it); reward <player> <command>",
     load: () => import("./commands/sandbox.ts"),
     lasting: true,
   },
   help: {
-    summary: "the list of commands, or one command's help: help [<command>] (as <command> --help)",
+    description: "the list of commands, or one command's help: help [<command>] (as <command> --help)",
     load: () => import("./commands/help.ts"),
   },
   version: {
-    summary: "the version, commit, build date, target and Bun's version (--version, -V: the version)",
+    description: "the version, commit, build date, target and Bun's version (--version, -V: the version)",
     load: () => import("./commands/version.ts"),
   },
   completion: {
-    summary: "print the shell completion script: bash, zsh or fish",
+    description: "print the shell completion script: bash, zsh or fish",
     load: () => import("./commands/completion.ts"),
   },
 };
 
+/** The root's meta; its examples end `hub-agent --help`. */
+const ROOT: Meta = {
+  name: "hub-agent",
+  version: VERSION,
+  description: "connects a game server to VyHub from outside the game",
+  examples: [
+    ["hub-agent demo", "see it work: the built-in service and a simulated game, about 20 s"],
+    ["hub-agent init && hub-agent doctor", "write hub-agent.toml to fill in, then check it"],
+    ["hub-agent run", "the agent, until Ctrl-C"],
+    ['hub-agent ban Bob 1d "griefing"', "ban an online player by nick for a day"],
+  ],
+};
+
+/** A command's module, named and described by its line of the table. */
+async function load(name: string, c: Command): Promise<CommandDef> {
+  if (!c.lasting) (await import("../lib/fsio.ts")).useBlockingFileIo();
+  const def = (await c.load()).default as CommandDef;
+  return { ...def, meta: { ...(def.meta as Meta), name, description: c.description } };
+}
+
 export const main: CommandDef = {
-  meta: { name: "hub-agent", version: VERSION, description: "connects a game server to VyHub from outside the game" },
+  meta: ROOT,
   args: globalArgs,
-  subCommands: Object.fromEntries(
-    Object.entries(COMMANDS).map(([name, c]) => [
-      name,
-      async () => {
-        if (!c.lasting) (await import("../lib/fsio.ts")).useBlockingFileIo();
-        return (await c.load()).default as CommandDef;
-      },
-    ]),
-  ),
+  subCommands: Object.fromEntries(Object.entries(COMMANDS).map(([name, c]) => [name, () => load(name, c)])),
 };
 
 export function rootHelp(): string {
@@ -99,12 +128,12 @@ export function rootHelp(): string {
     "USAGE  hub-agent <command> [options]",
     "",
     "COMMANDS",
-    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.description}`),
     "",
     "OPTIONS (every command)",
     ...flags,
     "",
-    ...examplesHelp([]),
+    ...examplesHelp(ROOT.examples),
     "",
     "Run `hub-agent <command> --help` for a command's own options. Exit codes: 0 ok, 1 failure, 2 usage error,",
     "3 configuration error (a refused API key too), 4 service unreachable, 5 not found, 6 queued but not yet",

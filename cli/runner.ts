@@ -1,5 +1,5 @@
 import type { ArgsDef, CommandDef } from "citty";
-import { examplesHelp } from "./examples.ts";
+import type { Example, Meta } from "./args.ts";
 import { type Invocation, newInvocation } from "./context.ts";
 import { CliError, EXIT } from "./exit.ts";
 import { stderr, stdout } from "./stdio.ts";
@@ -219,9 +219,16 @@ async function usage(cmd: AnyCommand, path: string[]): Promise<string> {
     text = text.replace(/^(USAGE .*) (\S+)$/m, (line, head, tail) =>
       tail === subs.join("|") ? `${head} [${tail} …]` : line,
     );
-  // citty has no examples: ours come from one table (cli/examples.ts).
-  const examples = examplesHelp(path);
+  // citty has no examples: ours are in each command's meta (cli/args.ts helpMeta).
+  const examples = examplesHelp(((await value(cmd.meta)) as Meta | undefined)?.examples);
   return examples.length ? `${text.trimEnd()}\n\n${examples.join("\n")}` : text;
+}
+
+/** The EXAMPLES section of a help page; empty when the command has none. */
+export function examplesHelp(list: Example[] | undefined): string[] {
+  if (!list?.length) return [];
+  const width = Math.min(56, Math.max(...list.map(([cmd]) => cmd.length)));
+  return ["EXAMPLES", ...list.map(([cmd, what]) => `  ${cmd.padEnd(width)}  ${what}`.trimEnd())];
 }
 
 /** The refused key or unknown server id the command's service clients met; no import when it made none. */

@@ -1,13 +1,16 @@
 import { defineCommand } from "citty";
 import { globalArgs, createContext } from "../context.ts";
 import { AS_ARG, PLAYER_HELP, creatorJson, issuedJson, reasonOf, sayIssued, sessionOf, settle } from "../sanction.ts";
+import { helpMeta } from "../args.ts";
 
 export default defineCommand({
-  meta: {
-    name: "ban",
-    description:
-      "ban a player: queued durably first, then sent at once; exit 0 delivered, 6 queued (the service did not answer)",
-  },
+  meta: helpMeta({
+    examples: [
+      ['hub-agent ban Bob 30m "spawn killing"', "an online player by nick, for 30 minutes"],
+      ["hub-agent ban 76561198087654322 perm cheating", "by SteamID64, permanently (an offline player too)"],
+      ["hub-agent ban Bob 1d griefing --as Carol", "as Carol: VyHub checks her permission"],
+    ],
+  }),
   args: {
     ...globalArgs,
     player: { type: "positional", description: PLAYER_HELP, required: true },

@@ -2,12 +2,15 @@ import { defineCommand } from "citty";
 import { globalArgs, createContext } from "../context.ts";
 import { CliError, EXIT } from "../exit.ts";
 import { SHELLS, type Shell } from "../completion.ts";
+import { helpMeta } from "../args.ts";
 
 export default defineCommand({
-  meta: {
-    name: "completion",
-    description: "print the shell completion script: bash, zsh or fish (e.g. source <(hub-agent completion bash))",
-  },
+  meta: helpMeta({
+    examples: [
+      ["source <(hub-agent completion bash)", "in ~/.bashrc"],
+      ["hub-agent completion fish > ~/.config/fish/completions/hub-agent.fish", "fish"],
+    ],
+  }),
   args: {
     ...globalArgs,
     shell: { type: "positional", description: "bash, zsh or fish", valueHint: SHELLS.join("|"), required: true },

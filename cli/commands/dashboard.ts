@@ -2,9 +2,10 @@ import { defineCommand } from "citty";
 import { globalArgs, createContext } from "../context.ts";
 import { CliError, EXIT } from "../exit.ts";
 import { dashboardLink } from "../../lib/app/dashboard.ts";
+import { helpMeta } from "../args.ts";
 
 export default defineCommand({
-  meta: { name: "dashboard", description: "print the link to this server's dashboard (who is online)" },
+  meta: helpMeta({ examples: [["hub-agent dashboard", "the web page of who is online"]] }),
   args: { ...globalArgs },
   async run({ args, data }) {
     const ctx = createContext(args, data);

@@ -4,6 +4,7 @@ import { CliError, EXIT } from "../exit.ts";
 import { runDemo } from "../../lib/app/demo.ts";
 import { summaryLines } from "../demo-summary.ts";
 import { runAgent } from "./run.ts";
+import { helpMeta } from "../args.ts";
 
 /** What the demo is and what the script (lib/app/demo-timeline.ts) will show; keep the two in step. */
 const INTRO = [
@@ -17,11 +18,13 @@ const INTRO = [
 ];
 
 export default defineCommand({
-  meta: {
-    name: "demo",
-    description:
-      "the agent against the in-memory service and a simulated game, narrated: one script (about 20 s), then a summary",
-  },
+  meta: helpMeta({
+    examples: [
+      ["hub-agent demo", "one script, then a summary"],
+      ["hub-agent demo --loop", "repeat the script until Ctrl-C"],
+      ["hub-agent demo --duration 60 --json > summary.json", "a minute, then the summary as JSON"],
+    ],
+  }),
   args: {
     ...globalArgs,
     loop: { type: "boolean", description: "repeat the script until Ctrl-C" },

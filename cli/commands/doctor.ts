@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { globalArgs, createContext } from "../context.ts";
 import { CliError, EXIT, type ExitCode } from "../exit.ts";
 import type { Check, FailureKind } from "../../lib/doctor.ts";
+import { helpMeta } from "../args.ts";
 
 const MARK = { ok: "✔", warn: "!", fail: "✘", skipped: "-" } as const;
 const EXIT_OF: Record<FailureKind, ExitCode> = {
@@ -12,11 +13,12 @@ const EXIT_OF: Record<FailureKind, ExitCode> = {
 };
 
 export default defineCommand({
-  meta: {
-    name: "doctor",
-    description:
-      "check configuration, storage, service, key and clock, and the game's console (rcon/q3rcon: connect, password, player list), with a fix for each failure",
-  },
+  meta: helpMeta({
+    examples: [
+      ["hub-agent doctor", "check ./hub-agent.toml, the storage, the service, the key and the clock"],
+      ["hub-agent doctor --config /etc/hub-agent/hub-agent.toml", "another configuration file"],
+    ],
+  }),
   args: { ...globalArgs },
   async run({ args, data }) {
     const ctx = createContext(args, data);

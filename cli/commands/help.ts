@@ -1,8 +1,14 @@
 import { defineCommand } from "citty";
 import { globalArgs } from "../context.ts";
+import { helpMeta } from "../args.ts";
 
 export default defineCommand({
-  meta: { name: "help", description: "the list of commands, or one command's help: help [<command>]" },
+  meta: helpMeta({
+    examples: [
+      ["hub-agent help", "the commands (as hub-agent --help)"],
+      ["hub-agent help queue retry", "one command's help (as hub-agent queue retry --help)"],
+    ],
+  }),
   args: {
     ...globalArgs,
     command: { type: "positional", description: "a command (queue retry: two words)", required: false },

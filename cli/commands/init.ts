@@ -5,9 +5,15 @@ import { globalArgs, createContext } from "../context.ts";
 import { CliError, EXIT } from "../exit.ts";
 import { DEFAULT_CONFIG_FILE } from "../../lib/app/config.ts";
 import { renderTemplate } from "../../lib/app/config.ts";
+import { helpMeta } from "../args.ts";
 
 export default defineCommand({
-  meta: { name: "init", description: "write a commented configuration file (mode 0600) to fill in" },
+  meta: helpMeta({
+    examples: [
+      ["hub-agent init", "write ./hub-agent.toml (mode 0600)"],
+      ["hub-agent init --force --config /etc/hub-agent/hub-agent.toml", "overwrite that file"],
+    ],
+  }),
   args: {
     ...globalArgs,
     force: { type: "boolean", description: "overwrite an existing file" },

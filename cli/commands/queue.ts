@@ -12,6 +12,7 @@ import {
   queueStatus,
   retryRewardReport,
 } from "../../lib/app/queue.ts";
+import { helpMeta } from "../args.ts";
 
 const ID_ARG = {
   type: "positional",
@@ -23,10 +24,14 @@ const ID_ARG = {
 const SHOWN = 20;
 
 const status = defineCommand({
-  meta: {
+  meta: helpMeta({
     name: "status",
     description: `every durable queue: entries, age, attempts, last error (the oldest ${SHOWN} entries of each; --all: every one)`,
-  },
+    examples: [
+      ["hub-agent queue status", "every queue, its size and its oldest entries"],
+      ["hub-agent queue status --all --json", "every entry, for a script"],
+    ],
+  }),
   args: { ...globalArgs, all: { type: "boolean", description: "list every entry, not only the oldest of each queue" } },
   async run({ args, data }) {
     const ctx = createContext(args, data);
@@ -62,11 +67,12 @@ function statusLines({ queues, quarantine, what }: QueueStatus): string[] {
 }
 
 const retry = defineCommand({
-  meta: {
+  meta: helpMeta({
     name: "retry",
     description:
       "send one queued entry now (with the rest of its round; an uncertain one is looked up at the service first); exit 0 delivered, 6 still queued",
-  },
+    examples: [["hub-agent queue retry 001795635580601", "send it now: exit 0 delivered, 6 still queued"]],
+  }),
   args: { ...globalArgs, id: ID_ARG },
   async run({ args, data }) {
     const ctx = createContext(args, data);
@@ -143,7 +149,11 @@ function reportRetried(ctx: Context, entryId: string, r: ReportRetry) {
 }
 
 const drop = defineCommand({
-  meta: { name: "drop", description: "remove one queued entry without sending it" },
+  meta: helpMeta({
+    name: "drop",
+    description: "remove one queued entry without sending it",
+    examples: [["hub-agent queue drop 001795635580601", "remove it unsent"]],
+  }),
   args: {
     ...globalArgs,
     id: ID_ARG,
@@ -176,7 +186,12 @@ const drop = defineCommand({
 });
 
 export default defineCommand({
-  meta: { name: "queue", description: "inspect and manage the durable queues" },
+  meta: helpMeta({
+    examples: [
+      ["hub-agent queue status", "what waits to be sent, and why"],
+      ["hub-agent queue retry 001795635580601", "send one entry now (a unique part of its id will do)"],
+    ],
+  }),
   args: { ...globalArgs },
   subCommands: { status, retry, drop },
 });

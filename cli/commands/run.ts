@@ -3,18 +3,25 @@ import { globalArgs, createContext } from "../context.ts";
 import { CliError, EXIT, type ExitCode } from "../exit.ts";
 import { withSignals } from "../run-signals.ts";
 import { loadConfig } from "../../lib/app/config.ts";
+import { useRunSettings } from "../../lib/app/runtime.ts";
 import { runAgent as serveAgent, startRun, type RunAgentOptions, type RunOutcome } from "../../lib/app/run.ts";
+import { helpMeta } from "../args.ts";
 
 export default defineCommand({
-  meta: {
-    name: "run",
-    description: "run the agent: every timer and event of the client interface, until SIGINT/SIGTERM",
-  },
+  meta: helpMeta({
+    examples: [
+      ["hub-agent run", "until SIGINT/SIGTERM"],
+      ["hub-agent run --once --quiet", "one round of every job, for cron: exit 0 all delivered, 6 something waits"],
+      ["hub-agent run --once --json", "the same, then one JSON object: each job, each queue, the exit code"],
+      ["hub-agent run --config /etc/hub-agent/hub-agent.toml", "another configuration file"],
+    ],
+  }),
   args: {
     ...globalArgs,
     once: { type: "boolean", description: "one round of every periodic job, then exit (for cron)" },
   },
   async run({ args, data }) {
+    useRunSettings(); // before anything is opened: it may execute this process again (lib/app/runtime.ts)
     const ctx = createContext(args, data);
     const config = await ctx.config({ warnings: "changed", timePatterns: true });
     // SIGHUP reads the configuration again (the same file and environment) and applies what can change live.

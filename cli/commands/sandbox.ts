@@ -8,12 +8,17 @@ import {
   addSandboxReward,
   openSandbox,
 } from "../../lib/app/sandbox.ts";
+import { helpMeta } from "../args.ts";
 
 const reward = defineCommand({
-  meta: {
+  meta: helpMeta({
     name: "reward",
     description: "give a player of a running sandbox a reward whose command runs on the game's console",
-  },
+    examples: [
+      ["hub-agent sandbox reward Alice 'say Thanks, %nick%'", "run by the next rewards round while Alice is online"],
+      ["hub-agent sandbox reward Bob 'say Hi' --event connect", "run when Bob next connects"],
+    ],
+  }),
   args: {
     ...globalArgs,
     player: { type: "positional", description: "the player: nick, platform id or VyHub user id", required: true },
@@ -76,11 +81,13 @@ function rewardRefused(r: Exclude<RewardOutcome, { kind: "added" }>): CliError {
 }
 
 export default defineCommand({
-  meta: {
-    name: "sandbox",
-    description:
-      "start the in-memory service (seeded with example data), list its players and print how to point hub-agent at it",
-  },
+  meta: helpMeta({
+    examples: [
+      ["hub-agent sandbox", "any free port, a random key"],
+      ["hub-agent sandbox --port 8787 --key try-it-out", "the README's Getting started"],
+      ["hub-agent sandbox reward Alice 'say Thanks, %nick%'", "from another terminal: give Alice a reward"],
+    ],
+  }),
   args: {
     ...globalArgs,
     port: { type: "string", description: "port on 127.0.0.1 (default: any free port)", valueHint: "N" },

@@ -3,16 +3,18 @@ import { globalArgs, createContext } from "../context.ts";
 import { EXIT } from "../exit.ts";
 import { type StatusView, agentStatus } from "../../lib/app/status.ts";
 import { drainLine } from "../../lib/sanctions/drain.ts";
+import { helpMeta } from "../args.ts";
 
 /** A snapshot older than this while its run is alive: the run has stopped saving it (3 missed heartbeats). */
 const STUCK_S = 90;
 
 export default defineCommand({
-  meta: {
-    name: "status",
-    description:
-      "the running agent: pid and uptime, the service, jobs, queues, players, game bridge, caches, quarantined entries; exit 0 when a run is alive, 1 when none is",
-  },
+  meta: helpMeta({
+    examples: [
+      ["hub-agent status", "is a run alive, and what is it doing"],
+      ["hub-agent status --json", "the same for a script"],
+    ],
+  }),
   args: { ...globalArgs },
   async run({ args, data }) {
     const ctx = createContext(args, data);

@@ -1,13 +1,15 @@
 import { defineCommand } from "citty";
 import { globalArgs, createContext } from "../context.ts";
 import { AS_ARG, PLAYER_HELP, creatorJson, issuedJson, sayIssued, sessionOf, settle } from "../sanction.ts";
+import { helpMeta } from "../args.ts";
 
 export default defineCommand({
-  meta: {
-    name: "unban",
-    description:
-      "lift a player's bans (queued ones too): queued durably first, then sent at once; exit 0 delivered, 6 queued",
-  },
+  meta: helpMeta({
+    examples: [
+      ["hub-agent unban Bob", "lift Bob's bans"],
+      ["hub-agent unban STEAM_0:0:63694297", "by any spelling of the platform id"],
+    ],
+  }),
   args: {
     ...globalArgs,
     player: { type: "positional", description: PLAYER_HELP, required: true },

@@ -1,8 +1,14 @@
 import { defineCommand } from "citty";
 import { globalArgs } from "../context.ts";
+import { helpMeta } from "../args.ts";
 
 export default defineCommand({
-  meta: { name: "version", description: "print the version, commit, build date, target and Bun's version" },
+  meta: helpMeta({
+    examples: [
+      ["hub-agent version", "the version, commit, build date, target and Bun's version"],
+      ["hub-agent version --json", "the same as one JSON object"],
+    ],
+  }),
   args: { ...globalArgs },
   async run({ args }) {
     const { BUILD } = await import("../build-info.ts");

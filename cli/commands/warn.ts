@@ -1,13 +1,10 @@
 import { defineCommand } from "citty";
 import { globalArgs, createContext } from "../context.ts";
 import { AS_ARG, PLAYER_HELP, creatorJson, issuedJson, reasonOf, sayIssued, sessionOf, settle } from "../sanction.ts";
+import { helpMeta } from "../args.ts";
 
 export default defineCommand({
-  meta: {
-    name: "warn",
-    description:
-      "warn a player: queued durably first, then sent at once; exit 0 delivered, 6 queued (the service did not answer)",
-  },
+  meta: helpMeta({ examples: [['hub-agent warn Bob "mic spam"', "VyHub may ban at its warning threshold"]] }),
   args: {
     ...globalArgs,
     player: { type: "positional", description: PLAYER_HELP, required: true },

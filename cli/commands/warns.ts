@@ -1,9 +1,10 @@
 import { defineCommand } from "citty";
 import { globalArgs, createContext } from "../context.ts";
 import { PLAYER_HELP, playerJson, sessionOf, settle } from "../sanction.ts";
+import { helpMeta } from "../args.ts";
 
 export default defineCommand({
-  meta: { name: "warns", description: "a player's warnings in this serverbundle, active and inactive, newest first" },
+  meta: helpMeta({ examples: [["hub-agent warns Bob", "Bob's warnings in this serverbundle"]] }),
   args: {
     ...globalArgs,
     player: { type: "positional", description: PLAYER_HELP, required: true },

@@ -1,10 +1,9 @@
 /**
- * One attempt of a request: the ofetch call with its own timeout, the body read within its cap (body.ts), and what
+ * One attempt of a request: the fetch call with its own timeout, the body read within its cap (body.ts), and what
  * the answer means — a result, and whether a GET may try again. A 429 closes its gate here (gates.ts); an answer is
  * parsed leniently and validated, its unreadable list items reported once. Apart from http.ts, which owns what spans
  * attempts: retries, backoff, waits at the gates, metrics.
  */
-import { ofetch } from "ofetch";
 import * as v from "valibot";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
@@ -81,28 +80,29 @@ export async function attemptOnce<T>(
   return settle(ctx, spec, exchange, endpoint, scope);
 }
 
-/** The ofetch call and the body read; throws what the network or the read threw. */
+/**
+ * The fetch call and the body read; throws what the network or the read threw. Plain fetch, no wrapper: the
+ * retries, the URL, the query, the timeout and the capped read are ours, and an error status is an answer
+ * (docs/libraries.md says why ofetch went).
+ */
 async function send(
   ctx: AttemptContext,
   spec: RequestSpec<unknown>,
   url: string,
   signal: AbortSignal,
 ): Promise<Exchange> {
-  const response = await ofetch.raw<ReadableStream<Uint8Array> | undefined, "stream">(url, {
+  const response = await fetch(url, {
     method: spec.method,
     headers:
       spec.body === undefined ? ctx.headers : { ...ctx.headers, "content-type": "application/json; charset=utf-8" },
     body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
-    responseType: "stream",
-    retry: 0,
-    ignoreResponseError: true,
     signal,
     ...FETCH_OPTIONS,
   });
   const { status, statusText, headers } = response;
   const answer = status >= 200 && status < 300;
   // An error's body only gives its message: read little of it.
-  const body = await readBody(response._data ?? undefined, {
+  const body = await readBody(response.body ?? undefined, {
     maxBytes: answer ? ctx.maxBytes : Math.min(ctx.maxBytes, ERROR_BODY_BYTES),
     headers: response.headers,
     signal,

@@ -1,9 +1,9 @@
 /**
- * The transport under every endpoint: one request's attempts — our own retries with backoff (ofetch's `timeout` +
- * `retry` reuse an aborted signal in 1.5.1), the waits at the 429 gates (gates.ts; docs/service-api.md §1.5: the
- * endpoint that was refused waits; a second endpoint refused meanwhile makes every request wait), and what each
- * attempt tells the metrics. One attempt — the ofetch call with its own timeout, a cap on the body size and on the
- * bodies in memory at once (body.ts), lenient body parsing and valibot validation — is attempt.ts; the URL is url.ts.
+ * The transport under every endpoint: one request's attempts — our own retries with backoff (GETs only; a retry
+ * waits at the 429 gates: gates.ts, docs/service-api.md §1.5: the endpoint that was refused waits; a second
+ * endpoint refused meanwhile makes every request wait), and what each attempt tells the metrics. One attempt — the
+ * fetch call with its own timeout, a cap on the body size and on the bodies in memory at once (body.ts), lenient
+ * body parsing and valibot validation — is attempt.ts; the URL is url.ts.
  */
 import { type Clock, systemClock } from "../clock.ts";
 import { type Logger, silentLogger } from "../log.ts";

@@ -202,3 +202,36 @@ describe("SIGHUP", () => {
     expect(ms).toBeLessThan(2_000);
   }, 60_000);
 });
+
+describe("the runtime settings of run (lib/app/runtime.ts)", () => {
+  const environ = (pid: number) =>
+    Object.fromEntries(
+      readFileSync(`/proc/${pid}/environ`, "utf8")
+        .split("\0")
+        .filter(Boolean)
+        .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+    );
+
+  test("run executes itself again with them: the same pid, still stopped by its signal", async () => {
+    const agent = await startRun(service());
+    await waitFor(agent, "ready", (l) => l.includes("INFO  ready"));
+    expect(environ(agent.proc.pid)).toMatchObject({
+      BUN_JSC_useDFGJIT: "false",
+      BUN_JSC_forceRAMSize: String(128 * 1024 * 1024),
+      MIMALLOC_PURGE_DELAY: "0",
+    });
+    expect(readFileSync(`/proc/${agent.proc.pid}/cmdline`, "utf8").split("\0").slice(1, 2)).toEqual(["run"]);
+    const { code } = await stopTimed(agent, "SIGTERM");
+    expect(code).toBe(0);
+  }, 60_000);
+
+  test("an operator's own setting is kept, and the others are not added", async () => {
+    const agent = await startRun({ ...service(), BUN_JSC_useDFGJIT: "true" });
+    await waitFor(agent, "ready", (l) => l.includes("INFO  ready"));
+    const env = environ(agent.proc.pid);
+    expect(env.BUN_JSC_useDFGJIT).toBe("true");
+    expect(env.BUN_JSC_forceRAMSize).toBeUndefined();
+    const { code } = await stopTimed(agent, "SIGTERM");
+    expect(code).toBe(0);
+  }, 60_000);
+});

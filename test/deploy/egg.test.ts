@@ -1,8 +1,9 @@
 /**
  * deploy/egg-hub-agent.json against the egg format (test/deploy/egg-format.ts, docs/packaging.md §2), against
- * what hub-agent reads (every variable one of its HUB_* keys, every fixed choice one it accepts), and run as the
- * panel runs it: the variables in the environment, the startup line split as the images' entrypoint splits it,
- * started when the "done" line appears, stopped with the egg's stop signal.
+ * what hub-agent reads (every variable one of its HUB_* keys or the install script's, every fixed choice one it
+ * accepts), and run as the panel runs it: the variables in the environment, the startup line split as the images'
+ * entrypoint splits it, started when the "done" line appears, stopped with the egg's stop signal. The install
+ * script is run in test/deploy/egg-install.test.ts.
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
@@ -47,10 +48,16 @@ describe("deploy/egg-hub-agent.json", () => {
     expect(issues ?? []).toEqual([]);
   });
 
-  test("every variable is a HUB_* key hub-agent's configuration reads, each at most once", () => {
+  test("every variable is a HUB_* key hub-agent's configuration reads, each at most once, or the install script's", () => {
     const read = new Set(configKeys().map(envName));
     const names = egg.variables.map((x) => x.env_variable);
-    expect(names.filter((n) => !read.has(n))).toEqual([]);
+    // The install script's own two (test/deploy/egg-install.test.ts): read by it, and no key of hub-agent's.
+    const install = ["HUB_AGENT_DOWNLOAD_URL", "HUB_AGENT_VERSION"];
+    for (const name of install) {
+      expect(egg.scripts.installation.script).toContain(name);
+      expect(read.has(name)).toBe(false);
+    }
+    expect(names.filter((n) => !read.has(n))).toEqual(install);
     expect(new Set(names).size).toBe(names.length);
     for (const env of ["HUB_API_URL", "HUB_API_KEY", "HUB_API_SERVER_ID", "HUB_GAME_BRIDGE", "HUB_GAME_PRESET"])
       expect(names).toContain(env);

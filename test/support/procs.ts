@@ -37,6 +37,26 @@ export function spawn<
   return track(Bun.spawn(cmd, rest as Bun.SpawnOptions.SpawnOptions<In, Out, Err>), scope);
 }
 
+/** Runs a command to its end (tracked like `spawn`): its exit code and what it printed. */
+export async function runToEnd(
+  cmd: string[],
+  opts: { env?: Record<string, string | undefined>; cwd?: string; input?: string } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const p = spawn(cmd, {
+    env: opts.env,
+    cwd: opts.cwd,
+    stdin: new Blob([opts.input ?? ""]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(p.stdout).text(),
+    new Response(p.stderr).text(),
+    p.exited,
+  ]);
+  return { code, stdout, stderr };
+}
+
 /** Parent pid of every live process, read from /proc (Linux); empty elsewhere. */
 function parents(): Map<number, number> {
   const out = new Map<number, number>();

@@ -1,8 +1,9 @@
 /**
- * `npm run release [-- --out DIR --targets linux-x64,linux-arm64 --version X]`: for each target an archive
- * `hub-agent-<version>-<target>.tar.gz` holding one directory of the same name with the executable, README.md,
- * LICENSE, the systemd unit and an example configuration (what `hub-agent init` writes), and a SHA256SUMS file over
- * the archives, as `sha256sum -c` reads it. The version, commit, build date and target are baked into each
+ * `npm run release [-- --out DIR --targets linux-x64,linux-arm64 --version X --no-debs]`: for each target an
+ * archive `hub-agent-<version>-<target>.tar.gz` holding one directory of the same name with the executable,
+ * README.md, LICENSE, the systemd unit and an example configuration (what `hub-agent init` writes); for linux-x64
+ * and linux-arm64 also the Debian package of the same executable (packaging/deb.ts); and a SHA256SUMS file over
+ * them all, as `sha256sum -c` reads it. The version, commit, build date and target are baked into each
  * executable (`hub-agent version`). docs/packaging.md, "Release archives": what each target is for, how it is tested.
  */
 import { createHash } from "node:crypto";
@@ -12,6 +13,7 @@ import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { renderTemplate } from "../lib/app/config.ts";
 import { build, type BuildFacts, buildFacts, isTarget, ROOT, type Target, TARGETS } from "./build.ts";
+import { type Arch, buildDeb } from "./deb.ts";
 
 /** The example configuration's name in an archive: not hub-agent.toml, which `init` writes and commands read. */
 export const EXAMPLE_CONFIG = "hub-agent.example.toml";
@@ -35,10 +37,19 @@ export interface ReleaseOptions {
   out: string;
   targets: Target[];
   version?: string;
+  /** Also a Debian package of each glibc build (packaging/deb.ts; needs dpkg-deb). */
+  debs?: boolean;
 }
 
-/** One target's archive in `out`: its directory staged in `work` (the executable and stageFiles), then packed. */
-async function archive(target: Target, facts: BuildFacts, out: string, work: string): Promise<string> {
+/** The glibc builds a Debian package is made of; a musl build can't be one (its loader is not Debian's). */
+const DEB_ARCH: Partial<Record<Target, Arch>> = { "linux-x64": "amd64", "linux-arm64": "arm64" };
+
+/**
+ * One target's archive in `out`, its directory staged in `work` (the executable and stageFiles), then packed; and
+ * with `debs` its Debian package of the same executable. Returns what it wrote.
+ */
+async function archive(target: Target, facts: BuildFacts, o: ReleaseOptions, work: string): Promise<string[]> {
+  const out = o.out;
   const info = { ...facts, target };
   const name = archiveName(info.version, target).replace(/\.tar\.gz$/, "");
   const dir = join(work, name);
@@ -55,29 +66,32 @@ async function archive(target: Target, facts: BuildFacts, out: string, work: str
     stderr: "pipe",
   });
   if ((await tar.exited) !== 0) throw new Error(`tar failed: ${await new Response(tar.stderr).text()}`);
-  console.log(`${basename(file)}  ${(statSync(file).size / 1e6).toFixed(1)} MB`);
-  return file;
+  const arch = DEB_ARCH[target];
+  const deb = o.debs && arch ? [await buildDeb({ binary: exe, arch, version: info.version, out })] : [];
+  for (const f of [file, ...deb]) console.log(`${basename(f)}  ${(statSync(f).size / 1e6).toFixed(1)} MB`);
+  return [file, ...deb];
 }
 
 /**
- * Builds every target's archive into `out`, as many at once as there are CPUs (compiling and gzip each keep one
- * busy), and SHA256SUMS beside them; returns the archives' paths, in the order of `targets`.
+ * Builds every target's archive (and Debian package) into `out`, as many targets at once as there are CPUs
+ * (compiling and gzip each keep one busy), and SHA256SUMS beside them; returns their paths, in the order of `targets`.
  */
 export async function release(o: ReleaseOptions): Promise<string[]> {
   mkdirSync(o.out, { recursive: true });
   const work = mkdtempSync(join(tmpdir(), "hub-release-"));
   try {
     const facts = buildFacts(o.version); // one commit and date for every target
-    const archives: string[] = [];
+    const written: string[][] = [];
     let next = 0;
     const worker = async () => {
       for (let i = next++; i < o.targets.length; i = next++)
-        archives[i] = await archive(o.targets[i] as Target, facts, o.out, work);
+        written[i] = await archive(o.targets[i] as Target, facts, o, work);
     };
     await Promise.all(Array.from({ length: Math.min(availableParallelism(), o.targets.length) }, worker));
-    writeFileSync(join(o.out, "SHA256SUMS"), sha256sums(archives));
-    console.log(`SHA256SUMS  over ${archives.map((a) => basename(a)).join(", ")}, in ${o.out}`);
-    return archives;
+    const files = written.flat();
+    writeFileSync(join(o.out, "SHA256SUMS"), sha256sums(files));
+    console.log(`SHA256SUMS  over ${files.map((a) => basename(a)).join(", ")}, in ${o.out}`);
+    return files;
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -85,7 +99,13 @@ export async function release(o: ReleaseOptions): Promise<string[]> {
 
 if (import.meta.main) {
   const { values } = parseArgs({
-    options: { out: { type: "string" }, targets: { type: "string" }, version: { type: "string" } },
+    options: {
+      out: { type: "string" },
+      targets: { type: "string" },
+      version: { type: "string" },
+      debs: { type: "boolean", default: true },
+    },
+    allowNegative: true,
   });
   const targets = values.targets?.split(",") ?? Object.keys(TARGETS);
   const unknown = targets.filter((t) => !isTarget(t));
@@ -97,5 +117,8 @@ if (import.meta.main) {
     console.error(`release: --version ${values.version} is not a version (1.2.0, 1.2.0-rc.1): it names the archives`);
     process.exit(2);
   }
-  await release({ out: resolve(values.out ?? "dist/release"), targets: targets as Target[], version: values.version });
+  const debs = values.debs && Bun.which("dpkg-deb") !== null;
+  if (values.debs && !debs) console.log("dpkg-deb is missing (Debian package dpkg): no .deb is made (--no-debs)");
+  const out = resolve(values.out ?? "dist/release");
+  await release({ out, targets: targets as Target[], version: values.version, debs });
 }

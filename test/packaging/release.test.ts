@@ -34,6 +34,9 @@ async function run(argv: string[], opts: { cwd?: string; env?: Record<string, st
   return { code, stdout, stderr };
 }
 
+/** The glibc targets `npm run release` also makes a Debian package of, and its architecture. */
+const DEB: Partial<Record<Target, string>> = { "linux-x64": "amd64", "linux-arm64": "arm64" };
+const debName = (t: Target) => `hub-agent_${pkg.version}-1_${DEB[t]}.deb`;
 const dirName = (t: Target) => archiveName(pkg.version, t).replace(/\.tar\.gz$/, "");
 
 const unpacked = new Map<Target, Promise<string>>();
@@ -54,21 +57,28 @@ function unpack(target: Target): Promise<string> {
 }
 
 describe("npm run release", () => {
-  test("SHA256SUMS names each archive, and sha256sum -c accepts them", async () => {
-    const sums = readFileSync(join(out, "SHA256SUMS"), "utf8");
-    expect(
-      sums
-        .trimEnd()
-        .split("\n")
-        .map((l) => l.split("  ")[1]),
-    ).toEqual(TESTED_TARGETS.map((t) => archiveName(pkg.version, t)));
+  test("SHA256SUMS names each archive and Debian package, and sha256sum -c accepts them", async () => {
+    const released = TESTED_TARGETS.flatMap((t) => [archiveName(pkg.version, t), ...(DEB[t] ? [debName(t)] : [])]);
+    const sums = readFileSync(join(out, "SHA256SUMS"), "utf8").trimEnd().split("\n");
+    expect(sums.map((l) => l.split("  ")[1])).toEqual(released);
     const check = await run(["sha256sum", "-c", "SHA256SUMS"], { cwd: out });
     expect(check.code).toBe(0);
-    expect(check.stdout.trimEnd().split("\n")).toEqual(TESTED_TARGETS.map((t) => `${archiveName(pkg.version, t)}: OK`));
-    expect(readdirSync(out).sort()).toEqual(
-      ["SHA256SUMS", ...TESTED_TARGETS.map((t) => archiveName(pkg.version, t))].sort(),
-    );
+    expect(check.stdout.trimEnd().split("\n")).toEqual(released.map((f) => `${f}: OK`));
+    expect(readdirSync(out).sort()).toEqual(["SHA256SUMS", ...released].sort());
   });
+
+  test.each(Object.keys(DEB) as Target[])(
+    "%s: the Debian package beside the archive holds the same executable",
+    async (t) => {
+      const deb = join(out, debName(t));
+      const fields = await run(["dpkg-deb", "--field", deb, "Package", "Version", "Architecture"]);
+      expect(fields.stdout).toBe(`Package: hub-agent\nVersion: ${pkg.version}-1\nArchitecture: ${DEB[t]}\n`);
+      const tree = scratch(`deb-${t}-`);
+      expect((await run(["dpkg-deb", "-x", deb, tree])).code).toBe(0);
+      const packaged = readFileSync(join(tree, "usr/bin/hub-agent"));
+      expect(packaged.equals(readFileSync(join(await unpack(t), "hub-agent")))).toBe(true);
+    },
+  );
 
   test.each(TESTED_TARGETS)(
     "%s: one directory with the executable, README, LICENSE, the unit, an example",

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Target } from "../../packaging/build.ts";
 import type { Sandbox } from "../../lib/sandbox/index.ts";
-import { spawn } from "../support/procs.ts";
+import { runToEnd } from "../support/procs.ts";
 
 const root = join(import.meta.dir, "..", "..");
 
@@ -57,12 +57,7 @@ export function releaseOnce(): Promise<string> {
   made ??= (async () => {
     const out = mkScratch("release-");
     const argv = [process.execPath, "packaging/release.ts", "--out", out, "--targets", TESTED_TARGETS.join(",")];
-    const p = spawn(argv, { cwd: root, stdout: "pipe", stderr: "pipe", scope: "file" });
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(p.stdout).text(),
-      new Response(p.stderr).text(),
-      p.exited,
-    ]);
+    const { code, stdout, stderr } = await runToEnd(argv, { cwd: root });
     if (code !== 0) throw new Error(`npm run release failed (exit ${code}):\n${stdout}${stderr}`);
     return out;
   })();

@@ -1,7 +1,8 @@
 /**
  * Start-up cost of one-shot commands, side by side in one run: the compiled `hub-agent --help`,
  * `hub-agent queue status --json` and `hub-agent ban` (the enqueue path: written to the queue, then one delivery
- * attempt refused at once by a closed port, exit 6; and held: a round found no service moments ago, so none) against a bare compiled Bun program that prints one line, all
+ * attempt refused at once by a closed port, exit 6; held: a round found no service moments ago, so none; and beside a
+ * running `run`, which delivers it to the in-memory service and answers) against a bare compiled Bun program that prints one line, all
  * built with the flags of `npm run build`. Beside them, bench/ban-floor.ts: what disk and network alone cost
  * `ban`'s enqueue path (one durable write, one refused connection), with no library and no check.
  * Reports median wall time and peak RSS, and their ratios to the bare program (target: within 2×).
@@ -12,10 +13,11 @@
  * Peak RSS is read through GNU time: a child spawned from Bun inherits Bun's own high-water mark until it
  * execs, so Bun's own resourceUsage overstates small programs. Run: npm run bench:startup [-- --runs N]
  */
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ServerSchema } from "../lib/api/schemas.ts";
+import { CACHE_FILE } from "../lib/app/config-cache.ts";
 import { openStore } from "../lib/store/index.ts";
 import examples from "../test/fixtures/api-examples.json";
 import { buildCommand } from "../test/cli/binary.ts";
@@ -46,23 +48,37 @@ const env = {
 const seeded = join(work, "seeded");
 const server = examples["01 GET /server/{server_id}"].response.body;
 await (await openStore({ dir: seeded })).cache("server", ServerSchema).set(server as never);
-let banRun = 0;
-const banDir = () => {
-  const dir = join(work, `ban-${++banRun}`);
+/**
+ * A case's store, the seeded one again before each run (its queue empty), at the same path: a store in use keeps
+ * the checked configuration (lib/app/config-cache.ts), keyed among others by HUB_STORAGE_DIR, so it is kept too.
+ */
+const freshDir = (name: string) => {
+  const dir = join(work, name);
+  const cache = join(dir, CACHE_FILE);
+  const kept = existsSync(cache) ? readFileSync(cache) : undefined;
+  rmSync(dir, { recursive: true, force: true });
   cpSync(seeded, dir, { recursive: true });
+  if (kept) writeFileSync(cache, kept, { mode: 0o600 });
   return dir;
 };
+const banDir = () => freshDir("ban");
 /** As banDir, with the note a round that found no service moments ago leaves (lib/sanctions/own-entry.ts). */
 const heldDir = () => {
-  const dir = banDir();
+  const dir = freshDir("held");
   const note = { at: Date.now(), url: env.HUB_API_URL, error: "connection refused (bench)" };
   mkdirSync(join(dir, "box", "service"), { recursive: true, mode: 0o700 });
   writeFileSync(join(dir, "box", "service", "unreachable"), JSON.stringify({ v: 1, note }), { mode: 0o600 });
   return dir;
 };
 
-/** Each case: its argv, its expected exit code, and (ban) a storage dir prepared before the timed run. */
-const cases: [string, string[], number, (() => string)?][] = [
+/**
+ * `ban` beside a running `run`: the in-memory service (`hub-agent sandbox`) and a `run` against it on a store of its
+ * own, both until the bench ends. The command hands its entry to `run` and waits for its answer (lib/sanctions/handoff.ts).
+ */
+const beside = await besideRun(join(work, "hub-agent"), join(work, "beside"));
+
+/** Each case: its argv, its expected exit code, and (ban) the environment prepared before each run (its store). */
+const cases: [string, string[], number, (() => Record<string, string>)?][] = [
   ["bare program", [join(work, "bare")], 0],
   ["hub-agent --help", [join(work, "hub-agent"), "--help"], 0],
   ["hub-agent queue status --json", [join(work, "hub-agent"), "queue", "status", "--json"], 0],
@@ -70,22 +86,33 @@ const cases: [string, string[], number, (() => string)?][] = [
     "hub-agent ban (enqueue)",
     [join(work, "hub-agent"), "ban", "76561198000000001", "1h", "bench", "--json"],
     6,
-    banDir,
+    () => ({ HUB_STORAGE_DIR: banDir() }),
   ],
   [
     "hub-agent ban (service down, held)",
     [join(work, "hub-agent"), "ban", "76561198000000001", "1h", "bench", "--json"],
     6,
-    heldDir,
+    () => ({ HUB_STORAGE_DIR: heldDir() }),
   ],
-  ["ban's floor (disk + network)", [join(work, "ban-floor"), "bench"], 6, banDir],
+  [
+    "hub-agent ban (beside a running run)",
+    [join(work, "hub-agent"), "ban", "76561198000000001", "1h", "bench", "--json"],
+    0,
+    () => beside.env,
+  ],
+  [
+    "ban's floor (disk + network)",
+    [join(work, "ban-floor"), "bench"],
+    6,
+    () => ({ HUB_STORAGE_DIR: freshDir("floor") }),
+  ],
 ];
 
 const samples = new Map(cases.map(([name]) => [name, { ms: [] as number[], kb: [] as number[] }]));
 for (let i = 0; i < runs; i++) {
   // Interleaved, so drift in machine load affects every case alike.
   for (const [name, cmd, expected, prepare] of cases) {
-    const runEnv = prepare ? { ...env, HUB_STORAGE_DIR: prepare() } : env;
+    const runEnv = { ...env, ...prepare?.() };
     const t0 = performance.now();
     const r = Bun.spawnSync([TIME, "-f", "%M", ...cmd], { env: runEnv, stdout: "ignore", stderr: "pipe" });
     const ms = performance.now() - t0;
@@ -122,6 +149,7 @@ for (const [name] of cases) {
 const PHASE_NAMES: Record<string, string> = {
   main: "process start → first line of main.ts",
   loaded: "→ command loaded (argument parser, its module)",
+  operation: "→ its operation's modules, until it asks for the configuration",
   config: "→ configuration read and checked",
   session: "→ store, service client, messages",
   resolved: "→ player and serverbundle",
@@ -134,7 +162,7 @@ for (const [name, cmd, expected, prepare] of cases.filter(
 )) {
   const phases = new Map<string, number[]>();
   for (let i = 0; i < runs; i++) {
-    const runEnv = { ...env, HUB_PHASES: "1", ...(prepare ? { HUB_STORAGE_DIR: prepare() } : {}) };
+    const runEnv = { ...env, HUB_PHASES: "1", ...prepare?.() };
     const r = Bun.spawnSync(cmd, { env: runEnv, stdout: "ignore", stderr: "pipe" });
     if (r.exitCode !== expected) throw new Error(`${name} exited ${r.exitCode}: ${r.stderr.toString()}`);
     const line = r.stderr
@@ -154,4 +182,44 @@ for (const [name, cmd, expected, prepare] of cases.filter(
       `  ${(PHASE_NAMES[phase] ?? phase).padEnd(50)}${median(ms).toFixed(1).padStart(7)}${`${(median(ms) / baseMs).toFixed(2)}×`.padStart(8)}`,
     );
 }
+await beside.stop();
 rmSync(work, { recursive: true, force: true }); // two executables of ~110 MB and a store per ban run
+
+/** Starts the in-memory service and a `run` against it, on `dir`; resolves once `run` takes commands' entries. */
+async function besideRun(hub: string, dir: string) {
+  const port = 40000 + Math.floor(Math.random() * 20000);
+  const service = Bun.spawn([hub, "sandbox", "--port", String(port), "--key", "bench-key"], {
+    env: { PATH: env.PATH },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  let said = "";
+  const reader = service.stdout.getReader();
+  while (!/server_id = "[^"]+"/.test(said)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`the sandbox did not start: ${said}`);
+    said += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  void service.stdout.pipeTo(new WritableStream()); // drained, so that it never blocks on a full pipe
+  const besideEnv = {
+    HUB_API_URL: /url = "([^"]+)"/.exec(said)![1]!,
+    HUB_API_KEY: "bench-key",
+    HUB_API_SERVER_ID: /server_id = "([^"]+)"/.exec(said)![1]!,
+    HUB_STORAGE_DIR: dir,
+  };
+  const run = Bun.spawn([hub, "run"], { env: { ...env, ...besideEnv }, stdout: "ignore", stderr: "ignore" });
+  process.on("exit", () => [run, service].forEach((p) => p.kill())); // also when the bench fails half-way
+  // `run` says it takes the commands' entries once it watches for them (lib/sanctions/handoff.ts).
+  for (let i = 0; !(await Bun.file(join(dir, "cache", "deliverer")).exists()); i++) {
+    if (i > 200) throw new Error("the run beside did not start");
+    await Bun.sleep(50);
+  }
+  return {
+    env: besideEnv,
+    stop: async () => {
+      for (const p of [run, service]) p.kill("SIGTERM");
+      await Promise.all([run.exited, service.exited]);
+    },
+  };
+}

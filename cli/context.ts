@@ -82,8 +82,9 @@ export function createContext(flags: GlobalFlags, data?: unknown): Context {
     },
     secret: (value) => void secrets.push(value),
     async config(opts = {}) {
-      const { loadConfig } = await import("../lib/app/config.ts");
-      const result = await loadConfig({
+      invocation.marks.push(["operation", performance.now()]);
+      const { loadCachedConfig } = await import("../lib/app/config-cache.ts");
+      const result = await loadCachedConfig({
         file: flags.config,
         env: process.env,
         cwd: process.cwd(),

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import { exists, readFile, stat } from "../fsio.ts";
+import * as fsio from "../fsio.ts";
 import { dirname, resolve } from "node:path";
 import {
   type ConfigSchema,
@@ -12,11 +12,12 @@ import {
 import type { GameVocabulary } from "./vocabulary.ts";
 import { checkListen, checkUrl } from "./addresses.ts";
 import { TomlError, parseToml } from "./toml.ts";
+import { DEFAULT_CONFIG_FILE, configFilePath } from "./file.ts";
 
 export { type Config, SPEC_INTERVALS } from "./schema.ts";
 export type { GameVocabulary, SectionView } from "./vocabulary.ts";
 
-export const DEFAULT_CONFIG_FILE = "hub-agent.toml";
+export { DEFAULT_CONFIG_FILE } from "./file.ts";
 
 export interface LoadOptions {
   /** --config; otherwise HUB_CONFIG; otherwise ./hub-agent.toml when it exists. */
@@ -28,7 +29,17 @@ export interface LoadOptions {
    * milliseconds a pattern): for `run` and `doctor`, the commands that run them. Their shape is always checked.
    */
   timePatterns?: boolean;
+  /** The file calls it makes (default lib/fsio.ts): the configuration cache records what they saw (lib/app/). */
+  io?: ConfigIo;
 }
+
+/** Every look at a file the loader takes: its text, and its mode (a rejection when it cannot). */
+export interface ConfigIo {
+  readFile(path: string): Promise<string>;
+  stat(path: string): Promise<{ mode: number }>;
+}
+
+const fileIo: ConfigIo = { readFile: (path) => fsio.readFile(path, "utf8"), stat: (path) => fsio.stat(path) };
 
 export type LoadResult =
   | {
@@ -132,8 +143,8 @@ async function readRaw(
   | { ok: false; failure: LoadResult }
 > {
   const explicit = opts.file ?? opts.env.HUB_CONFIG;
-  const candidate = resolve(opts.cwd, explicit ?? DEFAULT_CONFIG_FILE);
-  const file = explicit || (await exists(candidate)) ? candidate : undefined;
+  const io = opts.io ?? fileIo;
+  const file = await configFilePath(opts, io.stat);
 
   let raw: Record<string, unknown> = {};
   const paths = rules.keys;
@@ -141,7 +152,7 @@ async function readRaw(
   const secrets: string[] = [];
   if (file) {
     try {
-      raw = parseToml(await readFile(file, "utf8"));
+      raw = parseToml(await io.readFile(file));
     } catch (e) {
       if (e instanceof TomlError) {
         const caret = `${" ".repeat(e.column - 1)}^`;
@@ -234,6 +245,7 @@ async function resolveSettings(
 ): Promise<LoadResult> {
   const { sources, file, secrets, where } = r;
   const base = file ? dirname(file) : opts.cwd;
+  const io = opts.io ?? fileIo;
   const warnings: string[] = [];
   const exposed: { message: string; fix: string }[] = [];
   // Secrets in a file everyone can read: said by `run` and `doctor`, like ssh with a loose key (not refused, and a
@@ -245,14 +257,14 @@ async function resolveSettings(
   if (passwordFile) secretFiles.push([resolve(base, passwordFile), "holds the console password"]);
   if (!c.api.key && c.api.key_file) secretFiles.push([resolve(base, c.api.key_file), "holds the API key"]);
   for (const [path, what] of secretFiles) {
-    const loose = await othersMay(path);
+    const loose = await othersMay(io, path);
     if (loose) exposed.push({ message: `${path} ${what} and ${loose}`, fix: `chmod o-rwx ${path}` });
   }
   if (passwordFile) {
     const path = resolve(base, passwordFile);
     const where_ = `game.rcon.password_file = "${path}" (${where("game.rcon.password_file")})`;
     try {
-      rcon.password = (await readFile(path, "utf8")).trim();
+      rcon.password = (await io.readFile(path)).trim();
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       return {
@@ -270,7 +282,7 @@ async function resolveSettings(
   if (!key && c.api.key_file) {
     const keyFile = resolve(base, c.api.key_file);
     try {
-      key = (await readFile(keyFile, "utf8")).trim();
+      key = (await io.readFile(keyFile)).trim();
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       const why = `api.key_file = "${keyFile}" (${where("api.key_file")}) cannot be read (${code})`;
@@ -312,9 +324,9 @@ async function resolveSettings(
 }
 
 /** "other users can read it (mode 0644)" when the world may read or change `path`; undefined otherwise or unknown. */
-async function othersMay(path: string): Promise<string | undefined> {
+async function othersMay(io: ConfigIo, path: string): Promise<string | undefined> {
   if (process.getuid === undefined) return undefined; // no modes to speak of (Windows)
-  const mode = ((await stat(path).catch(() => undefined))?.mode ?? 0) & 0o777;
+  const mode = ((await io.stat(path).catch(() => undefined))?.mode ?? 0) & 0o777;
   if (!(mode & 0o006)) return undefined;
   return `other users can ${mode & 0o002 ? "change" : "read"} it (mode 0${mode.toString(8)})`;
 }

@@ -26,8 +26,12 @@ const ChangedSchema = v.object({
 });
 export type SanctionsChanged = v.InferOutput<typeof ChangedSchema>;
 
+/**
+ * Not flushed (docs/reliability.md, "Why each fsync"): the `run` it wakes is stopped by the power cut that could take
+ * it, and starts from the service's ban list and its queues.
+ */
 export function sanctionsChangedCache(store: Store) {
-  return store.cache(CHANGED_CACHE, ChangedSchema);
+  return store.cache(CHANGED_CACHE, ChangedSchema, { durable: false });
 }
 
 /** Called by one-shot processes after their delivery round. */

@@ -20,15 +20,30 @@ export function cacheAge(savedAt: number, now: number): number {
   return savedAt <= now ? now - savedAt : Number.POSITIVE_INFINITY;
 }
 
-export function createCache<T>(name: string, schema: v.GenericSchema<T>, records: Records, clock: Clock): Cache<T> {
+/**
+ * `durable: false`, for a cache whose loss to a power cut costs nothing (a signal to a process the same power cut
+ * stops): written unflushed, and read as missing, not quarantined, when a power cut left it torn.
+ */
+export interface CacheOptions {
+  durable?: boolean;
+}
+
+export function createCache<T>(
+  name: string,
+  schema: v.GenericSchema<T>,
+  records: Records,
+  clock: Clock,
+  opts: CacheOptions = {},
+): Cache<T> {
   const key = `cache:${name}`;
   const check = schemaCheck(v.object({ v: v.literal(1), savedAt: v.number(), data: schema }));
+  const durable = opts.durable !== false;
   return {
     async get() {
-      const record = await records.read(key, check);
+      const record = await records.read(key, check, { quarantine: durable });
       return record && { savedAt: record.savedAt, data: record.data as T };
     },
-    set: (data, savedAt = clock.now()) => records.write(key, { v: 1, savedAt, data }, check),
+    set: (data, savedAt = clock.now()) => records.write(key, { v: 1, savedAt, data }, check, { fsync: durable }),
   };
 }
 

@@ -14,7 +14,7 @@ import type { GenericSchema } from "valibot";
 import { type Clock, systemClock } from "../clock.ts";
 import { type Logger, silentLogger } from "../log.ts";
 import { type Box, createBox } from "./box.ts";
-import { type Cache, createCache, listCaches } from "./cache.ts";
+import { type Cache, type CacheOptions, createCache, listCaches } from "./cache.ts";
 import { type Counters, createCounters } from "./counters.ts";
 import atomicFs, { cleanStaleTemp } from "./driver.ts";
 import { StoreWriteError, storeWriteError } from "./errors.ts";
@@ -60,7 +60,7 @@ export interface Store {
   /** A durable queue: one key per entry, so producers in other processes never read-modify-write a shared file. */
   queue<T>(name: string, schema: GenericSchema<T>, opts?: QueueOptions<T>): Queue<T>;
   /** A cached value with the time it was saved (server record, ban list, attribute definition). */
-  cache<T>(name: string, schema: GenericSchema<T>): Cache<T>;
+  cache<T>(name: string, schema: GenericSchema<T>, opts?: CacheOptions): Cache<T>;
   /** Notes between processes (box/<name>/<id>): written atomically, not fsynced. */
   box<T>(name: string, schema: GenericSchema<T>): Box<T>;
   /** Named numeric counters (e.g. playtime seconds per user). */
@@ -154,7 +154,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       );
       return watchedQueue(name, queue, listeners);
     },
-    cache: (name, schema) => createCache(checkName("cache", name), schema, records, clock),
+    cache: (name, schema, cacheOpts) => createCache(checkName("cache", name), schema, records, clock, cacheOpts),
     box: (name, schema) => createBox(checkName("box", name), schema, records, dir),
     counters: (name) => createCounters(checkName("counters", name), records, storage, withLock),
     withLock,

@@ -2,19 +2,33 @@
  * A queue's entries by key (a player's game id, their service user id), so that one player's entries are found
  * without reading the queue: for each key of an entry, an empty marker file `index/<queue>/<hash of the key>/<id>`.
  *
- * The index may hold more than the queue, never less. A marker is written (and made durable) before its entry, and
- * removed after it; readers read each marked entry and check that it still has the key, so a marker whose entry is
- * gone (a crash between the two removals) or that belongs to another key of the same hash is skipped. An entry
- * without a marker can only come from a version without the index (or a disk that lost the marker's directory but
- * kept the entry): the whole queue is indexed once before the index is first used (`built` records that), and again
- * by `verify`, which `run` calls at every start; it also deletes markers left without an entry.
+ * The index may hold more than the queue, never less. A marker is written before its entry, and removed after it;
+ * readers read each marked entry and check that it still has the key, so a marker whose entry is gone (a crash
+ * between the two removals) or that belongs to another key of the same hash is skipped. An entry without a marker can
+ * only come from a version without the index, or from a power cut that took a marker and not its entry: the whole
+ * queue is indexed before the index is first used (`built` records that), and again by `verify`, which `run` calls
+ * at every start; it also deletes markers left without an entry.
+ *
+ * `built` holds the id of the boot it was written in (Linux: /proc/sys/kernel/random/boot_id), and counts only in
+ * that boot. A power cut always ends the boot whose unflushed writes it takes, and nothing short of it (a killed
+ * process) loses a write, so while `built` is this boot's, markers are written without a flush: the first use of the
+ * index in a new boot indexes the queue again. Without a boot id (other systems), `built` counts whatever it holds
+ * and every marker is flushed before its entry is written (docs/reliability.md, "Why each fsync").
  */
-import { mkdir, open, readdir, rmdir, stat, unlink } from "../fsio.ts";
+import { mkdir, open, readFile, readdir, rmdir, stat, unlink } from "../fsio.ts";
 import { dirname, join } from "node:path";
-import { fsyncDir, isMissing } from "./driver.ts";
+import { atomicWrite, fsyncDir, isMissing } from "./driver.ts";
 
 /** Written once the whole queue has been indexed (segment names are hex, so it cannot be one). */
 export const BUILT = "built";
+
+let boot: Promise<string> | undefined;
+/** This boot's id; "" where there is none to read. */
+export const bootId = (): Promise<string> =>
+  (boot ??= readFile("/proc/sys/kernel/random/boot_id", "utf8").then(
+    (id) => id.trim(),
+    () => "",
+  ));
 
 /** A marker without its entry younger than this may be an entry being written: verify leaves it. */
 const STALE_MARKER_MS = 5 * 60_000;
@@ -32,7 +46,7 @@ export interface KeyIndex {
   remove(keys: readonly string[], id: string): Promise<void>;
   /** The ids marked under `key`, sorted (some may have no entry, or not have the key: the caller checks). */
   ids(key: string): Promise<string[]>;
-  /** Whether the whole queue was indexed (by this version) at least once. */
+  /** Whether the whole queue was indexed (by this version) in this boot, or ever where there are no boot ids. */
   built(): Promise<boolean>;
   /** Records that the index is complete (the queue is empty, or `verify` went through it). */
   markBuilt(): Promise<void>;
@@ -57,7 +71,7 @@ export function createKeyIndex(
   fsync: boolean,
   fail: (e: unknown, path: string) => unknown = (e) => e,
 ): KeyIndex {
-  const at: Place = { root, fsync };
+  const at: Place = { root, fsync, current: false };
   /** A failure of the file system as the store reports it (the path and the fix). */
   const guard =
     <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
@@ -70,11 +84,7 @@ export function createKeyIndex(
     add: guard((keys: readonly string[], id: string) => addMarkers(at, keys, id)),
     remove: guard((keys: readonly string[], id: string) => removeMarkers(at, keys, id)),
     ids: (key) => markedIds(at, key),
-    built: () =>
-      stat(join(root, BUILT)).then(
-        () => true,
-        () => false,
-      ),
+    built: () => isBuilt(at),
     markBuilt: guard(() => markBuilt(at)),
     verify: guard(
       (
@@ -90,6 +100,21 @@ export function createKeyIndex(
 interface Place {
   root: string;
   fsync: boolean;
+  /** `built` is this boot's: a marker lost to a power cut is found again, so markers need no flush. */
+  current: boolean;
+}
+
+async function isBuilt(at: Place): Promise<boolean> {
+  let recorded: string;
+  try {
+    recorded = (await readFile(join(at.root, BUILT), "utf8")).trim();
+  } catch {
+    return false;
+  }
+  const id = await bootId();
+  if (!id) return true;
+  at.current = recorded === id;
+  return at.current;
 }
 
 const folder = async (at: Place, key: string) => join(at.root, await segment(key));
@@ -113,17 +138,22 @@ async function mark(at: Place, dir: string, id: string): Promise<void> {
   }
 }
 
+/**
+ * Records that the index is complete, in this boot. Not flushed: a power cut that takes it only has the queue indexed
+ * again, and one that keeps it ends its boot (where there are no boot ids, every marker was flushed before it).
+ */
 async function markBuilt(at: Place): Promise<void> {
-  const first = await mkdir(at.root, { recursive: true, mode: 0o700 });
-  await (await open(join(at.root, BUILT), "w", 0o600)).close();
-  if (at.fsync) await fsyncDir(at.root);
-  await fsyncCreated(at, at.root, first);
+  await mkdir(at.root, { recursive: true, mode: 0o700 });
+  const id = await bootId();
+  await atomicWrite(join(at.root, BUILT), id, false);
+  at.current = !!id;
 }
 
 async function addMarkers(at: Place, keys: readonly string[], id: string): Promise<void> {
   const dirs = await Promise.all(keys.map((key) => folder(at, key)));
-  for (const dir of dirs) await mark(at, dir, id);
-  if (at.fsync) for (const dir of dirs) await fsyncDir(dir);
+  const flush = at.fsync && !at.current;
+  for (const dir of dirs) await mark({ ...at, fsync: flush }, dir, id);
+  if (flush) for (const dir of dirs) await fsyncDir(dir);
 }
 
 async function removeMarkers(at: Place, keys: readonly string[], id: string): Promise<void> {

@@ -126,8 +126,11 @@ async function readCapped(path: string, maxBytes: number): Promise<Uint8Array | 
 }
 
 export interface Records {
-  /** The valid record at `key`, or undefined when it is missing or had to be quarantined. */
-  read<T>(key: string, check: Check<T>): Promise<T | undefined>;
+  /**
+   * The valid record at `key`, or undefined when it is missing or had to be quarantined; `quarantine: false` for a
+   * record written unflushed, which a power cut may leave torn: read as missing, replaced by the next write.
+   */
+  read<T>(key: string, check: Check<T>, opts?: { quarantine?: boolean }): Promise<T | undefined>;
   /**
    * Serialises `record`, checks that it reads back valid (so it is never written only to be quarantined), writes
    * atomically; `fsync: false` for a note whose loss to a power cut costs nothing (box.ts).
@@ -189,13 +192,14 @@ export function createRecords(
 
   return {
     quarantined,
-    async read<T>(key: string, check: Check<T>) {
+    async read<T>(key: string, check: Check<T>, opts?: { quarantine?: boolean }) {
       for (let attempt = 0; attempt < 3; attempt++) {
         const bytes = await readBytes(key);
         if (!bytes) return undefined;
         const result =
           bytes instanceof Uint8Array ? await decode(bytes, check) : { ok: false as const, reason: bytes.tooLarge };
         if (result.ok) return result.value;
+        if (opts?.quarantine === false) return undefined;
         const seen = bytes instanceof Uint8Array ? bytes : undefined;
         if ((await quarantine(key, seen, result.reason, check)) !== "retry") return undefined;
       }

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
 import { memoryLogger } from "../../lib/log.ts";
-import { segment } from "../../lib/store/keyindex.ts";
+import { bootId, segment } from "../../lib/store/keyindex.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { spawn } from "../support/procs.ts";
 import { indexKeys, Payload } from "./fixtures/schemas.ts";
@@ -86,6 +86,20 @@ describe("byKey", () => {
     expect((await q.byKey("player:a")).map((e) => e.id)).toEqual([a.id]);
     expect(await q.verifyIndex()).toEqual({ added: 1, removed: 0 });
     expect((await q.byKey("player:a")).map((e) => e.id)).toEqual([a.id, late.id]);
+  });
+
+  test("a marker a power cut took is found again in the next boot: `built` counts only in the boot it names", async () => {
+    const q = (await open()).queue("ban", Ban, { keys });
+    const e = await q.add({ player: "a", reason: "1" });
+    const built = join(dir, "index", "ban", "built");
+    expect(readFileSync(built, "utf8")).toBe(await bootId());
+    // The power cut: the marker (written unflushed in that boot) is gone, the entry (flushed) is there.
+    await rm(join(await markerDir("ban", "player:a"), e.id));
+    await writeFile(built, "an-earlier-boot");
+    const after = (await open()).queue("ban", Ban, { keys });
+    expect((await after.byKey("player:a")).map((x) => x.id)).toEqual([e.id]);
+    expect(await unmarked("ban", keys)).toEqual([]);
+    expect(readFileSync(built, "utf8")).toBe(await bootId());
   });
 
   test("a marker planted for another key's entry is not taken for it (the entry's own keys decide)", async () => {

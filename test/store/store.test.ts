@@ -139,6 +139,21 @@ describe("atomic driver", () => {
 });
 
 describe("quarantine", () => {
+  test("a cache kept without flushes (durable: false) that a power cut left torn reads as missing, not quarantined", async () => {
+    const { store } = await open();
+    const signal = store.cache("signal", v.object({ id: v.string() }), { durable: false });
+    await signal.set({ id: "1" });
+    expect((await signal.get())?.data).toEqual({ id: "1" });
+    for (const torn of ["", '{"v":1,"savedAt":17']) {
+      await writeFile(join(dir, "cache", "signal"), torn);
+      expect(await signal.get()).toBeUndefined();
+    }
+    expect(store.quarantined()).toEqual([]);
+    expect(await store.corrupt()).toEqual([]);
+    await signal.set({ id: "2" });
+    expect((await signal.get())?.data).toEqual({ id: "2" });
+  });
+
   test("a corrupt entry is moved to corrupt/, reported once, and the rest of the queue stays readable", async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const { store, log } = await open({ clock });

@@ -1,0 +1,54 @@
+/**
+ * The compiled binary keeps the checked configuration in its store (lib/app/config-cache.ts) and never serves a
+ * stale one: a changed file or variable is checked again, a garbled entry is a miss.
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawn } from "../support/procs.ts";
+import { binary } from "./binary.ts";
+
+const SERVER = "541d1c41-1b58-40fc-8780-70c400ea5686";
+const toml = (extra = "") =>
+  `[api]\nurl = "http://127.0.0.1:9/v1"\nkey = "k-0123456789"\nserver_id = "${SERVER}"\n` +
+  `[game]\nbridge = "sim"\n[intervals]\n${extra}`;
+
+describe("the checked configuration, in the compiled binary", () => {
+  test("kept in the store, checked again when the file or a variable changes, a garbled entry a miss", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "hub-config-cache-"));
+    mkdirSync(join(cwd, "data"), { mode: 0o700 });
+    const file = join(cwd, "hub-agent.toml");
+    writeFileSync(file, toml(), { mode: 0o600 });
+    // The compiled binary itself: from source (a test's own process) there is no cache.
+    const status = async (env: Record<string, string> = {}) => {
+      const p = spawn([await binary(), "queue", "status", "--json"], {
+        cwd,
+        env: { PATH: process.env.PATH ?? "", ...env },
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const [stdout, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+      return { code, stdout };
+    };
+
+    expect((await status()).code).toBe(0);
+    const entry = join(cwd, "data", "config.cache");
+    expect(existsSync(entry)).toBe(true);
+    expect((await status()).code).toBe(0);
+
+    writeFileSync(file, toml('bans = "soon"\n'));
+    const bad = await status();
+    expect(bad.code).toBe(3);
+    expect(bad.stdout).toContain('intervals.bans = \\"soon\\"');
+    writeFileSync(file, toml());
+    expect((await status()).code).toBe(0);
+    expect((await status({ HUB_INTERVALS_BANS: "soon" })).code).toBe(3);
+
+    writeFileSync(entry, "0\n{}");
+    expect((await status()).code).toBe(0);
+    writeFileSync(file, toml("typo = 1\n"));
+    expect((await status()).code).toBe(3);
+  });
+});

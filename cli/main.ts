@@ -1,9 +1,10 @@
 #!/usr/bin/env bun
 import type { CommandDef } from "citty";
 import { type Meta, globalArgs } from "./args.ts";
+import { BUILD } from "./build-info.ts";
 import { examplesHelp, runCli } from "./runner.ts";
 
-export const VERSION = "0.1.0";
+export const VERSION = BUILD.version;
 
 interface Command {
   description: string;
@@ -79,7 +80,10 @@ const COMMANDS: Record<string, Command> = {
     description: "the list of commands, or one command's help: help [<command>] (as <command> --help)",
     load: () => import("./commands/help.ts"),
   },
-  version: { description: "print the version (as --version, -V)", load: () => import("./commands/version.ts") },
+  version: {
+    description: "the version, commit, build date, target and Bun's version (--version, -V: the version)",
+    load: () => import("./commands/version.ts"),
+  },
   completion: {
     description: "print the shell completion script: bash, zsh or fish",
     load: () => import("./commands/completion.ts"),

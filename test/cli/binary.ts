@@ -1,20 +1,18 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pkg from "../../package.json" with { type: "json" };
+import { buildCommand as compileCommand } from "../../packaging/build.ts";
 import { spawn } from "../support/procs.ts";
 
 const root = join(import.meta.dir, "..", "..");
 let built: Promise<string> | undefined;
 
 /**
- * The `bun build` argv of package.json's build script with another entry point and output file, so the tests and
- * the bench compile exactly what ships (one list of flags, not three).
+ * The compile of packaging/build.ts (what `npm run build` and the release run) with another entry point and output
+ * file, so the tests and the benches compile exactly what ships (one list of flags, not three).
  */
 export function buildCommand(entry: string, outfile: string): string[] {
-  const words = (pkg.scripts.build as string).split(/\s+/);
-  const argv = words.map((w, i) => (w === "cli/main.ts" ? entry : words[i - 1] === "--outfile" ? outfile : w));
-  return [process.execPath, ...argv.slice(1)]; // "bun" → the running bun
+  return compileCommand({ entry, outfile });
 }
 
 /** Compiles the real single executable once per test run, as `npm run build` does. */

@@ -46,3 +46,10 @@ describe("links in README.md and docs/", () => {
     });
   }
 });
+
+describe("the README stays the operator's", () => {
+  test("at most 350 lines: everything else lives in docs/, one click away", async () => {
+    const lines = (await Bun.file(join(import.meta.dir, "..", "..", "README.md")).text()).split("\n").length - 1;
+    expect(lines).toBeLessThanOrEqual(350);
+  });
+});

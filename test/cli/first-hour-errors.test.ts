@@ -177,7 +177,7 @@ describe("a refused API key or an unknown server id", () => {
     }
   }, 60_000);
 
-  test("a wrong instance path with the server record cached: nothing queued is dropped as an unknown player", async () => {
+  test("a wrong instance path with the server record cached: no entry dropped, no player without warnings", async () => {
     // After a first run the server record is cached, so a one-shot command goes straight to the user lookup: the
     // routing's 404 there ({"detail": "Not Found"}, no error code) says nothing of the player.
     const dir = tmp("path-cached");
@@ -190,6 +190,9 @@ describe("a refused API key or an unknown server id", () => {
     const ban = await hub(["ban", ALICE, "30m", "path-typo"], { env: wrong });
     expect(ban.stderr).not.toContain("not known to VyHub");
     expect(ban.code).toBe(6);
+    const warns = await hub(["warns", ALICE], { env: wrong });
+    expect(warns.stdout).not.toContain("has no warnings");
+    expect(warns.code).not.toBe(0);
     const status = (await hub(["queue", "status"], { env: wrong })).stdout;
     expect(status).toContain('"path-typo"');
     expect(status).toContain('"queued-while-down"');

@@ -193,6 +193,9 @@ describe("a refused API key or an unknown server id", () => {
     const warns = await hub(["warns", ALICE], { env: wrong });
     expect(warns.stdout).not.toContain("has no warnings");
     expect(warns.code).not.toBe(0);
+    const byUser = await hub(["warns", "user:6d608cd3-155d-4344-b9e8-7c0280165d73"], { env: wrong }); // Alice
+    expect(byUser.stderr).not.toContain("knows no user");
+    expect(byUser.code).not.toBe(5);
     const status = (await hub(["queue", "status"], { env: wrong })).stdout;
     expect(status).toContain('"path-typo"');
     expect(status).toContain('"queued-while-down"');

@@ -100,7 +100,8 @@ export function createContext(flags: GlobalFlags, data?: unknown): Context {
       if (opts.warnings) {
         let lines = [...result.warnings];
         if (!opts.exposed) lines.push(...result.exposed.map((w) => `${w.message}: \`${w.fix}\``));
-        if (opts.warnings === "changed" && lines.length) {
+        // Even with none: a warning fixed, then back, is a change to say (what was said is forgotten here).
+        if (opts.warnings === "changed") {
           const { configWarningsToSay } = await import("../lib/said.ts");
           const quiet = !!flags.quiet;
           lines = [...(await configWarningsToSay(result.config.storage.dir, lines, { quiet, logger }))];

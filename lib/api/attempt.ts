@@ -97,6 +97,9 @@ async function send(
       spec.body === undefined ? ctx.headers : { ...ctx.headers, "content-type": "application/json; charset=utf-8" },
     body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
     signal,
+    // A write is never sent again by following a redirect (a 307 would repeat it, a 301 turn it into a GET whose
+    // answer reads as a delivery): its 3xx is an answer, and the durable queues decide what comes next.
+    redirect: spec.method === "GET" ? "follow" : "manual",
     ...FETCH_OPTIONS,
   });
   const { status, statusText, headers } = response;
@@ -145,7 +148,9 @@ function settle<T>(
     };
   }
   const { message: raw, code } = parseErrorBody(text, statusText);
-  const message = ctx.clean(raw);
+  // A write's redirect (not followed, send()): where it points tells the operator what api.url should be.
+  const location = status >= 300 && status < 400 ? headers.get("location") : null;
+  const message = ctx.clean(location ? `${raw}, to ${location}` : raw);
   if (status === 404)
     return { result: fail({ kind: "NotFound", status, endpoint, message, ...opt(code) }), retry: false };
   if (status >= 400 && status < 500) {

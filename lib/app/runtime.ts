@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+
 /**
  * The runtime settings of `run`, a process that lives for weeks beside a game server on a host whose memory is
  * shared: JavaScriptCore's optimizing JIT (DFG, and FTL above it) off, its garbage collector sized as if the machine
@@ -28,6 +30,9 @@ export function useRunSettings(env: NodeJS.ProcessEnv = process.env): void {
   const compiled = process.argv[1]?.startsWith("/$bunfs/");
   if (!compiled && !/[\\/]cli[\\/]main\.ts$/.test(process.argv[1] ?? "")) return;
   const args = compiled ? process.argv.slice(2) : [...process.execArgv, ...process.argv.slice(1)];
+  // A deleted or replaced executable (an upgrade while `run` starts) is named "<path> (deleted)": Bun would print
+  // its warning that execve is experimental, a line outside the log's format, before the call fails.
+  if (!existsSync(process.execPath)) return;
   try {
     execve(process.execPath, [process.argv0, ...args], { ...env, ...RUNTIME_SETTINGS });
   } catch {

@@ -218,7 +218,8 @@ async function byUser(userId: string, o: ResolveOptions): Promise<ResolvedPlayer
   if (!o.api) return { id: null, userId, name: null };
   const res = await o.api.getUser(userId, undefined);
   if (res.ok && res.value.id === userId) return fromUser(res.value, o.userType);
-  if (res.ok || res.error.kind === "NotFound")
+  // Only the service's own 404 (its error code) says so; routing's is a wrong path in api.url.
+  if (res.ok || (res.error.kind === "NotFound" && res.error.code))
     throw new PlayerError("unknown", `the service knows no user with the id ${userId}`);
   if (isRejected(res.error)) throw apiFailure(res.error, userId);
   return { id: null, userId, name: null };

@@ -110,8 +110,11 @@ export class Attempt<I extends Item = Item> {
     // A request before the write failed for good, but an earlier attempt may have reached VyHub: not dropped unseen.
     if (!sent && isUncertain(item.entry) && (error.kind === "NotFound" || isRejected(error)))
       return this.lookupFailed(error);
-    if (error.kind === "NotFound") return this.done("not_found", { error: message });
-    if (isRejected(error)) return this.done("refused", { error: message });
+    // Only the service's own 404 (its error code) says the player is unknown. Routing's (a wrong path in api.url,
+    // which a cached server record hides) or a gateway's says nothing of the player: the entry waits.
+    if (error.kind === "NotFound") {
+      if (error.code) return this.done("not_found", { error: message });
+    } else if (isRejected(error)) return this.done("refused", { error: message });
     if (sent) return this.keep({ lastError: message, uncertain: !notCarriedOut(error) }, message);
     // Explicitly certain unless it already was uncertain: a failed lookup before the write sent nothing new.
     const uncertain = isUncertain(item.entry);

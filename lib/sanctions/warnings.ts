@@ -20,7 +20,9 @@ export async function listWarnings(
   if (!userId) {
     // Without a user id the target has its game id (PlayerRefSchema).
     const user = await api.getUser(target.identifier as string, target.type);
-    if (!user.ok) return user.error.kind === "NotFound" ? { ok: true, warnings: [], total: 0 } : user;
+    // Only the service's own 404 (its error code) is a player it does not know; routing's is a wrong api.url path.
+    if (!user.ok)
+      return user.error.kind === "NotFound" && user.error.code ? { ok: true, warnings: [], total: 0 } : user;
     userId = user.value.id;
   }
   const res = await api.listWarnings(userId, { bundleId, size: WARNS_LIMIT });

@@ -133,6 +133,44 @@ describe("issueSanction", () => {
   });
 });
 
+describe("a redirect in answer to a write (a proxy, http → https)", () => {
+  test("never a delivery, and never followed: the write is sent once and its entry waits", async () => {
+    // Between hub-agent and the service: POST /ban/ is passed on, then answered with a 307 to itself (a write
+    // the redirect would send again); POST /warning/ is answered with a 301 (which fetch follows as a GET, whose
+    // list answer would read as a delivery). Everything else passes through.
+    const origin = new URL(sb.url).origin;
+    const pass = async (req: Request, u: URL) =>
+      fetch(origin + u.pathname + u.search, {
+        method: req.method,
+        headers: req.headers,
+        body: req.method === "GET" ? undefined : await req.text(),
+      });
+    using proxy = Bun.serve({
+      port: 0,
+      async fetch(req) {
+        const u = new URL(req.url);
+        if (req.method === "POST" && u.pathname.endsWith("/ban/")) {
+          await (await pass(req, u)).arrayBuffer();
+          return new Response(null, { status: 307, headers: { location: req.url } });
+        }
+        if (req.method === "POST" && u.pathname.endsWith("/warning/"))
+          return new Response(null, { status: 301, headers: { location: req.url } });
+        return pass(req, u);
+      },
+    });
+    const s = await session({ HUB_API_URL: `http://127.0.0.1:${proxy.port}/sandbox/v1` });
+    const ban = await issueSanction(s, { kind: "ban", player: ALICE, length: "30m", reason: "redirected ban" });
+    const warning = await issueSanction(s, { kind: "warning", player: BOB, reason: "redirected warning" });
+    expect([ban.status, warning.status]).toEqual(["queued", "queued"]);
+    expect((warning as { error: string }).error).toEndWith(
+      `POST /warning/: 301 Moved Permanently, to http://127.0.0.1:${proxy.port}/sandbox/v1/warning/`,
+    );
+    expect([...sb.state.bans.values()].filter((b) => b.reason === "redirected ban")).toHaveLength(1);
+    expect([...sb.state.warnings.values()].filter((w) => w.reason === "redirected warning")).toHaveLength(0);
+    expect(await queued(s)).toEqual([1, 0, 1]);
+  });
+});
+
 describe("unban and warns", () => {
   test("unban offline cancels the queued ban; online it is delivered", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hub-app-"));

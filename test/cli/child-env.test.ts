@@ -1,7 +1,8 @@
 /**
  * What the programs hub-agent starts can see: the compiled binary's `run` wraps a "server" and runs a hook that
  * both dump their environment, with the API key and an RCON password set. Neither secret nor any HUB_* variable
- * reaches them or hub-agent's own output; a variable the operator sets in [game.wrapper.env] does.
+ * reaches them or hub-agent's own output, nor the runtime settings `run` executes itself with; a variable the
+ * operator sets in [game.wrapper.env] does.
  */
 import { expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -86,6 +87,7 @@ test("the wrapped server and hooks get a clean environment; the console copy is 
     expect(dump).not.toContain(sb.key);
     expect(dump).not.toContain(RCON_PASSWORD);
     expect(dump).not.toMatch(/^HUB_/m);
+    expect(dump).not.toMatch(/^(BUN_JSC_|MIMALLOC_)/m); // run's own runtime settings (lib/app/runtime.ts)
     expect(dump).toMatch(/^PATH=/m); // what a program needs still arrives
     expect(dump).toContain(`HOME=${dir}`);
   }

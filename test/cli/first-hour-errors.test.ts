@@ -177,6 +177,34 @@ describe("a refused API key or an unknown server id", () => {
     }
   }, 60_000);
 
+  test("a wrong instance path with the server record cached: no entry dropped, no player without warnings", async () => {
+    // After a first run the server record is cached, so a one-shot command goes straight to the user lookup: the
+    // routing's 404 there ({"detail": "Not Found"}, no error code) says nothing of the player.
+    const dir = tmp("path-cached");
+    expect((await hub(["run", "--once"], { env: env(dir) })).code).toBe(0);
+    const down = await hub(["warn", ALICE, "queued-while-down"], {
+      env: env(dir, { HUB_API_URL: "http://127.0.0.1:1/sandbox/v1" }),
+    });
+    expect(down.code).toBe(6);
+    const wrong = env(dir, { HUB_API_URL: sb.url.replace(/\/sandbox\/v1$/, "/wrong/v1") });
+    const ban = await hub(["ban", ALICE, "30m", "path-typo"], { env: wrong });
+    expect(ban.stderr).not.toContain("not known to VyHub");
+    expect(ban.code).toBe(6);
+    const warns = await hub(["warns", ALICE], { env: wrong });
+    expect(warns.stdout).not.toContain("has no warnings");
+    expect(warns.code).not.toBe(0);
+    const byUser = await hub(["warns", "user:6d608cd3-155d-4344-b9e8-7c0280165d73"], { env: wrong }); // Alice
+    expect(byUser.stderr).not.toContain("knows no user");
+    expect(byUser.code).not.toBe(5);
+    const status = (await hub(["queue", "status"], { env: wrong })).stdout;
+    expect(status).toContain('"path-typo"');
+    expect(status).toContain('"queued-while-down"');
+    // The right path again: each delivered, once.
+    expect((await hub(["run", "--once"], { env: env(dir) })).code).toBe(0);
+    expect([...sb.state.bans.values()].filter((b) => b.reason === "path-typo")).toHaveLength(1);
+    expect([...sb.state.warnings.values()].filter((w) => w.reason === "queued-while-down")).toHaveLength(1);
+  }, 60_000);
+
   test("run: says so once, keeps kicking from the cached ban list, backs off, and says when the key is accepted again", async () => {
     const dir = tmp("run-key");
     sb.state.addBan({ user_id: BOB.user, serverbundle_id: sb.bundleId, reason: "cached ban" });

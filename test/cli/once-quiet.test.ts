@@ -55,3 +55,24 @@ test("run --once --quiet says each warning once per change of the configuration;
   expect(loud).toContain(INTERVAL(20));
   expect(loud).toContain(LOOSE);
 }, 60_000);
+
+test("run --once --quiet: a warning fixed (none left), then back, is said again", async () => {
+  const cwd = mkdtempSync(join(tmpdir(), "hub-quiet-"));
+  const file = join(cwd, "hub-agent.toml");
+  const write = (rewards: number) => {
+    writeFileSync(file, `[api]\nkey = "${sb.key}"\n\n[intervals]\nrewards = ${rewards}\n`);
+    chmodSync(file, 0o600);
+  };
+  const env = { HUB_API_URL: sb.url, HUB_API_SERVER_ID: sb.serverId, HUB_GAME_BRIDGE: "sim" };
+  const cron = async () => {
+    const r = await hub(["run", "--once", "--quiet"], { env, cwd });
+    expect([r.code, r.stdout]).toEqual([0, ""]);
+    return r.stderr;
+  };
+  write(10);
+  expect(await cron()).toContain(INTERVAL(10));
+  write(60); // fixed: no warning at all
+  expect(await cron()).toBe("");
+  write(10); // the same mistake again: a change, said once more
+  expect(await cron()).toContain(INTERVAL(10));
+}, 60_000);

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { createServer, type Server, type Socket } from "node:net";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Sandbox } from "../../lib/sandbox/index.ts";
@@ -233,5 +233,26 @@ describe("the runtime settings of run (lib/app/runtime.ts)", () => {
     expect(env.BUN_JSC_forceRAMSize).toBeUndefined();
     const { code } = await stopTimed(agent, "SIGTERM");
     expect(code).toBe(0);
+  }, 60_000);
+
+  test("an executable deleted before it could execute itself (an upgrade): run goes on, every log line JSON", async () => {
+    // The executable is started through an open descriptor, its name already removed, as when a package upgrade
+    // replaces it while `run` starts: executing it again fails, and the run keeps the runtime's defaults.
+    const dir = mkdtempSync(join(tmpdir(), "hub-signals-"));
+    const link = join(dir, "hub-agent");
+    linkSync(await binary(), link);
+    const script = 'exec 9<"$0" && rm -f "$0" && exec /proc/self/fd/9 run --once --log-format json';
+    const proc = spawn(["/bin/sh", "-c", script, link], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "", HUB_STORAGE_DIR: join(dir, "store"), ...service() },
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "pipe",
+    });
+    const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    expect(code).toBe(0);
+    const lines = stderr.split("\n").filter(Boolean);
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
   }, 60_000);
 });

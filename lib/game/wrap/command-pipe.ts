@@ -24,6 +24,7 @@
 import { execFile } from "node:child_process";
 import { closeSync, constants, fchownSync, fstatSync, openSync, readSync, writeSync } from "node:fs";
 import type { Clock } from "../../clock.ts";
+import { childEnv } from "../../child-env.ts";
 import { lstat } from "../../fsio.ts";
 import type { Logger } from "../../log.ts";
 import { errorMessage } from "../transports/transport.ts";
@@ -212,7 +213,7 @@ class FifoWriter implements CommandPipe {
 /** `mkfifo -m 0600` (node has no mkfifo of its own); openCommandPipe gives it to the server's user. */
 function mkfifo(path: string, key: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile("mkfifo", ["-m", "0600", "--", path], { timeout: 10_000 }, (error, _out, stderr) => {
+    execFile("mkfifo", ["-m", "0600", "--", path], { timeout: 10_000, env: childEnv() }, (error, _out, stderr) => {
       if (error) {
         const why = String(stderr).trim() || errorMessage(error);
         return reject(

@@ -4,6 +4,7 @@
  * `getent` (local files, LDAP, systemd's users), or /etc/passwd and /etc/group where `getent` is not installed.
  */
 import { execFile } from "node:child_process";
+import { childEnv } from "../../child-env.ts";
 import { readFile } from "../../fsio.ts";
 import { WrapperSetupError } from "./setup-error.ts";
 
@@ -76,7 +77,7 @@ async function lookup(db: "passwd" | "group", key: string): Promise<string[] | u
 /** `getent <db> <key>`: its one line, or undefined when there is no such entry (exit code 2). */
 function getent(db: string, key: string): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
-    execFile("getent", [db, key], { timeout: 10_000, maxBuffer: 64 * 1024 }, (error, stdout) => {
+    execFile("getent", [db, key], { timeout: 10_000, maxBuffer: 64 * 1024, env: childEnv() }, (error, stdout) => {
       if (!error) return resolve(stdout.split("\n")[0]);
       if (typeof error.code === "number") return resolve(undefined); // 2: not found
       reject(error);

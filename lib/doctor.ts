@@ -62,8 +62,8 @@ export async function runChecks(config: Config, opts: { logger?: Logger; now?: (
 export async function checkStorage(dir: string): Promise<Check> {
   const probe = join(dir, `.doctor-${process.pid}`);
   try {
-    await checkFormat(dir);
     await mkdir(dir, { recursive: true, mode: 0o700 });
+    await checkFormat(dir);
     await writeFile(probe, "ok", { mode: 0o600 });
     await unlink(probe);
     return { name: "storage", status: "ok", message: `${dir} is writable` };

@@ -24,7 +24,7 @@ const VERSION = typeof HUB_AGENT_VERSION === "string" ? HUB_AGENT_VERSION : pkg.
 
 export interface StoreFormat {
   format: number;
-  /** The version that wrote the marker; undefined for a store 0.1.0 created (no marker). */
+  /** The version that wrote the marker ("" when it names none); undefined without a marker (0.1.0's stores). */
   version?: string;
 }
 
@@ -82,9 +82,10 @@ export async function ensureFormat(dir: string): Promise<StoreFormat> {
   const found = await checkFormat(dir);
   if (found.version !== undefined) return found;
   const marker = { format: STORE_FORMAT, version: VERSION };
-  const created = await createLockFile(join(dir, FORMAT_FILE), `${JSON.stringify(marker)}\n`).catch(() => true);
+  const created = await createLockFile(join(dir, FORMAT_FILE), `${JSON.stringify(marker)}\n`).catch(() => undefined);
   // Another process marked it meanwhile: its marker is the one to go by.
-  return created ? marker : checkFormat(dir);
+  if (created === false) return checkFormat(dir);
+  return created ? marker : found;
 }
 
 function parse(text: string): StoreFormat | undefined {

@@ -5,6 +5,7 @@ import { createApi, describeError, type Api, type ApiResult, type Server } from 
 import { CREDENTIAL_FIX } from "./api/credentials.ts";
 import type { Check } from "./check.ts";
 import { fsErrorLine, isStoreErrno } from "./store/errors.ts";
+import { checkFormat, StoreFormatError } from "./store/format.ts";
 import { QUARANTINE_FIX, listCorrupt } from "./store/records.ts";
 import type { Logger } from "./log.ts";
 
@@ -62,11 +63,14 @@ export async function checkStorage(dir: string): Promise<Check> {
   const probe = join(dir, `.doctor-${process.pid}`);
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
+    await checkFormat(dir);
     await writeFile(probe, "ok", { mode: 0o600 });
     await unlink(probe);
     return { name: "storage", status: "ok", message: `${dir} is writable` };
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
+    if (e instanceof StoreFormatError)
+      return { name: "storage", status: "fail", message: e.problem, fix: e.fix, kind: "store" };
     return {
       name: "storage",
       status: "fail",

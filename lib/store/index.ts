@@ -4,8 +4,9 @@
  * process and one-shot CLI commands, so every write is atomic and every read is validated.
  *
  * Layout under `dir`: queue/<name>/<id>, index/<queue>/<key hash>/<id> (keyindex.ts), box/<name>/<id>, cache/<name>,
- * counters/<name>/<key>, locks/<name>.lock, corrupt/… (quarantined files). Every record is JSON with a format
- * version `v`. Only its owner may use it (secure.ts): folders 0700, files 0600.
+ * counters/<name>/<key>, locks/<name>.lock, corrupt/… (quarantined files), format (the store's format and the
+ * version that wrote it: format.ts). Every record is JSON with a format version `v`. Only its owner may use it
+ * (secure.ts): folders 0700, files 0600.
  */
 import { mkdir } from "../fsio.ts";
 import { join, resolve } from "node:path";
@@ -18,6 +19,7 @@ import { type Cache, type CacheOptions, createCache, listCaches } from "./cache.
 import { type Counters, createCounters } from "./counters.ts";
 import atomicFs, { cleanStaleTemp } from "./driver.ts";
 import { StoreWriteError, storeWriteError } from "./errors.ts";
+import { ensureFormat } from "./format.ts";
 import { createKeyIndex } from "./keyindex.ts";
 import { createLocker } from "./lock.ts";
 import { type Queue, type QueueOptions, createQueue } from "./queue.ts";
@@ -33,6 +35,7 @@ export type { Counters } from "./counters.ts";
 export { LockTimeoutError } from "./lock.ts";
 export { type Queue, type QueueEntry, type QueueOptions, isUncertain } from "./queue.ts";
 export { StoreUnsafeError } from "./secure.ts";
+export { STORE_FORMAT, StoreFormatError } from "./format.ts";
 export type { CorruptFile, QuarantineRecord } from "./records.ts";
 export type { QueueChange, QueueListener } from "./watch.ts";
 
@@ -102,6 +105,8 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       `the store ${dir} was open to other users (mode 0${secured.corrected.toString(8)}): corrected to 0700, its files to 0600`,
     );
   if (secured.warning) logger.warn(secured.warning);
+  // Before anything is read, swept or written: a store a newer build made is refused (format.ts).
+  await ensureFormat(dir);
   if (opts.sweep !== false) {
     const cleaned = await cleanStaleTemp(dir, STALE_TEMP_MS);
     if (cleaned) logger.info("removed stale temp files left by interrupted writes", { count: cleaned });

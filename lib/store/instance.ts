@@ -12,6 +12,7 @@
 import { readFile } from "../fsio.ts";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { checkFormat, StoreFormatError } from "./format.ts";
 import {
   breakStale,
   code,
@@ -132,6 +133,10 @@ export async function instanceHolder(
 
 /** Takes the storage directory's instance lock, or throws InstanceBusyError naming the holder. */
 export async function holdInstance(dir: string): Promise<Instance> {
+  // A store a newer build made is not used: not even its lock is taken. Other failures are the lock's to report.
+  await checkFormat(dir).catch((e) => {
+    if (e instanceof StoreFormatError) throw e;
+  });
   const path = join(dir, INSTANCE_LOCK);
   const self = { host: hostname(), boot: await bootId() };
   const me: InstanceHolder = {

@@ -25,6 +25,12 @@ export interface Invocation {
 
 export const newInvocation = (): Invocation => ({ secrets: [], guards: [], marks: [] });
 
+type ConfigOptions = {
+  warnings?: boolean | "changed";
+  timePatterns?: boolean;
+  exposed?: (files: { message: string; fix: string }[]) => void;
+};
+
 /** What a command handler gets: a logger, output helpers, and the configuration on demand. */
 export interface Context {
   logger: Logger;
@@ -47,11 +53,12 @@ export interface Context {
    * `"changed"` (`run`): with --quiet, only those not said by the last run (lib/said.ts), so cron mails them once.
    * `timePatterns`: for the commands that run the game's patterns (LoadOptions).
    */
-  config(opts?: {
-    warnings?: boolean | "changed";
-    timePatterns?: boolean;
-    exposed?: (files: { message: string; fix: string }[]) => void;
-  }): Promise<Config>;
+  config(opts?: ConfigOptions): Promise<Config>;
+  /**
+   * `readOnly` (`status`, `queue status`): they read only the store, so a configuration that is not valid but
+   * whose storage.dir can be told is one warning, not exit 3 (the problem said, the store shown).
+   */
+  config(opts: ConfigOptions & { readOnly: true }): Promise<Pick<Config, "storage">>;
   /** Registers a secret so it never appears in output or logs. */
   secret(value: string): void;
 }
@@ -81,7 +88,7 @@ export function createContext(flags: GlobalFlags, data?: unknown): Context {
       if (json) out(jsonPrintable(JSON.stringify(value, null, 2)));
     },
     secret: (value) => void secrets.push(value),
-    async config(opts = {}) {
+    async config(opts: ConfigOptions & { readOnly?: boolean } = {}): Promise<Config> {
       invocation.marks.push(["operation", performance.now()]);
       const { loadCachedConfig } = await import("../lib/app/config-cache.ts");
       const result = await loadCachedConfig({
@@ -94,6 +101,11 @@ export function createContext(flags: GlobalFlags, data?: unknown): Context {
       invocation.marks.push(["config", performance.now()]);
       if (!result.ok) {
         const where = result.file ? ` (${result.file})` : " (no config file; environment only)";
+        if (opts.readOnly && result.storage) {
+          const { configProblemLine } = await import("../lib/app/storage.ts");
+          logger.warn(configProblemLine(where, result.problems, result.storage.dir));
+          return { storage: result.storage } as Config; // typed Pick<Config, "storage"> by the readOnly overload
+        }
         throw new CliError(`configuration is not valid${where}`, EXIT.CONFIG, result.problems);
       }
       if (opts.exposed) opts.exposed(result.exposed);

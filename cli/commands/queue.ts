@@ -35,7 +35,7 @@ const status = defineCommand({
   args: { ...globalArgs, all: { type: "boolean", description: "list every entry, not only the oldest of each queue" } },
   async run({ args, data }) {
     const ctx = createContext(args, data);
-    const deps = { config: await ctx.config(), logger: ctx.logger };
+    const deps = { config: await ctx.config({ readOnly: true }), logger: ctx.logger };
     const r = await queueStatus(deps, { ...(args.all ? {} : { limit: SHOWN }), describe: !ctx.json });
     ctx.emit({ queues: r.queues, quarantine: r.quarantine });
     if (!ctx.json) for (const line of statusLines(r)) ctx.say(line);

@@ -11,7 +11,10 @@ export default defineCommand({
   meta: helpMeta({
     examples: [
       ["hub-agent run", "until SIGINT/SIGTERM"],
-      ["hub-agent run --once --quiet", "one round of every job, for cron: exit 0 all delivered, 6 something waits"],
+      [
+        "hub-agent run --once --quiet",
+        "one round of every job, for cron: 0 all delivered, 6 something waits, 4 no service",
+      ],
       ["hub-agent run --once --json", "the same, then one JSON object: each job, each queue, the exit code"],
       ["hub-agent run --config /etc/hub-agent/hub-agent.toml", "another configuration file"],
     ],

@@ -18,7 +18,7 @@ export default defineCommand({
   args: { ...globalArgs },
   async run({ args, data }) {
     const ctx = createContext(args, data);
-    const view = await agentStatus({ config: await ctx.config(), logger: ctx.logger });
+    const view = await agentStatus({ config: await ctx.config({ readOnly: true }), logger: ctx.logger });
     ctx.emit(view);
     if (!ctx.json) for (const line of statusLines(view)) ctx.say(line);
     ctx.exit(view.run.alive ? EXIT.OK : EXIT.FAILURE);

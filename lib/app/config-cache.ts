@@ -20,9 +20,9 @@
  * reads anyway. Its first line is a checksum of the rest: a garbled or torn entry (it is not fsynced: a cache lost
  * to a power cut costs one check) is a miss, never an error. Patterns timed (`run`, `doctor`) are never cached.
  */
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import type { ConfigIo, LoadOptions, LoadResult } from "../config/index.ts";
-import { configFilePath } from "../config/file.ts";
+import { configFilePath, storageDirOf } from "../config/file.ts";
 import { parseToml } from "../config/toml.ts";
 import * as fsio from "../fsio.ts";
 
@@ -134,8 +134,7 @@ async function storageDir(opts: LoadOptions, io: ConfigIo): Promise<string | und
   const file = await configFilePath(opts, (path) => io.stat(path));
   const text = file ? await io.readFile(file) : "";
   const storage = (file ? parseToml(text) : {}).storage as Record<string, unknown> | undefined;
-  const dir = opts.env.HUB_STORAGE_DIR || storage?.dir || "./data";
-  return typeof dir === "string" ? resolve(file ? dirname(file) : opts.cwd, dir.trim()) : undefined;
+  return storageDirOf(opts, file, storage?.dir);
 }
 
 /** The directory is this user's and closed to others: what is in it was written by us. */

@@ -8,9 +8,10 @@ import { within } from "../clock.ts";
 import type { GameEnd } from "../game/bridge.ts";
 import type { Metrics } from "../monitor/metrics.ts";
 import type { RunMonitor } from "../monitor/monitor.ts";
-import { onceSummary } from "../monitor/once.ts";
+import { onceSummary, type OnceSummary } from "../monitor/once.ts";
 import { queueStatus, type QueueSummary } from "../queues.ts";
 import { STOP_BUDGET_MS, stopWithin } from "../shutdown.ts";
+import type { Logger } from "../log.ts";
 import type { Config } from "./config.ts";
 import { reloadable } from "./run-reload.ts";
 import type { RunAgentOptions, RunOutcome } from "./run-types.ts";
@@ -155,12 +156,29 @@ export class Serving {
         line: "the service is unreachable and no usable cached server record exists",
         summary,
       };
-    // Cron reads the exit code: 6 while anything queued still waits for the service.
-    const waiting = after.filter((q) => q.waiting > 0);
-    if (waiting.length) {
-      const list = waiting.map((q) => `${q.queue}: ${q.waiting}`).join(", ");
-      logger.warn(`not everything queued was delivered (${list}); see hub-agent queue status`);
-    }
-    return { kind: "once", summary, waiting: waiting.reduce((n, q) => n + q.waiting, 0) };
+    return onceOutcome(summary, after, logger);
   }
+}
+
+/**
+ * What cron reads from a round that started: `unreachable` (4) when jobs failed or entries wait while the service
+ * does not answer, `failed` (1) when jobs failed otherwise, `queued` (6) while anything queued still waits.
+ */
+export function onceOutcome(summary: OnceSummary, after: QueueSummary[], logger: Logger): RunOutcome {
+  const waiting = after.filter((q) => q.waiting > 0);
+  const queued = waiting.map((q) => `${q.queue}: ${q.waiting}`).join(", ");
+  const failed = summary.failed_jobs;
+  const down = summary.service.reachable === false;
+  if (failed.length || (down && waiting.length)) {
+    const jobs = failed.length
+      ? `${failed.length} of ${summary.jobs.length} jobs failed (${failed.join(", ")})`
+      : "nothing was delivered";
+    const left = waiting.length ? `; still queued (${queued}), sent by the next round` : "";
+    const line = down
+      ? `the service did not answer (${summary.service.last_error ?? "no answer"}): ${jobs}${left}`
+      : `${jobs}: see the log above${left}`;
+    return { kind: down ? "unreachable" : "failed", line, summary };
+  }
+  if (waiting.length) logger.warn(`not everything queued was delivered (${queued}); see hub-agent queue status`);
+  return { kind: "once", summary, waiting: waiting.reduce((n, q) => n + q.waiting, 0) };
 }

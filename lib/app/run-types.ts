@@ -11,9 +11,9 @@ import type { PaceOptions } from "../pace.ts";
 export type RunOutcome =
   /** Stopped: a signal, the demo's time, the wrapped server's own stop command. */
   | { kind: "stopped" }
-  /** `--once`: the round done; `waiting` entries still wait for the service (exit 6 when any). */
+  /** `--once`: every job of the round done; `waiting` entries still wait for the service (exit 6 when any). */
   | { kind: "once"; summary: OnceSummary; waiting: number }
-  /** `--once` could not start: no service and no usable cached server record. */
+  /** `--once` could not start (no service, no usable cached server record), or its jobs did not reach the service. */
   | { kind: "unreachable"; line: string; summary: OnceSummary }
   /** `--once` met a refused key or an unknown server id. */
   | { kind: "credentials"; line: string; summary?: OnceSummary }
@@ -21,8 +21,8 @@ export type RunOutcome =
   | { kind: "instance-held"; line: string }
   /** The storage directory can't be used (permissions, a path in the way, …). */
   | { kind: "store-error"; line: string }
-  /** The game's side could not start, or a wrapped server ended on its own for good. */
-  | { kind: "failed"; line: string };
+  /** The game's side could not start, a wrapped server ended on its own for good, or `--once`'s jobs failed. */
+  | { kind: "failed"; line: string; summary?: OnceSummary };
 
 export interface RunAgentOptions {
   config: Config;

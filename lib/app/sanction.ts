@@ -240,9 +240,15 @@ type Parts = Awaited<ReturnType<typeof parts>>;
 /** What every operation needs of the session, built together. */
 async function parts(s: Session) {
   const config = await s.config();
-  const [api, store, messages, userType] = await Promise.all([s.api(), s.store(), s.messages(), s.userType()]);
+  const [api, store, messages, userType, nameId] = await Promise.all([
+    s.api(),
+    s.store(),
+    s.messages(),
+    s.userType(),
+    s.nameId(),
+  ]);
   s.mark("session");
-  return { config, api, store, messages, userType };
+  return { config, api, store, messages, userType, nameId };
 }
 
 /**
@@ -265,7 +271,9 @@ async function address(
   };
   // The target may have left (kicked by the ban being lifted): players `run` saw lately count too. Not for --as:
   // whose permissions a command borrows is named by someone online, or by id.
-  const target = await findPlayer(who.player, { ...o, recent: () => recentCache(p.store).get() });
+  // On a game that knows its players by name, a name no list knows is that player's id: an offline player is
+  // banned by the name the operator knows.
+  const target = await findPlayer(who.player, { ...o, recent: () => recentCache(p.store).get(), nameId: p.nameId });
   if (!target.ok) return { status: target.status, message: target.message };
   let creator: Creator | null = null;
   if (who.as !== undefined) {

@@ -29,6 +29,8 @@ export interface Session {
   messages(): Promise<Messages>;
   /** The service's user type of this game's ids (STEAM, MINECRAFT, …), from the configured bridge. */
   userType(): Promise<string>;
+  /** Where the game knows its players by name, the game's id of a name (lib/game/user-type.ts). */
+  nameId(): Promise<((name: string) => string | undefined) | undefined>;
   /** How long an uncertain entry waits before it is looked up (settleTime of api.timeout). */
   settleMs(): Promise<number>;
   /** The refused key or unknown server id this session's requests met, as one line; undefined when none. */
@@ -62,6 +64,7 @@ export function openSession(o: SessionOptions): Session {
       return loadMessages((await config()).lang, { logger });
     }),
     userType: once(async () => (await import("../game/user-type.ts")).userTypeOf(await config())),
+    nameId: once(async () => (await import("../game/user-type.ts")).nameIdOf(await config())),
     settleMs: once(async () =>
       (await import("../sanctions/deliver.ts")).settleTime((await config()).api.timeout * 1000),
     ),

@@ -12,7 +12,7 @@ import {
 import type { GameVocabulary } from "./vocabulary.ts";
 import { checkListen, checkUrl } from "./addresses.ts";
 import { TomlError, parseToml } from "./toml.ts";
-import { DEFAULT_CONFIG_FILE, configFilePath } from "./file.ts";
+import { DEFAULT_CONFIG_FILE, configFilePath, storageDirInText, storageDirOf } from "./file.ts";
 
 export { type Config, SPEC_INTERVALS } from "./schema.ts";
 export type { GameVocabulary, SectionView } from "./vocabulary.ts";
@@ -51,7 +51,17 @@ export type LoadResult =
       exposed: { message: string; fix: string }[];
       secrets: string[];
     }
-  | { ok: false; problems: string[]; file?: string; secrets: string[] };
+  | {
+      ok: false;
+      problems: string[];
+      file?: string;
+      secrets: string[];
+      /**
+       * The storage directory, when it can still be told (the read-only commands show what it holds): from the
+       * keys that were read, or the file's storage.dir line when the file does not parse.
+       */
+      storage?: { dir: string };
+    };
 
 type Source = { kind: "file"; file: string } | { kind: "env"; name: string };
 
@@ -130,7 +140,10 @@ export async function loadConfig(opts: LoadOptions, rules: ConfigRules): Promise
   problems.push(
     ...(await crossChecks(raw, opts, rules, { failed, parsed: parsed.success, where, ...(file ? { file } : {}) })),
   );
-  if (!parsed.success || problems.length) return { ok: false, problems, file, secrets };
+  if (!parsed.success || problems.length) {
+    const dir = failed.has("storage.dir") ? undefined : storageDirOf(opts, file, getPath(raw, "storage.dir"));
+    return { ok: false, problems, file, secrets, ...(dir ? { storage: { dir } } : {}) };
+  }
   return resolveSettings(parsed.output, opts, { sources, ...(file ? { file } : {}), secrets, where });
 }
 
@@ -151,13 +164,16 @@ async function readRaw(
   const sources = new Map<string, Source>();
   const secrets: string[] = [];
   if (file) {
+    let text: string | undefined;
     try {
-      raw = parseToml(await io.readFile(file));
+      text = await io.readFile(file);
+      raw = parseToml(text);
     } catch (e) {
       if (e instanceof TomlError) {
         const caret = `${" ".repeat(e.column - 1)}^`;
         const problems = [`${file}:${e.line}:${e.column}: not valid TOML: ${e.reason}`, `| ${e.source}`, `| ${caret}`];
-        return { ok: false, failure: { ok: false, problems, file, secrets } };
+        const dir = storageDirOf(opts, file, storageDirInText(text ?? ""));
+        return { ok: false, failure: { ok: false, problems, file, secrets, ...(dir ? { storage: { dir } } : {}) } };
       }
       const err = e as NodeJS.ErrnoException;
       const why =

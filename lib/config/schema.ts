@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import { DEFAULT_MAX_RESPONSE_BYTES } from "../api/errors.ts";
+import { DEFAULT_STORAGE_DIR } from "./file.ts";
 import type { GameVocabulary } from "./vocabulary.ts";
 
 /**
@@ -211,7 +212,7 @@ export function buildConfigSchema(game: GameVocabulary) {
         DEFAULT_MAX_RESPONSE_BYTES,
       ),
     }),
-    storage: v.optional(v.strictObject({ dir: v.optional(text("must be a directory path"), "./data") }), {}),
+    storage: v.optional(v.strictObject({ dir: v.optional(text("must be a directory path"), DEFAULT_STORAGE_DIR) }), {}),
     /** Required, as game.bridge is (loadConfig gives a missing [game] table, so the key is named). */
     game: v.strictObject({
       /** Required, also for the simulated game: a config that forgot it must not run a game that isn't there. */

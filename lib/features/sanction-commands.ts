@@ -197,6 +197,7 @@ async function target(c: Commands, call: CommandCall, query: string): Promise<Pl
     userType: bridge.userType,
     online: async () => ({ savedAt: clock.now(), data: { user_type: bridge.userType, players } }),
     recent: () => recent(c),
+    ...(bridge.nameId ? { nameId: bridge.nameId } : {}),
     maxAgeMs: Number.POSITIVE_INFINITY,
     now: clock.now(),
     api,

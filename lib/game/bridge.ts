@@ -62,6 +62,11 @@ export interface ScriptRunner {
 export interface GameBridge {
   /** The service's user type for this game's ids (STEAM, MINECRAFT, …). */
   readonly userType: string;
+  /**
+   * Where the game knows its players by name (OpenArena, Xonotic, Teeworlds: user type CENTRAL), the game's id of a
+   * name, so a command can name a player who is not online (lib/players/resolve.ts).
+   */
+  readonly nameId?: (name: string) => string | undefined;
   /** Present when the game can run SCRIPT rewards. */
   readonly script?: ScriptRunner;
   readonly caps: {

@@ -12,6 +12,7 @@ import type { CommandKind, PlayerList, Preset } from "./presets/types.ts";
 import type { Quoting } from "./presets/quoting.ts";
 import { render, TemplateError, type TemplateValues } from "./presets/template.ts";
 import { Roster } from "./roster.ts";
+import { presetNameId } from "./user-type.ts";
 import type { LineSource } from "./sources/lines.ts";
 import { PlayerPoll } from "./sources/poll.ts";
 import { errorMessage, type SendOptions, type Transport, TransportError } from "./transports/transport.ts";
@@ -70,6 +71,7 @@ export class BridgeCommandError extends Error {
 
 export class PresetBridge implements GameBridge {
   readonly userType: string;
+  readonly nameId?: (name: string) => string | undefined;
   readonly caps: GameBridge["caps"];
   readonly preset: Preset;
   #o: PresetBridgeOptions;
@@ -102,6 +104,8 @@ export class PresetBridge implements GameBridge {
       };
     this.#log = o.logger.withTag("game");
     this.userType = o.preset.userType;
+    const nameId = presetNameId(o.preset);
+    if (nameId) this.nameId = nameId;
     const events = eventTypes(o.preset, { lines: !!o.sources?.length || !!o.parseReplies, wrapped: !!o.process });
     for (const type of o.structured?.events ?? []) events.add(type);
     this.caps = {

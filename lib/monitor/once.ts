@@ -10,6 +10,8 @@ export interface OnceSummary {
   server_record: "api" | "cache" | null;
   /** Each job of the round in order: whether it ran (a stop can come first), without a failure, or its error. */
   jobs: { name: string; ran: boolean; ok: boolean; error: string | null }[];
+  /** The jobs that ran and failed, in order: what makes the round `failed` or `unreachable` (a non-zero exit). */
+  failed_jobs: string[];
   /** Per queue: entries before the round, delivered or settled during it, left after it (waiting to be sent). */
   queues: { queue: string; before: number; delivered: number; left: number; waiting: number }[];
   service: { reachable: boolean | null; key_accepted: boolean | null; last_error: string | null };
@@ -44,6 +46,7 @@ export function onceSummary(o: {
   return {
     server_record: o.source ?? null,
     jobs,
+    failed_jobs: jobs.filter((j) => j.ran && !j.ok).map((j) => j.name),
     queues,
     service: { reachable: s.reachable, key_accepted: s.keyAccepted, last_error: s.lastError?.message ?? null },
   };

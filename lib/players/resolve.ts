@@ -14,6 +14,8 @@ import { cacheAge } from "../store/cache.ts";
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Names a service user id explicitly; needed on Minecraft, where a bare dashed UUID is a player's UUID. */
 const USER_PREFIX = "user:";
+/** What names a player of a CENTRAL game (no platform ids) that an operator can type. */
+const CENTRAL_FORM = `a service user id (${USER_PREFIX}<the VyHub user's UUID>)`;
 
 export type PlayerArg =
   /** A platform id of the bridge's user type, normalised. */
@@ -105,11 +107,19 @@ export interface ResolveOptions {
   api?: Api;
   /** "lookup": also find the service user; "ensure": create them when the service knows no such player. */
   user?: "none" | "lookup" | "ensure";
+  /**
+   * Where players are known by name (OpenArena, Xonotic, Teeworlds: the name is the game's id), the id of a name,
+   * as the preset cleans it: a name no list knows is that player, online or not, seen or not.
+   */
+  nameId?: (name: string) => string | undefined;
 }
 
 /** Resolves `<player>`; a PlayerError says why not. */
 export async function resolvePlayer(input: string, o: ResolveOptions): Promise<ResolvedPlayer> {
-  if (!input.trim()) throw new PlayerError("invalid", `the player is empty: use ${idForms(o.userType)}, or a nick`);
+  if (!input.trim()) {
+    const ids = o.userType === "CENTRAL" ? CENTRAL_FORM : idForms(o.userType);
+    throw new PlayerError("invalid", `the player is empty: use ${ids}, or a nick`);
+  }
   const arg = parsePlayerArg(input, o.userType);
   let found: ResolvedPlayer;
   if (arg.kind === "invalid")
@@ -138,16 +148,32 @@ async function byId(id: string, o: ResolveOptions): Promise<ResolvedPlayer> {
   return { id, userId: p?.user_id ?? null, name: p?.name ?? null };
 }
 
+/** What an operator can type instead of a nick, for the error lines. */
+function forms(userType: string): string {
+  // A CENTRAL id is VyHub's own: the service user id, written as the operator types it, is the one to name.
+  return userType === "CENTRAL" ? `use ${CENTRAL_FORM}` : `use ${idForms(userType)}, or a service user id`;
+}
+
+/** A name as the game's id, where the game keys its players by name; undefined elsewhere (or a name that cleans to nothing). */
+function asName(nick: string, o: ResolveOptions): ResolvedPlayer | undefined {
+  const id = o.nameId?.(nick);
+  return id ? { id, userId: null, name: id } : undefined;
+}
+
 async function byNick(nick: string, o: ResolveOptions): Promise<ResolvedPlayer> {
   const cached = await onlineList(o);
-  const forms = `use ${idForms(o.userType)}, or a service user id`;
-  if (!cached)
-    throw new PlayerError("stale", `"${nick}" is not a player id and no list of online players exists yet: ${forms}`);
+  const named = asName(nick, o);
+  const use = forms(o.userType);
+  if (!cached) {
+    if (named) return named;
+    throw new PlayerError("stale", `"${nick}" is not a player id and no list of online players exists yet: ${use}`);
+  }
   const age = cacheAge(cached.savedAt, o.now);
+  if (named && age > o.maxAgeMs) return named;
   if (age > o.maxAgeMs)
     throw new PlayerError(
       "stale",
-      `"${nick}" is not a player id and the list of online players is ${Number.isFinite(age) ? `${Math.round(age / 1000)} s old` : "dated in the future"} (is \`hub-agent run\` running?): ${forms}`,
+      `"${nick}" is not a player id and the list of online players is ${Number.isFinite(age) ? `${Math.round(age / 1000)} s old` : "dated in the future"} (is \`hub-agent run\` running?): ${use}`,
     );
   // Who left lately counts as well, in one list with who is online: an exact nick anywhere wins over a partial one,
   // and a nick that fits an online player and one who left is ambiguous, never guessed.
@@ -159,8 +185,9 @@ async function byNick(nick: string, o: ResolveOptions): Promise<ResolvedPlayer> 
     const [p] = hits as [OnlinePlayer];
     return { id: p.id, userId: p.user_id, name: p.name };
   }
+  if (!hits.length && named) return named;
   const who = o.recent ? "online or recently seen" : "online";
-  if (!hits.length) throw new PlayerError("unknown", `no ${who} player is named "${nick}": ${forms}`);
+  if (!hits.length) throw new PlayerError("unknown", `no ${who} player is named "${nick}": ${use}`);
   const label = (p: OnlinePlayer) => {
     const left = gone.get(p.id);
     return left ? `${p.name} (${p.id}, seen ${ago(o.now - left.last_seen)} ago)` : `${p.name} (${p.id})`;

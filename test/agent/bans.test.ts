@@ -189,6 +189,20 @@ describe("ban queue in run (rule 10)", () => {
     expect(banPosts()).toHaveLength(1);
   });
 
+  test("a game that knows its players by name: the console bans an offline player never seen by the name", async () => {
+    h = await harness({ features: [bans], sim: { userType: "CENTRAL" } });
+    // What the preset bridge of such a game (OpenArena, Xonotic, Teeworlds) gives: the game's id of a name.
+    Object.assign(h.sim, { nameId: (name: string) => name.replace(/\^\d/g, "").trim() || undefined });
+    await start();
+    await consoleLine("ban ^1Gri^7efer 30m spawn camping");
+    await until(() => banPosts().length === 1, "the ban to be sent");
+    await h.idle();
+    const user = h.sb.state.findUser("Griefer", "CENTRAL");
+    expect(user).toBeDefined();
+    expect(banPosts()[0]!.body).toMatchObject({ user_id: user!.id, length: 1800, reason: "spawn camping" });
+    expect((await queued()).ban).toEqual([]);
+  });
+
   test("a player's ban is sent with their user as morph_user_id; they are told; the target is kicked with the service's ban", async () => {
     h = await setup();
     await start();

@@ -9,6 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, type Config, type LoadResult } from "../../lib/app/config.ts";
 import { RunControl, runAgent, type RunOutcome } from "../../lib/app/run.ts";
+import { onceOutcome } from "../../lib/app/run-serving.ts";
+import type { OnceSummary } from "../../lib/monitor/once.ts";
+import type { QueueSummary } from "../../lib/queues.ts";
 import { systemClock as clock } from "../../lib/clock.ts";
 import { SimGame } from "../../lib/game/sim.ts";
 import { memoryLogger } from "../../lib/log.ts";
@@ -114,4 +117,29 @@ test("a reload applies what can change live and serves again; a bad file keeps t
   expect(r.gameStops()).toBe(0); // the game bridge keeps running
   r.control.stop("SIGTERM");
   expect(await r.run).toEqual({ kind: "stopped" });
+});
+
+test("--once's verdict: unreachable when the service did not answer, failed when jobs failed, queued when entries wait", () => {
+  const job = (name: string, ok: boolean) => ({ name, ran: true, ok, error: ok ? null : "boom" });
+  const summary = (o: { failed?: string[]; reachable?: boolean | null }): OnceSummary => ({
+    server_record: "cache",
+    jobs: [job("bans", !o.failed?.includes("bans")), job("status", !o.failed?.includes("status"))],
+    failed_jobs: o.failed ?? [],
+    queues: [],
+    service: { reachable: o.reachable ?? true, key_accepted: true, last_error: "connection refused" },
+  });
+  const queue = (waiting: number) => [{ queue: "ban", entries: waiting, waiting } as QueueSummary];
+  const logger = memoryLogger();
+  const down = onceOutcome(summary({ failed: ["bans", "status"], reachable: false }), queue(0), logger);
+  expect(down).toMatchObject({
+    kind: "unreachable",
+    line: "the service did not answer (connection refused): 2 of 2 jobs failed (bans, status)",
+  });
+  const downQueued = onceOutcome(summary({ reachable: false }), queue(1), logger);
+  expect(downQueued).toMatchObject({ kind: "unreachable" });
+  expect((downQueued as { line: string }).line).toContain("still queued (ban: 1)");
+  const failed = onceOutcome(summary({ failed: ["bans"] }), queue(0), logger);
+  expect(failed).toMatchObject({ kind: "failed", line: "1 of 2 jobs failed (bans): see the log above" });
+  expect(onceOutcome(summary({}), queue(2), logger)).toMatchObject({ kind: "once", waiting: 2 });
+  expect(onceOutcome(summary({}), queue(0), logger)).toMatchObject({ kind: "once", waiting: 0 });
 });

@@ -198,3 +198,39 @@ describe("unban and warns", () => {
     expect((await warns(await session({ HUB_API_URL: DOWN }), { player: CAROL })).status).toBe("unreachable");
   });
 });
+
+describe("a game whose players are known by name (OpenArena)", () => {
+  const OPENARENA = {
+    HUB_GAME_BRIDGE: "q3rcon",
+    HUB_GAME_PRESET: "openarena",
+    HUB_GAME_RCON_HOST: "127.0.0.1",
+    HUB_GAME_RCON_PORT: "9",
+    HUB_GAME_RCON_PASSWORD: "secret-pw",
+  };
+
+  test("an offline player never seen is banned by the name the game knows, queued while the service is down", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hub-app-"));
+    await warns(await session({}, dir), { player: BOB }); // caches the server record
+    const s = await session({ ...OPENARENA, HUB_API_URL: DOWN }, dir);
+    // No list of online players at all (no `run` yet): the name is the game's id.
+    const o = await issueSanction(s, { kind: "ban", player: "^1Gri^7efer", length: "1h", reason: "spawn camping" });
+    expect(o).toMatchObject({ status: "queued", kind: "ban" });
+    const [entry] = await sanctionQueues(await s.store()).ban.list();
+    expect(entry?.data.target).toMatchObject({ identifier: "Griefer", type: "CENTRAL" });
+  });
+
+  test("delivered as the CENTRAL user of that name; a name seen online still resolves to its player", async () => {
+    const s = await session(OPENARENA);
+    const o = await issueSanction(s, { kind: "ban", player: "Camper", length: "1h", reason: "camping" });
+    expect(o).toMatchObject({ status: "delivered", kind: "ban" });
+    const user = [...sb.state.users.values()].find((u) => u.type === "CENTRAL" && u.identifier === "Camper");
+    expect(user).toBeDefined();
+    await onlineCache(await s.store()).set({
+      user_type: "CENTRAL",
+      players: [{ id: "Sniper Wolf", name: "Sniper Wolf", user_id: null }],
+    });
+    const w = await issueSanction(s, { kind: "warning", player: "sniper", reason: "language" });
+    expect(w).toMatchObject({ status: "delivered", kind: "warning" });
+    expect([...sb.state.users.values()].some((u) => u.type === "CENTRAL" && u.identifier === "Sniper Wolf")).toBe(true);
+  });
+});

@@ -155,7 +155,8 @@ describe("the compiled binary", () => {
   });
 
   test("a bad configuration with --json is an error object on stdout", async () => {
-    const r = await run(["queue", "status", "--json"], { env: { ...env, HUB_INTERVALS_BANS: "soon" } });
+    // (Not `queue status`: it reads only the store, and says such a problem in one line.)
+    const r = await run(["dashboard", "--json"], { env: { ...env, HUB_INTERVALS_BANS: "soon" } });
     expect(r.code).toBe(3);
     const { error } = JSON.parse(r.stdout);
     expect(error.code).toBe(3);

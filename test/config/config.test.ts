@@ -553,3 +553,27 @@ describe("TOML errors name the line and column", () => {
     expect(() => parseTomlSubset("a = 1\nb = 2 x\n")).toThrow(TomlError);
   });
 });
+
+describe("a configuration that is not valid still tells its storage directory (status, queue status)", () => {
+  const storageOf = async (text: string | undefined, env: Record<string, string> = {}) => {
+    const cwd = dir();
+    if (text !== undefined) writeFileSync(join(cwd, "hub-agent.toml"), text);
+    const r = await loadConfig({ env, cwd });
+    if (r.ok) throw new Error("expected the configuration to be refused");
+    return { cwd, dir: r.storage?.dir };
+  };
+
+  test("from the keys read, the file's [storage] line when it does not parse, HUB_STORAGE_DIR over both", async () => {
+    const missing = await storageOf(undefined);
+    expect(missing.dir).toBe(join(missing.cwd, "data")); // the default, as a valid one would have it
+    const unknown = await storageOf('[storage]\ndir = "store"\n[api]\nkee = "x"\n');
+    expect(unknown.dir).toBe(join(unknown.cwd, "store"));
+    const broken = await storageOf("[storage] # the store\ndir = '/srv/hub'\n[intervals]\nstatus = 6O\n");
+    expect(broken.dir).toBe("/srv/hub");
+    const dotted = await storageOf('storage.dir = "/srv/dotted"\n[api\n');
+    expect(dotted.dir).toBe("/srv/dotted");
+    const elsewhere = await storageOf('[game]\ndir = "/not/the/store"\n[api\n');
+    expect(elsewhere.dir).toBe(join(elsewhere.cwd, "data"));
+    expect((await storageOf("[api\n", { HUB_STORAGE_DIR: "/srv/env" })).dir).toBe("/srv/env");
+  });
+});

@@ -55,6 +55,7 @@ describe("createBridge", () => {
     });
     expect(bridge).toBeInstanceOf(PresetBridge);
     expect(bridge.userType).toBe("MINECRAFT");
+    expect(bridge.nameId).toBeUndefined(); // platform ids: a nick is never an id
     expect((bridge as PresetBridge).preset.commandPrefix).toBe("/");
     expect(await bridge.status()).toEqual({ players: [], maxPlayers: 8 });
     expect(fake.commands).toEqual(["list uuids"]);
@@ -84,6 +85,8 @@ describe("createBridge", () => {
       HUB_GAME_WRAPPER_COMMAND: JSON.stringify(["/nonexistent/openarena-server"]),
     });
     expect(bridge.caps.events.has("operator_input")).toBe(true);
+    // Players known by name: the console's `ban <name>` names an offline player by the id the game gives it.
+    expect(bridge.nameId?.("^1Gri^7efer")).toBe("Griefer");
     await expect(bridge.start()).rejects.toThrow("cannot start");
   });
 

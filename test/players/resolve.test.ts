@@ -106,6 +106,24 @@ describe("resolvePlayer", () => {
   });
   afterAll(() => sb.stop());
 
+  test("a game that knows players by name: a name no list knows is that player; elsewhere the error names user:<UUID>", async () => {
+    const nameId = (name: string) => name.replace(/\^\d/g, "").trim() || undefined;
+    const central = { userType: "CENTRAL", nameId };
+    online = { user_type: "CENTRAL", players: [{ id: "Sniper Wolf", name: "Sniper Wolf", user_id: null }] };
+    savedAt = NOW;
+    expect(await resolvePlayer("^1Bob", opts(central))).toEqual({ id: "Bob", userId: null, name: "Bob" });
+    expect((await resolvePlayer("sniper", opts(central))).id).toBe("Sniper Wolf"); // the list first
+    savedAt = NOW - 3_600_000; // a stale list, or none: the name is still the id
+    expect((await resolvePlayer("Bob", opts(central))).id).toBe("Bob");
+    online = undefined;
+    expect((await resolvePlayer("Bob", opts(central))).id).toBe("Bob");
+    // A CENTRAL game keyed otherwise: the error names what an operator can type, not "a CENTRAL id".
+    const e = await failure("Bob", opts({ userType: "CENTRAL" }));
+    expect(e.message).not.toContain("CENTRAL id");
+    expect(e.message).toContain("user:<the VyHub user's UUID>");
+    savedAt = NOW;
+  });
+
   test("a platform id resolves without the service; user lookups find or create the user", async () => {
     expect(await resolvePlayer("[U:1:52079943]", opts({ api: undefined }))).toEqual({
       id: ALICE,

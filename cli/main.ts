@@ -75,9 +75,15 @@ export const main: CommandDef = {
   subCommands: Object.fromEntries(
     Object.entries(COMMANDS).map(([name, c]) => [
       name,
-      async () => {
-        if (!c.lasting) (await import("../lib/fsio.ts")).useBlockingFileIo();
-        return (await c.load()).default as CommandDef;
+      async (): Promise<CommandDef> => {
+        const command = (await c.load()).default as CommandDef;
+        // At the command's start (citty's setup), not at its loading: `completion` loads every command's table.
+        // Set by every command line, so one run in a process does not leave its mode to the next (the tests').
+        const setup = async (context: Parameters<NonNullable<CommandDef["setup"]>>[0]) => {
+          (await import("../lib/fsio.ts")).useBlockingFileIo(!c.lasting);
+          await command.setup?.(context);
+        };
+        return { ...command, setup };
       },
     ]),
   ),

@@ -1,11 +1,11 @@
 import { defineCommand } from "citty";
-import { globalArgs } from "../context.ts";
+import { globalArgs, invocationOf } from "../context.ts";
 
 export default defineCommand({
   meta: { name: "version", description: "print the version (as --version and -V do)" },
   args: { ...globalArgs },
-  async run({ args }) {
+  async run({ args, data }) {
     const { VERSION } = await import("../main.ts");
-    process.stdout.write(args.json ? JSON.stringify({ version: VERSION }) + "\n" : `${VERSION}\n`);
+    invocationOf(data).stdout(args.json ? JSON.stringify({ version: VERSION }) : VERSION);
   },
 });

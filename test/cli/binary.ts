@@ -2,6 +2,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
+import { main, rootHelp } from "../../cli/main.ts";
+import { runCli } from "../../cli/runner.ts";
 import { spawn } from "../support/procs.ts";
 
 const root = join(import.meta.dir, "..", "..");
@@ -36,11 +38,15 @@ export interface Run {
 
 type HubOptions = { env?: Record<string, string>; cwd?: string };
 
+/** A clean environment (plus the test's) and a new directory unless the test names one: as a user's shell would. */
+const cleanEnv = (opts: HubOptions) => ({ PATH: process.env.PATH ?? "", ...opts.env });
+const cwdOf = (opts: HubOptions) => opts.cwd ?? mkdtempSync(join(tmpdir(), "hub-cwd-"));
+
 /** The compiled CLI with a clean environment (plus `env`), no stdin, in `cwd` (a new directory by default). */
 async function start(args: string[], opts: HubOptions) {
   return spawn([await binary(), ...args], {
-    cwd: opts.cwd ?? mkdtempSync(join(tmpdir(), "hub-cwd-")),
-    env: { PATH: process.env.PATH ?? "", ...opts.env },
+    cwd: cwdOf(opts),
+    env: cleanEnv(opts),
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -64,8 +70,27 @@ export async function hubInBackground(args: string[], opts: HubOptions = {}) {
   return { proc, stdout: collect(proc.stdout), stderr: collect(proc.stderr) };
 }
 
-/** Runs the compiled CLI to its end (see `start`). */
+/**
+ * Runs the CLI to its end inside the tests' process, as the compiled binary would run it: the same command table
+ * (cli/main.ts) and runner, a clean environment (plus `env`), `cwd`, its stdout and stderr captured (stderr is not a
+ * terminal), its exit code returned. What needs a process of its own (signals, kills, the exit code as the shell
+ * sees it, the compiled build, start-up) uses `hubBinary`.
+ */
 export async function hub(args: string[], opts: HubOptions = {}): Promise<Run> {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(main, args, rootHelp, {
+    env: cleanEnv(opts),
+    cwd: cwdOf(opts),
+    stdout: (text) => void (stdout += `${text}\n`),
+    stderr: (text) => void (stderr += `${text}\n`),
+    stderrIsTty: () => false,
+  });
+  return { code, stdout, stderr };
+}
+
+/** Runs the compiled CLI to its end (see `start`). */
+export async function hubBinary(args: string[], opts: HubOptions = {}): Promise<Run> {
   const p = await start(args, opts);
   const [stdout, stderr, code] = await Promise.all([
     new Response(p.stdout).text(),

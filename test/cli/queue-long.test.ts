@@ -1,5 +1,5 @@
 /**
- * `queue status` over a long queue (the compiled binary): the oldest 20 entries of each queue and how many more,
+ * `queue status` over a long queue (the CLI run in this process): the oldest 20 entries of each queue and how many more,
  * read without reading the rest (lib/queues.ts); `--all` lists every one; `queue drop` finds an entry by a part of
  * its id among the names, reading only that one.
  */

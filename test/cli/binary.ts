@@ -1,6 +1,6 @@
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { main, rootHelp } from "../../cli/main.ts";
 import { runCli } from "../../cli/runner.ts";
@@ -19,12 +19,42 @@ export function buildCommand(entry: string, outfile: string): string[] {
   return [process.execPath, ...argv.slice(1)]; // "bun" → the running bun
 }
 
-/** Compiles the real single executable once per test run, as `npm run build` does. */
+/**
+ * What the build reads: the sources, the lock file, the build's own flags, and the bun that compiles. The compiled
+ * binary is kept under this hash, so the test files of one run (`--parallel` runs them in several processes, each
+ * with its own modules) compile it once between them, and a change to any of these compiles it again.
+ */
+function buildKey(): string {
+  const hash = new Bun.CryptoHasher("sha256").update(`${Bun.revision}\0${buildCommand("cli/main.ts", "").join(" ")}`);
+  const files = ["package.json", "package-lock.json", "tsconfig.json"];
+  for (const dir of ["cli", "lib", "lang"])
+    for (const f of readdirSync(join(root, dir), { recursive: true, withFileTypes: true }))
+      if (f.isFile()) files.push(relative(root, join(f.parentPath, f.name)));
+  for (const f of files.sort()) hash.update(`\0${f}\0`).update(readFileSync(join(root, f)));
+  return hash.digest("hex").slice(0, 16);
+}
+
+/** Compiles the real single executable once per test run (see buildKey), as `npm run build` does. */
 export function binary(): Promise<string> {
   built ??= (async () => {
-    const out = join(mkdtempSync(join(tmpdir(), "hub-bin-")), "hub-agent");
-    const p = Bun.spawn(buildCommand("cli/main.ts", out), { cwd: root, stdout: "ignore", stderr: "pipe" });
+    const dir = join(tmpdir(), `hub-bin-${buildKey()}`);
+    const out = join(dir, "hub-agent");
+    if (existsSync(out)) return out;
+    // Compiled in a directory of its own (the binary and its source maps), then renamed: a process running tests
+    // next to this one never finds half a build, and when two compiled at once, the first one's build is kept.
+    const partial = mkdtempSync(`${dir}-build-`);
+    const p = Bun.spawn(buildCommand("cli/main.ts", join(partial, "hub-agent")), {
+      cwd: root,
+      stdout: "ignore",
+      stderr: "pipe",
+    });
     if ((await p.exited) !== 0) throw new Error(`build failed: ${await new Response(p.stderr).text()}`);
+    try {
+      renameSync(partial, dir);
+    } catch (e) {
+      if (!existsSync(out)) throw e;
+      rmSync(partial, { recursive: true, force: true });
+    }
     return out;
   })();
   return built;

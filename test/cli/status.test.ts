@@ -263,9 +263,14 @@ test(
           const res = await fetch(`${url}metrics`);
           expect(res.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
           families = parse((text = await res.text()));
-          return (value("hub_agent_api_rate_limit_gate_seconds") ?? 0) > 0 && value("hub_agent_players_online") === 2;
+          // The bans job's first success too: on a busy machine it may come after the gate closed.
+          return (
+            (value("hub_agent_api_rate_limit_gate_seconds") ?? 0) > 0 &&
+            value("hub_agent_players_online") === 2 &&
+            (value("hub_agent_job_last_success_timestamp_seconds", { job: "bans" }) ?? 0) > 0
+          );
         },
-        "the 429 gate and both players in /metrics",
+        "the 429 gate, both players and the bans job's success in /metrics",
         { timeoutMs: 20_000, diagnostics: () => text },
       );
       expect(value("hub_agent_api_rate_limit_gate_seconds")).toBeLessThanOrEqual(30);

@@ -26,7 +26,7 @@ export interface Invocation extends Io {
 
 export const newInvocation = (io: Io = processIo()): Invocation => ({ ...io, secrets: [], guards: [], marks: [] });
 
-/** `data` as the runner passes it to a command: its Invocation; a new one (the process's) when the command runs alone. */
+/** `data` as the runner hands it over: its Invocation; a new one (the process's) when the command runs alone. */
 export const invocationOf = (data?: unknown): Invocation => (data as Invocation | undefined) ?? newInvocation();
 
 /** What a command handler gets: a logger, output helpers, and the configuration on demand. */

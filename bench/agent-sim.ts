@@ -10,6 +10,7 @@ import { heapStats } from "bun:jsc";
 import { useRunSettings } from "../lib/app/runtime.ts";
 import { runAgent } from "../cli/commands/run.ts";
 import { createLogger } from "../cli/log.ts";
+import { processIo } from "../cli/stdio.ts";
 import { systemClock as clock } from "../lib/clock.ts";
 import { loadConfig } from "../lib/app/config.ts";
 import { createBridge } from "../lib/game/index.ts";
@@ -22,7 +23,15 @@ const pace = Number(process.env.BENCH_PACE ?? PER_PLAYER_RATE);
 const sampleSeconds = Number(process.env.BENCH_SAMPLE_SECONDS ?? 0);
 const loaded = await loadConfig({ env: process.env, cwd: process.cwd() });
 if (!loaded.ok) throw new Error(loaded.problems.join("\n"));
-const logger = createLogger({ format: "pretty", quiet: true, redact: (s) => s });
+const io = processIo();
+const logger = createLogger({
+  format: "pretty",
+  quiet: true,
+  redact: (s) => s,
+  env: io.env,
+  write: io.stderr,
+  tty: io.stderrIsTty,
+});
 const sim = (await createBridge(loaded.config, { clock, logger })) as SimGame;
 
 const started = performance.now();

@@ -3,17 +3,18 @@ import type { Watched } from "../lib/app/service.ts";
 import type { Config } from "../lib/config/index.ts";
 import { createLogger, redactor, type LogFormat } from "./log.ts";
 import { CliError, EXIT } from "./exit.ts";
-import { stdout } from "./stdio.ts";
+import { type Io, processIo } from "./stdio.ts";
 
 export { globalArgs, type GlobalFlags } from "./args.ts";
 import type { GlobalFlags } from "./args.ts";
 
 /**
  * One command line's own state, shared by the runner and its command (citty's `data`), so that nothing in cli/ is
- * module state: the secrets to keep out of every line, the service clients whose refused key decides the exit code,
- * and the exit code the command chose.
+ * module state: where it reads and writes (the environment, the working directory, stdout and stderr: the process's,
+ * or a test's when the CLI runs in the tests' process), the secrets to keep out of every line, the service clients
+ * whose refused key decides the exit code, and the exit code the command chose.
  */
-export interface Invocation {
+export interface Invocation extends Io {
   secrets: string[];
   /** Service clients (lib/app/service.ts) whose refused key or unknown server id makes the command exit 3. */
   guards: Watched[];
@@ -23,7 +24,10 @@ export interface Invocation {
   marks: [string, number][];
 }
 
-export const newInvocation = (): Invocation => ({ secrets: [], guards: [], marks: [] });
+export const newInvocation = (io: Io = processIo()): Invocation => ({ ...io, secrets: [], guards: [], marks: [] });
+
+/** `data` as the runner hands it over: its Invocation; a new one (the process's) when the command runs alone. */
+export const invocationOf = (data?: unknown): Invocation => (data as Invocation | undefined) ?? newInvocation();
 
 type ConfigOptions = {
   warnings?: boolean | "changed";
@@ -65,15 +69,22 @@ export interface Context {
 
 /** `data`: the runner's Invocation (citty hands it to the command); a new one when the command runs alone. */
 export function createContext(flags: GlobalFlags, data?: unknown): Context {
-  const invocation = (data as Invocation | undefined) ?? newInvocation();
+  const invocation = invocationOf(data);
   const { secrets } = invocation;
   const redact = redactor(() => secrets);
   const format = flags["log-format"] ?? "pretty";
   if (format !== "pretty" && format !== "json")
     throw new CliError(`--log-format ${format} is not a log format: use pretty or json`, EXIT.USAGE);
-  const logger = createLogger({ format: format as LogFormat, quiet: !!flags.quiet, redact });
+  const logger = createLogger({
+    format: format as LogFormat,
+    quiet: !!flags.quiet,
+    redact,
+    env: invocation.env,
+    write: invocation.stderr,
+    tty: invocation.stderrIsTty,
+  });
   const json = !!flags.json;
-  const out = (text: string) => stdout(redact(text));
+  const out = (text: string) => invocation.stdout(redact(text));
   return {
     logger,
     invocation,
@@ -93,8 +104,8 @@ export function createContext(flags: GlobalFlags, data?: unknown): Context {
       const { loadCachedConfig } = await import("../lib/app/config-cache.ts");
       const result = await loadCachedConfig({
         file: flags.config,
-        env: process.env,
-        cwd: process.cwd(),
+        env: invocation.env,
+        cwd: invocation.cwd,
         ...(opts.timePatterns ? { timePatterns: true } : {}),
       });
       secrets.push(...result.secrets);

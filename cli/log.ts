@@ -1,6 +1,5 @@
 import { type ConsolaInstance, createConsola, LogLevels, type LogObject } from "consola/core";
 import { type LogData, type Logger, jsonPrintable, printable } from "../lib/log.ts";
-import { stderr } from "./stdio.ts";
 
 export type LogFormat = "pretty" | "json";
 
@@ -9,32 +8,15 @@ export interface LogSetup {
   quiet: boolean;
   /** Every line passes through this before it is written, so secrets never reach a log. */
   redact: (text: string) => string;
-  write?: (line: string) => void;
-  /** Pretty (colours, short time) only on a terminal outside CI; otherwise plain timestamped lines. */
-  tty?: boolean;
-}
-
-/**
- * Whether stderr is a terminal. node:tty is loaded here, at the first line that asks, not at start: it brings
- * node:net and Node's streams (docs/performance.md), and most one-shot commands log nothing.
- */
-const stderrIsTty = (): boolean => process.getBuiltinModule("node:tty").isatty(2);
-
-/**
- * A log line to fd 2 as it is: Bun's console.error paints its text red on a terminal, which made every line's time
- * (the text before our own colours) read as an error. Written whole, or, should the descriptor refuse (EAGAIN on a
- * non-blocking one), by console.error, which waits.
- */
-function writeStderr(line: string): void {
-  const bytes = new TextEncoder().encode(line + "\n");
-  let done = 0;
-  try {
-    const { writeSync } = process.getBuiltinModule("node:fs");
-    while (done < bytes.length) done += writeSync(2, bytes, done);
-  } catch {
-    if (done === 0) stderr(line);
-    else stderr(new TextDecoder().decode(bytes.subarray(done, -1)));
-  }
+  /** Where each line goes (cli/stdio.ts: the CLI's stderr). */
+  write: (line: string) => void;
+  /** The environment: HUB_LOG_LEVEL, CI and NO_COLOR. */
+  env: Readonly<Record<string, string | undefined>>;
+  /**
+   * Pretty (colours, short time) or plain timestamped lines. A function (cli/stdio.ts: whether stderr is a
+   * terminal) is asked at the first line, and pretty is then for a terminal outside CI.
+   */
+  tty: boolean | (() => boolean);
 }
 
 const LEVEL_NAMES = ["error", "warn", "log", "info", "debug"] as const;
@@ -42,18 +24,19 @@ const COLOURS: Record<string, string> = { error: "31", warn: "33", info: "36", d
 
 /** consola's core (its fancy reporter costs ~20 ms of start-up) with three small reporters of our own. */
 export function createLogger(setup: LogSetup): Logger {
-  const write = setup.write ?? writeStderr;
+  const { write, env } = setup;
   // Decided at the first line, by the descriptor: process.stderr.isTTY would build Node's stream objects, which cost
   // a one-shot command time (cli/stdio.ts) and `run` memory.
   let style: { pretty: boolean; colour: boolean } | undefined;
   const styleOf = () => {
     if (!style) {
-      const pretty = setup.format === "pretty" && !!(setup.tty ?? (stderrIsTty() && !process.env.CI));
-      style = { pretty, colour: pretty && !process.env.NO_COLOR };
+      const tty = typeof setup.tty === "function" ? setup.tty() && !env.CI : setup.tty;
+      const pretty = setup.format === "pretty" && tty;
+      style = { pretty, colour: pretty && !env.NO_COLOR };
     }
     return style;
   };
-  const envLevel = process.env.HUB_LOG_LEVEL?.toLowerCase();
+  const envLevel = env.HUB_LOG_LEVEL?.toLowerCase();
   const level = setup.quiet ? LogLevels.warn : envLevel === "debug" ? LogLevels.debug : LogLevels.info;
   const reporter = {
     log(o: LogObject) {

@@ -105,9 +105,14 @@ const ROOT: Meta = {
 
 /** A command's module, named and described by its line of the table. */
 async function load(name: string, c: Command): Promise<CommandDef> {
-  if (!c.lasting) (await import("../lib/fsio.ts")).useBlockingFileIo();
   const def = (await c.load()).default as CommandDef;
-  return { ...def, meta: { ...(def.meta as Meta), name, description: c.description } };
+  // At the command's start (citty's setup), not at its loading: `completion` loads every command's table.
+  // Set by every command line, so one run in a process does not leave its mode to the next (the tests').
+  const setup = async (context: Parameters<NonNullable<CommandDef["setup"]>>[0]) => {
+    (await import("../lib/fsio.ts")).useBlockingFileIo(!c.lasting);
+    await def.setup?.(context);
+  };
+  return { ...def, setup, meta: { ...(def.meta as Meta), name, description: c.description } };
 }
 
 export const main: CommandDef = {

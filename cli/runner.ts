@@ -2,22 +2,29 @@ import type { ArgsDef, CommandDef } from "citty";
 import type { Example, Meta } from "./args.ts";
 import { type Invocation, newInvocation } from "./context.ts";
 import { CliError, EXIT } from "./exit.ts";
-import { stderr, stdout } from "./stdio.ts";
+import { type Io, processIo } from "./stdio.ts";
 
 type AnyCommand = CommandDef<ArgsDef>;
 
 /**
- * Runs the CLI. Replaces citty's runMain, which shows help whenever `--help` appears anywhere (even inside a
- * ban reason after `--`), silently ignores unknown flags, and prints stack traces for operator mistakes.
+ * Runs the CLI and returns its exit code. Replaces citty's runMain, which shows help whenever `--help` appears
+ * anywhere (even inside a ban reason after `--`), silently ignores unknown flags, and prints stack traces for operator
+ * mistakes. `io`: the environment, directory and output of this command line (the process's by default; a test's
+ * when the tests run the CLI in their own process).
  */
-export async function runCli(root: AnyCommand, argv: string[], rootHelp: () => string): Promise<number> {
-  const invocation = newInvocation();
+export async function runCli(
+  root: AnyCommand,
+  argv: string[],
+  rootHelp: () => string,
+  io: Io = processIo(),
+): Promise<number> {
+  const invocation = newInvocation(io);
   invocation.marks.push(["main", performance.now()]);
   const code = await runInvocation(root, argv, rootHelp, invocation);
   invocation.marks.push(["exit", performance.now()]);
   // The moments of this start-up, for npm run bench:startup: one line on stderr, ms since the process started.
-  if (process.env.HUB_PHASES === "1")
-    stderr(
+  if (invocation.env.HUB_PHASES === "1")
+    invocation.stderr(
       `phases ${JSON.stringify(Object.fromEntries(invocation.marks.map(([n, ms]) => [n, Math.round(ms * 100) / 100])))}`,
     );
   return code;
@@ -30,6 +37,7 @@ async function runInvocation(
   invocation: Invocation,
 ): Promise<number> {
   const json = argv.includes("--json");
+  const { stdout, stderr } = invocation;
   let command: string[] = [];
   try {
     const { cmd, path, rest } = await resolve(root, argv);
@@ -244,6 +252,7 @@ async function report(e: unknown, json: boolean, command: string[], invocation: 
     import("node:util"),
   ]);
   const redact = redactor(() => invocation.secrets);
+  const { stdout, stderr } = invocation;
   const cliError = await credentialFailure(
     invocation,
     e instanceof CliError
@@ -260,7 +269,7 @@ async function report(e: unknown, json: boolean, command: string[], invocation: 
     const lines = ["error: " + cliError.message, ...cliError.details.map((d) => "  " + d)];
     stderr(redact(lines.map((l) => printable(l)).join("\n")));
   }
-  if (cliError.code === EXIT.FAILURE && !(e instanceof CliError) && process.env.HUB_LOG_LEVEL === "debug")
+  if (cliError.code === EXIT.FAILURE && !(e instanceof CliError) && invocation.env.HUB_LOG_LEVEL === "debug")
     stderr(redact(String((e as Error)?.stack)));
   return cliError.code;
 }

@@ -18,7 +18,14 @@ test("log lines: a nick with ESC, BEL and a line break stays one inert line, pla
   const nick = "Evil\x1b[31m\x07\nINFO forged\x9b";
   for (const format of ["pretty", "json"] as const) {
     const lines: string[] = [];
-    const log = createLogger({ format, quiet: false, redact: (t) => t, tty: false, write: (l) => lines.push(l) });
+    const log = createLogger({
+      format,
+      quiet: false,
+      redact: (t) => t,
+      tty: false,
+      env: {},
+      write: (l) => lines.push(l),
+    });
     log.info(`kicking ${nick}`, { player: nick });
     expect(lines).toHaveLength(1);
     expect(lines[0]).not.toMatch(/[\x00-\x1f\x7f-\x9f]/); // oxlint-disable-line no-control-regex
@@ -44,7 +51,7 @@ test("secrets are redacted also where a log line or JSON output escapes them (a 
   const redact = redactor(() => secrets);
   for (const format of ["pretty", "json"] as const) {
     const lines: string[] = [];
-    const log = createLogger({ format, quiet: false, redact, tty: false, write: (l) => lines.push(l) });
+    const log = createLogger({ format, quiet: false, redact, tty: false, env: {}, write: (l) => lines.push(l) });
     for (const s of secrets) {
       log.warn(`not passed on to the server: rcon_password ${s}`, { line: `rcon_password ${s}` });
       log.info(s, { value: s });

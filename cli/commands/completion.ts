@@ -27,6 +27,6 @@ export default defineCommand({
     ]);
     const script = completionScript(shell, await commandTree(main));
     if (ctx.json) ctx.emit({ shell, script });
-    else process.stdout.write(script);
+    else ctx.invocation.stdout(script.replace(/\n$/, "")); // a line writer: it adds the script's last break back
   },
 });

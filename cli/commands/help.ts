@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { globalArgs } from "../context.ts";
+import { globalArgs, invocationOf } from "../context.ts";
 import { helpMeta } from "../args.ts";
 
 export default defineCommand({
@@ -13,9 +13,9 @@ export default defineCommand({
     ...globalArgs,
     command: { type: "positional", description: "a command (queue retry: two words)", required: false },
   },
-  async run({ args }) {
+  async run({ args, data }) {
     // The command table and the runner are loaded already: main.ts imports the runner, and runs this module.
     const [{ main, rootHelp }, { helpText }] = await Promise.all([import("../main.ts"), import("../runner.ts")]);
-    process.stdout.write((await helpText(main, args._, rootHelp)) + "\n");
+    invocationOf(data).stdout(await helpText(main, args._, rootHelp));
   },
 });

@@ -20,7 +20,8 @@ export default defineCommand({
   },
   async run({ args, data }) {
     const ctx = createContext(args, data);
-    const file = resolve(args.config ?? process.env.HUB_CONFIG ?? DEFAULT_CONFIG_FILE);
+    const { cwd, env } = ctx.invocation;
+    const file = resolve(cwd, args.config ?? env.HUB_CONFIG ?? DEFAULT_CONFIG_FILE);
     let handle;
     try {
       // "wx" refuses to replace an existing file atomically: no check-then-write race.

@@ -29,7 +29,8 @@ export default defineCommand({
     const config = await ctx.config({ warnings: "changed", timePatterns: true });
     // SIGHUP reads the configuration again (the same file and environment) and applies what can change live.
     const reread = async () => {
-      const result = await loadConfig({ file: args.config, env: process.env, cwd: process.cwd(), timePatterns: true });
+      const { env, cwd } = ctx.invocation;
+      const result = await loadConfig({ file: args.config, env, cwd, timePatterns: true });
       for (const secret of result.secrets) ctx.secret(secret); // a new key or password never reaches the log
       return result;
     };

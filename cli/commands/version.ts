@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { globalArgs } from "../context.ts";
+import { globalArgs, invocationOf } from "../context.ts";
 import { helpMeta } from "../args.ts";
 
 export default defineCommand({
@@ -10,7 +10,7 @@ export default defineCommand({
     ],
   }),
   args: { ...globalArgs },
-  async run({ args }) {
+  async run({ args, data }) {
     const { BUILD } = await import("../build-info.ts");
     const info = { ...BUILD, bun: process.versions.bun ?? null };
     const lines = [
@@ -20,6 +20,6 @@ export default defineCommand({
       `target  ${info.target ?? "unknown"}`,
       `bun     ${info.bun ?? `none (${navigator.userAgent})`}`,
     ];
-    process.stdout.write(args.json ? JSON.stringify(info) + "\n" : lines.join("\n") + "\n");
+    invocationOf(data).stdout(args.json ? JSON.stringify(info) : lines.join("\n"));
   },
 });

@@ -6,7 +6,7 @@ import { dashboard } from "../../lib/features/dashboard.ts";
 import { SEED_IDS } from "../../lib/sandbox/seed.ts";
 import { startSandbox } from "../../lib/sandbox/index.ts";
 import type { SimAction } from "../../lib/game/sim.ts";
-import { binary, hub } from "../cli/binary.ts";
+import { binary, hubBinary } from "../cli/binary.ts";
 import { harness, until, type Harness } from "./harness.ts";
 
 const alice = { id: SEED_IDS.steamid64.alice, name: "Alice" };
@@ -73,20 +73,20 @@ describe("hub-agent dashboard (compiled binary)", () => {
       HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-dash-")),
     };
     try {
-      const r = await hub(["dashboard"], { env });
+      const r = await hubBinary(["dashboard"], { env });
       expect(r).toMatchObject({ code: 0, stdout: `https://community.example.org/server-dashboard/${sb.serverId}\n` });
-      const j = await hub(["dashboard", "--json"], { env });
+      const j = await hubBinary(["dashboard", "--json"], { env });
       expect(JSON.parse(j.stdout)).toEqual({
         url: `https://community.example.org/server-dashboard/${sb.serverId}`,
         source: "api",
       });
       const fresh = { ...env, HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-dash-")) };
       await sb.control.down();
-      const down = await hub(["dashboard"], { env: fresh });
+      const down = await hubBinary(["dashboard"], { env: fresh });
       expect(down.code).toBe(4);
       expect(down.stderr).toContain("set api.web_url");
       expect(down.stderr.trim().split("\n")).toHaveLength(1);
-      const cached = await hub(["dashboard", "--json"], { env });
+      const cached = await hubBinary(["dashboard", "--json"], { env });
       expect(JSON.parse(cached.stdout).source).toBe("cache");
       expect(`${r.stdout}${r.stderr}${down.stderr}`).not.toContain(sb.key);
     } finally {

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
-import { binary, hub, type Run } from "./binary.ts";
+import { binary, hubBinary, type Run } from "./binary.ts";
 import { spawn } from "../support/procs.ts";
 
 let sb: Sandbox;
@@ -24,8 +24,8 @@ beforeAll(async () => {
 afterAll(() => sb?.stop());
 
 const all: Run[] = [];
-const run = async (args: string[], opts?: Parameters<typeof hub>[1]) => {
-  const r = await hub(args, opts);
+const run = async (args: string[], opts?: Parameters<typeof hubBinary>[1]) => {
+  const r = await hubBinary(args, opts);
   all.push(r);
   return r;
 };

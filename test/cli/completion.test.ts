@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ArgsDef, CommandDef } from "citty";
 import { main } from "../../cli/main.ts";
-import { binary, hub } from "./binary.ts";
+import { binary, hub, hubBinary } from "./binary.ts";
 import { spawn } from "../support/procs.ts";
 
 const SHELLS = ["bash", "zsh", "fish"] as const;
@@ -28,7 +28,7 @@ const scripts: Record<string, string> = {};
 beforeAll(async () => {
   await binary();
   for (const shell of SHELLS) {
-    const r = await hub(["completion", shell]);
+    const r = await hubBinary(["completion", shell]); // the script as the compiled binary prints it
     expect(r.code).toBe(0);
     scripts[shell] = join(dir, `hub-agent.${shell}`);
     writeFileSync(scripts[shell], r.stdout);

@@ -1,7 +1,7 @@
 // `hub-agent demo` through the compiled binary: it introduces itself, plays its script once and ends by itself with
 // a summary; --json prints only the summary, as one object; --loop goes on until Ctrl-C; --duration N stops at N s.
 import { describe, expect, test } from "bun:test";
-import { hub, hubInBackground } from "./binary.ts";
+import { hub, hubBinary, hubInBackground } from "./binary.ts";
 import { until } from "../support/until.ts";
 
 /** The summary's row for `label`, e.g. "players joined  5: Alice, …". */
@@ -30,9 +30,10 @@ describe("hub-agent demo", () => {
     "introduces itself, plays the script once, ends by itself and sums up; --json, --loop and --duration",
     async () => {
       const [once, json, short, loop] = await Promise.all([
-        hub(["demo"]),
-        hub(["demo", "--json"]),
-        hub(["demo", "--duration", "2"]),
+        // A lasting command with its signals: the compiled binary, each in a process of its own.
+        hubBinary(["demo"]),
+        hubBinary(["demo", "--json"]),
+        hubBinary(["demo", "--duration", "2"]),
         loopUntilSecondRound(),
       ]);
 

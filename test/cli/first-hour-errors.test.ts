@@ -1,6 +1,6 @@
 /**
- * The first hour of an operator, its mistakes (first-hour.test.ts has the rest), through the compiled binary against
- * the in-memory service: configuration mistakes named with their fix (no silent simulated game, TOML errors with
+ * The first hour of an operator, its mistakes (first-hour.test.ts has the rest), through the CLI (run in this process;
+ * the compiled binary where a process of its own matters) against the in-memory service: configuration mistakes named with their fix (no silent simulated game, TOML errors with
  * line and column), a refused API key or an unknown server id (exit 3 from every command, nothing lost, `run`
  * enforcing from its cache meanwhile), storage errors (exit 8) and quarantined records counted.
  */

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { actionsLog, jsonLines, logged, ready, startRun, type AgentRun } from "../support/agent-run.ts";
 import { until } from "../support/until.ts";
-import { binary, hub } from "./binary.ts";
+import { binary, hubBinary } from "./binary.ts";
 
 const PLAYERS = Array.from({ length: 3 }, (_, i) => ({ id: `765611980000001${10 + i}`, name: `Q${i}` }));
 const FAST = { HUB_INTERVALS_REWARDS: "0.1", HUB_INTERVALS_QUEUES: "0.1", HUB_INTERVALS_STATUS: "0.2" };
@@ -74,7 +74,7 @@ test("two runs started together on one store: one serves, the other exits 7 nami
     expect(await cron.proc.exited).toBe(7);
     expect(errorLines(cron)).toEqual([expect.stringMatching(holderLine(winner.proc.pid))]);
     // One-shot commands do not take the instance lock: they work beside `run`.
-    const status = await hub(["queue", "status", "--json"], {
+    const status = await hubBinary(["queue", "status", "--json"], {
       env: {
         HUB_STORAGE_DIR: join(dir, "store"),
         HUB_API_URL: sb.url,

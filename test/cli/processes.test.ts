@@ -11,7 +11,7 @@ import { onlineCache } from "../../lib/players/online.ts";
 import { type Sandbox } from "../../lib/sandbox/index.ts";
 import { sanctionQueues } from "../../lib/sanctions/index.ts";
 import { openStore } from "../../lib/store/index.ts";
-import { binary, hub } from "./binary.ts";
+import { binary, hubBinary } from "./binary.ts";
 import { spawn } from "../support/procs.ts";
 import { until as pollUntil } from "../support/until.ts";
 import { useSandbox } from "../support/sandbox.ts";
@@ -73,7 +73,7 @@ describe("one-shot commands next to a running agent", () => {
     await Promise.all(
       Array.from({ length: 20 }, async (_, w) => {
         for (let k = 0; k < 5; k++) {
-          const r = await hub(["ban", players[w * 5 + k] as string, "1d", `process test ${w}.${k}`, "--json"], {
+          const r = await hubBinary(["ban", players[w * 5 + k] as string, "1d", `process test ${w}.${k}`, "--json"], {
             env: agent.env,
           });
           if (r.code !== 0 && r.code !== 6) throw new Error(`ban exited ${r.code}: ${r.stderr}`);
@@ -121,7 +121,7 @@ describe("one-shot commands next to a running agent", () => {
     const online = async () => (await onlineCache(store).get())?.data.players.map((p) => p.name).sort() ?? [];
     await until(async () => (await online()).length === 2, "both players in the online list", agent);
 
-    const r = await hub(["ban", "zoe", "1h", "nick", "test", "--json"], { env: agent.env });
+    const r = await hubBinary(["ban", "zoe", "1h", "nick", "test", "--json"], { env: agent.env });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ status: "delivered", player: { id: zoe, name: "Zoe Quinn" } });
 
@@ -134,14 +134,14 @@ describe("one-shot commands next to a running agent", () => {
     await until(async () => (await online()).join() === "Zed", "Zoe to leave the online list", agent);
 
     // Zoe is gone from the online list, not from the list of recently seen players: the nick still names her.
-    const unban = await hub(["unban", "zoe", "--json"], { env: agent.env });
+    const unban = await hubBinary(["unban", "zoe", "--json"], { env: agent.env });
     expect(unban.code).toBe(0);
     expect(JSON.parse(unban.stdout)).toMatchObject({ status: "delivered", player: { id: zoe, name: "Zoe Quinn" } });
     const zoeUser = sb.state.findUser(zoe, "STEAM")?.id;
     const active = [...sb.state.bans.values()].filter((b) => b.user_id === zoeUser && sb.state.banActive(b));
     expect(active).toHaveLength(0);
     // Never seen: refused as before, naming both lists.
-    const nobody = await hub(["unban", "yolanda"], { env: agent.env });
+    const nobody = await hubBinary(["unban", "yolanda"], { env: agent.env });
     expect(nobody.code).toBe(5);
     expect(nobody.stderr.trim()).toBe(
       'error: no online or recently seen player is named "yolanda": use a SteamID64, STEAM_X:Y:Z or [U:1:N], or a service user id',

@@ -1,7 +1,7 @@
 /**
- * `queue status` over a long queue (the compiled binary): the oldest 20 entries of each queue and how many more,
- * read without reading the rest (lib/queues.ts); `--all` lists every one; `queue drop` finds an entry by a part of
- * its id among the names, reading only that one.
+ * `queue status` over a long queue (the CLI run in this process): the oldest 20 entries of each queue and how many
+ * more, read without reading the rest (lib/queues.ts); `--all` lists every one; `queue drop` finds an entry by a part
+ * of its id among the names, reading only that one.
  */
 import { expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";

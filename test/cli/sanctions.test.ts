@@ -1,5 +1,6 @@
 /**
- * ban, unban, warn, warns and queue status/retry/drop, run as the compiled binary against the in-memory service:
+ * ban, unban, warn, warns and queue status/retry/drop, run in this process (warn and warns also as the compiled
+ * binary) against the in-memory service:
  * --json output, exit codes (0 done, 6 queued, 2 bad input, 5 unknown player, 4 unreachable, 1 refused) and the
  * one-line errors.
  */
@@ -14,7 +15,7 @@ import { FAILED_QUEUE, FailedRewardSchema, GIVE_UP_AFTER } from "../../lib/rewar
 import { SEED_IDS, startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { BanEntrySchema } from "../../lib/sanctions/index.ts";
 import { openStore } from "../../lib/store/index.ts";
-import { binary, hub, type Run } from "./binary.ts";
+import { binary, hub, hubBinary, type Run } from "./binary.ts";
 
 const KEY = "sanctions-cli-key-5e1d07b3c9";
 const { alice: ALICE, bob: BOB, carol: CAROL } = SEED_IDS.steamid64;
@@ -37,8 +38,9 @@ const fresh = () => ({
   HUB_GAME_BRIDGE: "sim",
   HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-sanctions-")),
 });
-const run = async (args: string[], env: Record<string, string>) => {
-  const r = await hub(args, { env });
+/** The CLI in this process; `hubBinary` for the compiled binary end to end (one test per command at least). */
+const run = async (args: string[], env: Record<string, string>, cli = hub) => {
+  const r = await cli(args, { env });
   all.push(r);
   return r;
 };
@@ -150,7 +152,7 @@ describe("ban", () => {
     );
     expect(sb.state.findUser("76561197960265730", "STEAM")).toBeDefined(); // created on the way
     expect(await queued(env)).toEqual([0, 0, 0, 0, 0]);
-  }, 30_000); // ten runs of the binary: over 5 s on a busy machine
+  }, 30_000); // ten runs of the CLI: over 5 s on a busy machine
 
   test("a 300 MB queue entry is quarantined with its reason, unread; queue status works", async () => {
     const env = fresh();
@@ -399,7 +401,7 @@ describe("unban", () => {
 describe("warn and warns", () => {
   test("warn: delivered with the warning's id; the ban list is refreshed and an automatic ban reported", async () => {
     const env = fresh();
-    const r = await run(["warn", CAROL, "mic", "spam", "--json"], env);
+    const r = await run(["warn", CAROL, "mic", "spam", "--json"], env, hubBinary);
     expect(r.code).toBe(0);
     const out = json(r);
     const warning = [...sb.state.warnings.values()].at(-1)!;
@@ -446,7 +448,7 @@ describe("warn and warns", () => {
     const env = fresh();
     await run(["warn", ALICE, "first", "--as", CAROL], env);
     await run(["warn", ALICE, "second"], env);
-    const r = await run(["warns", ALICE, "--json"], env);
+    const r = await run(["warns", ALICE, "--json"], env, hubBinary);
     expect(r.code).toBe(0);
     const out = json(r);
     expect(out.total).toBeGreaterThanOrEqual(3);

@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { hub, hubInBackground } from "./binary.ts";
+import { hub, hubBinary, hubInBackground } from "./binary.ts";
 import { until } from "../support/until.ts";
 
 /** Starts `hub-agent sandbox --json` and reads the object it prints once listening. */
@@ -51,7 +51,7 @@ describe("hub-agent sandbox", () => {
     expect(Object.keys(openapi.paths).some((x) => x.includes("_sandbox"))).toBe(false);
 
     // Adding a reward, and each way it can fail.
-    const ok = await hub(["sandbox", "reward", "76561198123456783", "say", "hi", "%nick%", "--json"], { env });
+    const ok = await hubBinary(["sandbox", "reward", "76561198123456783", "say", "hi", "%nick%", "--json"], { env });
     expect(ok.code).toBe(0);
     const reward = JSON.parse(ok.stdout);
     expect(reward.user.username).toBe("Carol");

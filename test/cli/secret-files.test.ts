@@ -1,7 +1,7 @@
 /**
- * A configuration or key file everyone can read (the compiled binary): `doctor` shows a warning line with the fix,
- * `run` logs it; a file only its owner and group can read (the service unit's 0640) says nothing; other commands
- * stay quiet (they would repeat it every time).
+ * A configuration or key file everyone can read (the CLI run in this process): `doctor` shows a warning line with the
+ * fix, `run` logs it; a file only its owner and group can read (the service unit's 0640) says nothing; other
+ * commands stay quiet (they would repeat it every time).
  */
 import { expect, test } from "bun:test";
 import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";

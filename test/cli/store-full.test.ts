@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { type Sandbox } from "../../lib/sandbox/index.ts";
 import { spawn } from "../support/procs.ts";
 import { until } from "../support/until.ts";
-import { binary, hub } from "./binary.ts";
+import { binary, hub, hubBinary } from "./binary.ts";
 import { useSandbox } from "../support/sandbox.ts";
 import { jsonLines } from "../support/agent-run.ts";
 
@@ -189,7 +189,7 @@ test.skipIf(!!cannotMount)(
     // A one-shot ban can't be written: one line with the path and the fix, exit 8, nothing sent.
     const posts = () => sb.control.requests({ method: "POST", path: "/ban/" }).length;
     const before = posts();
-    const ban = await hub(["ban", CAROL.id, "30m", "griefing"], { env: s.env });
+    const ban = await hubBinary(["ban", CAROL.id, "30m", "griefing"], { env: s.env }); // exit 8 as the shell sees it
     expect(ban.code).toBe(8);
     expect(ban.stderr).toBe(
       `error: the store ${join(s.mnt, "store")} is full (ENOSPC): free space on that disk; nothing was queued\n`,
@@ -240,7 +240,7 @@ test("a ban written to the queue whose delivery lock is blocked exits 6 with the
     sb.control
       .requests({ method: "POST", path: "/ban/" })
       .filter((r) => (r.body as { reason?: string })?.reason === "lock test");
-  const ban = await hub(["ban", CAROL.id, "30m", "lock", "test"], { env });
+  const ban = await hubBinary(["ban", CAROL.id, "30m", "lock", "test"], { env }); // exit 6 as the shell sees it
   expect(ban.code).toBe(6);
   expect(ban.stdout).toContain("is queued");
   expect(ban.stdout).toContain(`${lock} is a directory where hub-agent keeps a file (EISDIR): remove that directory`);

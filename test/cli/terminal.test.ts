@@ -1,7 +1,7 @@
 /**
  * Nicks and reasons are foreign text: an ESC sequence or a BEL in them must reach neither the operator's terminal
- * nor a log as a control character. The compiled binary: `ban`'s answer, `queue status` and `run`'s log show them
- * escaped (`\x1b`, `\x07`); `--json` keeps the exact text, JSON-escaped.
+ * nor a log as a control character. The CLI (run in this process): `ban`'s answer, `queue status` and `run`'s log
+ * show them escaped (`\x1b`, `\x07`); `--json` keeps the exact text, JSON-escaped.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../lib/app/config.ts";
 import { ALTERNATIVES } from "../../lib/app/config.ts";
-import { hub } from "../cli/binary.ts";
+import { hub, hubBinary } from "../cli/binary.ts";
 
 const SERVER = "541d1c41-1b58-40fc-8780-70c400ea5686";
 let template: string;
@@ -70,7 +70,7 @@ describe("init's template", () => {
     const cwd = mkdtempSync(join(tmpdir(), "hub-template-"));
     writeFileSync(join(cwd, "hub-agent.toml"), template);
     // A command that needs the whole configuration (`queue status` reads only the store: one warning line).
-    const r = await hub(["dashboard"], { cwd });
+    const r = await hubBinary(["dashboard"], { cwd });
     expect(r.code).toBe(3);
     const lines = r.stderr.trim().split("\n");
     expect(lines[0]).toBe(`error: configuration is not valid (${join(cwd, "hub-agent.toml")})`);
@@ -112,7 +112,7 @@ describe("init's template", () => {
     const keys = commentedKeys(filled()).filter((k) => !ALTERNATIVES[k.path]);
     const { result, dir } = await validate(uncomment(filled(), keys));
     if (!result.ok) throw new Error(result.problems.join("\n"));
-    const r = await hub(["queue", "status", "--json"], { cwd: dir });
+    const r = await hubBinary(["queue", "status", "--json"], { cwd: dir });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
   });

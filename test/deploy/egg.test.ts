@@ -93,6 +93,7 @@ describe("deploy/egg-hub-agent.json", () => {
         quiet: false,
         redact: (s) => s,
         write: (l) => lines.push(l),
+        env: {},
         tty,
       });
       logger.info("ready");

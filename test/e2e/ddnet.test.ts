@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sendStatus } from "../../lib/features/status.ts";
 import { answersOn } from "../../lib/game/kinds/econ.ts";
-import { binary, hub } from "../cli/binary.ts";
+import { binary, hubBinary } from "../cli/binary.ts";
 import { type GameClient, startDisplay } from "../support/game-client.ts";
 import { createNetns, type Netns, netnsMissing } from "../support/netns.ts";
 import { spawn } from "../support/procs.ts";
@@ -183,7 +183,7 @@ describe.skipIf(!!missing)("DDNet 16.4 over econ (real server and client, in a n
 
   test("`hub-agent ban Dora 10 griefing` (the compiled CLI): she is kicked while she plays, and again when she comes back", async () => {
     await binary();
-    const r = await hub(["ban", "Dora", "10", "griefing"], { env: w.env });
+    const r = await hubBinary(["ban", "Dora", "10", "griefing"], { env: w.env });
     expect(r, r.stderr).toMatchObject({ code: 0 });
     expect(r.stdout).toContain("Dora has been banned for 10m. Reason: griefing");
     expect(bansOf(w, "Dora")).toMatchObject([{ reason: "griefing", length: 600, status: "ACTIVE" }]);

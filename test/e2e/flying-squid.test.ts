@@ -16,7 +16,7 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sendStatus } from "../../lib/features/status.ts";
-import { binary, hub } from "../cli/binary.ts";
+import { binary, hubBinary } from "../cli/binary.ts";
 import { spawn } from "../support/procs.ts";
 import { until } from "../support/until.ts";
 import { freePort, startWorld, stopWorld, type World } from "./world.ts";
@@ -186,7 +186,7 @@ describe.skipIf(missing !== undefined)("flying-squid + mineflayer through the pl
 
   test("`hub-agent ban Bot1` (the compiled CLI): the bot is kicked, and kicked again when it comes back", async () => {
     await binary();
-    const r = await hub(["ban", NAME, "10", "griefing"], { env: w.env });
+    const r = await hubBinary(["ban", NAME, "10", "griefing"], { env: w.env });
     expect(r, r.stderr).toMatchObject({ code: 0 });
     await until(() => first.seen.ended, "the bot kicked", SLOW);
     expect(first.seen.kicked).toContain("griefing");

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { advertLines } from "../../lib/features/adverts.ts";
 import { sendStatus } from "../../lib/features/status.ts";
-import { binary, hub } from "../cli/binary.ts";
+import { binary, hubBinary } from "../cli/binary.ts";
 import {
   clientMissing,
   type GameClient,
@@ -244,7 +244,7 @@ export function humanSteps(game: HumanGame, o: { world: () => World; port: () =>
         const w = o.world();
         const count = online(w).length;
         await binary();
-        const r = await hub(["ban", "Hank", "10", "griefing"], { env: w.env });
+        const r = await hubBinary(["ban", "Hank", "10", "griefing"], { env: w.env });
         expect(r, r.stderr).toMatchObject({ code: 0 });
         // Delivered by the CLI, or (when the running agent's queue round took it at that moment) by the agent.
         expect(r.stdout).toMatch(

@@ -23,7 +23,7 @@ import { sanitize } from "../../lib/game/presets/escape.ts";
 import { xonotic } from "../../lib/game/presets/xonotic.ts";
 import { DpRcon } from "../../lib/game/transports/dp-rcon.ts";
 import type { TransportError } from "../../lib/game/transports/transport.ts";
-import { binary, hub } from "../cli/binary.ts";
+import { binary, hubBinary } from "../cli/binary.ts";
 import { HOSTILE } from "../game/presets/hostile-values.ts";
 import { spawn } from "../support/procs.ts";
 import { docBlock } from "../support/docs.ts";
@@ -119,7 +119,7 @@ function sharedSteps(world: () => World, logLine: (w: World, text: string) => bo
     const w = world();
     banned = online(w)[0]!;
     await binary(); // compiled in the background since beforeAll
-    const r = await hub(["ban", banned, "10", "griefing"], { env: w.env });
+    const r = await hubBinary(["ban", banned, "10", "griefing"], { env: w.env });
     expect(r, r.stderr).toMatchObject({ code: 0 });
     expect(r.stdout).toContain(`${banned} has been banned for 10m. Reason: griefing`);
     expect(bansOf(w, banned)).toMatchObject([{ reason: "griefing", length: 600, status: "ACTIVE" }]);

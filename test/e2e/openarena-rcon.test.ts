@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sendStatus } from "../../lib/features/status.ts";
 import { Q3Rcon } from "../../lib/game/transports/q3-rcon.ts";
-import { binary, hub } from "../cli/binary.ts";
+import { binary, hubBinary } from "../cli/binary.ts";
 import { forTest, OPENARENA_SKIP_REASON, openarenaInstalled, rconAnswers } from "../support/openarena.ts";
 import { spawn } from "../support/procs.ts";
 import { docBlock, shellWords } from "../support/docs.ts";
@@ -111,7 +111,7 @@ describe.skipIf(!openarenaInstalled)(
 
     test("`hub-agent ban Sarge 10 griefing` (the compiled CLI): the server kicks him, and again when he comes back", async () => {
       await binary(); // compiled in the background since beforeAll
-      const r = await hub(["ban", "Sarge", "10", "griefing"], { env: w.env });
+      const r = await hubBinary(["ban", "Sarge", "10", "griefing"], { env: w.env });
       expect(r, r.stderr).toMatchObject({ code: 0 });
       expect(r.stdout).toContain("Sarge has been banned for 10m. Reason: griefing");
       expect(bansOf(w, "Sarge")).toMatchObject([{ reason: "griefing", length: 600, status: "ACTIVE" }]);

@@ -24,7 +24,7 @@ import { sendStatus } from "../../lib/features/status.ts";
 import { QUAKE_VALUE_BYTES, sanitize } from "../../lib/game/presets/escape.ts";
 import { openarena } from "../../lib/game/presets/openarena.ts";
 import { until } from "../agent/harness.ts";
-import { binary, hub } from "../cli/binary.ts";
+import { binary, hubBinary } from "../cli/binary.ts";
 import { HOSTILE } from "../game/presets/hostile-values.ts";
 import { forTest, OPENARENA_SKIP_REASON, openarenaInstalled } from "../support/openarena.ts";
 import { docBlock } from "../support/docs.ts";
@@ -88,7 +88,7 @@ describe.skipIf(!openarenaInstalled)("OpenArena end to end (real ioquake3 server
 
   test("`hub-agent ban Sarge 10 griefing` (the compiled CLI, beside the running agent): delivered, and the real server kicks him", async () => {
     await binary(); // compiled in the background since beforeAll
-    const r = await hub(["ban", "Sarge", "10", "griefing"], { env: w.env });
+    const r = await hubBinary(["ban", "Sarge", "10", "griefing"], { env: w.env });
     expect(r, r.stderr).toMatchObject({ code: 0 });
     expect(r.stdout).toContain("Sarge has been banned for 10m. Reason: griefing");
     expect(bansOf(w, "Sarge")).toMatchObject([{ reason: "griefing", length: 600, status: "ACTIVE" }]);

@@ -21,7 +21,7 @@ import { loadConfig } from "../../lib/app/config.ts";
 import { sendStatus } from "../../lib/features/status.ts";
 import { checkGame } from "../../lib/game/doctor.ts";
 import { resolvePreset } from "../../lib/game/presets/index.ts";
-import { binary, hub } from "../cli/binary.ts";
+import { binary, hubBinary } from "../cli/binary.ts";
 import { spawn } from "../support/procs.ts";
 import { docBlock } from "../support/docs.ts";
 import { socketsOf } from "../support/sockets.ts";
@@ -190,7 +190,7 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the docs' generic 
   test("`hub-agent ban Alice 10 griefing` (the compiled CLI): the server kicks her, and kicks her again when she rejoins", async () => {
     await binary();
     // In the directory of hub-agent.toml, as the operator runs it.
-    const r = await hub(["ban", "Alice", "10", "griefing"], { env: w.env, cwd: w.home });
+    const r = await hubBinary(["ban", "Alice", "10", "griefing"], { env: w.env, cwd: w.home });
     expect(r, r.stderr).toMatchObject({ code: 0 });
     expect(bansOf(w, "Alice")).toMatchObject([{ reason: "griefing", length: 600, status: "ACTIVE" }]);
     await until(() => kicked(1), "the server to kick Alice", SLOW);
@@ -317,7 +317,7 @@ describe.skipIf(missing.length > 0)("OpenTTD 13 wrapped, with the docs' generic 
     }, 60_000);
 
     test("a ban kicks Hank while he plays", async () => {
-      const r = await hub(["ban", "Hank", "10", "griefing"], { env: w.env, cwd: w.home });
+      const r = await hubBinary(["ban", "Hank", "10", "griefing"], { env: w.env, cwd: w.home });
       expect(r, r.stderr).toMatchObject({ code: 0 });
       await until(
         () =>

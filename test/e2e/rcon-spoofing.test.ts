@@ -13,7 +13,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openarena } from "../../lib/game/presets/openarena.ts";
-import { binary, hub } from "../cli/binary.ts";
+import { binary, hubBinary } from "../cli/binary.ts";
 import { Attacker } from "../game/transports/udp-fake.ts";
 import { forTest, OPENARENA_SKIP_REASON, openarenaInstalled, rconAnswers } from "../support/openarena.ts";
 import { spawn } from "../support/procs.ts";
@@ -135,7 +135,7 @@ describe.skipIf(!openarenaInstalled)("forged Quake 3 rcon replies against a real
         expect(performance.now() - t0).toBeLessThan(2000);
       }
       await binary(); // compiled in the background since beforeAll
-      const r = await hub(["ban", "Hank", "10", "griefing"], { env: w.env });
+      const r = await hubBinary(["ban", "Hank", "10", "griefing"], { env: w.env });
       expect(r, r.stderr).toMatchObject({ code: 0 });
       await until(() => kicked("Hank") === 1, "the server to kick Hank", {
         ...SLOW,
@@ -151,7 +151,7 @@ describe.skipIf(!openarenaInstalled)("forged Quake 3 rcon replies against a real
   test("a forged status row naming a banned player on Victim's slot gets nobody kicked", async () => {
     // Mallory, banned by the operator, is not on the server.
     const mallory = w.sb.state.addUser({ identifier: "Mallory", username: "Mallory", type: "CENTRAL" });
-    const r = await hub(["ban", `user:${mallory.id}`, "perm", "cheating"], { env: w.env });
+    const r = await hubBinary(["ban", `user:${mallory.id}`, "perm", "cheating"], { env: w.env });
     expect(r, r.stderr).toMatchObject({ code: 0 });
     const from = w.exchanges.length;
     const slot = w.agent.players.get("Victim")?.slot ?? "1";

@@ -23,7 +23,7 @@ import { sanitize } from "../../lib/game/presets/escape.ts";
 import { teeworlds } from "../../lib/game/presets/teeworlds.ts";
 import { Econ, MAX_COMMAND_BYTES } from "../../lib/game/transports/econ.ts";
 import type { TransportError } from "../../lib/game/transports/transport.ts";
-import { binary, hub } from "../cli/binary.ts";
+import { binary, hubBinary } from "../cli/binary.ts";
 import { HOSTILE } from "../game/presets/hostile-values.ts";
 import { type GameClient, startDisplay } from "../support/game-client.ts";
 import { spawn } from "../support/procs.ts";
@@ -250,7 +250,7 @@ describe.skipIf(!installed)("Teeworlds 0.7.5 over econ (real server)", () => {
 
     test("`hub-agent ban Jack 10 griefing` (the compiled CLI): he is kicked while he plays, and again when he comes back", async () => {
       await binary(); // compiled in the background since beforeAll
-      const r = await hub(["ban", "Jack", "10", "griefing"], { env: w.env });
+      const r = await hubBinary(["ban", "Jack", "10", "griefing"], { env: w.env });
       expect(r, r.stderr).toMatchObject({ code: 0 });
       expect(r.stdout).toContain("Jack has been banned for 10m. Reason: griefing");
       expect(bansOf(w, "Jack")).toMatchObject([{ reason: "griefing", length: 600, status: "ACTIVE" }]);

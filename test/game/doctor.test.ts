@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { loadConfig } from "../../lib/app/config.ts";
 import { checkGame } from "../../lib/game/doctor.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
-import { binary, hub } from "../cli/binary.ts";
+import { binary, hubBinary } from "../cli/binary.ts";
 import { ioq3Status } from "../support/ioq3-status.ts";
 import { FakeQ3Server } from "./transports/fake-q3-server.ts";
 import { FakeSourceRconServer } from "./transports/fake-source-rcon-server.ts";
@@ -170,12 +170,12 @@ describe("hub-agent doctor (compiled) with an RCON bridge", () => {
       HUB_GAME_BRIDGE: "sim",
       HUB_STORAGE_DIR: mkdtempSync(join(tmpdir(), "hub-data-")),
     };
-    const good = await hub(["doctor"], { env: { ...service, ...env } });
+    const good = await hubBinary(["doctor"], { env: { ...service, ...env } });
     expect(good.stdout).toMatch(
       /✔ game +Source RCON 127\.0\.0\.1:\d+ \(Minecraft.*\): password accepted; 2 players online: Alice, Bob/,
     );
     expect(good.code).toBe(0);
-    const bad = await hub(["doctor"], { env: { ...service, ...env, HUB_GAME_RCON_PASSWORD: "wrong-pw-4242" } });
+    const bad = await hubBinary(["doctor"], { env: { ...service, ...env, HUB_GAME_RCON_PASSWORD: "wrong-pw-4242" } });
     expect(bad.code).toBe(3);
     expect(bad.stdout).toContain("✘ game");
     expect(bad.stdout).toContain("fix: copy the server's password into game.rcon.password");

@@ -15,7 +15,7 @@ import { checkGame } from "../../lib/game/doctor.ts";
 import { createBridge } from "../../lib/game/index.ts";
 import type { PresetBridge } from "../../lib/game/preset-bridge.ts";
 import { memoryLogger } from "../../lib/log.ts";
-import { hub } from "../cli/binary.ts";
+import { hubBinary } from "../cli/binary.ts";
 import { until } from "../support/until.ts";
 import { freePort } from "../e2e/world.ts";
 import { FakePlugin } from "./transports/fake-plugin.ts";
@@ -194,7 +194,7 @@ describe("run", () => {
     cleanups.push(() => new Promise<void>((resolve) => busy.close(() => resolve())));
     const port = (busy.address() as net.AddressInfo).port;
     const home = mkdtempSync(join(tmpdir(), "hub-plugin-run-"));
-    const r = await hub(["run"], {
+    const r = await hubBinary(["run"], {
       env: {
         ...base,
         HUB_STORAGE_DIR: join(home, "data"),

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import type { Sandbox } from "../../lib/sandbox/index.ts";
 import { sanctionQueues } from "../../lib/sanctions/index.ts";
 import { openStore } from "../../lib/store/index.ts";
-import { hub, hubInBackground } from "../cli/binary.ts";
+import { hubBinary, hubInBackground } from "../cli/binary.ts";
 import { queuedBans } from "../support/backlog.ts";
 import { useSandbox } from "../support/sandbox.ts";
 import { until } from "../support/until.ts";
@@ -57,16 +57,16 @@ test("400 queued bans at 40 requests/s: each made once, in order, no request whi
   const run = await hubInBackground(["run"], { env, cwd: dir });
   try {
     await until(() => made("drain").order.length >= 100, "the drain to be under way", { timeoutMs: 60_000 });
-    const status = JSON.parse((await hub(["status", "--json"], { env, cwd: dir })).stdout);
+    const status = JSON.parse((await hubBinary(["status", "--json"], { env, cwd: dir })).stdout);
     expect(status.sanctions_drain).toMatchObject({ state: "running", total: N });
     expect(status.sanctions_drain.left).toBeGreaterThan(0);
     expect(status.sanctions_drain.rate_per_s).toBeGreaterThan(0);
     // What an operator reads: entries left, the rate, the time to empty at that rate.
-    expect((await hub(["status"], { env, cwd: dir })).stdout).toMatch(
+    expect((await hubBinary(["status"], { env, cwd: dir })).stdout).toMatch(
       /\n +delivering now: [\d,]+ left, [\d.]+\/s \([\d,]+ of 400 settled\), about (\d+ s|\d+m \d+s) to go/,
     );
 
-    const ban = await hub(["ban", player(), "1h", "typed during the drain", "--json"], { env, cwd: dir });
+    const ban = await hubBinary(["ban", player(), "1h", "typed during the drain", "--json"], { env, cwd: dir });
     const left = await queue.size();
     expect([ban.code, JSON.parse(ban.stdout).status]).toEqual([0, "delivered"]);
     expect(left).toBeGreaterThan(0);
@@ -112,7 +112,7 @@ test("400 queued bans at 40 requests/s: each made once, in order, no request whi
   );
   expect(early.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual([]);
   expect(run.stderr.text()).toMatch(/delivering the sanction queues: [\d,]+ left, [\d.]+\/s/);
-  const after = JSON.parse((await hub(["status", "--json"], { env, cwd: dir })).stdout);
+  const after = JSON.parse((await hubBinary(["status", "--json"], { env, cwd: dir })).stdout);
   expect(after.sanctions_drain).toMatchObject({ state: "done", total: N + 1, settled: N + 1, left: 0 });
   sb.control.reset();
 }, 240_000);

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Sandbox } from "../../lib/sandbox/index.ts";
 import { useSandbox } from "../support/sandbox.ts";
-import { binary, hub } from "../cli/binary.ts";
+import { binary, hubBinary } from "../cli/binary.ts";
 import { TIMEOUT_S, killScenarios, summary } from "./scenarios.ts";
 
 const KILLS = 50;
@@ -49,8 +49,8 @@ test("answers slower than api.timeout: exit 6, uncertain; queue retry finds them
   for (const path of ["/ban/", "/warning/"])
     sb.control.latency(3 * TIMEOUT_S * 1000, { method: "POST", path }, { after: true });
   const [ban, warn] = await Promise.all([
-    hub(["ban", banned, "1h", "slow service ban", "--json"], { env }),
-    hub(["warn", warned, "slow service warning", "--json"], { env }),
+    hubBinary(["ban", banned, "1h", "slow service ban", "--json"], { env }),
+    hubBinary(["warn", warned, "slow service warning", "--json"], { env }),
   ]);
   for (const r of [ban, warn]) {
     expect(r.code).toBe(6);
@@ -58,14 +58,14 @@ test("answers slower than api.timeout: exit 6, uncertain; queue retry finds them
     expect(out.status).toBe("queued");
     expect(out.error).toStartWith("uncertain: will be checked before it is sent again; POST /");
   }
-  const status = JSON.parse((await hub(["queue", "status", "--json"], { env })).stdout);
+  const status = JSON.parse((await hubBinary(["queue", "status", "--json"], { env })).stdout);
   const items = status.queues.flatMap((q: { items: unknown[] }) => q.items);
   expect(items).toHaveLength(2);
   for (const item of items) expect(item).toMatchObject({ attempts: 1, uncertain: true, last_lookup: null });
 
   // retry waits out the settle time by itself, then looks each up instead of sending it again.
   const retried = await Promise.all(
-    [ban, warn].map((r) => hub(["queue", "retry", JSON.parse(r.stdout).entry_id, "--json"], { env })),
+    [ban, warn].map((r) => hubBinary(["queue", "retry", JSON.parse(r.stdout).entry_id, "--json"], { env })),
   );
   for (const r of retried) expect([r.code, JSON.parse(r.stdout).status]).toEqual([0, "delivered"]);
   const userId = (id: string) => sb.state.findUser(id, "STEAM")?.id;

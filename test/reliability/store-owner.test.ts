@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Sandbox } from "../../lib/sandbox/index.ts";
-import { binary, hub } from "../cli/binary.ts";
+import { binary, hubBinary } from "../cli/binary.ts";
 import { spawn } from "../support/procs.ts";
 import { useSandbox } from "../support/sandbox.ts";
 
@@ -83,7 +83,7 @@ test.skipIf(missing !== undefined)(
       ["ban", "76561198000000778", "1h", "cheating"],
       ["queue", "status"],
     ]) {
-      const r = await hub(args, { env, cwd: home });
+      const r = await hubBinary(args, { env, cwd: home });
       expect({ args, code: r.code }).toEqual({ args, code: 8 });
       expect(r.stderr).toContain(`error: ${line}`);
       expect(r.stderr).toContain(`(\`find ${store} ! -user 0\` lists it), then \`chmod 700 ${store}\``);
@@ -93,7 +93,7 @@ test.skipIf(missing !== undefined)(
 
     // The operator looks, removes what is not theirs: the store is corrected and used.
     rmSync(join(store, "queue"), { recursive: true });
-    const r = await hub(["ban", "76561198000000778", "1h", "cheating"], { env, cwd: home });
+    const r = await hubBinary(["ban", "76561198000000778", "1h", "cheating"], { env, cwd: home });
     expect(r.code).toBe(0);
     expect(statSync(store).mode & 0o777).toBe(0o700);
     expect(r.stderr).toContain(`the store ${store} was open to other users (mode 0777): corrected to 0700`);

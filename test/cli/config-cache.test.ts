@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawn } from "../support/procs.ts";
+import { runToEnd } from "../support/procs.ts";
 import { binary } from "./binary.ts";
 
 const SERVER = "541d1c41-1b58-40fc-8780-70c400ea5686";
@@ -22,19 +22,10 @@ describe("the checked configuration, in the compiled binary", () => {
     writeFileSync(file, toml(), { mode: 0o600 });
     // The compiled binary itself: from source (a test's own process) there is no cache.
     const status = async (env: Record<string, string> = {}) => {
-      const p = spawn([await binary(), "queue", "status", "--json"], {
+      return runToEnd([await binary(), "queue", "status", "--json"], {
         cwd,
         env: { PATH: process.env.PATH ?? "", ...env },
-        stdin: "ignore",
-        stdout: "pipe",
-        stderr: "pipe",
       });
-      const [stdout, stderr, code] = await Promise.all([
-        new Response(p.stdout).text(),
-        new Response(p.stderr).text(),
-        p.exited,
-      ]);
-      return { code, stdout, stderr };
     };
 
     expect((await status()).code).toBe(0);

@@ -12,7 +12,7 @@ import type { Sandbox } from "../../lib/sandbox/index.ts";
 import { actionsLog, jsonLines, logged, ready, startRun } from "../support/agent-run.ts";
 import { useSandbox } from "../support/sandbox.ts";
 import { until } from "../support/until.ts";
-import { spawn } from "../support/procs.ts";
+import { runToEnd } from "../support/procs.ts";
 import { binary, hub, type Run } from "./binary.ts";
 
 let sb: Sandbox;
@@ -324,18 +324,10 @@ describe("the storage directory", () => {
       const storage = join(dir, "store");
       mkdirSync(storage, { mode: 0o700 });
       for (const args of [...COMMANDS, ["doctor"]]) {
-        const p = spawn(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin, ...args], {
-          cwd: dir,
-          env: { PATH: process.env.PATH ?? "", ...env(storage) },
-          stdin: "ignore",
-          stdout: "pipe",
-          stderr: "pipe",
-        });
-        const [stdout, stderr, code] = await Promise.all([
-          new Response(p.stdout).text(),
-          new Response(p.stderr).text(),
-          p.exited,
-        ]);
+        const { stdout, stderr, code } = await runToEnd(
+          ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin, ...args],
+          { cwd: dir, env: { PATH: process.env.PATH ?? "", ...env(storage) } },
+        );
         expect([args.join(" "), code]).toEqual([args.join(" "), 8]);
         const out = args[0] === "doctor" ? stdout : stderr;
         expect(out).toContain(storage);

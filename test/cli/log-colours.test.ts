@@ -7,6 +7,7 @@ import { expect, test } from "bun:test";
 import { join } from "node:path";
 
 const LOG = join(import.meta.dir, "..", "..", "cli", "log.ts");
+const STDIO = join(import.meta.dir, "..", "..", "cli", "stdio.ts");
 
 async function onTerminal(source: string): Promise<string> {
   let out = "";
@@ -23,7 +24,9 @@ async function onTerminal(source: string): Promise<string> {
 test("on a terminal, each line's time is dim and only the level is coloured", async () => {
   const out = await onTerminal(`
     const { createLogger } = await import(${JSON.stringify(LOG)});
-    const log = createLogger({ format: "pretty", quiet: false, redact: (t) => t });
+    const { processIo } = await import(${JSON.stringify(STDIO)});
+    const io = processIo(); // the process's own stderr, as a command line's log has it
+    const log = createLogger({ format: "pretty", quiet: false, redact: (t) => t, env: io.env, write: io.stderr, tty: io.stderrIsTty });
     log.info("ready");
     log.warn("slow", { ms: 1200 });
     log.withTag("bans").error("refused");

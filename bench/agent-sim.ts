@@ -7,7 +7,6 @@
  * object counts by type).
  */
 import { heapStats } from "bun:jsc";
-import { useRunSettings } from "../lib/app/runtime.ts";
 import { runAgent } from "../cli/commands/run.ts";
 import { createLogger } from "../cli/log.ts";
 import { processIo } from "../cli/stdio.ts";
@@ -17,7 +16,6 @@ import { createBridge } from "../lib/game/index.ts";
 import type { SimGame } from "../lib/game/sim.ts";
 import { PER_PLAYER_BURST, PER_PLAYER_RATE } from "../lib/pace.ts";
 
-useRunSettings(); // the runtime settings of `run`, as `hub-agent run` has them
 const seconds = Number(process.env.BENCH_SECONDS ?? 60);
 const pace = Number(process.env.BENCH_PACE ?? PER_PLAYER_RATE);
 const sampleSeconds = Number(process.env.BENCH_SAMPLE_SECONDS ?? 0);

@@ -51,13 +51,20 @@ rows.push({
 });
 const given = process.argv.indexOf("--players");
 const cases = given > 0 ? process.argv[given + 1]!.split(",").map(Number) : [0, 100, 1000, 5000];
-// Each case with `run`'s runtime settings (lib/app/runtime.ts); 0 and 1,000 players also with the runtime's defaults
-// (an operator's BUN_JSC_useDFGJIT=true turns the settings off), side by side in the same run.
+/**
+ * The runtime's memory settings an operator may give `run` (docs/running.md, "Memory"): the optimizing JIT off, the
+ * collector sized for 128 MiB, freed memory returned at once. 0 and 1,000 players run with them too, side by side.
+ */
+const MEMORY_SETTINGS = {
+  BUN_JSC_useDFGJIT: "false",
+  BUN_JSC_forceRAMSize: String(128 * 1024 * 1024),
+  MIMALLOC_PURGE_DELAY: "0",
+};
 const variants = cases.flatMap((players) => [
-  { players, defaults: false },
-  ...(players === 0 || players === 1000 ? [{ players, defaults: true }] : []),
+  { players, memory: false },
+  ...(players === 0 || players === 1000 ? [{ players, memory: true }] : []),
 ]);
-for (const { players, defaults } of variants) {
+for (const { players, memory } of variants) {
   const scale = Math.min(maxScale, players ? 60_000 / players : maxScale);
   // A restart next to 5,000 players takes a while at the pace: the case runs long enough to see rounds after it.
   const caseMinutes = players >= 5000 ? Math.max(minutes, 3) : minutes;
@@ -69,7 +76,7 @@ for (const { players, defaults } of variants) {
     seconds,
     port,
   });
-  if (defaults) env.BUN_JSC_useDFGJIT = "true";
+  if (memory) Object.assign(env, MEMORY_SETTINGS);
   const refused = refusals(sb);
   // Read before the agent stops itself, while its /metrics still answers.
   const tally = Bun.sleep((seconds - 3) * 1000).then(() => jobTally(port));
@@ -78,7 +85,7 @@ for (const { players, defaults } of variants) {
   const jobs = await tally;
   const failed = jobs.filter((j) => j.failures > 0);
   rows.push({
-    name: `agent, ${players} players${defaults ? ", defaults" : ""}`,
+    name: `agent, ${players} players${memory ? ", memory settings" : ""}`,
     ...r,
     scale,
     minutes: caseMinutes,
@@ -93,7 +100,7 @@ await sb.stop();
 const bare = rows[0]!;
 console.log("intervals ÷scale, so CPU is per simulated hour; players each stay about a simulated hour\n");
 console.log(
-  "case".padEnd(34) +
+  "case".padEnd(38) +
     "scale".padStart(6) +
     "min".padStart(5) +
     "peak RSS MB".padStart(13) +
@@ -103,7 +110,7 @@ console.log(
 );
 for (const r of rows)
   console.log(
-    r.name.padEnd(34) +
+    r.name.padEnd(38) +
       `×${r.scale}`.padStart(6) +
       String(r.minutes).padStart(5) +
       r.rssMb.toFixed(1).padStart(13) +

@@ -3,7 +3,6 @@ import { globalArgs, createContext } from "../context.ts";
 import { CliError, EXIT, type ExitCode } from "../exit.ts";
 import { withSignals } from "../run-signals.ts";
 import { loadConfig } from "../../lib/app/config.ts";
-import { useRunSettings } from "../../lib/app/runtime.ts";
 import { runAgent as serveAgent, startRun, type RunAgentOptions, type RunOutcome } from "../../lib/app/run.ts";
 import { helpMeta } from "../args.ts";
 
@@ -24,7 +23,6 @@ export default defineCommand({
     once: { type: "boolean", description: "one round of every periodic job, then exit (for cron)" },
   },
   async run({ args, data }) {
-    useRunSettings(); // before anything is opened: it may execute this process again (lib/app/runtime.ts)
     const ctx = createContext(args, data);
     const config = await ctx.config({ warnings: "changed", timePatterns: true });
     // SIGHUP reads the configuration again (the same file and environment) and applies what can change live.

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { createServer, type Server, type Socket } from "node:net";
-import { existsSync, linkSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Sandbox } from "../../lib/sandbox/index.ts";
@@ -200,59 +200,5 @@ describe("SIGHUP", () => {
     const { code, ms } = await stopTimed(agent, "SIGTERM");
     expect(code).toBe(0);
     expect(ms).toBeLessThan(2_000);
-  }, 60_000);
-});
-
-describe("the runtime settings of run (lib/app/runtime.ts)", () => {
-  const environ = (pid: number) =>
-    Object.fromEntries(
-      readFileSync(`/proc/${pid}/environ`, "utf8")
-        .split("\0")
-        .filter(Boolean)
-        .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
-    );
-
-  test("run executes itself again with them: the same pid, still stopped by its signal", async () => {
-    const agent = await startRun(service());
-    await waitFor(agent, "ready", (l) => l.includes("INFO  ready"));
-    expect(environ(agent.proc.pid)).toMatchObject({
-      BUN_JSC_useDFGJIT: "false",
-      BUN_JSC_forceRAMSize: String(128 * 1024 * 1024),
-      MIMALLOC_PURGE_DELAY: "0",
-    });
-    expect(readFileSync(`/proc/${agent.proc.pid}/cmdline`, "utf8").split("\0").slice(1, 2)).toEqual(["run"]);
-    const { code } = await stopTimed(agent, "SIGTERM");
-    expect(code).toBe(0);
-  }, 60_000);
-
-  test("an operator's own setting is kept, and the others are not added", async () => {
-    const agent = await startRun({ ...service(), BUN_JSC_useDFGJIT: "true" });
-    await waitFor(agent, "ready", (l) => l.includes("INFO  ready"));
-    const env = environ(agent.proc.pid);
-    expect(env.BUN_JSC_useDFGJIT).toBe("true");
-    expect(env.BUN_JSC_forceRAMSize).toBeUndefined();
-    const { code } = await stopTimed(agent, "SIGTERM");
-    expect(code).toBe(0);
-  }, 60_000);
-
-  test("an executable deleted before it could execute itself (an upgrade): run goes on, every log line JSON", async () => {
-    // The executable is started through an open descriptor, its name already removed, as when a package upgrade
-    // replaces it while `run` starts: executing it again fails, and the run keeps the runtime's defaults.
-    const dir = mkdtempSync(join(tmpdir(), "hub-signals-"));
-    const link = join(dir, "hub-agent");
-    linkSync(await binary(), link);
-    const script = 'exec 9<"$0" && rm -f "$0" && exec /proc/self/fd/9 run --once --log-format json';
-    const proc = spawn(["/bin/sh", "-c", script, link], {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? "", HUB_STORAGE_DIR: join(dir, "store"), ...service() },
-      stdin: "ignore",
-      stdout: "ignore",
-      stderr: "pipe",
-    });
-    const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
-    expect(code).toBe(0);
-    const lines = stderr.split("\n").filter(Boolean);
-    expect(lines.length).toBeGreaterThan(0);
-    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
   }, 60_000);
 });

@@ -4,7 +4,7 @@
  * a ban issued after them. Real HTTP to the in-memory service.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApi, type Api } from "../../lib/api/client.ts";
@@ -37,6 +37,7 @@ const SETTLE_MS = 10_000;
 let sb: Sandbox;
 let api: Api;
 let store: Store;
+let storeDir = "";
 /** The agent's clock for delivery rounds (attempt times and the settle time). */
 let clock = Date.now();
 const serviceSkew = { ms: 0 };
@@ -44,10 +45,14 @@ beforeEach(async () => {
   sb = await startSandbox({ seed: "empty", now: () => Date.now() + serviceSkew.ms });
   serviceSkew.ms = 0;
   api = createApi({ url: sb.url, key: sb.key, retries: 0, timeoutMs: TIMEOUT_MS });
-  store = await openStore({ dir: mkdtempSync(join(tmpdir(), "hub-agent-reconcile-")) });
+  storeDir = mkdtempSync(join(tmpdir(), "hub-agent-reconcile-"));
+  store = await openStore({ dir: storeDir });
   clock = Date.now();
 });
-afterEach(() => sb.stop());
+afterEach(async () => {
+  await sb.stop();
+  rmSync(storeDir, { recursive: true, force: true }); // one store per test: hundreds a run, otherwise left in /tmp
+});
 
 const deliver = async () => {
   const outcomes: DeliveryOutcome[] = [];

@@ -18,6 +18,7 @@ import { Metrics } from "../../lib/monitor/metrics.ts";
 import { SEED_IDS, startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { until } from "../support/until.ts";
+import { sandboxEnv } from "../support/sandbox-env.ts";
 
 const PLAYERS = 5000;
 /** Players the service does not know yet: created at their lookup. */
@@ -74,11 +75,7 @@ test("5,000 players: status, bans, groups, rewards and playtime all succeed", as
   dir = mkdtempSync(join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "hub-5000-"));
   const loaded = await loadConfig({
     env: {
-      HUB_API_URL: sb.url,
-      HUB_API_KEY: sb.key,
-      HUB_API_SERVER_ID: sb.serverId,
-      HUB_GAME_BRIDGE: "sim",
-      HUB_STORAGE_DIR: dir,
+      ...sandboxEnv(sb, dir),
       HUB_INTERVALS_STATUS: "5",
       HUB_INTERVALS_BANS: "5",
       HUB_INTERVALS_REWARDS: "5",

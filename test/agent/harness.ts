@@ -16,6 +16,7 @@ import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { openStore, type Store } from "../../lib/store/index.ts";
 import type { PaceOptions } from "../../lib/pace.ts";
 import { until as pollUntil } from "../support/until.ts";
+import { sandboxEnv } from "../support/sandbox-env.ts";
 
 /** Polls (in real time) until `cond` holds: the agent's HTTP calls are real I/O, not microtasks. */
 export function until(cond: () => boolean, what = "condition", timeoutMs = 10_000): Promise<void> {
@@ -68,11 +69,7 @@ export async function harness(
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "hub-agent-"));
   const loaded = await loadConfig({
     env: {
-      HUB_API_URL: sb.url,
-      HUB_API_KEY: sb.key,
-      HUB_API_SERVER_ID: sb.serverId,
-      HUB_GAME_BRIDGE: "sim",
-      HUB_STORAGE_DIR: dir,
+      ...sandboxEnv(sb, dir),
       ...opts.env,
     },
     cwd: dir,

@@ -18,6 +18,7 @@ import { memoryLogger } from "../../lib/log.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { holdInstance } from "../../lib/store/instance.ts";
 import { until } from "../support/until.ts";
+import { sandboxEnv } from "../support/sandbox-env.ts";
 
 let sb: Sandbox;
 beforeAll(async () => void (sb = await startSandbox()));
@@ -27,11 +28,7 @@ async function load(env: Record<string, string> = {}): Promise<LoadResult & { ok
   const dir = mkdtempSync(join(tmpdir(), "hub-app-run-"));
   const loaded = await loadConfig({
     env: {
-      HUB_API_URL: sb.url,
-      HUB_API_KEY: sb.key,
-      HUB_API_SERVER_ID: sb.serverId,
-      HUB_GAME_BRIDGE: "sim",
-      HUB_STORAGE_DIR: dir,
+      ...sandboxEnv(sb, dir),
       HUB_API_TIMEOUT: "1",
       ...env,
     },

@@ -15,6 +15,7 @@ import { memoryLogger } from "../../lib/log.ts";
 import { onlineCache } from "../../lib/players/online.ts";
 import { SEED_IDS, startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { sanctionQueues } from "../../lib/sanctions/index.ts";
+import { sandboxEnv } from "../support/sandbox-env.ts";
 
 const KEY = "app-sanction-key-7c2e94";
 const { alice: ALICE, bob: BOB, carol: CAROL } = SEED_IDS.steamid64;
@@ -31,11 +32,7 @@ afterAll(() => sb?.stop());
 async function session(env: Record<string, string> = {}, dir = mkdtempSync(join(tmpdir(), "hub-app-"))) {
   const loaded = await loadConfig({
     env: {
-      HUB_API_URL: sb.url,
-      HUB_API_KEY: KEY,
-      HUB_API_SERVER_ID: sb.serverId,
-      HUB_GAME_BRIDGE: "sim",
-      HUB_STORAGE_DIR: dir,
+      ...sandboxEnv(sb, dir),
       ...env,
     },
     cwd: dir,

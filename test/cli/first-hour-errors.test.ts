@@ -14,6 +14,7 @@ import { useSandbox } from "../support/sandbox.ts";
 import { until } from "../support/until.ts";
 import { runToEnd } from "../support/procs.ts";
 import { binary, hub, type Run } from "./binary.ts";
+import { sandboxEnv } from "../support/sandbox-env.ts";
 
 let sb: Sandbox;
 useSandbox((s) => (sb = s));
@@ -261,11 +262,7 @@ describe("a refused API key or an unknown server id", () => {
 
 describe("the storage directory", () => {
   const env = (storage: string) => ({
-    HUB_API_URL: sb.url,
-    HUB_API_KEY: sb.key,
-    HUB_API_SERVER_ID: sb.serverId,
-    HUB_GAME_BRIDGE: "sim",
-    HUB_STORAGE_DIR: storage,
+    ...sandboxEnv(sb, storage),
   });
   const COMMANDS = [
     ["run"],

@@ -11,6 +11,7 @@ import { SEED_IDS, type Sandbox } from "../../lib/sandbox/index.ts";
 import { hub } from "./binary.ts";
 import { copyFixture, snapshot } from "../support/old-store.ts";
 import { useSandbox } from "../support/sandbox.ts";
+import { sandboxEnv } from "../support/sandbox-env.ts";
 
 let sb: Sandbox;
 useSandbox((s) => (sb = s));
@@ -21,13 +22,7 @@ const { alice: ALICE, bob: BOB } = SEED_IDS.steamid64;
 function oldStore() {
   const dir = join(mkdtempSync(join(tmpdir(), "hub-store-format-")), "store");
   copyFixture(dir);
-  const env = {
-    HUB_API_URL: sb.url,
-    HUB_API_KEY: sb.key,
-    HUB_API_SERVER_ID: sb.serverId,
-    HUB_GAME_BRIDGE: "sim",
-    HUB_STORAGE_DIR: dir,
-  };
+  const env = sandboxEnv(sb, dir);
   return { dir, env };
 }
 

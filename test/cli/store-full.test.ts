@@ -15,6 +15,7 @@ import { until } from "../support/until.ts";
 import { binary, hub, hubBinary } from "./binary.ts";
 import { useSandbox } from "../support/sandbox.ts";
 import { jsonLines } from "../support/agent-run.ts";
+import { sandboxEnv } from "../support/sandbox-env.ts";
 
 const BOB = { id: "76561198087654322", user: "f82e6399-324e-49a6-a411-09f621b77325" };
 const CAROL = { id: "76561198123456783", user: "6ed1a4df-15d7-47f0-a8b0-d3bf844fa2de" };
@@ -227,13 +228,7 @@ test.skipIf(!!cannotMount)(
 
 test("a ban written to the queue whose delivery lock is blocked exits 6 with the reason, and is sent once later", async () => {
   const dir = mkdtempSync(join(tmpdir(), "hub-lock-dir-"));
-  const env = {
-    HUB_API_URL: sb.url,
-    HUB_API_KEY: sb.key,
-    HUB_API_SERVER_ID: sb.serverId,
-    HUB_GAME_BRIDGE: "sim",
-    HUB_STORAGE_DIR: dir,
-  };
+  const env = sandboxEnv(sb, dir);
   const lock = join(dir, "locks", "sanctions.lock");
   mkdirSync(lock, { recursive: true }); // something made a directory where the lock file goes
   const posts = () =>

@@ -12,6 +12,7 @@ import type { Sandbox } from "../../lib/sandbox/index.ts";
 import { binary, hubBinary } from "../cli/binary.ts";
 import { spawn } from "../support/procs.ts";
 import { useSandbox } from "../support/sandbox.ts";
+import { sandboxEnv } from "../support/sandbox-env.ts";
 
 const USER = `hubplant${process.pid % 10_000}`;
 const run = async (cmd: string[]) => {
@@ -47,13 +48,7 @@ test.skipIf(missing !== undefined)(
     const store = join(home, "store");
     mkdirSync(store);
     chmodSync(store, 0o777);
-    const env = {
-      HUB_API_URL: sb.url,
-      HUB_API_KEY: sb.key,
-      HUB_API_SERVER_ID: sb.serverId,
-      HUB_GAME_BRIDGE: "sim",
-      HUB_STORAGE_DIR: store,
-    };
+    const env = sandboxEnv(sb, store);
     // What the console's `ban` would have queued: no creator, so sent with the server's own rights.
     const id = `${String(Date.now()).padStart(15, "0")}-${crypto.randomUUID()}`;
     const entry = {

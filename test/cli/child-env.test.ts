@@ -1,7 +1,7 @@
 /**
  * What the programs hub-agent starts can see: the compiled binary's `run` wraps a "server" and runs a hook that
  * both dump their environment, with the API key and an RCON password set. Neither secret nor any HUB_* variable
- * reaches them or hub-agent's own output, nor the runtime settings `run` executes itself with; a variable the
+ * reaches them or hub-agent's own output, nor the runtime memory settings an operator gives `run`; a variable the
  * operator sets in [game.wrapper.env] does.
  */
 import { expect, test } from "bun:test";

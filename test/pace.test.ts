@@ -72,9 +72,47 @@ test("a learned pace: none before a 429, then a share of what was refused, growi
   await pace.take();
   const probing = pace.perSecond as number;
   expect(probing).toBeCloseTo(ceiling * (LEARNED_CAP + 0.03), 5); // 60 s at a tenth of the growth
-  // Refused while paced: the pace itself was too much, whatever the last second's starts say.
+  // Refused while paced, and it kept the pace: the pace itself was too much.
+  await busy(pace, clock, 1000);
   pace.refused();
-  expect(pace.perSecond).toBeCloseTo(probing * LEARNED_SHARE, 5);
+  const kept = pace.perSecond as number;
+  expect(kept).toBeCloseTo(probing * LEARNED_SHARE, 0); // within a start of it
+  // Refused with one start in the last second: others used the window; the pace halves at most.
+  await clock.advance(60_000);
+  await pace.take();
+  const grown = pace.perSecond as number;
+  expect(grown).toBeGreaterThan(kept);
+  await clock.advance(999);
+  pace.refused();
+  expect(pace.perSecond).toBeCloseTo((grown / 2) * LEARNED_SHARE, 5);
+});
+
+/** Starts as many as `pace` allows for `ms` of the clock (more are asked for than it lets through). */
+async function busy(pace: LearnedPace, clock: ManualClock, ms: number) {
+  for (let i = 0; i < ((pace.perSecond as number) * ms) / 1000 + 10; i++) void pace.take();
+  for (let t = 0; t < ms; t += 5) await clock.advance(5);
+  await settle();
+}
+
+test("a pace far above the limit (a first guess from a burst): one 429 brings it to what went through", async () => {
+  const clock = new ManualClock();
+  const pace = new LearnedPace(clock);
+  // The first second's burst: 200 started, then a 429.
+  for (let i = 0; i < 200; i++) {
+    await pace.take();
+    await clock.advance(4);
+  }
+  pace.refused();
+  expect(pace.perSecond).toBeCloseTo(200 * LEARNED_SHARE, -0.5);
+  // The service allows 100 a second (fixed windows): at 170 a second a window fills in 0.6 s, then a 429 and a
+  // pause of 1 s; in the second before that 429 only what went through started, which the pace learns at once.
+  await clock.advance(1000); // the pause
+  await busy(pace, clock, 600);
+  const before = pace.perSecond as number; // 178.5: grown by a twentieth a second meanwhile
+  pace.refused();
+  // About 107 went through in that second (0.6 s at 178.5): the pace learns those, not 85 % of 178.5 (151.7).
+  expect(pace.perSecond as number).toBeCloseTo(before * 0.6 * LEARNED_SHARE, -0.5);
+  expect(pace.perSecond as number).toBeLessThan(100);
 });
 
 test("a 429 moments into a learned pace's first second: a floor, growing by a twentieth a second until the next 429", async () => {
@@ -89,11 +127,11 @@ test("a 429 moments into a learned pace's first second: a floor, growing by a tw
   await clock.advance(20_000);
   await pace.take();
   expect(pace.perSecond).toBeCloseTo(5 * LEARNED_SHARE * 1.05 ** 20, 5); // 11.3: not stuck at 4
+  await busy(pace, clock, 1000); // at that pace until the next 429
   const refusedAt = pace.perSecond as number;
-  await clock.advance(1000);
   pace.refused();
-  expect(pace.perSecond).toBeCloseTo(refusedAt * LEARNED_SHARE, 5);
+  expect(pace.perSecond).toBeCloseTo(refusedAt * LEARNED_SHARE, 0); // within a start of it
   await clock.advance(60_000);
   await pace.take();
-  expect(pace.perSecond).toBeCloseTo(refusedAt * LEARNED_CAP, 5); // then as any learned pace
+  expect(pace.perSecond).toBeCloseTo(refusedAt * LEARNED_CAP, 0); // then as any learned pace
 });

@@ -4,7 +4,6 @@
  * arguments' help and --json's words.
  */
 import type { Creator, Failed, Issued, Status } from "../lib/app/outcome.ts";
-import type { DeliveryKind, FateStatus } from "../lib/app/sanction.ts";
 import { type Session, openSession as newSession } from "../lib/app/session.ts";
 import type { Context } from "./context.ts";
 import { CliError, EXIT, type ExitCode } from "./exit.ts";
@@ -52,11 +51,12 @@ const STATUS_WORD: Record<Issued["status"], string> = {
   elsewhere: "sent_by_other_process",
   queued: "queued",
 };
+export const jsonStatus = (status: Issued["status"]) => STATUS_WORD[status];
 
 /** What every issued sanction shows with --json first. */
 export const issuedJson = (action: string, o: Issued) => ({
   action,
-  status: STATUS_WORD[o.status],
+  status: jsonStatus(o.status),
   entry_id: o.entryId,
   player: playerJson(o.target),
 });
@@ -71,57 +71,6 @@ export const playerJson = (p: Issued["target"]) => ({
 
 /** The issuer (--as) as --json shows them; null for the console. */
 export const creatorJson = (c: Creator | null) => c && { id: c.identifier, user_id: c.user_id, name: c.name };
-
-// ── `queue retry` ────────────────────────────────────────────────────────────
-
-/** The session's parts `queue retry` uses, built together. */
-export async function openSession(ctx: Context) {
-  const session = sessionOf(ctx);
-  const config = await session.config();
-  const [store, api, messages, settleMs] = await Promise.all([
-    session.store(),
-    session.api(),
-    session.messages(),
-    session.settleMs(),
-  ]);
-  return { session, config, store, api, messages, settleMs };
-}
-export type RetrySession = Awaited<ReturnType<typeof openSession>>;
-
-/** The entry's own round (lib/app/sanction.ts deliverEntry), asking the service even when it was down moments ago. */
-export async function deliver(
-  s: RetrySession,
-  kind: DeliveryKind,
-  entryId: string,
-  opts: { askAnyway?: boolean } = {},
-) {
-  const { deliverEntry } = await import("../lib/app/sanction.ts");
-  const d = await deliverEntry(s.session, kind, entryId, opts);
-  if (d.status === "credentials") throw new CliError(d.message, EXIT_OF.credentials);
-  return d.fate;
-}
-
-const RESULT_STATUS: Record<FateResult, FateStatus> = {
-  delivered: "delivered",
-  elsewhere: "elsewhere",
-  kept: "queued",
-  not_found: "not_found",
-  refused: "refused",
-  cancelled: "cancelled",
-};
-type FateResult = Awaited<ReturnType<typeof deliver>>["result"];
-
-/** Exit codes of a delivery result: done at the service 0, queued 6, refused 1, unknown user 5. */
-export const RESULT_EXIT = Object.fromEntries(
-  Object.entries(RESULT_STATUS).map(([result, status]) => [result, EXIT_OF[status]]),
-) as Record<FateResult, ExitCode>;
-
-/** JSON status words of a delivery result: `kept` is "queued" to a script. */
-export const STATUS_JSON: Record<FateResult, string> = {
-  ...RESULT_STATUS,
-  elsewhere: STATUS_WORD.elsewhere,
-  kept: STATUS_WORD.queued,
-};
 
 // ── Arguments ────────────────────────────────────────────────────────────────
 

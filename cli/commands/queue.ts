@@ -6,11 +6,9 @@ import {
   type ReportRetry,
   type Unfound,
   QUARANTINE_FIX,
-  awaitLookup,
   dropEntry,
-  findEntry,
   queueStatus,
-  retryRewardReport,
+  retryEntry,
 } from "../../lib/app/queue.ts";
 import { helpMeta } from "../args.ts";
 
@@ -76,41 +74,25 @@ const retry = defineCommand({
   args: { ...globalArgs, id: ID_ARG },
   async run({ args, data }) {
     const ctx = createContext(args, data);
-    const { openSession, deliver, RESULT_EXIT, STATUS_JSON } = await import("../sanction.ts");
-    const s = await openSession(ctx);
-    const f = await findEntry(s.store, args.id);
-    if (!f.ok) throw unfound(args.id, f);
-    const { queue, entry } = f;
-    if (queue === "reward_executed") {
-      const r = await retryRewardReport({ api: s.api, store: s.store, serverId: s.config.api.server_id }, entry);
-      return reportRetried(ctx, entry.id, r);
-    }
-    if (queue === "reward_failed")
-      throw new CliError(
-        `${entry.id} is a reward the game refused: nothing to send; \`hub-agent run\` tries it again by itself, and \`hub-agent queue drop ${entry.id}\` clears its refusals so its next trigger tries it at once`,
-        EXIT.USAGE,
-      );
-    await awaitLookup(entry, s.settleMs, (wait) =>
-      ctx.logger.info(`${entry.id} is uncertain: looking it up at the service in ${Math.ceil(wait / 1000)} s`),
+    const { sessionOf, settle, jsonStatus } = await import("../sanction.ts");
+    const r = await retryEntry(sessionOf(ctx), args.id, (wait, id) =>
+      ctx.logger.info(`${id} is uncertain: looking it up at the service in ${Math.ceil(wait / 1000)} s`),
     );
-    const { outcomeMessage } = await import("../../lib/sanctions/index.ts");
-    const d = await deliver(s, queue, entry.id, { askAnyway: true });
-    const text =
-      (d.outcome && outcomeMessage(s.messages, d.outcome)) ??
-      (d.result === "elsewhere"
-        ? `${entry.id}: sent by another hub-agent process at the same moment; its log has the answer`
-        : `${entry.id} is still queued${d.error ? `: ${d.error}` : ""}`);
-    const code = RESULT_EXIT[d.result];
-    if (code !== EXIT.OK && code !== EXIT.QUEUED) throw new CliError(text, code);
-    ctx.emit({
-      action: "retry",
-      queue,
-      entry_id: entry.id,
-      status: STATUS_JSON[d.result],
-      ...(d.error ? { error: d.error } : {}),
-    });
-    ctx.say(text);
-    ctx.exit(code);
+    switch (r.kind) {
+      case "unfound":
+        throw unfound(args.id, r);
+      case "reward_failed":
+        throw new CliError(
+          `${r.id} is a reward the game refused: nothing to send; \`hub-agent run\` tries it again by itself, and \`hub-agent queue drop ${r.id}\` clears its refusals so its next trigger tries it at once`,
+          EXIT.USAGE,
+        );
+      case "report":
+        return reportRetried(ctx, r.id, r.report);
+    }
+    const { status } = settle(ctx, r);
+    const error = r.error ? { error: r.error } : {};
+    ctx.emit({ action: "retry", queue: r.queue, entry_id: r.id, status: jsonStatus(status), ...error });
+    ctx.say(r.message);
   },
 });
 

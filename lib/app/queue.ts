@@ -1,13 +1,16 @@
 /**
  * The durable queues as an operator manages them (`hub-agent queue`): what each holds and what was quarantined, an
- * entry found by its id, a reward report sent again, an entry dropped. Plain data and typed outcomes, never a line
- * printed; sending a sanction again is the sanction session's. What only some outcomes need loads when they do:
+ * entry found by its id, an entry sent again (a reward report, or a sanction through the sanction operations), an entry
+ * dropped. Plain data and typed outcomes, never a line printed. What only some outcomes need loads when they do:
  * `queue status --json` reads the queues and nothing else.
  */
 import { join } from "node:path";
 import type { Api } from "../api/client.ts";
 import { type QueueName, type QueueSummary, entryUncertain, findEntry, queueStatus as readQueues } from "../queues.ts";
 import type { QueueEntry, Store } from "../store/index.ts";
+import type { IssuedBase } from "./outcome.ts";
+import type { FateStatus } from "./sanction.ts";
+import type { Session } from "./session.ts";
 import { type StoreDeps, openConfiguredStore } from "./storage.ts";
 
 export { type FoundEntry, type QueueName, type QueueSummary, findEntry } from "../queues.ts";
@@ -171,4 +174,58 @@ export async function describeEntry(queue: QueueName, data: unknown, attempts: n
         ? ""
         : " — being issued, or issuing was interrupted";
   return `reward ${e.reward} (${e.packet}) ${e.interrupted ? "claimed" : "executed"} for ${e.player}, applied reward ${e.id}${note}`;
+}
+
+/** What `queue retry` made of an entry. */
+export type RetryOutcome =
+  | ({ kind: "unfound" } & Unfound)
+  /** A reward the game refused: nothing to send (run tries it again by itself). */
+  | { kind: "reward_failed"; id: string }
+  /** A reward report sent again (retryRewardReport's outcome). */
+  | { kind: "report"; id: string; report: ReportRetry }
+  /** A sanction sent in its own round: `status` as every sanction operation answers, `message` its sentence. */
+  | (Sent & { status: IssuedBase["status"] })
+  | (Sent & { status: Exclude<FateStatus, IssuedBase["status"]> | "credentials" });
+interface Sent {
+  kind: "sanction";
+  id: string;
+  queue: "ban" | "unban" | "warning";
+  message: string;
+  error?: string;
+}
+
+/**
+ * Sends one queued entry now: a reward report again, or a sanction in its own round (an uncertain one looked up at
+ * the service first, once it may be: `onWait` hears how long that is), asking the service even when it was down
+ * moments ago.
+ */
+export async function retryEntry(
+  s: Session,
+  id: string,
+  onWait: (ms: number, id: string) => void,
+): Promise<RetryOutcome> {
+  const [store, config] = await Promise.all([s.store(), s.config()]);
+  const f = await findEntry(store, id);
+  if (!f.ok) return { kind: "unfound", reason: f.reason, matches: f.matches };
+  const { queue, entry } = f;
+  if (queue === "reward_failed") return { kind: "reward_failed", id: entry.id };
+  if (queue === "reward_executed") {
+    const report = await retryRewardReport({ api: await s.api(), store, serverId: config.api.server_id }, entry);
+    return { kind: "report", id: entry.id, report };
+  }
+  await awaitLookup(entry, await s.settleMs(), (ms) => onWait(ms, entry.id));
+  const [{ deliverEntry }, { outcomeMessage }] = await Promise.all([
+    import("./sanction.ts"),
+    import("../sanctions/index.ts"),
+  ]);
+  const d = await deliverEntry(s, queue, entry.id, { askAnyway: true });
+  if (d.status === "credentials") return { kind: "sanction", id: entry.id, queue, ...d };
+  const { fate } = d;
+  const message =
+    (fate.outcome && outcomeMessage(await s.messages(), fate.outcome)) ??
+    (fate.result === "elsewhere"
+      ? `${entry.id}: sent by another hub-agent process at the same moment; its log has the answer`
+      : `${entry.id} is still queued${fate.error ? `: ${fate.error}` : ""}`);
+  const error = fate.error ? { error: fate.error } : {};
+  return { kind: "sanction", id: entry.id, queue, status: d.status, message, ...error } as RetryOutcome;
 }

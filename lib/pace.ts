@@ -77,7 +77,7 @@ const PROVISIONAL_GROWTH = 1.05;
 /**
  * A pace learned from the service's 429s, for a long run of requests such as a backlog's drain: none until the first
  * 429; then LEARNED_SHARE of the rate that was refused (unpaced: the starts in the second before it; paced: the pace
- * itself, or the starts in the second before it when fewer, down to half the pace), growing slowly to LEARNED_CAP of it, then more slowly still. Another 429 learns again (a limit shared
+ * itself, or the starts in the second before it when fewer, down to LEARNED_SHARE of it), growing slowly to LEARNED_CAP of it, then more slowly still. Another 429 learns again (a limit shared
  * with others that now take more). The service's limit is then met about once a minute or two instead of once a
  * window, so requests outside the pace (a sanction typed meanwhile) find the service open instead of waiting out a
  * pause. A 429 within the first second of starts says little about the rate (the window may have been used up by
@@ -121,10 +121,11 @@ export class LearnedPace {
     const started = this.starts.filter((t) => t > now - 1000).length;
     if (this.pace) {
       // The pace was too much. Fewer starts than it allows in the last second (a pause for the last 429 in it, or
-      // workers slower than the pace) are what went through: nearer the limit, so one 429 corrects an overshoot
-      // instead of one a second for several. Never below half the pace at once: others may have used the window.
+      // workers slower than the pace) are what went through: nearer the limit, so an overshoot is corrected in one
+      // or two 429s instead of one a second for several. At most LEARNED_SHARE less at once: the second may have
+      // held a long pause, or others may have used the window, and a learned ceiling also sets how fast it grows.
       const pace = this.pace.perSecond;
-      this.ceiling = Math.min(pace, Math.max(started, pace / 2));
+      this.ceiling = Math.min(pace, Math.max(started, pace * LEARNED_SHARE));
       this.provisional = false;
     } else {
       this.ceiling = Math.max(1, started);

@@ -77,14 +77,14 @@ test("a learned pace: none before a 429, then a share of what was refused, growi
   pace.refused();
   const kept = pace.perSecond as number;
   expect(kept).toBeCloseTo(probing * LEARNED_SHARE, 0); // within a start of it
-  // Refused with one start in the last second: others used the window; the pace halves at most.
+  // Refused with one start in the last second: others used the window; at most LEARNED_SHARE less than the pace.
   await clock.advance(60_000);
   await pace.take();
   const grown = pace.perSecond as number;
   expect(grown).toBeGreaterThan(kept);
   await clock.advance(999);
   pace.refused();
-  expect(pace.perSecond).toBeCloseTo((grown / 2) * LEARNED_SHARE, 5);
+  expect(pace.perSecond).toBeCloseTo(grown * LEARNED_SHARE ** 2, 5);
 });
 
 /** Starts as many as `pace` allows for `ms` of the clock (more are asked for than it lets through). */
@@ -94,7 +94,7 @@ async function busy(pace: LearnedPace, clock: ManualClock, ms: number) {
   await settle();
 }
 
-test("a pace far above the limit (a first guess from a burst): one 429 brings it to what went through", async () => {
+test("a pace far above the limit (a first guess from a burst): two 429s bring it to what went through", async () => {
   const clock = new ManualClock();
   const pace = new LearnedPace(clock);
   // The first second's burst: 200 started, then a 429.
@@ -104,15 +104,23 @@ test("a pace far above the limit (a first guess from a burst): one 429 brings it
   }
   pace.refused();
   expect(pace.perSecond).toBeCloseTo(200 * LEARNED_SHARE, -0.5);
-  // The service allows 100 a second (fixed windows): at 170 a second a window fills in 0.6 s, then a 429 and a
-  // pause of 1 s; in the second before that 429 only what went through started, which the pace learns at once.
-  await clock.advance(1000); // the pause
-  await busy(pace, clock, 600);
-  const before = pace.perSecond as number; // 178.5: grown by a twentieth a second meanwhile
-  pace.refused();
-  // About 107 went through in that second (0.6 s at 178.5): the pace learns those, not 85 % of 178.5 (151.7).
-  expect(pace.perSecond as number).toBeCloseTo(before * 0.6 * LEARNED_SHARE, -0.5);
+  // The service allows about 100 a second in fixed windows: at 170 a second a window fills in about 0.6 s, then a
+  // 429 and a pause of 1 s, so in the second before each 429 only what went through started.
+  const overshoot = async () => {
+    await clock.advance(1000); // the pause
+    await busy(pace, clock, (100 / (pace.perSecond as number)) * 1000);
+    const before = pace.perSecond as number;
+    pace.refused();
+    return before;
+  };
+  const first = await overshoot();
+  // At most LEARNED_SHARE less than the pace at once (the old rule took LEARNED_SHARE of the pace itself: 150).
+  expect(pace.perSecond).toBeCloseTo(first * LEARNED_SHARE ** 2, 5);
+  const second = await overshoot();
+  // Under the limit after the second (the old rule: 85 % of 132, 112, over it: a third 429, then a fourth).
+  expect(pace.perSecond as number).toBeCloseTo(second * LEARNED_SHARE ** 2, 5);
   expect(pace.perSecond as number).toBeLessThan(100);
+  expect(pace.perSecond as number).toBeGreaterThan(100 * LEARNED_SHARE);
 });
 
 test("a 429 moments into a learned pace's first second: a floor, growing by a twentieth a second until the next 429", async () => {

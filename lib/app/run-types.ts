@@ -21,6 +21,8 @@ export type RunOutcome =
   | { kind: "instance-held"; line: string }
   /** The storage directory can't be used (permissions, a path in the way, …). */
   | { kind: "store-error"; line: string }
+  /** Several servers (lib/app/host.ts), and no server's configuration is valid. */
+  | { kind: "config"; line: string }
   /** The game's side could not start, a wrapped server ended on its own for good, or `--once`'s jobs failed. */
   | { kind: "failed"; line: string; summary?: OnceSummary };
 

@@ -11,7 +11,9 @@
 import type { ServerList } from "../config/servers.ts";
 import type { Logger } from "../log.ts";
 import type { Config, LoadResult } from "./config.ts";
+import { HostMonitor } from "./host-monitor.ts";
 import { RunControl } from "./run-control.ts";
+import { listenRoutes } from "./run-listener.ts";
 import { startRun } from "./run.ts";
 import type { RunOutcome } from "./run-types.ts";
 
@@ -32,25 +34,40 @@ export interface HostOptions {
   redact: (text: string) => string;
 }
 
+/** What every server's slot shares. */
+type Host = HostOptions & { monitor: HostMonitor };
+
+/**
+ * The host's listener: http.listen as the shared file or the environment set it (a server's own file setting it
+ * gives that server a page of its own, as a single run has). Taken out of every server's configuration.
+ */
+function hostListen(loaded: LoadResult[]): string | undefined {
+  let listen: string | undefined;
+  for (const r of loaded)
+    if (r.ok && r.config.http.listen && !r.own?.includes("http.listen")) {
+      listen = r.config.http.listen;
+      r.config.http.listen = undefined;
+    }
+  return listen;
+}
+
 /** Runs every server until the host is stopped; "config" when no server's configuration is valid at the start. */
 export async function runHost(o: HostOptions): Promise<RunOutcome> {
   const slots = new Map<string, Slot>();
   const { names, ignored } = await o.list();
   for (const line of ignored) o.logger.warn(line);
+  const loaded = await Promise.all(names.map((n) => o.load(n)));
+  // The shared settings' http.listen is the host's page, for every server; a server's own file may set its own.
+  const listen = hostListen(loaded);
   const first = new Map<string, LoadResult>();
-  for (const [n, r] of await Promise.all(names.map(async (n) => [n, await o.load(n)] as const)))
-    first.set(
-      n,
-      clashing(
-        n,
-        r,
-        [...first].flatMap(([other, f]) => (f.ok ? [[other, f.config] as const] : [])),
-      ),
-    );
+  names.forEach((n, i) => first.set(n, clashing(n, loaded[i] as LoadResult, loadedConfigs(first))));
   const problems = [...first].flatMap(([n, r]) => (r.ok ? [] : [`${n}: ${problemOf(r)}`]));
   if (problems.length === names.length) return { kind: "config", line: problems.join("; ") };
   o.logger.info(`hosting ${names.length} server${names.length === 1 ? "" : "s"}: ${names.join(", ")}`);
-  for (const name of names) slots.set(name, new Slot(name, o, othersOf(slots, name), first.get(name)));
+  const monitor = new HostMonitor(() => [...slots.keys()]);
+  const listener = listen ? await listenRoutes(listen, monitor.routes(), o.logger) : undefined;
+  const host = { ...o, monitor };
+  for (const name of names) slots.set(name, new Slot(name, host, othersOf(slots, name), first.get(name)));
 
   let reloading = Promise.resolve();
   const stopped = new Promise<string>((resolve) => {
@@ -59,17 +76,18 @@ export async function runHost(o: HostOptions): Promise<RunOutcome> {
         end();
         resolve(why);
       },
-      hangup: () => void (reloading = reloading.then(() => reload(o, slots))),
+      hangup: () => void (reloading = reloading.then(() => reload(host, slots))),
     });
   });
   const why = await stopped;
   await reloading;
   await Promise.all([...slots.values()].map((s) => s.stop(why)));
+  await listener?.stop();
   return { kind: "stopped" };
 }
 
 /** SIGHUP: servers added start, removed ones stop, the others read their configuration again. */
-async function reload(o: HostOptions, slots: Map<string, Slot>): Promise<void> {
+async function reload(o: Host, slots: Map<string, Slot>): Promise<void> {
   const { names, ignored } = await o.list().catch((e: unknown) => {
     o.logger.warn(`SIGHUP: servers.d cannot be read (${(e as Error).message}); every server goes on as it is`);
     return { names: [...slots.keys()], ignored: [] };
@@ -81,6 +99,7 @@ async function reload(o: HostOptions, slots: Map<string, Slot>): Promise<void> {
       o.logger.info(`SIGHUP: ${name} is no longer in servers.d: stopping it`);
       await slots.get(name)?.stop("its file was removed");
       slots.delete(name);
+      o.monitor.forget(name);
     }),
   );
   for (const name of names) {
@@ -92,6 +111,9 @@ async function reload(o: HostOptions, slots: Map<string, Slot>): Promise<void> {
     }
   }
 }
+
+const loadedConfigs = (loaded: Map<string, LoadResult>) =>
+  [...loaded].flatMap(([name, r]) => (r.ok ? [[name, r.config] as const] : []));
 
 /** What the other servers' agents hold while they run. */
 const othersOf = (slots: Map<string, Slot>, name: string) => () =>
@@ -138,7 +160,7 @@ class Slot {
 
   constructor(
     private readonly name: string,
-    private readonly host: HostOptions,
+    private readonly host: Host,
     private readonly others: () => (readonly [string, Config])[],
     loaded?: LoadResult,
   ) {
@@ -149,10 +171,12 @@ class Slot {
   private async loop(loaded?: LoadResult): Promise<void> {
     let pause = RESTART_FIRST_MS;
     for (let config = loaded; !this.stopping; config = undefined) {
-      const result = config ?? clashing(this.name, await this.host.load(this.name), this.others());
+      const result = config ?? clashing(this.name, this.ownListen(await this.host.load(this.name)), this.others());
       if (this.stopping) return;
       if (!result.ok) {
-        this.log.error(`${result.file ?? this.name} is not valid, so it is not running: ${problemOf(result)}`);
+        const why = `${result.file ?? this.name} is not valid, so it is not running: ${problemOf(result)}`;
+        this.log.error(why);
+        this.host.monitor.set(this.name, undefined, why);
         await this.sleep(); // until a SIGHUP (a file does not mend itself) or the stop
         continue;
       }
@@ -162,17 +186,26 @@ class Slot {
         config: result.config,
         logger: this.log,
         control: this.control,
-        reread: () => this.host.load(this.name),
+        reread: async () => this.ownListen(await this.host.load(this.name)),
+        onMonitor: (m) => this.host.monitor.set(this.name, m),
         copyConsole: this.host.copyConsole,
         redact: this.host.redact,
       }).catch((e: unknown): RunOutcome => ({ kind: "failed", line: String(e) }));
       this.running = undefined;
       if (this.stopping) return;
       if (performance.now() - started >= RESTART_RESET_MS) pause = RESTART_FIRST_MS;
-      this.log.error(`its agent ended (${ended(outcome)}); starting it again in ${Math.round(pause / 1000)} s`);
+      const again = `its agent ended (${ended(outcome)}); starting it again in ${Math.round(pause / 1000)} s`;
+      this.log.error(again);
+      this.host.monitor.set(this.name, undefined, again);
       await this.sleep(pause);
       pause = Math.min(pause * 2, RESTART_MAX_MS);
     }
+  }
+
+  /** Its configuration without the host's http.listen (the host serves it: hostListen). */
+  private ownListen(r: LoadResult): LoadResult {
+    if (r.ok && !r.own?.includes("http.listen")) r.config.http.listen = undefined;
+    return r;
   }
 
   /** Until `ms` passed (none: for ever), a SIGHUP, or the stop. */

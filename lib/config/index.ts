@@ -241,7 +241,8 @@ async function resolveSettings(
     lang: /[/\\]|\.json$/i.test(c.lang) ? at("lang", c.lang) : c.lang,
   };
   delete (config.api as { key_file?: string }).key_file;
-  return { ok: true, config, file, warnings, exposed, secrets };
+  const own = opts.server && [...sources].flatMap(([path, s]) => (s.kind === "file" && s.file === file ? [path] : []));
+  return { ok: true, config, file, warnings, exposed, secrets, ...(own ? { own } : {}) };
 }
 
 /**

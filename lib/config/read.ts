@@ -42,6 +42,8 @@ export type LoadResult =
       /** Files holding a secret that everyone may read (or change): what, and the fix. */
       exposed: { message: string; fix: string }[];
       secrets: string[];
+      /** One of several servers: the keys its own file sets (the others are the host's). */
+      own?: string[];
     }
   | {
       ok: false;

@@ -154,3 +154,43 @@ test("two servers on one store are refused in one line; the other runs", async (
     expect(await run.proc.exited).toBe(0);
   }
 }, 60_000);
+
+test("the shared http.listen is the host's page: every server by name in /status.json, /metrics and /readyz", async () => {
+  const dir = host({});
+  writeFileSync(join(dir, "hub-agent.toml"), `[http]\nlisten = "127.0.0.1:0"\n\n`, { flag: "a" });
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
+  writeFileSync(
+    join(dir, "servers.d", "beta.toml"),
+    `[game]\nbridge = "wrapper"\npreset = "openarena"\n\n[game.wrapper]\ncommand = ["sh", "-c", "exit 3"]\n`,
+  );
+  const run = await startHost(dir);
+  try {
+    const page = (l: Record<string, unknown>) => !l.tag && String(l.msg).startsWith("status page on ");
+    await logged(run, page, "the host's status page");
+    const url = /status page on (\S+)/.exec(String(run.lines().find(page)?.msg))?.[1] as string;
+    await logged(run, said(run, "alpha", "ready"), "alpha ready");
+    await logged(run, said(run, "beta", /starting it again in 1 s$/), "beta's restart");
+    // Only the host listens: no server has a page of its own.
+    expect(run.lines().filter((l) => String(l.msg).startsWith("status page on "))).toHaveLength(1);
+
+    const status = (await (await fetch(`${url}status.json`)).json()) as { servers: Record<string, any> };
+    expect(Object.keys(status.servers)).toEqual(["alpha", "beta"]);
+    expect(status.servers.alpha.run.alive).toBe(true);
+    expect(status.servers.alpha.snapshot.players.map((p: { name: string }) => p.name)).toEqual(["Alice"]);
+    expect(status.servers.beta.running).toBe(false);
+    expect(status.servers.beta.why).toMatch(/^its agent ended .*; starting it again in \d+ s$/);
+
+    const metrics = await (await fetch(`${url}metrics`)).text();
+    expect(metrics).toContain('hub_agent_server_running{server="alpha"} 1');
+    expect(metrics).toContain('hub_agent_server_running{server="beta"} 0');
+    expect(metrics).toContain('hub_agent_queue_entries{server="alpha",queue="ban"} 0');
+    expect(metrics.match(/^# TYPE hub_agent_queue_entries /gm)).toHaveLength(1); // each family once
+    expect(metrics).not.toMatch(/\{queue="ban"\}/); // every series names its server
+
+    const ready = await fetch(`${url}readyz`);
+    expect([ready.status, await ready.text()]).toEqual([503, "not ready: beta is not ready\n"]);
+  } finally {
+    run.proc.kill("SIGTERM");
+    expect(await run.proc.exited).toBe(0);
+  }
+}, 60_000);

@@ -104,9 +104,12 @@ test("SIGHUP: a new file starts its server, a removed one stops, a changed one r
   writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
   writeFileSync(join(dir, "servers.d", "beta.toml"), simServer(dir, "beta", []));
   writeFileSync(join(dir, "servers.d", "delta.toml"), simServer(dir, "delta", []));
+  writeFileSync(join(dir, "servers.d", "epsilon.toml"), simServer(dir, "epsilon", []));
   const run = await startHost(dir);
   try {
-    for (const name of ["alpha", "beta", "delta"]) await logged(run, said(run, name, "ready"), `${name} ready`);
+    for (const name of ["alpha", "beta", "delta", "epsilon"])
+      await logged(run, said(run, name, "ready"), `${name} ready`);
+    writeFileSync(join(dir, "servers.d", "epsilon.toml"), "[intervals]\nstatus = soon\n"); // a typo
     writeFileSync(join(dir, "servers.d", "gamma.toml"), simServer(dir, "gamma", [CAROL]));
     unlinkSync(join(dir, "servers.d", "beta.toml"));
     writeFileSync(
@@ -123,6 +126,14 @@ test("SIGHUP: a new file starts its server, a removed one stops, a changed one r
     );
     await logged(run, said(run, "delta", /^SIGHUP: .*delta\.toml is valid and unchanged$/), "delta unchanged");
     expect(count(run, "delta", "ready")).toBe(1); // not started again
+    // A broken file keeps that server's running configuration, in one line.
+    await logged(
+      run,
+      said(run, "epsilon", /^SIGHUP: .*epsilon\.toml is not valid, the running configuration stays: /),
+      "epsilon kept",
+    );
+    expect(count(run, "epsilon", "ready")).toBe(1);
+    expect(run.lines().some(said(run, "epsilon", "stopped"))).toBe(false);
 
     // The new server works: Carol is banned through it and kicked in its game.
     const ban = await hub(["ban", CAROL.id, "1h", "spam", "--server", "gamma"], { cwd: dir });
@@ -192,5 +203,49 @@ test("the shared http.listen is the host's page: every server by name in /status
   } finally {
     run.proc.kill("SIGTERM");
     expect(await run.proc.exited).toBe(0);
+  }
+}, 60_000);
+
+test("one server's console hangs, another's service answers 503: the others ban, kick and report on time", async () => {
+  // A console that takes the connection and never answers; a service that answers everything with 503.
+  const hung = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const down = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("unavailable", { status: 503 }) });
+  const dir = host({});
+  try {
+    writeFileSync(
+      join(dir, "servers.d", "alpha.toml"),
+      simServer(dir, "alpha", [ALICE], "\n[intervals]\nstatus = 1\n"),
+    );
+    writeFileSync(
+      join(dir, "servers.d", "beta.toml"),
+      `[game]\nbridge = "rcon"\npreset = "minecraft"\n\n[game.rcon]\nhost = "127.0.0.1"\nport = ${hung.port}\npassword = "secret"\n`,
+    );
+    writeFileSync(
+      join(dir, "servers.d", "gamma.toml"),
+      `[api]\nurl = "http://127.0.0.1:${down.port}/down/v1"\n\n${simServer(dir, "gamma", [CAROL])}`,
+    );
+    const run = await startHost(dir);
+    try {
+      await logged(run, said(run, "alpha", "ready"), "alpha ready");
+      const sent = () => count(run, "alpha:agent", "status sent");
+      const before = sent();
+      const ban = await hub(["ban", ALICE.id, "1h", "griefing", "--server", "alpha"], { cwd: dir });
+      expect(ban.code).toBe(0);
+      await until(() => kicked(dir, "alpha", ALICE.id), "Alice kicked in alpha's game");
+      // gamma's service has never answered: its own commands say so (nothing to queue against yet), alpha's do not.
+      const refused = await hub(["ban", CAROL.id, "1h", "spam", "--server", "gamma"], { cwd: dir });
+      expect(refused.code).toBe(4);
+      expect(refused.stderr).toContain("503 unavailable) and no server record is cached yet");
+      // alpha's status rounds go on every second meanwhile.
+      await until(() => sent() >= before + 3, "three more status rounds of alpha", { timeoutMs: 15_000 });
+      // The hung console and the refusing service keep their agents running, waiting: nothing to restart.
+      expect(run.lines().some((l) => /ended/.test(String(l.msg)))).toBe(false);
+    } finally {
+      run.proc.kill("SIGTERM");
+      expect(await run.proc.exited).toBe(0);
+    }
+  } finally {
+    hung.stop(true);
+    await down.stop(true);
   }
 }, 60_000);

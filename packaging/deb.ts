@@ -124,10 +124,12 @@ export function packagedTemplate(unit: string): string {
     "# Not together with hub-agent.service, which runs every server of servers.d: keep it disabled",
     "# (`systemctl disable --now hub-agent`). A second run of a server exits 7 (its store is locked), not restarted.",
     "#",
-    "# Local changes go in a drop-in: `systemctl edit hub-agent@<name>` for one server, `systemctl edit",
-    "# hub-agent@.service` for all of them, e.g. the directory of a wrapped game server:",
+    "# Local changes go in a drop-in: `systemctl edit hub-agent@<name>` for one server, e.g. the directory of a",
+    "# wrapped game server:",
     "#   [Service]",
     "#   ReadWritePaths=/srv/minecraft",
+    "# For all of them, a file of another name than override.conf in /etc/systemd/system/hub-agent@.service.d/",
+    "# (all.conf, say): systemd reads a drop-in's name once, the instance's.",
     "",
   ]);
 }

@@ -9,6 +9,11 @@ export const globalArgs = {
     description: "configuration file (default ./hub-agent.toml, or $HUB_CONFIG)",
     valueHint: "file",
   },
+  server: {
+    type: "string",
+    description: "one server of this host: servers.d/<name>.toml beside the configuration file (or $HUB_SERVER)",
+    valueHint: "name",
+  },
   json: { type: "boolean", description: "machine-readable output on stdout; logs stay on stderr" },
   "log-format": {
     type: "string",
@@ -20,6 +25,7 @@ export const globalArgs = {
 
 export interface GlobalFlags {
   config?: string;
+  server?: string;
   json?: boolean;
   "log-format"?: string;
   quiet?: boolean;

@@ -1,6 +1,7 @@
 import { type Logger, jsonPrintable, printable } from "../lib/log.ts";
 import type { Watched } from "../lib/app/service.ts";
 import type { Config } from "../lib/config/index.ts";
+import type { ServerChoice } from "../lib/app/servers.ts";
 import { createLogger, redactor, type LogFormat } from "./log.ts";
 import { CliError, EXIT } from "./exit.ts";
 import { type Io, processIo } from "./stdio.ts";
@@ -30,6 +31,8 @@ export const newInvocation = (io: Io = processIo()): Invocation => ({ ...io, sec
 export const invocationOf = (data?: unknown): Invocation => (data as Invocation | undefined) ?? newInvocation();
 
 type ConfigOptions = {
+  /** This server of servers.d, whatever --server says (`status` of every server). */
+  server?: string;
   warnings?: boolean | "changed";
   timePatterns?: boolean;
   exposed?: (files: { message: string; fix: string }[]) => void;
@@ -63,8 +66,26 @@ export interface Context {
    * whose storage.dir can be told is one warning, not exit 3 (the problem said, the store shown).
    */
   config(opts: ConfigOptions & { readOnly: true }): Promise<Pick<Config, "storage">>;
+  /**
+   * Which server's configuration (lib/app/config.ts serverChoice): `config()` refuses "all" (several servers and no
+   * --server) as a usage error; `run` and `status` ask first and take every server.
+   */
+  servers(): Promise<ServerChoice>;
   /** Registers a secret so it never appears in output or logs. */
   secret(value: string): void;
+}
+
+/** Context.servers: asked once, then the same answer (a problem is a usage error). */
+function chooser(flags: GlobalFlags, invocation: Invocation): () => Promise<ServerChoice> {
+  let chosen: Promise<ServerChoice> | undefined;
+  return () =>
+    (chosen ??= (async () => {
+      const { serverChoice } = await import("../lib/app/servers.ts");
+      const { env, cwd } = invocation;
+      const c = await serverChoice({ file: flags.config, env, cwd, ...(flags.server ? { server: flags.server } : {}) });
+      if (c.kind === "problem") throw new CliError(c.line, EXIT.USAGE);
+      return c;
+    })());
 }
 
 /** `data`: the runner's Invocation (citty hands it to the command); a new one when the command runs alone. */
@@ -85,6 +106,7 @@ export function createContext(flags: GlobalFlags, data?: unknown): Context {
   });
   const json = !!flags.json;
   const out = (text: string) => invocation.stdout(redact(text));
+  const servers = chooser(flags, invocation);
   return {
     logger,
     invocation,
@@ -99,14 +121,22 @@ export function createContext(flags: GlobalFlags, data?: unknown): Context {
       if (json) out(jsonPrintable(JSON.stringify(value, null, 2)));
     },
     secret: (value) => void secrets.push(value),
+    servers,
     async config(opts: ConfigOptions & { readOnly?: boolean } = {}): Promise<Config> {
       invocation.marks.push(["operation", performance.now()]);
+      const choice: ServerChoice = opts.server ? { kind: "one", name: opts.server } : await servers();
+      if (choice.kind === "all")
+        throw new CliError(
+          `${choice.dir} holds ${choice.names.length} servers (${choice.names.join(", ")}): name one with --server <name> (or HUB_SERVER)`,
+          EXIT.USAGE,
+        );
       const { loadCachedConfig } = await import("../lib/app/config-cache.ts");
       const result = await loadCachedConfig({
         file: flags.config,
         env: invocation.env,
         cwd: invocation.cwd,
         ...(opts.timePatterns ? { timePatterns: true } : {}),
+        ...(choice.kind === "one" ? { server: choice.name } : {}),
       });
       secrets.push(...result.secrets);
       invocation.marks.push(["config", performance.now()]);

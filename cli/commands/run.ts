@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { globalArgs, createContext } from "../context.ts";
+import { globalArgs, createContext, type Context } from "../context.ts";
 import { CliError, EXIT, type ExitCode } from "../exit.ts";
 import { withSignals } from "../run-signals.ts";
 import { loadConfig } from "../../lib/app/config.ts";
@@ -24,6 +24,9 @@ export default defineCommand({
   },
   async run({ args, data }) {
     const ctx = createContext(args, data);
+    const choice = await ctx.servers();
+    if (choice.kind === "all" || (choice.kind === "one" && choice.implied))
+      return runServers(ctx, !!args.once, args.config);
     const config = await ctx.config({ warnings: "changed", timePatterns: true });
     // SIGHUP reads the configuration again (the same file and environment) and applies what can change live.
     const reread = async () => {
@@ -47,6 +50,38 @@ export default defineCommand({
     ctx.exit(code);
   },
 });
+
+/** Every server of servers.d in one process (lib/app/host.ts); `--once` takes one server (--server). */
+async function runServers(ctx: Context, once: boolean, file: string | undefined): Promise<void> {
+  if (once)
+    throw new CliError(
+      "run --once runs one server: name it with --server <name> (one cron line per server)",
+      EXIT.USAGE,
+    );
+  const { env, cwd } = ctx.invocation;
+  const [{ runHost }, { hostServers }] = await Promise.all([
+    import("../../lib/app/host.ts"),
+    import("../../lib/app/servers.ts"),
+  ]);
+  const load = async (server: string) => {
+    const result = await loadConfig({ file, env, cwd, server, timePatterns: true });
+    for (const secret of result.secrets) ctx.secret(secret); // a key or password never reaches the log
+    return result;
+  };
+  const outcome = await withSignals({ logger: ctx.logger, hangup: true }, (control) =>
+    runHost({
+      list: () => hostServers({ file, env, cwd }),
+      load,
+      logger: ctx.logger,
+      control,
+      copyConsole: !ctx.json,
+      redact: ctx.redact,
+    }),
+  );
+  const { code, error } = exitOf(outcome);
+  if (error) throw new CliError(error, code);
+  ctx.exit(code);
+}
 
 /** The run of `demo` (and bench/agent-sim.ts): its signals, then its exit code, or its failure as a CliError. */
 export async function runAgent(opts: Omit<RunAgentOptions, "control">): Promise<number> {
@@ -76,5 +111,7 @@ function exitOf(o: RunOutcome): { code: ExitCode; result: string; error: string 
       return { code: EXIT.STORE, result: "failed", error: o.line };
     case "failed":
       return { code: EXIT.FAILURE, result: "failed", error: o.line };
+    case "config":
+      return { code: EXIT.CONFIG, result: "failed", error: o.line };
   }
 }

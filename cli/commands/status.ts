@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { globalArgs, createContext } from "../context.ts";
+import { globalArgs, createContext, type Context } from "../context.ts";
 import { EXIT } from "../exit.ts";
 import { type StatusView, agentStatus } from "../../lib/app/status.ts";
 import { drainLine } from "../../lib/sanctions/drain.ts";
@@ -18,12 +18,28 @@ export default defineCommand({
   args: { ...globalArgs },
   async run({ args, data }) {
     const ctx = createContext(args, data);
+    const choice = await ctx.servers();
+    if (choice.kind === "all") return everyServer(ctx, choice.names);
     const view = await agentStatus({ config: await ctx.config({ readOnly: true }), logger: ctx.logger });
     ctx.emit(view);
     if (!ctx.json) for (const line of statusLines(view)) ctx.say(line);
     ctx.exit(view.run.alive ? EXIT.OK : EXIT.FAILURE);
   },
 });
+
+/** Several servers (servers.d) and no --server: each one's status, under its name; exit 0 when every run is alive. */
+async function everyServer(ctx: Context, names: string[]): Promise<void> {
+  const views: Record<string, StatusView> = {};
+  for (const server of names)
+    views[server] = await agentStatus({ config: await ctx.config({ readOnly: true, server }), logger: ctx.logger });
+  ctx.emit({ servers: views });
+  if (!ctx.json)
+    for (const [server, view] of Object.entries(views)) {
+      ctx.say(`── ${server} ${"─".repeat(Math.max(3, 60 - server.length))}`);
+      for (const line of statusLines(view)) ctx.say(line);
+    }
+  ctx.exit(Object.values(views).every((v) => v.run.alive) ? EXIT.OK : EXIT.FAILURE);
+}
 
 /** `2h 3m`, `45s`: the two largest units. */
 export function span(seconds: number | null): string {

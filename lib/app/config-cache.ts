@@ -61,7 +61,8 @@ function checksum(text: string): string {
 
 /** loadConfig (lib/app/config.ts), through the cache when there is a build to key it by. */
 export async function loadCachedConfig(opts: CachedLoadOptions): Promise<LoadResult> {
-  const build = opts.timePatterns ? undefined : (opts.build ?? (await compiledBuild()));
+  // One server of several (servers.d): its store is found only once its file is read; not cached (yet).
+  const build = opts.timePatterns || opts.server ? undefined : (opts.build ?? (await compiledBuild()));
   const key = build === undefined ? undefined : cacheKey(opts, build);
   if (key !== undefined) {
     const hit = await lookup(opts, key).catch(() => undefined);

@@ -71,6 +71,7 @@ export async function serve(opts: ServeOptions): Promise<Served> {
   });
   agent.events.on("hub_ready", ({ source }) => monitor.ready(source));
   monitor.start();
+  opts.onMonitor?.(monitor);
   const listener = opts.once ? undefined : await listenHttp(config, monitor, logger);
   // `run --once` met a refused key or an unknown server id: that is the reason to name (exit 3), whatever it ended
   // with, a store that failed aside.
@@ -88,6 +89,7 @@ export async function serve(opts: ServeOptions): Promise<Served> {
     throw e;
   } finally {
     await listener?.stop();
+    opts.onMonitor?.(undefined);
     await monitor.stop();
   }
 }

@@ -4,6 +4,7 @@ import type { RunControl } from "./run-control.ts";
 import type { GameBridge } from "../game/bridge.ts";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
+import type { RunMonitor } from "../monitor/monitor.ts";
 import type { OnceSummary } from "../monitor/once.ts";
 import type { PaceOptions } from "../pace.ts";
 
@@ -21,6 +22,8 @@ export type RunOutcome =
   | { kind: "instance-held"; line: string }
   /** The storage directory can't be used (permissions, a path in the way, …). */
   | { kind: "store-error"; line: string }
+  /** Several servers (lib/app/host.ts), and no server's configuration is valid. */
+  | { kind: "config"; line: string }
   /** The game's side could not start, a wrapped server ended on its own for good, or `--once`'s jobs failed. */
   | { kind: "failed"; line: string; summary?: OnceSummary };
 
@@ -39,4 +42,6 @@ export interface RunAgentOptions {
   reread?: () => Promise<LoadResult>;
   /** The pace of per-player requests (bench/: scaled with its intervals); default lib/pace.ts's. */
   pace?: PaceOptions;
+  /** Told each agent's monitor as it starts, and undefined as it stops (a host's status page: lib/app/host.ts). */
+  onMonitor?: (monitor: RunMonitor | undefined) => void;
 }

@@ -1,5 +1,4 @@
 import * as v from "valibot";
-import * as fsio from "../fsio.ts";
 import { dirname, resolve } from "node:path";
 import {
   type ConfigSchema,
@@ -11,62 +10,25 @@ import {
 } from "./schema.ts";
 import type { GameVocabulary } from "./vocabulary.ts";
 import { checkListen, checkUrl } from "./addresses.ts";
-import { TomlError, parseToml } from "./toml.ts";
-import { DEFAULT_CONFIG_FILE, configFilePath, storageDirInText, storageDirOf } from "./file.ts";
+import { DEFAULT_CONFIG_FILE, storageDirOf } from "./file.ts";
+import { serversDirOf } from "./servers.ts";
+import {
+  type ConfigIo,
+  type LoadOptions,
+  type LoadResult,
+  type Source,
+  SECRET_KEYS,
+  envName,
+  fileIo,
+  getPath,
+  readRaw,
+} from "./read.ts";
 
 export { type Config, SPEC_INTERVALS } from "./schema.ts";
 export type { GameVocabulary, SectionView } from "./vocabulary.ts";
 
 export { DEFAULT_CONFIG_FILE } from "./file.ts";
-
-export interface LoadOptions {
-  /** --config; otherwise HUB_CONFIG; otherwise ./hub-agent.toml when it exists. */
-  file?: string;
-  env: Record<string, string | undefined>;
-  cwd: string;
-  /**
-   * Also run each of `game.overrides`' patterns on hostile lines and refuse one slower than linear (a few
-   * milliseconds a pattern): for `run` and `doctor`, the commands that run them. Their shape is always checked.
-   */
-  timePatterns?: boolean;
-  /** The file calls it makes (default lib/fsio.ts): the configuration cache records what they saw (lib/app/). */
-  io?: ConfigIo;
-}
-
-/** Every look at a file the loader takes: its text, and its mode (a rejection when it cannot). */
-export interface ConfigIo {
-  readFile(path: string): Promise<string>;
-  stat(path: string): Promise<{ mode: number }>;
-}
-
-const fileIo: ConfigIo = { readFile: (path) => fsio.readFile(path, "utf8"), stat: (path) => fsio.stat(path) };
-
-export type LoadResult =
-  | {
-      ok: true;
-      config: Config;
-      file?: string;
-      warnings: string[];
-      /** Files holding a secret that everyone may read (or change): what, and the fix. */
-      exposed: { message: string; fix: string }[];
-      secrets: string[];
-    }
-  | {
-      ok: false;
-      problems: string[];
-      file?: string;
-      secrets: string[];
-      /**
-       * The storage directory, when it can still be told (the read-only commands show what it holds): from the
-       * keys that were read, or the file's storage.dir line when the file does not parse.
-       */
-      storage?: { dir: string };
-    };
-
-type Source = { kind: "file"; file: string } | { kind: "env"; name: string };
-
-/** HUB_ + the key path in upper case joined by "_": api.server_id → HUB_API_SERVER_ID. */
-export const envName = (path: string) => `HUB_${path.replace(/\./g, "_").toUpperCase()}`;
+export { type ConfigIo, type LoadOptions, type LoadResult, envName } from "./read.ts";
 
 /** The schema, the key help and the game's checks, built once from the game's vocabulary (lib/app/config.ts). */
 export interface ConfigRules {
@@ -107,8 +69,6 @@ function unwrap(s: v.GenericSchema): v.GenericSchema & { entries?: unknown } {
   return "wrapped" in s ? unwrap((s as unknown as { wrapped: v.GenericSchema }).wrapped) : s;
 }
 
-const SECRET_KEYS = new Set(["api.key", "game.rcon.password"]);
-
 /** The keys `hub-agent init` fills with a placeholder (template.ts). */
 const PLACEHOLDER_KEYS = ["api.url", "api.key", "api.server_id", "game.bridge"];
 
@@ -117,7 +77,7 @@ const isPlaceholder = (value: unknown) => typeof value === "string" && /<[^<>]*>
 
 export async function loadConfig(opts: LoadOptions, rules: ConfigRules): Promise<LoadResult> {
   const help = rules.help;
-  const read = await readRaw(opts, rules);
+  const read = await readRaw(opts, rules.keys);
   if (!read.ok) return read.failure;
   const { raw, sources, file, secrets } = read;
   const problems: string[] = [];
@@ -141,70 +101,12 @@ export async function loadConfig(opts: LoadOptions, rules: ConfigRules): Promise
     ...(await crossChecks(raw, opts, rules, { failed, parsed: parsed.success, where, ...(file ? { file } : {}) })),
   );
   if (!parsed.success || problems.length) {
-    const dir = failed.has("storage.dir") ? undefined : storageDirOf(opts, file, getPath(raw, "storage.dir"));
+    const set = getPath(raw, "storage.dir");
+    // A server's was made absolute as it was read (lib/config/servers.ts).
+    const dir = failed.has("storage.dir") ? undefined : opts.server ? (set as string) : storageDirOf(opts, file, set);
     return { ok: false, problems, file, secrets, ...(dir ? { storage: { dir } } : {}) };
   }
   return resolveSettings(parsed.output, opts, { sources, ...(file ? { file } : {}), secrets, where });
-}
-
-/** The file (if any) read as TOML, the environment over it key by key, and where each key was set. */
-async function readRaw(
-  opts: LoadOptions,
-  rules: ConfigRules,
-): Promise<
-  | { ok: true; raw: Record<string, unknown>; sources: Map<string, Source>; file?: string; secrets: string[] }
-  | { ok: false; failure: LoadResult }
-> {
-  const explicit = opts.file ?? opts.env.HUB_CONFIG;
-  const io = opts.io ?? fileIo;
-  const file = await configFilePath(opts, io.stat);
-
-  let raw: Record<string, unknown> = {};
-  const paths = rules.keys;
-  const sources = new Map<string, Source>();
-  const secrets: string[] = [];
-  if (file) {
-    let text: string | undefined;
-    try {
-      text = await io.readFile(file);
-      raw = parseToml(text);
-    } catch (e) {
-      if (e instanceof TomlError) {
-        const caret = `${" ".repeat(e.column - 1)}^`;
-        const problems = [`${file}:${e.line}:${e.column}: not valid TOML: ${e.reason}`, `| ${e.source}`, `| ${caret}`];
-        const dir = storageDirOf(opts, file, storageDirInText(text ?? ""));
-        return { ok: false, failure: { ok: false, problems, file, secrets, ...(dir ? { storage: { dir } } : {}) } };
-      }
-      const err = e as NodeJS.ErrnoException;
-      const why =
-        err.code === "ENOENT"
-          ? `not found: create it with \`hub-agent init --config ${explicit}\`, or set every required key as HUB_* environment variables`
-          : err.code === "EACCES"
-            ? "cannot be read: check its owner and mode (it should be readable by the user running hub-agent)"
-            : `is not valid TOML: ${err.message.split("\n")[0]}`;
-      return { ok: false, failure: { ok: false, problems: [`config file ${file} ${why}`], file, secrets } };
-    }
-    for (const path of paths) if (getPath(raw, path) !== undefined) sources.set(path, { kind: "file", file });
-  }
-
-  // Environment variables override the file, key by key.
-  for (const path of paths) {
-    const value = opts.env[envName(path)];
-    if (value === undefined || value === "") continue;
-    setPath(raw, path, value);
-    sources.set(path, { kind: "env", name: envName(path) });
-  }
-  for (const [name, value] of Object.entries(opts.env)) {
-    if (!name.startsWith("HUB_HOOKS_") || !value) continue;
-    const hooks = (raw.hooks ??= {}) as Record<string, unknown>;
-    hooks[name.slice("HUB_HOOKS_".length).toLowerCase()] = value;
-  }
-  for (const path of SECRET_KEYS) {
-    const value = getPath(raw, path);
-    if (typeof value === "string" && value.trim()) secrets.push(value.trim());
-  }
-
-  return { ok: true, raw, sources, ...(file ? { file } : {}), secrets };
 }
 
 /** The checks that look at several keys (after the schema, on the keys it accepted), the game's among them. */
@@ -253,6 +155,18 @@ async function crossChecks(
   return problems;
 }
 
+/**
+ * A path made absolute: relative to the file that set it; from the environment or the default, to the shared file's
+ * directory (the working directory without one).
+ */
+function pathsFrom(opts: LoadOptions, sources: Map<string, Source>, file: string | undefined) {
+  const shared = opts.server ? dirname(serversDirOf(opts)) : file ? dirname(file) : opts.cwd;
+  return (path: string, value: string) => {
+    const source = sources.get(path);
+    return resolve(source?.kind === "file" ? dirname(source.file) : shared, value);
+  };
+}
+
 /** The values the schema accepted, with their files read (keys, passwords), paths made absolute, and warnings. */
 async function resolveSettings(
   c: ParsedConfig,
@@ -260,24 +174,13 @@ async function resolveSettings(
   r: { sources: Map<string, Source>; file?: string; secrets: string[]; where: (path: string) => string },
 ): Promise<LoadResult> {
   const { sources, file, secrets, where } = r;
-  const base = file ? dirname(file) : opts.cwd;
+  const at = pathsFrom(opts, sources, file);
   const io = opts.io ?? fileIo;
   const warnings: string[] = [];
-  const exposed: { message: string; fix: string }[] = [];
-  // Secrets in a file everyone can read: said by `run` and `doctor`, like ssh with a loose key (not refused, and a
-  // group may read it: the service unit shares it with its own group, deploy/hub-agent.service).
-  const secretFiles: [string, string][] = [];
-  if (file && [...SECRET_KEYS].some((path) => sources.get(path)?.kind === "file"))
-    secretFiles.push([file, "holds the API key or a console password"]);
+  const exposed = await exposedSecrets(c, sources, at, io);
   const { password_file: passwordFile, ...rcon } = c.game.rcon;
-  if (passwordFile) secretFiles.push([resolve(base, passwordFile), "holds the console password"]);
-  if (!c.api.key && c.api.key_file) secretFiles.push([resolve(base, c.api.key_file), "holds the API key"]);
-  for (const [path, what] of secretFiles) {
-    const loose = await othersMay(io, path);
-    if (loose) exposed.push({ message: `${path} ${what} and ${loose}`, fix: `chmod o-rwx ${path}` });
-  }
   if (passwordFile) {
-    const path = resolve(base, passwordFile);
+    const path = at("game.rcon.password_file", passwordFile);
     const where_ = `game.rcon.password_file = "${path}" (${where("game.rcon.password_file")})`;
     try {
       rcon.password = (await io.readFile(path)).trim();
@@ -296,7 +199,7 @@ async function resolveSettings(
   }
   let key = c.api.key;
   if (!key && c.api.key_file) {
-    const keyFile = resolve(base, c.api.key_file);
+    const keyFile = at("api.key_file", c.api.key_file);
     try {
       key = (await io.readFile(keyFile)).trim();
     } catch (e) {
@@ -321,22 +224,50 @@ async function resolveSettings(
   const config: Config = {
     ...c,
     api: { ...c.api, key: key as string },
-    storage: { dir: resolve(base, c.storage.dir) },
+    storage: { dir: at("storage.dir", c.storage.dir) },
     game: {
       ...c.game,
       rcon,
-      ...(c.game.log_file ? { log_file: resolve(base, c.game.log_file) } : {}),
+      ...(c.game.log_file ? { log_file: at("game.log_file", c.game.log_file) } : {}),
       wrapper: {
         ...c.game.wrapper,
-        ...(c.game.wrapper.cwd ? { cwd: resolve(base, c.game.wrapper.cwd) } : {}),
-        ...(c.game.wrapper.command_pipe ? { command_pipe: resolve(base, c.game.wrapper.command_pipe) } : {}),
+        ...(c.game.wrapper.cwd ? { cwd: at("game.wrapper.cwd", c.game.wrapper.cwd) } : {}),
+        ...(c.game.wrapper.command_pipe
+          ? { command_pipe: at("game.wrapper.command_pipe", c.game.wrapper.command_pipe) }
+          : {}),
       },
     },
     // A path (not a built-in locale) is relative to this file, like every other path.
-    lang: /[/\\]|\.json$/i.test(c.lang) ? resolve(base, c.lang) : c.lang,
+    lang: /[/\\]|\.json$/i.test(c.lang) ? at("lang", c.lang) : c.lang,
   };
   delete (config.api as { key_file?: string }).key_file;
-  return { ok: true, config, file, warnings, exposed, secrets };
+  const own = opts.server && [...sources].flatMap(([path, s]) => (s.kind === "file" && s.file === file ? [path] : []));
+  return { ok: true, config, file, warnings, exposed, secrets, ...(own ? { own } : {}) };
+}
+
+/**
+ * Secrets in a file everyone can read: said by `run` and `doctor`, like ssh with a loose key (not refused, and a group
+ * may read it: the service unit shares it with its own group, deploy/hub-agent.service).
+ */
+async function exposedSecrets(
+  c: ParsedConfig,
+  sources: Map<string, Source>,
+  at: (path: string, value: string) => string,
+  io: ConfigIo,
+): Promise<{ message: string; fix: string }[]> {
+  const secretFiles: [string, string][] = [];
+  const held = [...SECRET_KEYS].map((path) => sources.get(path)).filter((s) => s?.kind === "file");
+  for (const f of new Set(held.map((s) => (s as { file: string }).file)))
+    secretFiles.push([f, "holds the API key or a console password"]);
+  const passwordFile = c.game.rcon.password_file;
+  if (passwordFile) secretFiles.push([at("game.rcon.password_file", passwordFile), "holds the console password"]);
+  if (!c.api.key && c.api.key_file) secretFiles.push([at("api.key_file", c.api.key_file), "holds the API key"]);
+  const exposed: { message: string; fix: string }[] = [];
+  for (const [path, what] of secretFiles) {
+    const loose = await othersMay(io, path);
+    if (loose) exposed.push({ message: `${path} ${what} and ${loose}`, fix: `chmod o-rwx ${path}` });
+  }
+  return exposed;
 }
 
 /** "other users can read it (mode 0644)" when the world may read or change `path`; undefined otherwise or unknown. */
@@ -377,18 +308,4 @@ function describeSource(source: Source | undefined, path: string, file?: string)
   if (source?.kind === "env") return `from ${source.name}`;
   if (source?.kind === "file") return `in ${source.file}`;
   return file ? `default, not set in ${file}` : `default; set ${envName(path)} to change it`;
-}
-
-function getPath(obj: Record<string, unknown>, path: string): unknown {
-  return path.split(".").reduce<unknown>((o, k) => (o && typeof o === "object" ? (o as never)[k] : undefined), obj);
-}
-
-function setPath(obj: Record<string, unknown>, path: string, value: unknown) {
-  const keys = path.split(".");
-  let o = obj;
-  for (const k of keys.slice(0, -1)) {
-    if (!o[k] || typeof o[k] !== "object") o[k] = {};
-    o = o[k] as Record<string, unknown>;
-  }
-  o[keys.at(-1) as string] = value;
 }

@@ -26,7 +26,26 @@ const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?$/i;
 const text = (body: string, status = 200, type = "text/plain; charset=utf-8") =>
   new Response(body, { status, headers: { "content-type": type, "cache-control": "no-store" } });
 
+/** What the routes answer: one agent's (monitorHandler) or a host's every server (lib/app/host-monitor.ts). */
+export interface MonitorRoutes {
+  statusJson(): Promise<unknown>;
+  metrics(): Promise<string>;
+  /** Undefined when ready; else why not, for /readyz's 503. */
+  notReady(): string | undefined;
+}
+
 export function monitorHandler(source: MonitorSource, opts: HandlerOptions = {}): (req: Request) => Promise<Response> {
+  return routesHandler(
+    {
+      statusJson: () => source.status(),
+      metrics: async () => renderMetrics(await source.status()),
+      notReady: () => (source.isReady ? undefined : "waiting for the server record (hub_ready)"),
+    },
+    opts,
+  );
+}
+
+export function routesHandler(routes: MonitorRoutes, opts: HandlerOptions = {}): (req: Request) => Promise<Response> {
   return async (req) => {
     if (!opts.anyHost && !LOOPBACK_HOST.test(req.headers.get("host") ?? ""))
       return text("refused: this listener answers requests to a loopback address only\n", 421);
@@ -48,13 +67,15 @@ export function monitorHandler(source: MonitorSource, opts: HandlerOptions = {})
           },
         });
       case "/status.json":
-        return text(JSON.stringify(await source.status()), 200, "application/json");
+        return text(JSON.stringify(await routes.statusJson()), 200, "application/json");
       case "/metrics":
-        return text(renderMetrics(await source.status()), 200, METRICS_CONTENT_TYPE);
+        return text(await routes.metrics(), 200, METRICS_CONTENT_TYPE);
       case "/healthz":
         return text("ok\n");
-      case "/readyz":
-        return source.isReady ? text("ready\n") : text("not ready: waiting for the server record (hub_ready)\n", 503);
+      case "/readyz": {
+        const why = routes.notReady();
+        return why ? text(`not ready: ${why}\n`, 503) : text("ready\n");
+      }
       default:
         return text("not found: try /, /status.json, /metrics, /healthz or /readyz\n", 404);
     }

@@ -24,6 +24,8 @@ export const STATUS_PAGE = `<!doctype html>
   #summary { font-size: 1.05rem; margin: .2rem 0; }
   #updated { font-size: .85rem; }
   code { font-size: .9em; }
+  .server { margin: 1.5rem 0 2.5rem; } .server h2 { font-size: .95rem; }
+  h2.server-name { font-size: 1.2rem; border-bottom-width: 2px; }
 </style>
 </head>
 <body>
@@ -70,19 +72,40 @@ function table(head, rows) {
 }
 const cell = (text, cls) => { const td = $("td"); td.append($("span", text, cls)); return td; };
 
-function render(v) {
-  const s = v.snapshot;
+// One run's status (v), or a host's: { now, servers: { name: v, or { running: false, why } } }.
+function render(data) {
   const summary = document.getElementById("summary");
-  summary.replaceChildren();
-  if (v.run.alive && s) {
-    summary.append($("span", s.state === "ready" ? "running" : s.state, s.state === "ready" ? "ok" : "warn"),
-      " — pid " + s.pid + " on " + s.host + ", up " + span(Math.round((Date.parse(v.now) - Date.parse(s.started_at)) / 1000)));
-  } else {
-    summary.append($("span", "no run is alive", "bad"));
-  }
-  document.getElementById("updated").textContent = "updated " + new Date(v.now).toLocaleTimeString() + " · refreshes every " + REFRESH_MS / 1000 + " s";
   const main = document.getElementById("main");
+  summary.replaceChildren();
   main.replaceChildren();
+  document.getElementById("updated").textContent = "updated " + new Date(data.now).toLocaleTimeString() + " · refreshes every " + REFRESH_MS / 1000 + " s";
+  if (!data.servers) {
+    summary.append(...runLine(data));
+    return renderRun(data, main);
+  }
+  const names = Object.keys(data.servers);
+  const up = names.filter((n) => data.servers[n].run && data.servers[n].run.alive).length;
+  summary.append($("span", up + " of " + names.length + " servers running", up === names.length ? "ok" : "bad"));
+  for (const name of names) {
+    const v = data.servers[name];
+    const box = $("section", undefined, "server");
+    const line = $("p");
+    if (v.run) line.append(...runLine(v)); else line.append($("span", "not running: " + v.why, "bad"));
+    box.append($("h2", name, "server-name"), line);
+    if (v.run) renderRun(v, box);
+    main.append(box);
+  }
+}
+
+function runLine(v) {
+  const s = v.snapshot;
+  if (!(v.run.alive && s)) return [$("span", "no run is alive", "bad")];
+  return [$("span", s.state === "ready" ? "running" : s.state, s.state === "ready" ? "ok" : "warn"),
+    " — pid " + s.pid + " on " + s.host + ", up " + span(Math.round((Date.parse(v.now) - Date.parse(s.started_at)) / 1000))];
+}
+
+function renderRun(v, main) {
+  const s = v.snapshot;
   if (s) {
     const svc = s.service;
     main.append(section("Service", table(null, [

@@ -12,16 +12,28 @@ type Sample = [Labels, number];
 
 const escape = (value: string) => value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 
-function family(name: string, type: "gauge" | "counter", help: string, samples: Sample[]): string[] {
-  if (!samples.length) return [];
-  return [
+interface Family {
+  name: string;
+  type: "gauge" | "counter";
+  help: string;
+  samples: Sample[];
+}
+
+/** A family with its samples; none without samples (a family without samples is not written). */
+function family(name: string, type: Family["type"], help: string, samples: Sample[]): Family[] {
+  return samples.length ? [{ name, type, help, samples }] : [];
+}
+
+function render(families: Family[]): string {
+  const lines = families.flatMap(({ name, type, help, samples }) => [
     `# HELP ${name} ${help}`,
     `# TYPE ${name} ${type}`,
     ...samples.map(([labels, value]) => {
       const l = Object.entries(labels).map(([k, v]) => `${k}="${escape(v)}"`);
       return `${name}${l.length ? `{${l.join(",")}}` : ""} ${Number.isFinite(value) ? value : "NaN"}`;
     }),
-  ];
+  ]);
+  return `${lines.join("\n")}\n`;
 }
 
 const seconds = (iso: string | null | undefined) => (iso ? Date.parse(iso) / 1000 : undefined);
@@ -35,8 +47,35 @@ const p = "hub_agent_";
 type Snapshot = StatusView["snapshot"];
 
 export function renderMetrics(view: StatusView): string {
+  return render(families(view));
+}
+
+/**
+ * Several servers in one `run` (lib/app/host.ts): each family once, its samples labelled `server="<name>"`, and
+ * hub_agent_server_running for every server (0 while its agent is not running: between restarts, or its file not
+ * valid), whose other series are then absent, not zero.
+ */
+export function renderHostMetrics(servers: [name: string, view: StatusView | undefined][]): string {
+  const byName = new Map<string, Family>();
+  const running = family(
+    `${p}server_running`,
+    "gauge",
+    "1 while this server's agent runs in this process, 0 while it does not.",
+    servers.map(([server, view]) => [{ server }, bool(!!view)]),
+  );
+  for (const [server, view] of servers)
+    for (const f of view ? families(view) : []) {
+      const samples = f.samples.map(([labels, value]): Sample => [{ server, ...labels }, value]);
+      const had = byName.get(f.name);
+      if (had) had.samples.push(...samples);
+      else byName.set(f.name, { ...f, samples });
+    }
+  return render([...running, ...byName.values()]);
+}
+
+function families(view: StatusView): Family[] {
   const s = view.snapshot;
-  const lines = [
+  return [
     ...runFamilies(s),
     ...queueFamilies(view.queues),
     ...serviceFamilies(s, Date.parse(view.now)),
@@ -44,10 +83,9 @@ export function renderMetrics(view: StatusView): string {
     ...gameFamilies(s),
     ...storeFamilies(view),
   ];
-  return `${lines.join("\n")}\n`;
 }
 
-function runFamilies(s: Snapshot): string[] {
+function runFamilies(s: Snapshot): Family[] {
   return [
     ...family(`${p}start_time_seconds`, "gauge", "When this run started (Unix time).", known(seconds(s?.started_at))),
     ...family(`${p}ready`, "gauge", "1 once hub_ready was emitted (the server record is loaded).", [
@@ -56,7 +94,7 @@ function runFamilies(s: Snapshot): string[] {
   ];
 }
 
-function queueFamilies(queues: StatusView["queues"]): string[] {
+function queueFamilies(queues: StatusView["queues"]): Family[] {
   return [
     ...family(
       `${p}queue_entries`,
@@ -86,7 +124,7 @@ function queueFamilies(queues: StatusView["queues"]): string[] {
 }
 
 /** The service client's requests, reachability, key and 429 gate. */
-function serviceFamilies(s: Snapshot, now: number): string[] {
+function serviceFamilies(s: Snapshot, now: number): Family[] {
   return [
     ...family(
       `${p}api_requests_total`,
@@ -121,7 +159,7 @@ function serviceFamilies(s: Snapshot, now: number): string[] {
   ];
 }
 
-function jobFamilies(jobs: NonNullable<Snapshot>["jobs"]): string[] {
+function jobFamilies(jobs: NonNullable<Snapshot>["jobs"]): Family[] {
   return [
     ...family(
       `${p}job_runs_total`,
@@ -151,7 +189,7 @@ function jobFamilies(jobs: NonNullable<Snapshot>["jobs"]): string[] {
 }
 
 /** The players online and the bridge to the game. */
-function gameFamilies(s: Snapshot): string[] {
+function gameFamilies(s: Snapshot): Family[] {
   return [
     ...family(`${p}players_online`, "gauge", "Players online in the game.", known(s?.players.length)),
     ...family(
@@ -164,7 +202,7 @@ function gameFamilies(s: Snapshot): string[] {
 }
 
 /** The store's caches and quarantined records. */
-function storeFamilies(view: StatusView): string[] {
+function storeFamilies(view: StatusView): Family[] {
   return [
     ...family(
       `${p}cache_age_seconds`,

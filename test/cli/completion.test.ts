@@ -101,7 +101,15 @@ describe("hub-agent completion", () => {
     expect(await bash("queue", "")).toEqual(["status", "retry", "drop"]);
     // Global flags (and their values) before the command, as the CLI accepts them.
     expect(await bash("--config", "x.toml", "--json", "queue", "d")).toEqual(["drop"]);
-    expect(await bash("run", "--")).toEqual(["--config", "--json", "--log-format", "--quiet", "--help", "--once"]);
+    expect(await bash("run", "--")).toEqual([
+      "--config",
+      "--server",
+      "--json",
+      "--log-format",
+      "--quiet",
+      "--help",
+      "--once",
+    ]);
     expect(await bash("--log-format", "")).toEqual(["pretty", "json"]);
     expect(await bash("--log-format", "=", "p")).toEqual(["pretty"]); // --log-format=p: bash splits at "="
     expect(await bash("sandbox", "--seed", "")).toEqual(["examples", "empty"]);

@@ -5,13 +5,13 @@
  * test-output/status-page/ for a person to look at.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { drainCache } from "../../lib/sanctions/drain.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { openStore } from "../../lib/store/index.ts";
-import { logged, ready, startRun, statusPageUrl } from "../support/agent-run.ts";
+import { jsonLines, logged, ready, startRun, statusPageUrl } from "../support/agent-run.ts";
 import { spawn } from "../support/procs.ts";
 import { binary } from "./binary.ts";
 
@@ -142,5 +142,38 @@ describe.skipIf(!installed)("the status page in headless Chromium", () => {
 
     run.proc.kill("SIGTERM");
     expect(await run.proc.exited).toBe(0);
+  }, 60_000);
+
+  test("a host's page: each server under its name, one not running with why", async () => {
+    const dir = mkdtempSync(join(root, "host-"));
+    writeFileSync(
+      join(dir, "hub-agent.toml"),
+      `[api]\nurl = "${sb.url}"\nkey = "${sb.key}"\nserver_id = "${sb.serverId}"\n\n[game]\nbridge = "sim"\n\n[http]\nlisten = "127.0.0.1:0"\n`,
+    );
+    mkdirSync(join(dir, "servers.d"));
+    writeFileSync(join(dir, "servers.d", "alpha.toml"), `[game.sim]\nplayers = ["76561198012345671:Alice"]\n`);
+    writeFileSync(
+      join(dir, "servers.d", "beta.toml"),
+      `[game]\nbridge = "wrapper"\npreset = "openarena"\n\n[game.wrapper]\ncommand = ["sh", "-c", "exit 3"]\n`,
+    );
+    const log = join(dir, "run.log");
+    const proc = spawn([await binary(), "run", "--log-format", "json"], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "" },
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: Bun.file(log),
+    });
+    const run = { proc, log, lines: () => jsonLines(log) };
+    await logged(run, (l) => l.tag === "alpha" && l.msg === "ready", "alpha ready");
+    await logged(run, (l) => l.tag === "beta" && /starting it again in 1 s$/.test(String(l.msg)), "beta restarting");
+    const url = await statusPageUrl(run);
+    const text = visibleText(await chromium(["--dump-dom", url]));
+    expect(text).toMatch(/^hub-agent 1 of 2 servers running updated /);
+    expect(text).toMatch(new RegExp(`alpha running — pid ${proc.pid} on \\S+, up \\d+s Service reachable yes`));
+    expect(text).toContain("Game bridge sim: up players online 1: Alice");
+    expect(text).toMatch(/beta not running: its agent ended \(.*\); starting it again in \d+ s$/);
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
   }, 60_000);
 });

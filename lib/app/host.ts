@@ -1,0 +1,239 @@
+/**
+ * Every server of a host in one `run` (servers.d, lib/config/servers.ts): each server is its own agent, as `run` of
+ * its configuration alone would be (its game bridge, store and instance lock, service client, jobs and status page),
+ * started together and stopped together. One server's failure is its own: when its agent ends (a wrapped server that
+ * exits, a store it cannot use, a failure), it starts again after a pause that doubles from 1 s up to 5 min (back to
+ * 1 s after 10 min of running), and the other servers run on. A server whose file is not valid waits for a SIGHUP.
+ *
+ * SIGHUP reads servers.d again: a new file starts its server, a removed one stops it, every other server reads its
+ * own configuration again (an unchanged one goes on untouched: lib/app/run-reload.ts).
+ */
+import type { ServerList } from "../config/servers.ts";
+import type { Logger } from "../log.ts";
+import type { Config, LoadResult } from "./config.ts";
+import { HostMonitor } from "./host-monitor.ts";
+import { RunControl } from "./run-control.ts";
+import { listenRoutes } from "./run-listener.ts";
+import { startRun } from "./run.ts";
+import type { RunOutcome } from "./run-types.ts";
+
+/** The first pause before a failed server starts again, the longest, and the run that resets it. */
+export const RESTART_FIRST_MS = 1_000;
+export const RESTART_MAX_MS = 5 * 60_000;
+export const RESTART_RESET_MS = 10 * 60_000;
+
+export interface HostOptions {
+  /** servers.d as it is now. */
+  list: () => Promise<ServerList>;
+  /** One server's configuration, read again at each (re)start and SIGHUP. */
+  load: (name: string) => Promise<LoadResult>;
+  logger: Logger;
+  /** The process's stop and reload requests. */
+  control: RunControl;
+  copyConsole: boolean;
+  redact: (text: string) => string;
+}
+
+/** What every server's slot shares. */
+type Host = HostOptions & { monitor: HostMonitor };
+
+/**
+ * The host's listener: http.listen as the shared file or the environment set it (a server's own file setting it
+ * gives that server a page of its own, as a single run has). Taken out of every server's configuration.
+ */
+function hostListen(loaded: LoadResult[]): string | undefined {
+  let listen: string | undefined;
+  for (const r of loaded)
+    if (r.ok && r.config.http.listen && !r.own?.includes("http.listen")) {
+      listen = r.config.http.listen;
+      r.config.http.listen = undefined;
+    }
+  return listen;
+}
+
+/** Runs every server until the host is stopped; "config" when no server's configuration is valid at the start. */
+export async function runHost(o: HostOptions): Promise<RunOutcome> {
+  const slots = new Map<string, Slot>();
+  const { names, ignored } = await o.list();
+  for (const line of ignored) o.logger.warn(line);
+  const loaded = await Promise.all(names.map((n) => o.load(n)));
+  // The shared settings' http.listen is the host's page, for every server; a server's own file may set its own.
+  const listen = hostListen(loaded);
+  const first = new Map<string, LoadResult>();
+  names.forEach((n, i) => first.set(n, clashing(n, loaded[i] as LoadResult, loadedConfigs(first))));
+  const problems = [...first].flatMap(([n, r]) => (r.ok ? [] : [`${n}: ${problemOf(r)}`]));
+  if (problems.length === names.length) return { kind: "config", line: problems.join("; ") };
+  o.logger.info(`hosting ${names.length} server${names.length === 1 ? "" : "s"}: ${names.join(", ")}`);
+  const monitor = new HostMonitor(() => [...slots.keys()]);
+  const listener = listen ? await listenRoutes(listen, monitor.routes(), o.logger) : undefined;
+  const host = { ...o, monitor };
+  for (const name of names) slots.set(name, new Slot(name, host, othersOf(slots, name), first.get(name)));
+
+  let reloading = Promise.resolve();
+  const stopped = new Promise<string>((resolve) => {
+    const end = o.control.serve({
+      stop: (why) => {
+        end();
+        resolve(why);
+      },
+      hangup: () => void (reloading = reloading.then(() => reload(host, slots))),
+    });
+  });
+  const why = await stopped;
+  await reloading;
+  await Promise.all([...slots.values()].map((s) => s.stop(why)));
+  await listener?.stop();
+  return { kind: "stopped" };
+}
+
+/** SIGHUP: servers added start, removed ones stop, the others read their configuration again. */
+async function reload(o: Host, slots: Map<string, Slot>): Promise<void> {
+  const { names, ignored } = await o.list().catch((e: unknown) => {
+    o.logger.warn(`SIGHUP: servers.d cannot be read (${(e as Error).message}); every server goes on as it is`);
+    return { names: [...slots.keys()], ignored: [] };
+  });
+  for (const line of ignored) o.logger.warn(line);
+  const gone = [...slots.keys()].filter((n) => !names.includes(n));
+  await Promise.all(
+    gone.map(async (name) => {
+      o.logger.info(`SIGHUP: ${name} is no longer in servers.d: stopping it`);
+      await slots.get(name)?.stop("its file was removed");
+      slots.delete(name);
+      o.monitor.forget(name);
+    }),
+  );
+  for (const name of names) {
+    const slot = slots.get(name);
+    if (slot) slot.hangup();
+    else {
+      o.logger.info(`SIGHUP: ${name} is new in servers.d: starting it`);
+      slots.set(name, new Slot(name, o, othersOf(slots, name)));
+    }
+  }
+}
+
+const loadedConfigs = (loaded: Map<string, LoadResult>) =>
+  [...loaded].flatMap(([name, r]) => (r.ok ? [[name, r.config] as const] : []));
+
+/** What the other servers' agents hold while they run. */
+const othersOf = (slots: Map<string, Slot>, name: string) => () =>
+  [...slots].flatMap(([other, slot]) => (other !== name && slot.running ? [[other, slot.running] as const] : []));
+
+/**
+ * A server's configuration, refused when it would share what only one agent can hold with a server already loaded:
+ * the store (its instance lock would stop the second at every start) or the status page's address.
+ */
+function clashing(name: string, r: LoadResult, others: (readonly [string, Config])[]): LoadResult {
+  if (!r.ok) return r;
+  for (const [other, c] of others) {
+    const line =
+      c.storage.dir === r.config.storage.dir
+        ? `storage.dir ${r.config.storage.dir} is also ${other}'s: each server needs its own (leave storage.dir out of its file, and each gets <storage.dir>/servers/<name>)`
+        : r.config.http.listen && c.http.listen === r.config.http.listen
+          ? `http.listen = "${c.http.listen}" is also ${other}'s: give each server its own address in its file`
+          : undefined;
+    if (line)
+      return { ok: false, problems: [`${name}: ${line}`], ...(r.file ? { file: r.file } : {}), secrets: r.secrets };
+  }
+  return r;
+}
+
+const problemOf = (r: Extract<LoadResult, { ok: false }>) => {
+  const count = r.problems.filter((p) => !p.startsWith("| ")).length;
+  return `${r.problems[0]}${count > 1 ? ` (and ${count - 1} more: see hub-agent doctor --server)` : ""}`;
+};
+
+/** What an agent's end was, in words. */
+function ended(o: RunOutcome): string {
+  return "line" in o ? o.line : o.kind;
+}
+
+/** One server: its agent, started again when it ends until the host stops it. */
+class Slot {
+  private readonly control = new RunControl();
+  private readonly log: Logger;
+  private stopping: string | undefined;
+  private wake: (() => void) | undefined;
+  private readonly done: Promise<void>;
+  /** The configuration its agent started with, while it runs. */
+  running: Config | undefined;
+
+  constructor(
+    private readonly name: string,
+    private readonly host: Host,
+    private readonly others: () => (readonly [string, Config])[],
+    loaded?: LoadResult,
+  ) {
+    this.log = host.logger.withTag(name);
+    this.done = this.loop(loaded).catch((e: unknown) => this.log.error(`stopped by an error: ${String(e)}`));
+  }
+
+  private async loop(loaded?: LoadResult): Promise<void> {
+    let pause = RESTART_FIRST_MS;
+    for (let config = loaded; !this.stopping; config = undefined) {
+      const result = config ?? clashing(this.name, this.ownListen(await this.host.load(this.name)), this.others());
+      if (this.stopping) return;
+      if (!result.ok) {
+        const why = `${result.file ?? this.name} is not valid, so it is not running: ${problemOf(result)}`;
+        this.log.error(why);
+        this.host.monitor.set(this.name, undefined, why);
+        await this.sleep(); // until a SIGHUP (a file does not mend itself) or the stop
+        continue;
+      }
+      const started = performance.now();
+      this.running = result.config;
+      const outcome = await startRun({
+        config: result.config,
+        logger: this.log,
+        control: this.control,
+        reread: async () => this.ownListen(await this.host.load(this.name)),
+        onMonitor: (m) => this.host.monitor.set(this.name, m),
+        copyConsole: this.host.copyConsole,
+        redact: this.host.redact,
+      }).catch((e: unknown): RunOutcome => ({ kind: "failed", line: String(e) }));
+      this.running = undefined;
+      if (this.stopping) return;
+      if (performance.now() - started >= RESTART_RESET_MS) pause = RESTART_FIRST_MS;
+      const again = `its agent ended (${ended(outcome)}); starting it again in ${Math.round(pause / 1000)} s`;
+      this.log.error(again);
+      this.host.monitor.set(this.name, undefined, again);
+      await this.sleep(pause);
+      pause = Math.min(pause * 2, RESTART_MAX_MS);
+    }
+  }
+
+  /** Its configuration without the host's http.listen (the host serves it: hostListen). */
+  private ownListen(r: LoadResult): LoadResult {
+    if (r.ok && !r.own?.includes("http.listen")) r.config.http.listen = undefined;
+    return r;
+  }
+
+  /** Until `ms` passed (none: for ever), a SIGHUP, or the stop. */
+  private sleep(ms?: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = ms === undefined ? undefined : setTimeout(() => this.woken(), ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
+    });
+  }
+
+  private woken(): void {
+    this.wake?.();
+  }
+
+  hangup(): void {
+    if (this.wake)
+      this.woken(); // not running: try again now
+    else this.control.hangup();
+  }
+
+  async stop(why: string): Promise<void> {
+    this.stopping ??= why;
+    this.control.stop(why);
+    this.woken();
+    await this.done;
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * Several game servers on one host in one `hub-agent run` (servers.d; lib/app/host.ts), the compiled binary against
+ * the in-memory service: each server its own agent and store; one server whose wrapped game keeps exiting starts
+ * again with a growing pause while the others ban and kick as always; SIGHUP adds, removes and reloads servers,
+ * leaving an unchanged one untouched; one-shot commands and `status` name the server.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Sandbox } from "../../lib/sandbox/index.ts";
+import { type AgentRun, jsonLines, logged } from "../support/agent-run.ts";
+import { spawn } from "../support/procs.ts";
+import { useSandbox } from "../support/sandbox.ts";
+import { until } from "../support/until.ts";
+import { binary, hub } from "./binary.ts";
+
+let sb: Sandbox;
+useSandbox((s) => (sb = s));
+const root = mkdtempSync(join(tmpdir(), "host-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const ALICE = { id: "76561198012345671", name: "Alice" };
+const CAROL = { id: "76561198123456783", name: "Carol" };
+
+/** A host: the shared file (the service, the simulated game), and servers.d with `servers`. */
+function host(servers: Record<string, string>): string {
+  const dir = mkdtempSync(join(root, "host-"));
+  writeFileSync(
+    join(dir, "hub-agent.toml"),
+    `[api]\nurl = "${sb.url}"\nkey = "${sb.key}"\nserver_id = "${sb.serverId}"\ntimeout = 2\n\n[game]\nbridge = "sim"\n`,
+  );
+  mkdirSync(join(dir, "servers.d"));
+  for (const [name, text] of Object.entries(servers)) writeFileSync(join(dir, "servers.d", `${name}.toml`), text);
+  return dir;
+}
+
+/** A simulated server with these players online, its game's actions in <dir>/<name>-actions.jsonl. */
+const simServer = (dir: string, name: string, players: { id: string; name: string }[], extra = "") =>
+  `[game.sim]\nplayers = [${players.map((p) => `"${p.id}:${p.name}"`).join(", ")}]\nactions_log = "${join(dir, `${name}-actions.jsonl`)}"\n${extra}`;
+
+async function startHost(dir: string): Promise<AgentRun> {
+  const log = join(dir, "run.log");
+  const proc = spawn([await binary(), "run", "--log-format", "json"], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "" },
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: Bun.file(log),
+  });
+  return { proc, log, lines: () => jsonLines(log) };
+}
+
+const said = (run: AgentRun, tag: string, msg: string | RegExp) => (l: Record<string, unknown>) =>
+  l.tag === tag && (typeof msg === "string" ? l.msg === msg : msg.test(String(l.msg)));
+const count = (run: AgentRun, tag: string, msg: string) => run.lines().filter(said(run, tag, msg)).length;
+const kicked = (dir: string, name: string, id: string) =>
+  jsonLines(join(dir, `${name}-actions.jsonl`)).some((a) => a.type === "kick" && a.player === id);
+
+test("one server's game keeps exiting: it starts again after 1 s, then 2 s; the other bans and kicks as always", async () => {
+  const dir = host({});
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
+  writeFileSync(
+    join(dir, "servers.d", "beta.toml"),
+    `[game]\nbridge = "wrapper"\npreset = "openarena"\n\n[game.wrapper]\ncommand = ["sh", "-c", "exit 3"]\n`,
+  );
+  const run = await startHost(dir);
+  try {
+    await logged(run, (l) => l.msg === "hosting 2 servers: alpha, beta", "the host's first line");
+    await logged(run, said(run, "alpha", "ready"), "alpha ready");
+    await logged(run, said(run, "beta", /ended .*; starting it again in 1 s$/), "beta's first restart");
+    await logged(run, said(run, "beta", /ended .*; starting it again in 2 s$/), "beta's second restart", 20_000);
+
+    const ban = await hub(["ban", ALICE.id, "1h", "griefing", "--server", "alpha"], { cwd: dir });
+    expect([ban.code, ban.stdout.trim()]).toEqual([0, "Alice has been banned for 1h. Reason: griefing"]);
+    await until(() => kicked(dir, "alpha", ALICE.id), "Alice kicked in alpha's game");
+    await logged(run, said(run, "alpha:bans", /^ban of Alice from another hub-agent process/), "alpha took it");
+
+    // Each server has its own store; `status` shows both, and exits 1 while one of them is not running.
+    const status = await hub(["status", "--json"], { cwd: dir });
+    const views = JSON.parse(status.stdout).servers;
+    expect(Object.keys(views)).toEqual(["alpha", "beta"]);
+    expect(views.alpha.run.alive).toBe(true);
+    expect(JSON.stringify(views.beta)).toContain(join(dir, "data", "servers", "beta", "corrupt"));
+    const text = await hub(["status"], { cwd: dir });
+    expect(text.stdout).toContain(`none (${join(dir, "data", "servers", "alpha", "corrupt")})`);
+    expect(text.stdout).toMatch(/^── alpha ─+$/m);
+    expect(text.stdout).toMatch(/^── beta ─+$/m);
+
+    // Without --server, a command for one server is refused in one line naming them.
+    const unnamed = await hub(["ban", ALICE.id, "1h", "x"], { cwd: dir });
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.stderr).toContain(
+      `${join(dir, "servers.d")} holds 2 servers (alpha, beta): name one with --server <name>`,
+    );
+  } finally {
+    run.proc.kill("SIGTERM");
+    expect(await run.proc.exited).toBe(0);
+  }
+}, 60_000);
+
+test("SIGHUP: a new file starts its server, a removed one stops, a changed one reloads, an unchanged one goes on", async () => {
+  const dir = host({});
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
+  writeFileSync(join(dir, "servers.d", "beta.toml"), simServer(dir, "beta", []));
+  writeFileSync(join(dir, "servers.d", "delta.toml"), simServer(dir, "delta", []));
+  const run = await startHost(dir);
+  try {
+    for (const name of ["alpha", "beta", "delta"]) await logged(run, said(run, name, "ready"), `${name} ready`);
+    writeFileSync(join(dir, "servers.d", "gamma.toml"), simServer(dir, "gamma", [CAROL]));
+    unlinkSync(join(dir, "servers.d", "beta.toml"));
+    writeFileSync(
+      join(dir, "servers.d", "alpha.toml"),
+      simServer(dir, "alpha", [ALICE], "\n[intervals]\nstatus = 61\n"),
+    );
+    run.proc.kill("SIGHUP");
+    await logged(run, said(run, "gamma", "ready"), "gamma started");
+    await logged(run, said(run, "beta", "stopped"), "beta stopped");
+    await logged(
+      run,
+      said(run, "alpha", /^SIGHUP: .*alpha\.toml is valid; applying intervals\.status/),
+      "alpha reloaded",
+    );
+    await logged(run, said(run, "delta", /^SIGHUP: .*delta\.toml is valid and unchanged$/), "delta unchanged");
+    expect(count(run, "delta", "ready")).toBe(1); // not started again
+
+    // The new server works: Carol is banned through it and kicked in its game.
+    const ban = await hub(["ban", CAROL.id, "1h", "spam", "--server", "gamma"], { cwd: dir });
+    expect(ban.code).toBe(0);
+    await until(() => kicked(dir, "gamma", CAROL.id), "Carol kicked in gamma's game");
+    const gone = await hub(["queue", "status", "--server", "beta"], { cwd: dir });
+    expect(gone.code).toBe(2);
+    expect(gone.stderr).toContain("no server is named beta");
+  } finally {
+    run.proc.kill("SIGTERM");
+    expect(await run.proc.exited).toBe(0);
+  }
+}, 60_000);
+
+test("two servers on one store are refused in one line; the other runs", async () => {
+  const dir = host({});
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), `[storage]\ndir = "${join(dir, "shared-store")}"\n`);
+  writeFileSync(join(dir, "servers.d", "beta.toml"), `[storage]\ndir = "${join(dir, "shared-store")}"\n`);
+  const run = await startHost(dir);
+  try {
+    await logged(run, said(run, "alpha", "ready"), "alpha ready");
+    await logged(
+      run,
+      said(run, "beta", /is not valid, so it is not running: beta: storage\.dir .* is also alpha's/),
+      "beta refused",
+    );
+  } finally {
+    run.proc.kill("SIGTERM");
+    expect(await run.proc.exited).toBe(0);
+  }
+}, 60_000);
+
+test("the shared http.listen is the host's page: every server by name in /status.json, /metrics and /readyz", async () => {
+  const dir = host({});
+  writeFileSync(join(dir, "hub-agent.toml"), `[http]\nlisten = "127.0.0.1:0"\n\n`, { flag: "a" });
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
+  writeFileSync(
+    join(dir, "servers.d", "beta.toml"),
+    `[game]\nbridge = "wrapper"\npreset = "openarena"\n\n[game.wrapper]\ncommand = ["sh", "-c", "exit 3"]\n`,
+  );
+  const run = await startHost(dir);
+  try {
+    const page = (l: Record<string, unknown>) => !l.tag && String(l.msg).startsWith("status page on ");
+    await logged(run, page, "the host's status page");
+    const url = /status page on (\S+)/.exec(String(run.lines().find(page)?.msg))?.[1] as string;
+    await logged(run, said(run, "alpha", "ready"), "alpha ready");
+    await logged(run, said(run, "beta", /starting it again in 1 s$/), "beta's restart");
+    // Only the host listens: no server has a page of its own.
+    expect(run.lines().filter((l) => String(l.msg).startsWith("status page on "))).toHaveLength(1);
+
+    const status = (await (await fetch(`${url}status.json`)).json()) as { servers: Record<string, any> };
+    expect(Object.keys(status.servers)).toEqual(["alpha", "beta"]);
+    expect(status.servers.alpha.run.alive).toBe(true);
+    expect(status.servers.alpha.snapshot.players.map((p: { name: string }) => p.name)).toEqual(["Alice"]);
+    expect(status.servers.beta.running).toBe(false);
+    expect(status.servers.beta.why).toMatch(/^its agent ended .*; starting it again in \d+ s$/);
+
+    const metrics = await (await fetch(`${url}metrics`)).text();
+    expect(metrics).toContain('hub_agent_server_running{server="alpha"} 1');
+    expect(metrics).toContain('hub_agent_server_running{server="beta"} 0');
+    expect(metrics).toContain('hub_agent_queue_entries{server="alpha",queue="ban"} 0');
+    expect(metrics.match(/^# TYPE hub_agent_queue_entries /gm)).toHaveLength(1); // each family once
+    expect(metrics).not.toMatch(/\{queue="ban"\}/); // every series names its server
+
+    const ready = await fetch(`${url}readyz`);
+    expect([ready.status, await ready.text()]).toEqual([503, "not ready: beta is not ready\n"]);
+  } finally {
+    run.proc.kill("SIGTERM");
+    expect(await run.proc.exited).toBe(0);
+  }
+}, 60_000);

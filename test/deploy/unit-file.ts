@@ -43,10 +43,13 @@ export function readUnit(file = UNIT_FILE): Unit {
   return { all, get: (s, k) => all(s, k).at(-1), settings: entries };
 }
 
-/** %S and %E for a system service, under `root` instead of / (and %% for a literal %). */
-export function specifiers(value: string, root: string): string {
-  return value.replace(/%([SE%])/g, (_, c: string) =>
-    c === "S" ? join(root, "var/lib") : c === "E" ? join(root, "etc") : "%",
+/**
+ * %S and %E for a system service, under `root` instead of / (and %% for a literal %); %i, a template's instance
+ * name as written, when `instance` is given.
+ */
+export function specifiers(value: string, root: string, instance?: string): string {
+  return value.replace(/%([SEi%])/g, (whole, c: string) =>
+    c === "S" ? join(root, "var/lib") : c === "E" ? join(root, "etc") : c === "i" ? (instance ?? whole) : "%",
   );
 }
 

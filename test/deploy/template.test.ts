@@ -74,7 +74,7 @@ afterAll(() => {
  * (its server id and the simulated game), 0640 as docs/running.md has them.
  */
 function host(...names: string[]): { root: string; state: string } {
-  const root = mkdtempSync(join(tmpdir(), "hub-template-"));
+  const root = mkdtempSync(join(tmpdir(), "hub-instance-"));
   roots.push(root);
   const service = (key: string) => unit.get("Service", key) as string;
   const state = join(root, "var/lib", service("StateDirectory"));

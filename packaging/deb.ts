@@ -4,7 +4,8 @@
  *   bun packaging/deb.ts --binary dist/hub-agent --arch amd64 --version 0.1.0 --out dist
  *
  * writes dist/hub-agent_0.1.0-1_amd64.deb with `dpkg-deb --root-owner-group --build` (no debhelper): the executable
- * in /usr/bin, the unit of deploy/hub-agent.service pointed at it, /etc/hub-agent/hub-agent.toml (a conffile: the
+ * in /usr/bin, the unit of deploy/hub-agent.service and its template deploy/hub-agent@.service (one process per
+ * server) pointed at it, /etc/hub-agent/hub-agent.toml (a conffile: the
  * configuration `hub-agent init` writes, its store the service's), the maintainer scripts of deploy/debian/, the
  * copyright, changelogs and manual page lintian asks for, and Depends read from the executable's ELF needs.
  */
@@ -24,6 +25,8 @@ const MAINTAINER = "hub-agent maintainers <maintainers@hub-agent.invalid>";
 export const STORE = "/var/lib/hub-agent";
 export const CONFFILE = "/etc/hub-agent/hub-agent.toml";
 export const UNIT = "/usr/lib/systemd/system/hub-agent.service";
+/** The template unit beside it: hub-agent@<name>.service runs the one server <name>. */
+export const TEMPLATE = "/usr/lib/systemd/system/hub-agent@.service";
 
 export const ARCHES = { amd64: EM_X86_64, arm64: EM_AARCH64 } as const;
 export type Arch = keyof typeof ARCHES;
@@ -83,25 +86,53 @@ export function dependsOf(elf: ElfNeeds): string[] {
   return [glibc ? `libc6 (>= ${glibc})` : "libc6", ...others];
 }
 
-/** The shipped unit, started from /usr/bin and with a header for the package's operator. */
-export function packagedUnit(unit: string): string {
+/** A unit file of deploy/ started from /usr/bin instead of /usr/local/bin, its own header replaced by `header`. */
+function fromUsrBin(unit: string, name: string, header: string[]): string {
   const exec = /^ExecStart=\/usr\/local\/bin\/hub-agent /m;
   if (!exec.test(unit))
-    throw new Error("deploy/hub-agent.service no longer starts /usr/local/bin/hub-agent: update packaging/deb.ts");
+    throw new Error(`deploy/${name} no longer starts /usr/local/bin/hub-agent: update packaging/deb.ts`);
   const body = unit.slice(unit.indexOf("[Unit]")).replace(exec, "ExecStart=/usr/bin/hub-agent ");
-  const header = [
+  return header.join("\n") + "\n" + body;
+}
+
+/** The shipped unit, started from /usr/bin and with a header for the package's operator. */
+export function packagedUnit(unit: string): string {
+  return fromUsrBin(unit, "hub-agent.service", [
     "# hub-agent as a systemd service, installed by the hub-agent Debian package: `hub-agent run` as the user",
     "# hub-agent, its store in /var/lib/hub-agent, its configuration in /etc/hub-agent/hub-agent.toml. The package",
     "# starts nothing: fill in the configuration, check it with",
     "#   sudo -u hub-agent hub-agent doctor --config /etc/hub-agent/hub-agent.toml",
     "# then `systemctl enable --now hub-agent`. Why each setting is what it is: docs/packaging.md §1.",
+    "# One process per server instead: hub-agent@.service beside this file.",
     "#",
     "# Local changes go in a drop-in (`systemctl edit hub-agent`), e.g. the directory of a wrapped game server:",
     "#   [Service]",
     "#   ReadWritePaths=/srv/minecraft",
     "",
-  ];
-  return header.join("\n") + "\n" + body;
+  ]);
+}
+
+/** The shipped template unit (one process per server): from /usr/bin too, its header for the package's operator. */
+export function packagedTemplate(unit: string): string {
+  return fromUsrBin(unit, "hub-agent@.service", [
+    "# hub-agent, one process per server, installed by the hub-agent Debian package: the instance hub-agent@<name>",
+    "# runs `hub-agent run --server <name>`, the server of /etc/hub-agent/servers.d/<name>.toml over the shared",
+    "# /etc/hub-agent/hub-agent.toml, as the user hub-agent, its store /var/lib/hub-agent/servers/<name>. Every",
+    "# setting is hub-agent.service's but Description= and ExecStart=. When to choose it: docs/running.md, \"Several",
+    "# servers on one host\". The package starts nothing: fill in the server's file, then",
+    "#   systemctl enable --now hub-agent@<name>",
+    "# Not together with hub-agent.service, which runs every server of servers.d: keep it disabled",
+    "# (`systemctl disable --now hub-agent`). A server's store stays with the run that took it first: an instance",
+    "# started second exits 7, not restarted; hub-agent.service started second tries that server again and again.",
+    "#",
+    "# Local changes go in a drop-in: `systemctl edit hub-agent@<name>` for one server, e.g. the directory of a",
+    "# wrapped game server:",
+    "#   [Service]",
+    "#   ReadWritePaths=/srv/minecraft",
+    "# For all of them, a file of another name than override.conf in /etc/systemd/system/hub-agent@.service.d/",
+    "# (all.conf, say): systemd reads a drop-in's name once, the instance's.",
+    "",
+  ]);
 }
 
 /** The configuration `hub-agent init` writes, with the service's store, so one-shot commands share its queues. */
@@ -182,6 +213,7 @@ export async function buildDeb(o: DebOptions): Promise<string> {
 
     put("usr/bin/hub-agent", exe, 0o755);
     put(UNIT.slice(1), packagedUnit(readFileSync(join(ROOT, "deploy", "hub-agent.service"), "utf8")));
+    put(TEMPLATE.slice(1), packagedTemplate(readFileSync(join(ROOT, "deploy", "hub-agent@.service"), "utf8")));
     // 0640 from the first moment: it will hold the API key. postinst gives it the group hub-agent.
     put(CONFFILE.slice(1), packagedConfig(), 0o640);
     put(`${doc}/copyright`, debian("copyright"));

@@ -1,10 +1,11 @@
 /**
  * `npm run release [-- --out DIR --targets linux-x64,linux-arm64 --version X --no-debs]`: for each target an
  * archive `hub-agent-<version>-<target>.tar.gz` holding one directory of the same name with the executable,
- * README.md, LICENSE, the systemd unit and an example configuration (what `hub-agent init` writes); for linux-x64
- * and linux-arm64 also the Debian package of the same executable (packaging/deb.ts); and a SHA256SUMS file over
- * them all, as `sha256sum -c` reads it. The version, commit, build date and target are baked into each
- * executable (`hub-agent version`). docs/packaging.md, "Release archives": what each target is for, how it is tested.
+ * README.md, LICENSE, the systemd unit and its template (one process per server) and an example configuration
+ * (what `hub-agent init` writes); for linux-x64 and linux-arm64 also the Debian package of the same executable
+ * (packaging/deb.ts); and a SHA256SUMS file over them all, as `sha256sum -c` reads it. The version, commit, build
+ * date and target are baked into each executable (`hub-agent version`). docs/packaging.md, "Release archives": what
+ * each target is for, how it is tested.
  */
 import { createHash } from "node:crypto";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -20,9 +21,9 @@ export const EXAMPLE_CONFIG = "hub-agent.example.toml";
 
 export const archiveName = (version: string, target: string) => `hub-agent-${version}-${target}.tar.gz`;
 
-/** Writes into `dir` what an archive holds besides the executable: the docs, the unit, the example configuration. */
+/** Writes into `dir` what an archive holds besides the executable: the docs, the units, the example configuration. */
 export function stageFiles(dir: string): void {
-  for (const file of ["README.md", "LICENSE", "deploy/hub-agent.service"])
+  for (const file of ["README.md", "LICENSE", "deploy/hub-agent.service", "deploy/hub-agent@.service"])
     copyFileSync(join(ROOT, file), join(dir, basename(file)));
   writeFileSync(join(dir, EXAMPLE_CONFIG), renderTemplate(), { mode: 0o644 });
 }

@@ -4,7 +4,8 @@
  * a temporary root), wrapping a (fake) game server, stopped as KillMode=mixed stops it (SIGTERM to the main process
  * only); the exit codes the unit does not restart on are the ones hub-agent gives for those cases; and, where strace
  * and the OpenArena server are installed, every system call hub-agent and a wrapped real game server make is one
- * the unit's SystemCallFilter= allows. `systemd-analyze verify` of the unit runs in .ci/run (.ci/verify-unit).
+ * the unit's SystemCallFilter= allows. `systemd-analyze verify` of the unit runs in .ci/run (.ci/verify-unit). The
+ * template deploy/hub-agent@.service has every setting of this unit but Description= and ExecStart= (template.test.ts).
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";

@@ -1,8 +1,9 @@
 /**
  * The Debian package (packaging/deb.ts) as an operator meets it, in a throwaway Debian root (debian-root.ts):
  * installed, configured, `doctor` run as the service user, a ban queued while VyHub is down, upgraded over by a
- * newer build with that ban still queued and then delivered, the unit verified as installed, removed, purged (the
- * user and /etc/hub-agent gone, the store kept) and installed again on the kept store. Also lintian: no error and no
+ * newer build with that ban still queued and then delivered, the unit and its template (hub-agent@.service) verified
+ * as installed, removed, purged (the user, /etc/hub-agent and the enablement links gone, the store kept) and
+ * installed again on the kept store. Also lintian: no error and no
  * warning beyond the justified overrides (deploy/debian/lintian-overrides), for the amd64 and the arm64 package.
  *
  * The packages are built uncompressed here (a second, not the 20 s gzip takes on this machine); dpkg reads them
@@ -16,7 +17,7 @@ import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { renderTemplate } from "../../lib/app/config.ts";
 import { SEED_IDS, startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
-import { buildDeb, CONFFILE, STORE, UNIT, dependsOf } from "../../packaging/deb.ts";
+import { buildDeb, CONFFILE, STORE, TEMPLATE, UNIT, dependsOf } from "../../packaging/deb.ts";
 import { readElfNeeds } from "../../packaging/elf.ts";
 import { binary, buildCommand } from "../cli/binary.ts";
 import { runToEnd } from "../support/procs.ts";
@@ -134,21 +135,23 @@ describe.skipIf(noRoot !== undefined || noDpkgDeb !== undefined)("installed in a
     root?.remove();
   });
 
-  test("install: the executable, the unit, the conffile 0640 root:hub-agent, the system user; nothing started", async () => {
+  test("install: the executable, the unit and its template, the conffile 0640 root:hub-agent, the system user; nothing started", async () => {
     await root.ok("dpkg -i /mnt/shared/old.deb");
     const passwd = await root.ok("getent passwd hub-agent");
     expect(passwd).toMatch(new RegExp(`^hub-agent:x:\\d+:\\d+::${STORE}:/usr/sbin/nologin\\n$`));
     uid = passwd.split(":")[2] as string;
-    expect(await root.ok(`stat -c '%a %U:%G %n' ${CONFFILE} ${STORE} /usr/bin/hub-agent ${UNIT}`)).toBe(
+    expect(await root.ok(`stat -c '%a %U:%G %n' ${CONFFILE} ${STORE} /usr/bin/hub-agent ${UNIT} ${TEMPLATE}`)).toBe(
       [
         `640 root:hub-agent ${CONFFILE}`,
         `700 hub-agent:hub-agent ${STORE}`,
         "755 root:root /usr/bin/hub-agent",
         `644 root:root ${UNIT}`,
+        `644 root:root ${TEMPLATE}`,
         "",
       ].join("\n"),
     );
     expect(await root.ok("grep ^ExecStart= " + UNIT)).toBe("ExecStart=/usr/bin/hub-agent run\n");
+    expect(await root.ok("grep ^ExecStart= " + TEMPLATE)).toBe("ExecStart=/usr/bin/hub-agent run --server %i\n");
     expect(await root.ok(`dpkg-query -W -f='\${Conffiles}' hub-agent`)).toContain(CONFFILE);
     expect(await root.ok("hub-agent --version")).toBe(`${pkg.version}\n`);
     // Neither started nor enabled: the configuration is a template until the operator fills it in.
@@ -185,10 +188,12 @@ describe.skipIf(noRoot !== undefined || noDpkgDeb !== undefined)("installed in a
     const upgrade = await root.run("dpkg -i /mnt/shared/new.deb");
     expect(upgrade.code, upgrade.stdout + upgrade.stderr).toBe(0);
     expect(upgrade.stdout).toContain(`Unpacking hub-agent (${pkg.version}-1) over (${OLD}-1)`);
-    // A running service is restarted on the new executable; a stopped one stays stopped (try-restart).
+    // A running service, and each running instance of the template, is restarted on the new executable; a stopped
+    // one stays stopped (try-restart).
     expect(await root.systemdCalls()).toEqual([
       "systemctl --system daemon-reload",
       "deb-systemd-invoke try-restart hub-agent.service",
+      "deb-systemd-invoke try-restart hub-agent@*.service",
     ]);
     expect(await root.ok(`md5sum ${CONFFILE}`)).toBe(conffile); // the operator's configuration, untouched
     expect(await root.ok(`stat -c '%a %U:%G' ${CONFFILE}`)).toBe("640 root:hub-agent\n");
@@ -209,20 +214,31 @@ describe.skipIf(noRoot !== undefined || noDpkgDeb !== undefined)("installed in a
   }, 120_000);
 
   test.skipIf(!Bun.which("systemd-analyze"))(
-    "systemd-analyze verify passes on the unit as the package installed it",
+    "systemd-analyze verify passes on the unit and an instance of its template as the package installed them",
     async () => {
       const r = await root.run(`systemd-analyze verify ${UNIT}`);
       expect(r.stdout + r.stderr).not.toContain("hub-agent.service");
       expect(r.code).toBe(0);
+      // verify checks a template only as an instance: the installed file, copied under an instance's name.
+      const instance = "/tmp/verify/hub-agent@example.service";
+      const t = await root.run(`mkdir /tmp/verify && cp ${TEMPLATE} ${instance} && systemd-analyze verify ${instance}`);
+      expect(t.stdout + t.stderr).not.toContain("hub-agent@");
+      expect(t.code).toBe(0);
     },
     60_000,
   );
 
-  test("remove stops the service; purge removes the user, the group and /etc/hub-agent, and keeps the store", async () => {
+  test("remove stops the service and its instances; purge removes the user, the group, /etc/hub-agent and the enablement links, and keeps the store", async () => {
     await root.ok("echo HUB_LANG=de >/etc/hub-agent/environment"); // the operator's own file beside the conffile
+    // What `systemctl enable hub-agent hub-agent@eu-1` leaves (systemd does not run here to make them itself).
+    const wants = "/etc/systemd/system/multi-user.target.wants";
+    await root.ok(
+      `mkdir -p ${wants} && ln -s ${UNIT} ${wants}/hub-agent.service && ln -s ${TEMPLATE} ${wants}/hub-agent@eu-1.service`,
+    );
     await root.ok("dpkg -r hub-agent");
     expect(await root.systemdCalls()).toEqual([
       "deb-systemd-invoke stop hub-agent.service",
+      "deb-systemd-invoke stop hub-agent@*.service",
       "systemctl --system daemon-reload",
     ]);
     expect(await root.ok(`test ! -e /usr/bin/hub-agent && test -e ${CONFFILE} && id -u hub-agent`)).toBe(`${uid}\n`);
@@ -230,6 +246,7 @@ describe.skipIf(noRoot !== undefined || noDpkgDeb !== undefined)("installed in a
     await root.ok("dpkg -P hub-agent");
     expect(await root.run("getent passwd hub-agent || getent group hub-agent")).toMatchObject({ code: 2, stdout: "" });
     expect((await root.run("test -e /etc/hub-agent")).code).toBe(1);
+    expect(await root.ok(`ls -A ${wants} | grep hub-agent || true`)).toBe(""); // both enablement links gone
     expect(await root.ok("dpkg-statoverride --list")).not.toContain(CONFFILE);
     // The store is kept (its directory root's now: no later user with the old uid can reach it).
     expect(await root.ok(`stat -c '%a %U:%G' ${STORE}`)).toBe("700 root:root\n");

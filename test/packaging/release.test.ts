@@ -72,10 +72,18 @@ describe("npm run release", () => {
   );
 
   test.each(TESTED_TARGETS)(
-    "%s: one directory with the executable, README, LICENSE, the unit, an example",
+    "%s: one directory with the executable, README, LICENSE, the unit and its template, an example",
     async (t) => {
       const list = await run(["tar", "-tzf", join(out, archiveName(pkg.version, t))]);
-      const files = ["", "LICENSE", "README.md", "hub-agent", EXAMPLE_CONFIG, "hub-agent.service"];
+      const files = [
+        "",
+        "LICENSE",
+        "README.md",
+        "hub-agent",
+        EXAMPLE_CONFIG,
+        "hub-agent.service",
+        "hub-agent@.service",
+      ];
       expect(list.stdout.trimEnd().split("\n").sort()).toEqual(files.map((f) => `${dirName(t)}/${f}`).sort());
       const dir = await unpack(t);
       expect(statSync(join(dir, "hub-agent")).mode & 0o777).toBe(0o755);
@@ -83,6 +91,7 @@ describe("npm run release", () => {
         ["README.md", "README.md"],
         ["LICENSE", "LICENSE"],
         ["hub-agent.service", "deploy/hub-agent.service"],
+        ["hub-agent@.service", "deploy/hub-agent@.service"],
       ] as const)
         expect(readFileSync(join(dir, inside), "utf8")).toBe(readFileSync(join(root, source), "utf8"));
       expect(readFileSync(join(dir, EXAMPLE_CONFIG), "utf8")).toBe(renderTemplate());

@@ -8,6 +8,7 @@
  * SIGHUP reads servers.d again: a new file starts its server, a removed one stops it, every other server reads its
  * own configuration again (an unchanged one goes on untouched: lib/app/run-reload.ts).
  */
+import { PassThrough } from "node:stream";
 import type { ServerList } from "../config/servers.ts";
 import type { Logger } from "../log.ts";
 import type { Config, LoadResult } from "./config.ts";
@@ -190,6 +191,9 @@ class Slot {
         onMonitor: (m) => this.host.monitor.set(this.name, m),
         copyConsole: this.host.copyConsole,
         redact: this.host.redact,
+        // A line typed at the host's console has no one server to go to: a wrapped server reads none (an open,
+        // silent stream, not an ended one). `run --server <name>` in a terminal types to that server.
+        input: new PassThrough(),
       }).catch((e: unknown): RunOutcome => ({ kind: "failed", line: String(e) }));
       this.running = undefined;
       if (this.stopping) return;

@@ -23,13 +23,21 @@ export async function startRun(
     copyConsole: boolean;
     /** Applied to the copied console (the configured secrets). */
     redact: (text: string) => string;
+    /** The operator's console for a wrapped server; default hub-agent's stdin (a host gives none: lib/app/host.ts). */
+    input?: NodeJS.ReadableStream;
   },
 ): Promise<RunOutcome> {
-  const { copyConsole, redact, ...run } = opts;
+  const { copyConsole, redact, input, ...run } = opts;
   const clock = systemClock;
   // Without `output`, the wrapper takes process.stdout itself (Node's stream objects, memory no other bridge needs).
   const output = copyConsole ? undefined : null;
-  const bridge = await createBridge(run.config, { clock, logger: run.logger, output, redact });
+  const bridge = await createBridge(run.config, {
+    clock,
+    logger: run.logger,
+    output,
+    redact,
+    ...(input ? { input } : {}),
+  });
   return runAgent({ ...run, bridge, clock });
 }
 

@@ -166,7 +166,9 @@ describe.skipIf(!installed)("the status page in headless Chromium", () => {
     });
     const run = { proc, log, lines: () => jsonLines(log) };
     await logged(run, (l) => l.tag === "alpha" && l.msg === "ready", "alpha ready");
-    await logged(run, (l) => l.tag === "beta" && /starting it again in 1 s$/.test(String(l.msg)), "beta restarting");
+    const restarting = (l: Record<string, unknown>) =>
+      l.tag === "beta" && String(l.msg).endsWith("starting it again in 1 s");
+    await logged(run, restarting, "beta restarting");
     const url = await statusPageUrl(run);
     const text = visibleText(await chromium(["--dump-dom", url]));
     expect(text).toMatch(/^hub-agent 1 of 2 servers running updated /);

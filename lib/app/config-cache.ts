@@ -6,7 +6,8 @@
  * An entry is keyed by everything the result was made from, so a stale one cannot be found:
  * - the build: the compiled binary's file identity (device, inode, size, modification and change times), never
  *   trusted across builds; run from source (bun, deno) there is no cache, since the sources can change under it;
- * - every HUB_* variable, the working directory, --config and the options that change the checks;
+ * - every HUB_* variable, the working directory, --config, the server (servers.d) and the options that change the
+ *   checks;
  * - every file the loader looked at, as it saw it: each text it read (the configuration file, the key and password
  *   files), the mode of each file it stat'ed (whether the default file exists, the files holding a secret that others
  *   may read), all compared again at each hit.
@@ -23,6 +24,7 @@
 import { join } from "node:path";
 import type { ConfigIo, LoadOptions, LoadResult } from "../config/index.ts";
 import { configFilePath, storageDirOf } from "../config/file.ts";
+import { serverFileOf, serverStorageDir } from "../config/servers.ts";
 import { parseToml } from "../config/toml.ts";
 import * as fsio from "../fsio.ts";
 
@@ -61,8 +63,7 @@ function checksum(text: string): string {
 
 /** loadConfig (lib/app/config.ts), through the cache when there is a build to key it by. */
 export async function loadCachedConfig(opts: CachedLoadOptions): Promise<LoadResult> {
-  // One server of several (servers.d): its store is found only once its file is read; not cached (yet).
-  const build = opts.timePatterns || opts.server ? undefined : (opts.build ?? (await compiledBuild()));
+  const build = opts.timePatterns ? undefined : (opts.build ?? (await compiledBuild()));
   const key = build === undefined ? undefined : cacheKey(opts, build);
   if (key !== undefined) {
     const hit = await lookup(opts, key).catch(() => undefined);
@@ -88,7 +89,7 @@ function cacheKey(opts: LoadOptions, build: string): string {
     .filter(([name]) => name.startsWith("HUB_"))
     .sort(([a], [b]) => (a < b ? -1 : 1));
   const file = opts.file ?? null;
-  return JSON.stringify([FORMAT, build, file, opts.cwd, !!opts.timePatterns, env]);
+  return JSON.stringify([FORMAT, build, file, opts.cwd, !!opts.timePatterns, env, opts.server ?? null]);
 }
 
 const fileIo: ConfigIo = { readFile: (path) => fsio.readFile(path, "utf8"), stat: (path) => fsio.stat(path) };
@@ -133,9 +134,13 @@ async function unchanged(seen: Seen[], io: ConfigIo): Promise<boolean> {
 /** The directory the configuration stores in, as the loader resolves storage.dir; undefined when unsure. */
 async function storageDir(opts: LoadOptions, io: ConfigIo): Promise<string | undefined> {
   const file = await configFilePath(opts, (path) => io.stat(path));
-  const text = file ? await io.readFile(file) : "";
-  const storage = (file ? parseToml(text) : {}).storage as Record<string, unknown> | undefined;
-  return storageDirOf(opts, file, storage?.dir);
+  const dirIn = async (path: string | undefined) =>
+    ((path ? parseToml(await io.readFile(path)) : {}).storage as Record<string, unknown> | undefined)?.dir;
+  if (!opts.server) return storageDirOf(opts, file, await dirIn(file));
+  // One server of several: its own file's storage.dir, or servers/<name> under the shared one.
+  const server = serverFileOf(opts, opts.server);
+  const shared = { ...(file ? { file } : {}), dir: await dirIn(file) };
+  return serverStorageDir(opts, shared, { name: opts.server, file: server, dir: await dirIn(server) });
 }
 
 /** The directory is this user's and closed to others: what is in it was written by us. */

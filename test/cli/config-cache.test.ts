@@ -48,4 +48,32 @@ describe("the checked configuration, in the compiled binary", () => {
     writeFileSync(file, toml("typo = 1\n"));
     expect(problem(await status())).toContain("unknown key intervals.typo");
   });
+
+  test("one server of several: kept in its own store, checked again when its file or the shared one changes", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "hub-config-cache-"));
+    mkdirSync(join(cwd, "data", "servers", "alpha"), { recursive: true, mode: 0o700 }); // as its `run` makes it
+    const shared = join(cwd, "hub-agent.toml");
+    writeFileSync(shared, toml().replace(`server_id = "${SERVER}"\n`, ""), { mode: 0o600 });
+    mkdirSync(join(cwd, "servers.d"));
+    const alpha = join(cwd, "servers.d", "alpha.toml");
+    writeFileSync(alpha, `[api]\nserver_id = "${SERVER}"\n`, { mode: 0o600 });
+    writeFileSync(join(cwd, "servers.d", "beta.toml"), `[api]\nserver_id = "${SERVER}"\n[intervals]\nbans = "x"\n`);
+    const status = async (server: string) =>
+      runToEnd([await binary(), "queue", "status", "--json", "--server", server], {
+        cwd,
+        env: { PATH: process.env.PATH ?? "" },
+      });
+
+    expect(await status("alpha")).toMatchObject({ code: 0, stderr: "" });
+    expect(existsSync(join(cwd, "data", "servers", "alpha", "config.cache"))).toBe(true);
+    expect(await status("alpha")).toMatchObject({ code: 0, stderr: "" });
+    // Another server is its own configuration, never alpha's entry.
+    expect((await status("beta")).stderr).toContain('intervals.bans = "x"');
+    writeFileSync(alpha, `[api]\nserver_id = "${SERVER}"\n[intervals]\nbans = "soon"\n`);
+    expect((await status("alpha")).stderr).toContain('intervals.bans = "soon"');
+    writeFileSync(alpha, `[api]\nserver_id = "${SERVER}"\n`);
+    expect(await status("alpha")).toMatchObject({ code: 0, stderr: "" });
+    writeFileSync(shared, toml("typo = 1\n").replace(`server_id = "${SERVER}"\n`, ""));
+    expect((await status("alpha")).stderr).toContain("unknown key intervals.typo");
+  });
 });

@@ -15,6 +15,7 @@ import type { Config, LoadResult } from "./config.ts";
 import { HostMonitor } from "./host-monitor.ts";
 import { RunControl } from "./run-control.ts";
 import { listenRoutes } from "./run-listener.ts";
+import { restartOnlyChanges } from "./run-reload.ts";
 import { startRun } from "./run.ts";
 import type { RunOutcome } from "./run-types.ts";
 
@@ -57,7 +58,11 @@ export async function runHost(o: HostOptions): Promise<RunOutcome> {
   const slots = new Map<string, Slot>();
   const { names, ignored } = await o.list();
   for (const line of ignored) o.logger.warn(line);
-  const loaded = await Promise.all(names.map((n) => o.load(n)));
+  const loaded = await Promise.all(
+    names.map((n) =>
+      o.load(n).catch((e: unknown): LoadResult => ({ ok: false, problems: [`${n}: ${String(e)}`], secrets: [] })),
+    ),
+  );
   // The shared settings' http.listen is the host's page, for every server; a server's own file may set its own.
   const listen = hostListen(loaded);
   const first = new Map<string, LoadResult>();
@@ -151,7 +156,10 @@ function ended(o: RunOutcome): string {
 
 /** One server: its agent, started again when it ends until the host stops it. */
 class Slot {
-  private readonly control = new RunControl();
+  /** Its agent's stop and reload requests: a new one for each start (a control is stopped once). */
+  private control = new RunControl();
+  /** A SIGHUP changed what only a start applies: the agent was stopped to start again with this. */
+  private restartWith: LoadResult | undefined;
   private readonly log: Logger;
   private stopping: string | undefined;
   private wake: (() => void) | undefined;
@@ -172,7 +180,7 @@ class Slot {
   private async loop(loaded?: LoadResult): Promise<void> {
     let pause = RESTART_FIRST_MS;
     for (let config = loaded; !this.stopping; config = undefined) {
-      const result = config ?? clashing(this.name, this.ownListen(await this.host.load(this.name)), this.others());
+      const result = config ?? (await this.load());
       if (this.stopping) return;
       if (!result.ok) {
         const why = `${result.file ?? this.name} is not valid, so it is not running: ${problemOf(result)}`;
@@ -183,11 +191,12 @@ class Slot {
       }
       const started = performance.now();
       this.running = result.config;
+      this.control = new RunControl();
       const outcome = await startRun({
         config: result.config,
         logger: this.log,
         control: this.control,
-        reread: async () => this.ownListen(await this.host.load(this.name)),
+        reread: () => this.load(),
         onMonitor: (m) => this.host.monitor.set(this.name, m),
         copyConsole: this.host.copyConsole,
         redact: this.host.redact,
@@ -197,6 +206,10 @@ class Slot {
       }).catch((e: unknown): RunOutcome => ({ kind: "failed", line: String(e) }));
       this.running = undefined;
       if (this.stopping) return;
+      if (this.restartWith) {
+        [config, this.restartWith] = [this.restartWith, undefined];
+        continue;
+      }
       if (performance.now() - started >= RESTART_RESET_MS) pause = RESTART_FIRST_MS;
       const again = `its agent ended (${ended(outcome)}); starting it again in ${Math.round(pause / 1000)} s`;
       this.log.error(again);
@@ -204,6 +217,28 @@ class Slot {
       await this.sleep(pause);
       pause = Math.min(pause * 2, RESTART_MAX_MS);
     }
+  }
+
+  /** Its configuration, read again and checked against the other servers'; a failure to read it is a problem. */
+  private async load(): Promise<LoadResult> {
+    const r = await this.host
+      .load(this.name)
+      .catch((e: unknown): LoadResult => ({ ok: false, problems: [`${this.name}: ${String(e)}`], secrets: [] }));
+    return clashing(this.name, this.ownListen(r), this.others());
+  }
+
+  /**
+   * SIGHUP while its agent runs: what only a start applies (its game bridge, its store) starts this server's agent
+   * again with the new file, at once; anything else the agent reads and applies itself (lib/app/run-reload.ts).
+   */
+  private async reload(): Promise<void> {
+    const running = this.running;
+    const next = running && (await this.load());
+    const changed = next?.ok ? restartOnlyChanges(running as Config, next.config) : [];
+    if (!next?.ok || !changed.length || this.running !== running) return this.control.hangup();
+    this.log.info(`SIGHUP: ${changed.join(", ")} changed: starting this server's agent again with them`);
+    this.restartWith = next;
+    this.control.stop("its configuration changed");
   }
 
   /** Its configuration without the host's http.listen (the host serves it: hostListen). */
@@ -231,7 +266,7 @@ class Slot {
   hangup(): void {
     if (this.wake)
       this.woken(); // not running: try again now
-    else this.control.hangup();
+    else void this.reload().catch((e: unknown) => this.log.error(`SIGHUP: ${String(e)}`));
   }
 
   async stop(why: string): Promise<void> {

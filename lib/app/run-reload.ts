@@ -12,6 +12,10 @@ import type { Logger } from "../log.ts";
  */
 const RESTART_ONLY = [/^game\./, /^storage\./, /^intervals\.player_poll$/, /^commands\.(ban|unban|warn|warns)$/];
 
+/** The keys that changed and only a restart applies (a host restarts that one server's agent: lib/app/host.ts). */
+export const restartOnlyChanges = (running: Config, next: Config): string[] =>
+  changedKeys(running, next).filter((k) => RESTART_ONLY.some((re) => re.test(k)));
+
 /**
  * The configuration read and checked again, told in one line: not valid (the running one stays), unchanged, or what
  * is applied and what only a restart applies. Returns the configuration to serve next (the new one with the

@@ -22,6 +22,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const ALICE = { id: "76561198012345671", name: "Alice" };
 const CAROL = { id: "76561198123456783", name: "Carol" };
+const DAVE = { id: "76561198000000042", name: "Dave" };
 
 /** A host: the shared file (the service, the simulated game), and servers.d with `servers`. */
 function host(servers: Record<string, string>): string {
@@ -105,10 +106,13 @@ test("SIGHUP: a new file starts its server, a removed one stops, a changed one r
   writeFileSync(join(dir, "servers.d", "beta.toml"), simServer(dir, "beta", []));
   writeFileSync(join(dir, "servers.d", "delta.toml"), simServer(dir, "delta", []));
   writeFileSync(join(dir, "servers.d", "epsilon.toml"), simServer(dir, "epsilon", []));
+  writeFileSync(join(dir, "servers.d", "zeta.toml"), simServer(dir, "zeta", []));
   const run = await startHost(dir);
   try {
-    for (const name of ["alpha", "beta", "delta", "epsilon"])
+    for (const name of ["alpha", "beta", "delta", "epsilon", "zeta"])
       await logged(run, said(run, name, "ready"), `${name} ready`);
+    // A change only a start applies (the game's side): that server's agent starts again, at once, with it.
+    writeFileSync(join(dir, "servers.d", "zeta.toml"), simServer(dir, "zeta", [DAVE]));
     writeFileSync(join(dir, "servers.d", "epsilon.toml"), "[intervals]\nstatus = soon\n"); // a typo
     writeFileSync(join(dir, "servers.d", "gamma.toml"), simServer(dir, "gamma", [CAROL]));
     unlinkSync(join(dir, "servers.d", "beta.toml"));
@@ -126,6 +130,15 @@ test("SIGHUP: a new file starts its server, a removed one stops, a changed one r
     );
     await logged(run, said(run, "delta", /^SIGHUP: .*delta\.toml is valid and unchanged$/), "delta unchanged");
     expect(count(run, "delta", "ready")).toBe(1); // not started again
+    await logged(
+      run,
+      said(run, "zeta", /^SIGHUP: game\.sim\.players changed: starting this server's agent again with them$/),
+      "zeta restarting",
+    );
+    await until(() => count(run, "zeta", "ready") === 2, "zeta ready again");
+    const zetaPlayers = async () =>
+      JSON.parse((await hub(["status", "--json", "--server", "zeta"], { cwd: dir })).stdout).snapshot?.players;
+    await until(async () => (await zetaPlayers())?.[0]?.name === DAVE.name, "Dave online in zeta's status");
     // A broken file keeps that server's running configuration, in one line.
     await logged(
       run,

@@ -135,3 +135,24 @@ test("overlay: tables merged key by key, other values (arrays too) replaced, the
   expect(overlay(base, over)).toEqual({ api: { url: "u", key: "k2" }, game: { sim: { players: ["b"] } }, lang: "en" });
   expect(base.api.key).toBe("k");
 });
+
+test("docs/configuration.md's example server file loads over a shared file", async () => {
+  const doc = await Bun.file(join(import.meta.dir, "..", "..", "docs", "configuration.md")).text();
+  const section = doc.slice(doc.indexOf("## Several servers"));
+  const example = /```toml\n([\s\S]*?)```/.exec(section)?.[1] as string;
+  expect(example).toContain("servers.d/ttt-1.toml");
+  const cwd = host(
+    { "ttt-1.toml": example },
+    SHARED.replace('key = "shared-key"\n', "").replace('bridge = "sim"\n', ""),
+  );
+  writeFileSync(join(cwd, "servers.d", "ttt-1.key"), "ttt-key\n", { mode: 0o600 });
+  writeFileSync(join(cwd, "servers.d", "ttt-1.rcon"), "rcon-pass\n", { mode: 0o600 });
+  const r = await load(cwd, "ttt-1");
+  if (!r.ok) throw new Error(r.problems.join("\n"));
+  expect([r.config.api.key, r.config.game.preset, r.config.game.rcon.port, r.config.game.rcon.password]).toEqual([
+    "ttt-key",
+    "gmod",
+    27015,
+    "rcon-pass",
+  ]);
+});

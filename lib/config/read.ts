@@ -64,6 +64,21 @@ export const envName = (path: string) => `HUB_${path.replace(/\./g, "_").toUpper
 
 export const SECRET_KEYS = new Set(["api.key", "game.rcon.password"]);
 
+/**
+ * A configuration file (or servers.d) that every user may change, as one line: what it holds runs with this user's
+ * rights (a wrapped server's command, hooks), so it is refused, as ssh refuses a key others may read. Undefined
+ * when it is not, or its mode cannot be read (the read that follows says why).
+ */
+async function openToOthers(opts: LoadOptions, path: string): Promise<string | undefined> {
+  if (process.getuid === undefined) return undefined; // no modes to speak of (Windows)
+  const mode = await (opts.io ?? fileIo).stat(path).then(
+    (s) => s.mode & 0o7777,
+    () => undefined,
+  );
+  if (mode === undefined || !(mode & 0o002)) return undefined;
+  return `${path} can be changed by every user on this machine (mode 0${(mode & 0o777).toString(8)}); what it holds runs with the rights of the user running hub-agent: \`chmod o-w ${path}\``;
+}
+
 /** A TOML file's tables, or the failure that names it (a TOML error with its line and caret). */
 async function readToml(
   file: string,
@@ -112,6 +127,8 @@ export async function readRaw(
   const sources = new Map<string, Source>();
   const secrets: string[] = [];
   if (file) {
+    const open = await openToOthers(opts, file);
+    if (open) return { ok: false, failure: { ok: false, problems: [open], file, secrets } };
     const read = await readToml(file, opts, (text) => storageDirOf(opts, file, storageDirInText(text)));
     if (!read.ok) return read;
     raw = read.raw;
@@ -154,6 +171,9 @@ async function overlayServer(
   const file = serverFileOf(opts, name);
   const sharedDir = { file: shared.file, dir: getPath(shared.raw, "storage.dir") };
   const dirOf = (dir: unknown) => serverStorageDir(opts, sharedDir, { name, file, dir });
+  // A folder others may write to lets them add a server: its commands and hooks would run as this user.
+  const open = (await openToOthers(opts, dirname(file))) ?? (await openToOthers(opts, file));
+  if (open) return { ok: false, failure: { ok: false, problems: [open], file, secrets: [] } };
   const read = await readToml(file, opts, (text) => dirOf(storageDirInText(text)));
   if (!read.ok) return read;
   const raw = overlay(shared.raw, read.raw);

@@ -156,3 +156,25 @@ test("docs/configuration.md's example server file loads over a shared file", asy
     "rcon-pass",
   ]);
 });
+
+test("a servers.d or a file every user may change is refused in one line naming the fix", async () => {
+  const cwd = host({ "alpha.toml": `[api]\nserver_id = "${SERVER_A}"\n` });
+  const { chmodSync } = await import("node:fs");
+  chmodSync(join(cwd, "servers.d"), 0o777); // anyone could add a server, with its commands
+  const planted = await load(cwd, "alpha");
+  expect(planted.ok).toBe(false);
+  if (!planted.ok)
+    expect(planted.problems).toEqual([
+      `${join(cwd, "servers.d")} can be changed by every user on this machine (mode 0777); what it holds runs with the rights of the user running hub-agent: \`chmod o-w ${join(cwd, "servers.d")}\``,
+    ]);
+  chmodSync(join(cwd, "servers.d"), 0o755);
+  chmodSync(join(cwd, "servers.d", "alpha.toml"), 0o666);
+  const r = await load(cwd, "alpha");
+  expect(r.ok || r.problems[0]).toContain("alpha.toml can be changed by every user");
+  chmodSync(join(cwd, "servers.d", "alpha.toml"), 0o644);
+  chmodSync(join(cwd, "hub-agent.toml"), 0o646);
+  const shared = await load(cwd, "alpha");
+  expect(shared.ok || shared.problems[0]).toContain("hub-agent.toml can be changed by every user");
+  chmodSync(join(cwd, "hub-agent.toml"), 0o644);
+  expect((await load(cwd, "alpha")).ok).toBe(true);
+});

@@ -6,7 +6,9 @@
  * 1 s after 10 min of running), and the other servers run on. A server whose file is not valid waits for a SIGHUP.
  *
  * SIGHUP reads servers.d again: a new file starts its server, a removed one stops it, every other server reads its
- * own configuration again (an unchanged one goes on untouched: lib/app/run-reload.ts).
+ * own configuration again (an unchanged one goes on untouched: lib/app/run-reload.ts), and one whose change only a
+ * start applies (its game, its store) has its agent started again at once. The shared settings' http.listen is the
+ * host's one status page and /metrics for every server (lib/app/host-monitor.ts), taken at the start.
  */
 import { PassThrough } from "node:stream";
 import type { ServerList } from "../config/servers.ts";

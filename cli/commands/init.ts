@@ -1,10 +1,11 @@
 import { defineCommand } from "citty";
-import { open } from "node:fs/promises";
-import { resolve } from "node:path";
+import { mkdir, open } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
 import { globalArgs, createContext } from "../context.ts";
 import { CliError, EXIT } from "../exit.ts";
 import { DEFAULT_CONFIG_FILE } from "../../lib/app/config.ts";
-import { renderTemplate } from "../../lib/app/config.ts";
+import { renderServerTemplate, renderTemplate } from "../../lib/app/config.ts";
+import { SERVERS_DIR, SERVER_NAME, SERVER_NAME_RULE } from "../../lib/app/servers.ts";
 import { helpMeta } from "../args.ts";
 
 export default defineCommand({
@@ -12,6 +13,7 @@ export default defineCommand({
     examples: [
       ["hub-agent init", "write ./hub-agent.toml (mode 0600)"],
       ["hub-agent init --force --config /etc/hub-agent/hub-agent.toml", "overwrite that file"],
+      ["hub-agent init --server ttt-1", "servers.d/ttt-1.toml beside it: one server of several"],
     ],
   }),
   args: {
@@ -21,7 +23,13 @@ export default defineCommand({
   async run({ args, data }) {
     const ctx = createContext(args, data);
     const { cwd, env } = ctx.invocation;
-    const file = resolve(cwd, args.config ?? env.HUB_CONFIG ?? DEFAULT_CONFIG_FILE);
+    const shared = resolve(cwd, args.config ?? env.HUB_CONFIG ?? DEFAULT_CONFIG_FILE);
+    const server = args.server ?? (env.HUB_SERVER || undefined);
+    if (server !== undefined && !SERVER_NAME.test(server))
+      throw new CliError(`--server ${JSON.stringify(server)} is not a server's name (${SERVER_NAME_RULE})`, EXIT.USAGE);
+    // One server of several: its file in servers.d beside the shared one (the folder made when missing).
+    const file = server ? join(dirname(shared), SERVERS_DIR, `${server}.toml`) : shared;
+    if (server) await mkdir(dirname(file), { recursive: true, mode: 0o750 }); // the service reads it by group
     let handle;
     try {
       // "wx" refuses to replace an existing file atomically: no check-then-write race.
@@ -37,11 +45,13 @@ export default defineCommand({
     }
     try {
       await handle.chmod(0o600); // --force on an existing file keeps its old mode otherwise; the file holds the API key
-      await handle.writeFile(renderTemplate());
+      await handle.writeFile(server ? renderServerTemplate(server, shared) : renderTemplate());
     } finally {
       await handle.close();
     }
-    ctx.say(`wrote ${file}: fill in api.url, api.key, api.server_id and game.bridge, then run \`hub-agent doctor\``);
+    const keys = server ? "api.key, api.server_id and game.bridge" : "api.url, api.key, api.server_id and game.bridge";
+    const doctor = server ? `hub-agent doctor --server ${server}` : "hub-agent doctor";
+    ctx.say(`wrote ${file}: fill in ${keys}, then run \`${doctor}\``);
     ctx.emit({ file });
   },
 });

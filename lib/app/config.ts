@@ -4,7 +4,7 @@
  * (.ci/check-imports.ts). Commands, benches and tests load the configuration from here.
  */
 import { type LoadOptions, type LoadResult, configRules, loadConfig as load } from "../config/index.ts";
-import { renderTemplate as render } from "../config/template.ts";
+import { renderServerTemplate as renderServer, renderTemplate as render } from "../config/template.ts";
 import { GAME_VOCABULARY } from "../game/vocabulary.ts";
 
 export const CONFIG_RULES = configRules(GAME_VOCABULARY);
@@ -14,6 +14,8 @@ export const loadConfig = (opts: LoadOptions): Promise<LoadResult> => load(opts,
 export const configKeys = (): string[] => [...CONFIG_RULES.keys];
 /** The commented configuration `hub-agent init` writes. */
 export const renderTemplate = (values?: Record<string, string>): string => render(CONFIG_RULES, values);
+/** A server's file of servers.d, beside `shared` (`hub-agent init --server <name>`). */
+export const renderServerTemplate = (name: string, shared: string): string => renderServer(CONFIG_RULES, name, shared);
 /** What each key is for and how to fix it. */
 export const KEY_HELP = CONFIG_RULES.help;
 

@@ -4,6 +4,8 @@
  * the loader.
  */
 import { SERVER_NAME, SERVER_NAME_RULE, type ServerList, listServers } from "../config/servers.ts";
+
+export { SERVERS_DIR, SERVER_NAME, SERVER_NAME_RULE } from "../config/servers.ts";
 import { readdir } from "../fsio.ts";
 
 /** servers.d as it is now: every server's name, and the files that are not a server. */

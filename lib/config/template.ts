@@ -93,3 +93,30 @@ function defaultOf(rules: ConfigRules, path: string): unknown {
   }
   return v.getDefault(s as never);
 }
+
+/**
+ * A server's file of servers.d (`hub-agent init --server <name>`): what is each server's own, with the template's
+ * placeholders (refused until replaced, one line each); any other key of the shared file may be added.
+ */
+export function renderServerTemplate(rules: ConfigRules, name: string, shared: string): string {
+  const required = requiredExample(rules);
+  const line = (path: string) => [
+    `# ${rules.help[path] ?? path}`,
+    `${path.slice(path.lastIndexOf(".") + 1)} = ${JSON.stringify(required[path])}`,
+  ];
+  return [
+    `# hub-agent: the server "${name}" of this host. Laid over ${shared} and the HUB_* variables, table by`,
+    "# table: set here what is this server's own; any key of the shared file may be set here too, and wins.",
+    '# Relative paths are relative to this folder. See docs/configuration.md, "Several servers".',
+    "",
+    "[api]",
+    ...line("api.server_id"),
+    ...line("api.key"),
+    '# or, instead of key: key_file = "' + name + '.key"',
+    "",
+    "[game]",
+    ...line("game.bridge"),
+    '# preset = "minecraft"',
+    "",
+  ].join("\n");
+}

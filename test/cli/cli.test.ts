@@ -86,6 +86,28 @@ describe("the compiled binary", () => {
     expect(readFileSync(file, "utf8")).toContain("<paste the server's API key here>");
   });
 
+  test("init --server writes one server's file in servers.d: its placeholders refused until filled in", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "hub-init-"));
+    writeFileSync(join(cwd, "hub-agent.toml"), `[api]\nurl = "${sb.url}"\n`);
+    const made = await run(["init", "--server", "ttt-1"], { cwd });
+    const file = join(cwd, "servers.d", "ttt-1.toml");
+    expect([made.code, made.stdout.trim()]).toEqual([
+      0,
+      `wrote ${file}: fill in api.key, api.server_id and game.bridge, then run \`hub-agent doctor --server ttt-1\``,
+    ]);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect((await run(["init", "--server", "ttt-1"], { cwd })).code).toBe(1); // never overwritten without --force
+    const unfilled = await run(["doctor", "--server", "ttt-1"], { cwd });
+    expect(unfilled.code).toBe(3);
+    expect(unfilled.stdout).toContain('api.server_id = "<server id, a UUID>"');
+    const filled = readFileSync(file, "utf8")
+      .replaceAll("<paste the server's API key here>", KEY)
+      .replaceAll("<server id, a UUID>", sb.serverId)
+      .replace(/bridge = "<[^"]*>"/, 'bridge = "sim"');
+    writeFileSync(file, filled);
+    expect((await run(["doctor"], { cwd })).code).toBe(0); // the only server: implied
+  });
+
   test("doctor passes every check against the in-memory service", async () => {
     const r = await run(["doctor"], { env });
     expect(r.code).toBe(0);

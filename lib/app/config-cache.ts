@@ -24,7 +24,6 @@
 import { join } from "node:path";
 import type { ConfigIo, LoadOptions, LoadResult } from "../config/index.ts";
 import { configFilePath, storageDirOf } from "../config/file.ts";
-import { serverFileOf, serverStorageDir } from "../config/servers.ts";
 import { parseToml } from "../config/toml.ts";
 import * as fsio from "../fsio.ts";
 
@@ -138,6 +137,7 @@ async function storageDir(opts: LoadOptions, io: ConfigIo): Promise<string | und
     ((path ? parseToml(await io.readFile(path)) : {}).storage as Record<string, unknown> | undefined)?.dir;
   if (!opts.server) return storageDirOf(opts, file, await dirIn(file));
   // One server of several: its own file's storage.dir, or servers/<name> under the shared one.
+  const { serverFileOf, serverStorageDir } = await import("../config/servers.ts");
   const server = serverFileOf(opts, opts.server);
   const shared = { ...(file ? { file } : {}), dir: await dirIn(file) };
   return serverStorageDir(opts, shared, { name: opts.server, file: server, dir: await dirIn(server) });

@@ -28,10 +28,12 @@ export default defineCommand({
     if (choice.kind === "all" || (choice.kind === "one" && choice.implied))
       return runServers(ctx, !!args.once, args.config);
     const config = await ctx.config({ warnings: "changed", timePatterns: true });
-    // SIGHUP reads the configuration again (the same file and environment) and applies what can change live.
+    // SIGHUP reads the configuration again (the same file and environment, and the same server's file over them)
+    // and applies what can change live.
+    const server = choice.kind === "one" ? { server: choice.name } : {};
     const reread = async () => {
       const { env, cwd } = ctx.invocation;
-      const result = await loadConfig({ file: args.config, env, cwd, timePatterns: true });
+      const result = await loadConfig({ file: args.config, env, cwd, timePatterns: true, ...server });
       for (const secret of result.secrets) ctx.secret(secret); // a new key or password never reaches the log
       return result;
     };

@@ -40,11 +40,11 @@ function host(servers: Record<string, string>): string {
 const simServer = (dir: string, name: string, players: { id: string; name: string }[], extra = "") =>
   `[game.sim]\nplayers = [${players.map((p) => `"${p.id}:${p.name}"`).join(", ")}]\nactions_log = "${join(dir, `${name}-actions.jsonl`)}"\n${extra}`;
 
-async function startHost(dir: string): Promise<AgentRun> {
+async function startHost(dir: string, args: string[] = [], env: Record<string, string> = {}): Promise<AgentRun> {
   const log = join(dir, "run.log");
-  const proc = spawn([await binary(), "run", "--log-format", "json"], {
+  const proc = spawn([await binary(), "run", "--log-format", "json", ...args], {
     cwd: dir,
-    env: { PATH: process.env.PATH ?? "" },
+    env: { PATH: process.env.PATH ?? "", ...env },
     stdin: "ignore",
     stdout: "ignore",
     stderr: Bun.file(log),
@@ -262,5 +262,36 @@ test("one server's console hangs, another's service answers 503: the others ban,
   } finally {
     hung.stop(true);
     await down.stop(true);
+  }
+}, 60_000);
+
+test("run --server (or HUB_SERVER) alone: SIGHUP reads that server's file again, not the shared one alone", async () => {
+  const dir = host({});
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
+  writeFileSync(join(dir, "servers.d", "beta.toml"), simServer(dir, "beta", [CAROL]));
+  for (const [args, env] of [
+    [["--server", "alpha"], {}],
+    [[], { HUB_SERVER: "alpha" }],
+  ] as const) {
+    const run = await startHost(dir, [...args], { ...env });
+    try {
+      await logged(run, (l) => l.msg === "ready", "alpha ready");
+      writeFileSync(
+        join(dir, "servers.d", "alpha.toml"),
+        simServer(dir, "alpha", [ALICE], "\n[intervals]\nstatus = 61\n"),
+      );
+      run.proc.kill("SIGHUP");
+      // Its own file's change is applied; what the shared file alone would change (its store, its game) is not.
+      const hangup = (l: Record<string, unknown>) => String(l.msg).startsWith("SIGHUP: ");
+      await logged(run, hangup, "the SIGHUP's line");
+      const line = String(run.lines().find(hangup)?.msg);
+      expect(line).toStartWith(`SIGHUP: ${join(dir, "servers.d", "alpha.toml")} is valid; applying intervals.status `);
+      expect(line).not.toContain("storage.dir");
+    } finally {
+      run.proc.kill("SIGTERM");
+      expect(await run.proc.exited).toBe(0);
+    }
+    writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
+    rmSync(join(dir, "run.log"));
   }
 }, 60_000);

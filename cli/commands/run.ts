@@ -25,7 +25,8 @@ export default defineCommand({
   async run({ args, data }) {
     const ctx = createContext(args, data);
     const choice = await ctx.servers();
-    if (choice.kind === "all" || (choice.kind === "one" && choice.implied))
+    // The only server of servers.d is hosted (a SIGHUP may add more); `--once` runs it alone, as one-shot commands do.
+    if (choice.kind === "all" || (choice.kind === "one" && choice.implied && !args.once))
       return runServers(ctx, !!args.once, args.config);
     const config = await ctx.config({ warnings: "changed", timePatterns: true });
     // SIGHUP reads the configuration again (the same file and environment, and the same server's file over them)

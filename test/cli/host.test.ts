@@ -295,3 +295,19 @@ test("run --server (or HUB_SERVER) alone: SIGHUP reads that server's file again,
     rmSync(join(dir, "run.log"));
   }
 }, 60_000);
+
+test("run --once with one server in servers.d runs it, as every one-shot command takes it; with two, names them", async () => {
+  const dir = host({});
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
+  const once = await hub(["run", "--once"], { cwd: dir });
+  expect([once.code, once.stderr]).toEqual([0, expect.not.stringContaining("error")]);
+  // Its round ran as that server: in its own store, its game's players.
+  const queue = await hub(["queue", "status"], { cwd: dir });
+  expect(queue.stdout).toContain(join(dir, "data", "servers", "alpha", "corrupt"));
+  expect(jsonLines(join(dir, "alpha-actions.jsonl")).length).toBeGreaterThan(0);
+
+  writeFileSync(join(dir, "servers.d", "beta.toml"), simServer(dir, "beta", []));
+  const two = await hub(["run", "--once"], { cwd: dir });
+  expect(two.code).toBe(2);
+  expect(two.stderr).toContain("run --once runs one server: name it with --server <name>");
+}, 60_000);

@@ -77,6 +77,9 @@ export async function runHost(o: HostOptions): Promise<RunOutcome> {
   const host = { ...o, monitor };
   for (const name of names) slots.set(name, new Slot(name, host, othersOf(slots, name), first.get(name)));
 
+  // Signal handlers keep no process alive: with no server's agent running (the last one's file removed, the others
+  // waiting for a SIGHUP to mend theirs), the process would end with 0, deaf to that SIGHUP, and not restarted.
+  const alive = setInterval(() => {}, 2 ** 30);
   let reloading = Promise.resolve();
   const stopped = new Promise<string>((resolve) => {
     const end = o.control.serve({
@@ -91,6 +94,7 @@ export async function runHost(o: HostOptions): Promise<RunOutcome> {
   await reloading;
   await Promise.all([...slots.values()].map((s) => s.stop(why)));
   await listener?.stop();
+  clearInterval(alive);
   return { kind: "stopped" };
 }
 

@@ -311,3 +311,25 @@ test("run --once with one server in servers.d runs it, as every one-shot command
   expect(two.code).toBe(2);
   expect(two.stderr).toContain("run --once runs one server: name it with --server <name>");
 }, 60_000);
+
+test("no server left running (the last one's file removed, the others waiting for a SIGHUP): the host waits, alive", async () => {
+  const dir = host({});
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
+  writeFileSync(join(dir, "servers.d", "beta.toml"), "[intervals]\nstatus = soon\n"); // a typo: waits for a SIGHUP
+  const run = await startHost(dir);
+  try {
+    await logged(run, said(run, "alpha", "ready"), "alpha ready");
+    await logged(run, said(run, "beta", /is not valid, so it is not running/), "beta waiting");
+    unlinkSync(join(dir, "servers.d", "alpha.toml"));
+    run.proc.kill("SIGHUP");
+    await logged(run, said(run, "alpha", "stopped"), "alpha stopped");
+    await Bun.sleep(1_000);
+    expect(run.proc.exitCode).toBeNull(); // not gone with exit 0, deaf to the SIGHUP that mends beta
+    writeFileSync(join(dir, "servers.d", "beta.toml"), simServer(dir, "beta", [CAROL]));
+    run.proc.kill("SIGHUP");
+    await logged(run, said(run, "beta", "ready"), "beta mended and started");
+  } finally {
+    run.proc.kill("SIGTERM");
+    expect(await run.proc.exited).toBe(0);
+  }
+}, 60_000);

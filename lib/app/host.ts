@@ -10,6 +10,7 @@
  * start applies (its game, its store) has its agent started again at once. The shared settings' http.listen is the
  * host's one status page and /metrics for every server (lib/app/host-monitor.ts), taken at the start.
  */
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import type { ServerList } from "../config/servers.ts";
 import type { Logger } from "../log.ts";
@@ -100,18 +101,20 @@ export async function runHost(o: HostOptions): Promise<RunOutcome> {
 
 /** SIGHUP: servers added start, removed ones stop, the others read their configuration again. */
 async function reload(o: Host, slots: Map<string, Slot>): Promise<void> {
-  const { names, ignored } = await o.list().catch((e: unknown) => {
+  const { dir, names, ignored } = await o.list().catch((e: unknown) => {
     o.logger.warn(`SIGHUP: servers.d cannot be read (${(e as Error).message}); every server goes on as it is`);
-    return { names: [...slots.keys()], ignored: [] };
+    return { dir: "servers.d", names: [...slots.keys()], ignored: [] };
   });
   for (const line of ignored) o.logger.warn(line);
   const gone = [...slots.keys()].filter((n) => !names.includes(n));
   await Promise.all(
     gone.map(async (name) => {
       o.logger.info(`SIGHUP: ${name} is no longer in servers.d: stopping it`);
-      await slots.get(name)?.stop("its file was removed");
+      const slot = slots.get(name);
+      await slot?.stop("its file was removed");
       slots.delete(name);
       o.monitor.forget(name);
+      if (slot?.store) await leftBehind(o.logger, name, slot.store, join(dir, `${name}.toml`));
     }),
   );
   for (const name of names) {
@@ -121,6 +124,24 @@ async function reload(o: Host, slots: Map<string, Slot>): Promise<void> {
       o.logger.info(`SIGHUP: ${name} is new in servers.d: starting it`);
       slots.set(name, new Slot(name, o, othersOf(slots, name)));
     }
+  }
+}
+
+/**
+ * A removed server's store still holding what only its agent sends (a ban queued while the service was down, a
+ * reward's report): one warning, since no other server's agent reads that store.
+ */
+async function leftBehind(logger: Logger, name: string, dir: string, file: string): Promise<void> {
+  try {
+    const [{ openStore }, { queueStatus }] = await Promise.all([import("../store/index.ts"), import("../queues.ts")]);
+    const store = await openStore({ dir, sweep: false });
+    const waiting = (await queueStatus(store, Date.now())).filter((q) => q.waiting > 0);
+    if (waiting.length)
+      logger.warn(
+        `SIGHUP: ${name}'s store ${dir} still holds what its agent had not sent (${waiting.map((q) => `${q.queue}: ${q.waiting}`).join(", ")}): no other server sends it; put ${file} back until \`hub-agent queue status --server ${name}\` shows it sent`,
+      );
+  } catch (e) {
+    logger.warn(`SIGHUP: ${name}'s store ${dir} could not be read for what its agent had not sent: ${String(e)}`);
   }
 }
 
@@ -172,6 +193,8 @@ class Slot {
   private readonly done: Promise<void>;
   /** The configuration its agent started with, while it runs. */
   running: Config | undefined;
+  /** The store of its last agent: what it leaves there is said when its file is removed (leftBehind). */
+  store: string | undefined;
 
   constructor(
     private readonly name: string,
@@ -197,6 +220,7 @@ class Slot {
       }
       const started = performance.now();
       this.running = result.config;
+      this.store = result.config.storage.dir;
       this.control = new RunControl();
       const outcome = await startRun({
         config: result.config,

@@ -333,3 +333,35 @@ test("no server left running (the last one's file removed, the others waiting fo
     expect(await run.proc.exited).toBe(0);
   }
 }, 60_000);
+
+test("a server's file removed while its store still holds a ban not delivered: said, with what to do", async () => {
+  const dir = host({});
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
+  writeFileSync(join(dir, "servers.d", "beta.toml"), simServer(dir, "beta", []));
+  const run = await startHost(dir);
+  try {
+    await logged(run, said(run, "alpha", "ready"), "alpha ready");
+    await logged(run, said(run, "beta", "ready"), "beta ready");
+    await sb.control.down();
+    try {
+      const ban = await hub(["ban", CAROL.id, "1h", "spam", "--server", "beta"], { cwd: dir });
+      expect(ban.code).toBe(6); // queued in beta's store, for beta's agent to send
+      unlinkSync(join(dir, "servers.d", "beta.toml"));
+      run.proc.kill("SIGHUP");
+      await logged(run, said(run, "beta", "stopped"), "beta stopped");
+      await logged(
+        run,
+        (l) =>
+          l.level === "warn" &&
+          String(l.msg) ===
+            `SIGHUP: beta's store ${join(dir, "data", "servers", "beta")} still holds what its agent had not sent (ban: 1): no other server sends it; put ${join(dir, "servers.d", "beta.toml")} back until \`hub-agent queue status --server beta\` shows it sent`,
+        "the undelivered ban said",
+      );
+    } finally {
+      await sb.control.up();
+    }
+  } finally {
+    run.proc.kill("SIGTERM");
+    expect(await run.proc.exited).toBe(0);
+  }
+}, 60_000);

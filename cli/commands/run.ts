@@ -62,7 +62,7 @@ async function runServers(ctx: Context, once: boolean, file: string | undefined)
       EXIT.USAGE,
     );
   const { env, cwd } = ctx.invocation;
-  const [{ runHost }, { hostServers }] = await Promise.all([
+  const [{ runHost }, { hostServers, sharedStoreDir }] = await Promise.all([
     import("../../lib/app/host.ts"),
     import("../../lib/app/servers.ts"),
   ]);
@@ -79,6 +79,7 @@ async function runServers(ctx: Context, once: boolean, file: string | undefined)
       control,
       copyConsole: !ctx.json,
       redact: ctx.redact,
+      sharedStore: () => sharedStoreDir({ file, env, cwd }),
     }),
   );
   const { code, error } = exitOf(outcome);

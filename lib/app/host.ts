@@ -13,6 +13,7 @@
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import type { ServerList } from "../config/servers.ts";
+import { stat } from "../fsio.ts";
 import type { Logger } from "../log.ts";
 import type { Config, LoadResult } from "./config.ts";
 import { HostMonitor } from "./host-monitor.ts";
@@ -37,6 +38,8 @@ export interface HostOptions {
   control: RunControl;
   copyConsole: boolean;
   redact: (text: string) => string;
+  /** The store of the shared settings alone: what a single run left there no server sends (leftInShared). */
+  sharedStore?: () => Promise<string | undefined>;
 }
 
 /** What every server's slot shares. */
@@ -77,6 +80,8 @@ export async function runHost(o: HostOptions): Promise<RunOutcome> {
   const listener = listen ? await listenRoutes(listen, monitor.routes(), o.logger) : undefined;
   const host = { ...o, monitor };
   for (const name of names) slots.set(name, new Slot(name, host, othersOf(slots, name), first.get(name)));
+  const stores = loadedConfigs(first).map(([, c]) => c.storage.dir);
+  void leftInShared(o, stores);
 
   // Signal handlers keep no process alive: with no server's agent running (the last one's file removed, the others
   // waiting for a SIGHUP to mend theirs), the process would end with 0, deaf to that SIGHUP, and not restarted.
@@ -133,16 +138,47 @@ async function reload(o: Host, slots: Map<string, Slot>): Promise<void> {
  */
 async function leftBehind(logger: Logger, name: string, dir: string, file: string): Promise<void> {
   try {
-    const [{ openStore }, { queueStatus }] = await Promise.all([import("../store/index.ts"), import("../queues.ts")]);
-    const store = await openStore({ dir, sweep: false });
-    const waiting = (await queueStatus(store, Date.now())).filter((q) => q.waiting > 0);
-    if (waiting.length)
+    const waiting = await waitingIn(dir);
+    if (waiting)
       logger.warn(
-        `SIGHUP: ${name}'s store ${dir} still holds what its agent had not sent (${waiting.map((q) => `${q.queue}: ${q.waiting}`).join(", ")}): no other server sends it; put ${file} back until \`hub-agent queue status --server ${name}\` shows it sent`,
+        `SIGHUP: ${name}'s store ${dir} still holds what its agent had not sent (${waiting}): no other server sends it; put ${file} back until \`hub-agent queue status --server ${name}\` shows it sent`,
       );
   } catch (e) {
     logger.warn(`SIGHUP: ${name}'s store ${dir} could not be read for what its agent had not sent: ${String(e)}`);
   }
+}
+
+/**
+ * The store of the shared settings alone, where the run of one server kept its queues before servers.d, holding what
+ * that run had not sent (a ban queued while the service was down, a `once` reward's report): no server of servers.d
+ * reads it (each has its own, `servers/<name>` under it), so it is said once at the start.
+ */
+async function leftInShared(o: HostOptions, stores: string[]): Promise<void> {
+  const dir = await o.sharedStore?.().catch(() => undefined);
+  const queues =
+    dir &&
+    (await stat(join(dir, "queue")).then(
+      () => true,
+      () => false,
+    ));
+  if (!dir || !queues || stores.includes(dir)) return; // none, or a server's own
+  try {
+    const waiting = await waitingIn(dir);
+    if (waiting)
+      o.logger.warn(
+        `the store ${dir} holds what the run of the shared file alone had not sent (${waiting}): no server of servers.d sends it; to send it, stop this run, move servers.d aside, run \`hub-agent run --once\` until \`hub-agent queue status\` shows it sent, then put servers.d back`,
+      );
+  } catch (e) {
+    o.logger.warn(`the store ${dir} could not be read for what the run of the shared file alone left: ${String(e)}`);
+  }
+}
+
+/** What a store's queues hold to send, as "ban: 1, unban: 2"; undefined when nothing. */
+async function waitingIn(dir: string): Promise<string | undefined> {
+  const [{ openStore }, { queueStatus }] = await Promise.all([import("../store/index.ts"), import("../queues.ts")]);
+  const store = await openStore({ dir, sweep: false });
+  const waiting = (await queueStatus(store, Date.now())).filter((q) => q.waiting > 0);
+  return waiting.length ? waiting.map((q) => `${q.queue}: ${q.waiting}`).join(", ") : undefined;
 }
 
 const loadedConfigs = (loaded: Map<string, LoadResult>) =>

@@ -3,10 +3,11 @@
  * purpose: every command asks before its configuration, which the configuration cache may answer without loading
  * the loader.
  */
+import { configFilePath, storageDirInText, storageDirOf } from "../config/file.ts";
 import { SERVER_NAME, SERVER_NAME_RULE, type ServerList, listServers } from "../config/servers.ts";
 
 export { SERVERS_DIR, SERVER_NAME, SERVER_NAME_RULE } from "../config/servers.ts";
-import { readdir } from "../fsio.ts";
+import { readFile, readdir, stat } from "../fsio.ts";
 
 /** servers.d as it is now: every server's name, and the files that are not a server. */
 export const hostServers = (o: {
@@ -45,4 +46,18 @@ export async function serverChoice(o: {
   if (list.names.length === 0) return { kind: "single" };
   if (list.names.length === 1) return { kind: "one", name: list.names[0] as string, implied: true };
   return { kind: "all", ...list };
+}
+
+/**
+ * The store of the shared settings alone (the run of one server before servers.d): storage.dir of the shared file or
+ * the environment, under which each server's own store is `servers/<name>`. Undefined when it cannot be told.
+ */
+export async function sharedStoreDir(o: {
+  file?: string;
+  env: Record<string, string | undefined>;
+  cwd: string;
+}): Promise<string | undefined> {
+  const file = await configFilePath(o, (path) => stat(path));
+  const text = file ? await readFile(file, "utf8").catch(() => "") : "";
+  return storageDirOf(o, file, storageDirInText(text));
 }

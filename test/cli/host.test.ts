@@ -365,3 +365,31 @@ test("a server's file removed while its store still holds a ban not delivered: s
     expect(await run.proc.exited).toBe(0);
   }
 }, 60_000);
+
+test("servers.d added beside a store the single run left a ban in: the host says no server sends it", async () => {
+  const dir = host({});
+  expect((await hub(["run", "--once"], { cwd: dir })).code).toBe(0); // one server, the shared file: its store, data/
+  await sb.control.down();
+  try {
+    expect((await hub(["ban", CAROL.id, "1h", "spam"], { cwd: dir })).code).toBe(6); // queued in data/
+  } finally {
+    await sb.control.up();
+  }
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
+  const run = await startHost(dir);
+  try {
+    await logged(run, said(run, "alpha", "ready"), "alpha ready");
+    await logged(
+      run,
+      (l) =>
+        l.level === "warn" &&
+        String(l.msg).startsWith(
+          `the store ${join(dir, "data")} holds what the run of the shared file alone had not sent (ban: 1): no server of servers.d sends it`,
+        ),
+      "the shared store's ban said",
+    );
+  } finally {
+    run.proc.kill("SIGTERM");
+    expect(await run.proc.exited).toBe(0);
+  }
+}, 60_000);

@@ -87,21 +87,40 @@ export async function runHost(o: HostOptions): Promise<RunOutcome> {
   // waiting for a SIGHUP to mend theirs), the process would end with 0, deaf to that SIGHUP, and not restarted.
   const alive = setInterval(() => {}, 2 ** 30);
   let reloading = Promise.resolve();
+  let finish!: (why: string) => void;
   const stopped = new Promise<string>((resolve) => {
     const end = o.control.serve({
-      stop: (why) => {
-        end();
-        resolve(why);
-      },
+      stop: (why) => finish(why),
       hangup: () => void (reloading = reloading.then(() => reload(host, slots))),
     });
+    finish = (why) => {
+      end();
+      resolve(why);
+    };
+  });
+  // Every server held by one other run at its first start: another host runs these servers (a second `run` of the
+  // same configuration), and this one ends as a second single run does (exit 7), rather than waiting to take over.
+  // A server held alone (its own `run --server`, the template unit's instance) is tried again, the others run on.
+  let outcome: RunOutcome = { kind: "stopped" };
+  void heldByAnother([...slots.values()]).then((held) => {
+    if (!held) return;
+    outcome = held;
+    finish("another run holds every server");
   });
   const why = await stopped;
   await reloading;
   await Promise.all([...slots.values()].map((s) => s.stop(why)));
   await listener?.stop();
   clearInterval(alive);
-  return { kind: "stopped" };
+  return outcome;
+}
+
+/** The first held outcome when every server valid at the start (two or more) found its store held by one run. */
+async function heldByAnother(slots: Slot[]): Promise<RunOutcome | undefined> {
+  const firsts = await Promise.all(slots.flatMap((s) => (s.first ? [s.first] : [])));
+  const holders = new Set(firsts.map((f) => (f !== "started" && f.kind === "instance-held" ? f.holder : undefined)));
+  const [holder] = holders;
+  return firsts.length >= 2 && holders.size === 1 && holder !== undefined ? (firsts[0] as RunOutcome) : undefined;
 }
 
 /** SIGHUP: servers added start, removed ones stop, the others read their configuration again. */
@@ -231,6 +250,9 @@ class Slot {
   running: Config | undefined;
   /** The store of its last agent: what it leaves there is said when its file is removed (leftBehind). */
   store: string | undefined;
+  /** A server valid at the host's start: how its first agent went, started or ended (heldByAnother). */
+  readonly first: Promise<RunOutcome | "started"> | undefined;
+  private firstDone: (how: RunOutcome | "started") => void = () => {};
 
   constructor(
     private readonly name: string,
@@ -239,6 +261,7 @@ class Slot {
     loaded?: LoadResult,
   ) {
     this.log = host.logger.withTag(name);
+    if (loaded?.ok) this.first = new Promise((resolve) => (this.firstDone = resolve));
     this.done = this.loop(loaded).catch((e: unknown) => this.log.error(`stopped by an error: ${String(e)}`));
   }
 
@@ -263,13 +286,17 @@ class Slot {
         logger: this.log,
         control: this.control,
         reread: () => this.load(),
-        onMonitor: (m) => this.host.monitor.set(this.name, m),
+        onMonitor: (m) => {
+          this.host.monitor.set(this.name, m);
+          this.firstDone("started");
+        },
         copyConsole: this.host.copyConsole,
         redact: this.host.redact,
         // A line typed at the host's console has no one server to go to: a wrapped server reads none (an open,
         // silent stream, not an ended one). `run --server <name>` in a terminal types to that server.
         input: new PassThrough(),
       }).catch((e: unknown): RunOutcome => ({ kind: "failed", line: String(e) }));
+      this.firstDone(outcome);
       this.running = undefined;
       if (this.stopping) return;
       if (this.restartWith) {
@@ -336,6 +363,7 @@ class Slot {
   }
 
   async stop(why: string): Promise<void> {
+    this.firstDone("started"); // not held: stopped first
     this.stopping ??= why;
     this.control.stop(why);
     this.woken();

@@ -19,7 +19,8 @@ export type RunOutcome =
   /** `--once` met a refused key or an unknown server id. */
   | { kind: "credentials"; line: string; summary?: OnceSummary }
   /** Another `run` holds the storage directory. */
-  | { kind: "instance-held"; line: string }
+  /** `holder`: the run holding it, "<pid>@<host>". */
+  | { kind: "instance-held"; line: string; holder?: string }
   /** The storage directory can't be used (permissions, a path in the way, …). */
   | { kind: "store-error"; line: string }
   /** Several servers (lib/app/host.ts), and no server's configuration is valid. */

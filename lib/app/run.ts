@@ -79,7 +79,8 @@ async function holdLock(dir: string, logger: Logger): Promise<{ instance?: Insta
     }
     return { instance };
   } catch (e) {
-    if (e instanceof InstanceBusyError) return { kind: "instance-held", line: e.message };
+    if (e instanceof InstanceBusyError)
+      return { kind: "instance-held", line: e.message, holder: `${e.holder.pid}@${e.holder.host}` };
     if (!(e instanceof InstanceLockError)) throw e;
     // A path set up wrong (no permission, a file in the way) is the store's exit code, like every other command's.
     if (!e.code || !DISK_REFUSES.has(e.code))

@@ -13,7 +13,7 @@ import { type AgentRun, jsonLines, logged } from "../support/agent-run.ts";
 import { spawn } from "../support/procs.ts";
 import { useSandbox } from "../support/sandbox.ts";
 import { until } from "../support/until.ts";
-import { binary, hub } from "./binary.ts";
+import { binary, hub, hubBinary } from "./binary.ts";
 
 let sb: Sandbox;
 useSandbox((s) => (sb = s));
@@ -388,6 +388,25 @@ test("servers.d added beside a store the single run left a ban in: the host says
         ),
       "the shared store's ban said",
     );
+  } finally {
+    run.proc.kill("SIGTERM");
+    expect(await run.proc.exited).toBe(0);
+  }
+}, 60_000);
+
+test("a second host of the same servers.d exits 7 as a second single run does, the first one untouched", async () => {
+  const dir = host({});
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
+  writeFileSync(join(dir, "servers.d", "beta.toml"), simServer(dir, "beta", []));
+  const run = await startHost(dir);
+  try {
+    await logged(run, said(run, "alpha", "ready"), "alpha ready");
+    await logged(run, said(run, "beta", "ready"), "beta ready");
+    const second = await hubBinary(["run"], { cwd: dir });
+    expect(second.code).toBe(7);
+    expect(second.stderr).toContain("another hub-agent run holds this storage directory");
+    expect(run.proc.exitCode).toBeNull();
+    expect(count(run, "alpha", "stopped")).toBe(0);
   } finally {
     run.proc.kill("SIGTERM");
     expect(await run.proc.exited).toBe(0);

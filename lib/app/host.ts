@@ -76,6 +76,7 @@ export async function runHost(o: HostOptions): Promise<RunOutcome> {
   const problems = [...first].flatMap(([n, r]) => (r.ok ? [] : [`${n}: ${problemOf(r)}`]));
   if (problems.length === names.length) return { kind: "config", line: problems.join("; ") };
   o.logger.info(`hosting ${names.length} server${names.length === 1 ? "" : "s"}: ${names.join(", ")}`);
+  for (const line of oneServerId(loadedConfigs(first))) o.logger.warn(line);
   const monitor = new HostMonitor(() => [...slots.keys()]);
   const listener = listen ? await listenRoutes(listen, monitor.routes(), o.logger) : undefined;
   const host = { ...o, monitor };
@@ -202,6 +203,26 @@ async function waitingIn(dir: string): Promise<string | undefined> {
 
 const loadedConfigs = (loaded: Map<string, LoadResult>) =>
   [...loaded].flatMap(([name, r]) => (r.ok ? [[name, r.config] as const] : []));
+
+/**
+ * Servers reporting as one VyHub server (one api.url and api.server_id, as when their files leave api.server_id to
+ * the shared file): the service lists each `once` reward to both, which both run, and their status reports overwrite
+ * each other. One line per such group.
+ */
+function oneServerId(configs: (readonly [string, Config])[]): string[] {
+  const groups = new Map<string, string[]>();
+  for (const [name, c] of configs) {
+    const key = `${c.api.url}\n${c.api.server_id}`;
+    groups.set(key, [...(groups.get(key) ?? []), name]);
+  }
+  return [...groups].flatMap(([key, names]) =>
+    names.length < 2
+      ? []
+      : [
+          `${names.join(", ")} have one api.server_id (${key.split("\n")[1]}): VyHub sees them as one server, so a \`once\` reward runs on each of them and their status reports overwrite each other; give each server its own api.server_id in its file`,
+        ],
+  );
+}
 
 /** What the other servers' agents hold while they run. */
 const othersOf = (slots: Map<string, Slot>, name: string) => () =>

@@ -412,3 +412,30 @@ test("a second host of the same servers.d exits 7 as a second single run does, t
     expect(await run.proc.exited).toBe(0);
   }
 }, 60_000);
+
+test("two servers with one api.server_id: said at the start, since VyHub sees them as one server", async () => {
+  const dir = host({});
+  // Neither file sets api.server_id: both take the shared file's.
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
+  writeFileSync(join(dir, "servers.d", "beta.toml"), simServer(dir, "beta", [ALICE]));
+  writeFileSync(
+    join(dir, "servers.d", "gamma.toml"),
+    `[api]\nserver_id = "${crypto.randomUUID()}"\n\n${simServer(dir, "gamma", [])}`,
+  );
+  const run = await startHost(dir);
+  try {
+    await logged(run, said(run, "alpha", "ready"), "alpha ready");
+    await logged(
+      run,
+      (l) =>
+        l.level === "warn" &&
+        l.msg ===
+          `alpha, beta have one api.server_id (${sb.serverId}): VyHub sees them as one server, so a \`once\` reward runs on each of them and their status reports overwrite each other; give each server its own api.server_id in its file`,
+      "the shared server id said",
+    );
+    expect(run.lines().filter((l) => String(l.msg).includes("have one api.server_id"))).toHaveLength(1);
+  } finally {
+    run.proc.kill("SIGTERM");
+    expect(await run.proc.exited).toBe(0);
+  }
+}, 60_000);

@@ -16,6 +16,7 @@ import type { ServerList } from "../config/servers.ts";
 import { stat } from "../fsio.ts";
 import type { Logger } from "../log.ts";
 import type { Config, LoadResult } from "./config.ts";
+import type { MonitorListener } from "../monitor/listen.ts";
 import { HostMonitor } from "./host-monitor.ts";
 import { RunControl } from "./run-control.ts";
 import { listenRoutes } from "./run-listener.ts";
@@ -78,7 +79,7 @@ export async function runHost(o: HostOptions): Promise<RunOutcome> {
   o.logger.info(`hosting ${names.length} server${names.length === 1 ? "" : "s"}: ${names.join(", ")}`);
   for (const line of oneServerId(loadedConfigs(first))) o.logger.warn(line);
   const monitor = new HostMonitor(() => [...slots.keys()]);
-  const listener = listen ? await listenRoutes(listen, monitor.routes(), o.logger) : undefined;
+  const page: Page = { listen, listener: listen ? await listenRoutes(listen, monitor.routes(), o.logger) : undefined };
   const host = { ...o, monitor };
   for (const name of names) slots.set(name, new Slot(name, host, othersOf(slots, name), first.get(name)));
   const stores = loadedConfigs(first).map(([, c]) => c.storage.dir);
@@ -92,7 +93,11 @@ export async function runHost(o: HostOptions): Promise<RunOutcome> {
   const stopped = new Promise<string>((resolve) => {
     const end = o.control.serve({
       stop: (why) => finish(why),
-      hangup: () => void (reloading = reloading.then(() => reload(host, slots))),
+      hangup: () =>
+        void (reloading = reloading.then(async () => {
+          await reload(host, slots);
+          await movePage(host, page, [...slots.keys()]);
+        })),
     });
     finish = (why) => {
       end();
@@ -111,7 +116,7 @@ export async function runHost(o: HostOptions): Promise<RunOutcome> {
   const why = await stopped;
   await reloading;
   await Promise.all([...slots.values()].map((s) => s.stop(why)));
-  await listener?.stop();
+  await page.listener?.stop();
   clearInterval(alive);
   return outcome;
 }
@@ -122,6 +127,34 @@ async function heldByAnother(slots: Slot[]): Promise<RunOutcome | undefined> {
   const holders = new Set(firsts.map((f) => (f !== "started" && f.kind === "instance-held" ? f.holder : undefined)));
   const [holder] = holders;
   return firsts.length >= 2 && holders.size === 1 && holder !== undefined ? (firsts[0] as RunOutcome) : undefined;
+}
+
+/** The host's status page: the shared http.listen, and its listener (none when unset or not bound). */
+interface Page {
+  listen: string | undefined;
+  listener: MonitorListener | undefined;
+}
+
+/**
+ * SIGHUP: the shared http.listen read again, from the first server whose file leaves it to the shared settings (none:
+ * not known, the page stays); changed, the host's page moves there, as a single run's does.
+ */
+async function movePage(o: Host, page: Page, names: string[]): Promise<void> {
+  let next: string | undefined | null = null;
+  for (const name of names) {
+    const r = await o.load(name).catch(() => undefined);
+    if (r?.ok && !r.own?.includes("http.listen")) {
+      next = r.config.http.listen;
+      break;
+    }
+  }
+  if (next === null || next === page.listen) return;
+  o.logger.info(
+    `SIGHUP: http.listen changed: ${next ? `the host's status page moves to ${next}` : "the host's status page is closed"}`,
+  );
+  await page.listener?.stop();
+  page.listen = next;
+  page.listener = next ? await listenRoutes(next, o.monitor.routes(), o.logger) : undefined;
 }
 
 /** SIGHUP: servers added start, removed ones stop, the others read their configuration again. */

@@ -5,7 +5,7 @@
  * leaving an unchanged one untouched; one-shot commands and `status` name the server.
  */
 import { afterAll, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Sandbox } from "../../lib/sandbox/index.ts";
@@ -434,6 +434,39 @@ test("two servers with one api.server_id: said at the start, since VyHub sees th
       "the shared server id said",
     );
     expect(run.lines().filter((l) => String(l.msg).includes("have one api.server_id"))).toHaveLength(1);
+  } finally {
+    run.proc.kill("SIGTERM");
+    expect(await run.proc.exited).toBe(0);
+  }
+}, 60_000);
+
+test("SIGHUP with the shared http.listen changed: the host's page moves there, as a single run's does", async () => {
+  const dir = host({});
+  writeFileSync(join(dir, "hub-agent.toml"), `[http]\nlisten = "127.0.0.1:0"\n\n`, { flag: "a" });
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
+  writeFileSync(join(dir, "servers.d", "beta.toml"), simServer(dir, "beta", []));
+  const free = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = free.port;
+  free.stop(true);
+  const run = await startHost(dir);
+  try {
+    const pages = () => run.lines().filter((l) => !l.tag && String(l.msg).startsWith("status page on "));
+    await until(() => pages().length === 1, "the host's status page");
+    const first = /status page on (\S+)/.exec(String(pages()[0]?.msg))?.[1] as string;
+    await logged(run, said(run, "alpha", "ready"), "alpha ready");
+    const shared = readFileSync(join(dir, "hub-agent.toml"), "utf8");
+    writeFileSync(join(dir, "hub-agent.toml"), shared.replace("127.0.0.1:0", `127.0.0.1:${port}`));
+    run.proc.kill("SIGHUP");
+    await until(() => pages().length === 2, "the page moved");
+    expect(String(pages()[1]?.msg)).toStartWith(`status page on http://127.0.0.1:${port}/`);
+    const status = (await (await fetch(`http://127.0.0.1:${port}/status.json`)).json()) as { servers: object };
+    expect(Object.keys(status.servers)).toEqual(["alpha", "beta"]);
+    expect(
+      await fetch(`${first}readyz`).then(
+        () => "answered",
+        () => "refused",
+      ),
+    ).toBe("refused");
   } finally {
     run.proc.kill("SIGTERM");
     expect(await run.proc.exited).toBe(0);

@@ -177,11 +177,31 @@ async function overlayServer(
   const read = await readToml(file, opts, (text) => dirOf(storageDirInText(text)));
   if (!read.ok) return read;
   const raw = overlay(shared.raw, read.raw);
+  // A secret and the file that holds it are one setting: the server's own form wins over the shared other one.
+  for (const pair of SECRET_FORMS)
+    for (const [own, other] of [pair, [pair[1], pair[0]]] as const)
+      if (getPath(read.raw, own) !== undefined && getPath(read.raw, other) === undefined) {
+        deletePath(raw, other);
+        shared.sources.delete(other);
+      }
   for (const path of leafPaths(read.raw))
     if (shared.paths.includes(path)) shared.sources.set(path, { kind: "file", file });
   const dir = dirOf(getPath(read.raw, "storage.dir"));
   if (dir) setPath(raw, "storage.dir", dir);
   return { ok: true, raw, file };
+}
+
+/** A secret's two forms: the value, or a file holding it. */
+const SECRET_FORMS = [
+  ["api.key", "api.key_file"],
+  ["game.rcon.password", "game.rcon.password_file"],
+] as const;
+
+/** The key at `path` removed from its table (which `overlay` made a copy of), if it is there. */
+function deletePath(obj: Record<string, unknown>, path: string): void {
+  const keys = path.split(".");
+  const table = getPath(obj, keys.slice(0, -1).join("."));
+  if (table && typeof table === "object") delete (table as Record<string, unknown>)[keys.at(-1) as string];
 }
 
 export function getPath(obj: Record<string, unknown>, path: string): unknown {

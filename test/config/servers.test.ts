@@ -178,3 +178,27 @@ test("a servers.d or a file every user may change is refused in one line naming 
   chmodSync(join(cwd, "hub-agent.toml"), 0o644);
   expect((await load(cwd, "alpha")).ok).toBe(true);
 });
+
+test("a server's key_file (password_file) wins over the shared key (password), as the key itself would", async () => {
+  const cwd = host({
+    "alpha.toml": `[api]\nserver_id = "${SERVER_A}"\nkey_file = "alpha.key"\n\n[game]\nbridge = "rcon"\npreset = "minecraft"\n\n[game.rcon]\nport = 25575\npassword_file = "alpha.rcon"\n`,
+    "beta.toml": `[api]\nserver_id = "${SERVER_B}"\n`,
+  });
+  writeFileSync(join(cwd, "servers.d", "alpha.key"), "alpha-key\n", { mode: 0o600 });
+  writeFileSync(join(cwd, "servers.d", "alpha.rcon"), "alpha-rcon\n", { mode: 0o600 });
+  const env = { HUB_GAME_RCON_PASSWORD: "env-rcon" };
+  const a = await load(cwd, "alpha", env);
+  if (!a.ok) throw new Error(a.problems.join("\n"));
+  expect([a.config.api.key, a.config.game.rcon.password]).toEqual(["alpha-key", "alpha-rcon"]);
+  // The other server keeps the shared key (and the environment's password).
+  const b = await load(cwd, "beta", env);
+  if (!b.ok) throw new Error(b.problems.join("\n"));
+  expect([b.config.api.key, b.config.game.rcon.password]).toEqual(["shared-key", "env-rcon"]);
+  // Both in one file is still a mistake of that file.
+  writeFileSync(
+    join(cwd, "servers.d", "beta.toml"),
+    `[api]\nserver_id = "${SERVER_B}"\nkey = "k"\nkey_file = "alpha.key"\n`,
+  );
+  const both = await load(cwd, "beta");
+  expect(both.ok ? [] : both.problems[0]).toContain("api.key and api.key_file are both set");
+});

@@ -125,7 +125,9 @@ export function createContext(flags: GlobalFlags, data?: unknown): Context {
     emit: (value) => {
       if (json) out(jsonPrintable(JSON.stringify(value, null, 2)));
     },
-    secret: (value) => void secrets.push(value),
+    // Once each: a host reads every server's configuration again at each SIGHUP and restart, and every line is
+    // cleaned of every secret held.
+    secret: (value) => void (secrets.includes(value) || secrets.push(value)),
     servers,
     async config(opts: ConfigOptions & { readOnly?: boolean } = {}): Promise<Config> {
       invocation.marks.push(["operation", performance.now()]);
@@ -143,7 +145,7 @@ export function createContext(flags: GlobalFlags, data?: unknown): Context {
         ...(opts.timePatterns ? { timePatterns: true } : {}),
         ...(choice.kind === "one" ? { server: choice.name } : {}),
       });
-      secrets.push(...result.secrets);
+      for (const value of result.secrets) if (!secrets.includes(value)) secrets.push(value);
       invocation.marks.push(["config", performance.now()]);
       if (!result.ok) {
         const where = result.file ? ` (${result.file})` : " (no config file; environment only)";

@@ -34,6 +34,7 @@ export default defineCommand({
     const server = choice.kind === "one" ? { server: choice.name } : {};
     const reread = async () => {
       const { env, cwd } = ctx.invocation;
+      if (choice.kind === "single") await saidNewServers(ctx, args.config);
       const result = await loadConfig({ file: args.config, env, cwd, timePatterns: true, ...server });
       for (const secret of result.secrets) ctx.secret(secret); // a new key or password never reaches the log
       return result;
@@ -53,6 +54,20 @@ export default defineCommand({
     ctx.exit(code);
   },
 });
+
+/**
+ * SIGHUP of a run of the shared file alone (no server in servers.d at its start) after servers.d got servers: this
+ * run cannot become a host, so it says a restart hosts them (rather than "valid and unchanged" alone).
+ */
+async function saidNewServers(ctx: Context, file: string | undefined): Promise<void> {
+  const { env, cwd } = ctx.invocation;
+  const { hostServers } = await import("../../lib/app/servers.ts");
+  const list = await hostServers({ file, env, cwd }).catch(() => undefined);
+  if (list?.names.length)
+    ctx.logger.warn(
+      `SIGHUP: ${list.dir} now holds servers (${list.names.join(", ")}): this run goes on as the shared file's one server; a restart (systemctl restart hub-agent) hosts them`,
+    );
+}
 
 /** Every server of servers.d in one process (lib/app/host.ts); `--once` takes one server (--server). */
 async function runServers(ctx: Context, once: boolean, file: string | undefined): Promise<void> {

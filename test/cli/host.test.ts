@@ -472,3 +472,28 @@ test("SIGHUP with the shared http.listen changed: the host's page moves there, a
     expect(await run.proc.exited).toBe(0);
   }
 }, 60_000);
+
+test("a single run's SIGHUP after servers.d got its first servers: says a restart hosts them", async () => {
+  const dir = host({});
+  rmSync(join(dir, "servers.d"), { recursive: true });
+  writeFileSync(join(dir, "hub-agent.toml"), `\n[game.sim]\nplayers = ["${ALICE.id}:${ALICE.name}"]\n`, { flag: "a" });
+  const run = await startHost(dir);
+  try {
+    await logged(run, (l) => l.msg === "ready", "the single run ready");
+    mkdirSync(join(dir, "servers.d"));
+    writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
+    writeFileSync(join(dir, "servers.d", "beta.toml"), simServer(dir, "beta", []));
+    run.proc.kill("SIGHUP");
+    await logged(
+      run,
+      (l) =>
+        l.level === "warn" &&
+        l.msg ===
+          `SIGHUP: ${join(dir, "servers.d")} now holds servers (alpha, beta): this run goes on as the shared file's one server; a restart (systemctl restart hub-agent) hosts them`,
+      "the new servers said",
+    );
+  } finally {
+    run.proc.kill("SIGTERM");
+    expect(await run.proc.exited).toBe(0);
+  }
+}, 60_000);

@@ -77,7 +77,6 @@ export async function runHost(o: HostOptions): Promise<RunOutcome> {
   const problems = [...first].flatMap(([n, r]) => (r.ok ? [] : [`${n}: ${problemOf(r)}`]));
   if (problems.length === names.length) return { kind: "config", line: problems.join("; ") };
   o.logger.info(`hosting ${names.length} server${names.length === 1 ? "" : "s"}: ${names.join(", ")}`);
-  for (const line of oneServerId(loadedConfigs(first))) o.logger.warn(line);
   const monitor = new HostMonitor(() => [...slots.keys()]);
   const page: Page = { listen, listener: listen ? await listenRoutes(listen, monitor.routes(), o.logger) : undefined };
   const host = { ...o, monitor };
@@ -237,33 +236,14 @@ async function waitingIn(dir: string): Promise<string | undefined> {
 const loadedConfigs = (loaded: Map<string, LoadResult>) =>
   [...loaded].flatMap(([name, r]) => (r.ok ? [[name, r.config] as const] : []));
 
-/**
- * Servers reporting as one VyHub server (one api.url and api.server_id, as when their files leave api.server_id to
- * the shared file): the service lists each `once` reward to both, which both run, and their status reports overwrite
- * each other. One line per such group.
- */
-function oneServerId(configs: (readonly [string, Config])[]): string[] {
-  const groups = new Map<string, string[]>();
-  for (const [name, c] of configs) {
-    const key = `${c.api.url}\n${c.api.server_id}`;
-    groups.set(key, [...(groups.get(key) ?? []), name]);
-  }
-  return [...groups].flatMap(([key, names]) =>
-    names.length < 2
-      ? []
-      : [
-          `${names.join(", ")} have one api.server_id (${key.split("\n")[1]}): VyHub sees them as one server, so a \`once\` reward runs on each of them and their status reports overwrite each other; give each server its own api.server_id in its file`,
-        ],
-  );
-}
-
 /** What the other servers' agents hold while they run. */
 const othersOf = (slots: Map<string, Slot>, name: string) => () =>
   [...slots].flatMap(([other, slot]) => (other !== name && slot.running ? [[other, slot.running] as const] : []));
 
 /**
  * A server's configuration, refused when it would share what only one agent can hold with a server already loaded:
- * the store (its instance lock would stop the second at every start) or the status page's address.
+ * the store (its instance lock would stop the second at every start), the status page's address, or its server at
+ * VyHub (the service lists each `once` reward to that server: two agents would both run it).
  */
 function clashing(name: string, r: LoadResult, others: (readonly [string, Config])[]): LoadResult {
   if (!r.ok) return r;
@@ -273,7 +253,9 @@ function clashing(name: string, r: LoadResult, others: (readonly [string, Config
         ? `storage.dir ${r.config.storage.dir} is also ${other}'s: each server needs its own (leave storage.dir out of its file, and each gets <storage.dir>/servers/<name>)`
         : r.config.http.listen && c.http.listen === r.config.http.listen
           ? `http.listen = "${c.http.listen}" is also ${other}'s: give each server its own address in its file`
-          : undefined;
+          : c.api.url === r.config.api.url && c.api.server_id === r.config.api.server_id
+            ? `api.server_id ${c.api.server_id} is also ${other}'s: VyHub would see the two as one server (a \`once\` reward would run on both, their status reports overwrite each other): give each server its own api.server_id in its file`
+            : undefined;
     if (line)
       return { ok: false, problems: [`${name}: ${line}`], ...(r.file ? { file: r.file } : {}), secrets: r.secrets };
   }

@@ -38,7 +38,18 @@ function host(servers: Record<string, string>): string {
 
 /** A simulated server with these players online, its game's actions in <dir>/<name>-actions.jsonl. */
 const simServer = (dir: string, name: string, players: { id: string; name: string }[], extra = "") =>
-  `[game.sim]\nplayers = [${players.map((p) => `"${p.id}:${p.name}"`).join(", ")}]\nactions_log = "${join(dir, `${name}-actions.jsonl`)}"\n${extra}`;
+  `[api]\nserver_id = "${serverIdOf(dir, name)}"\n\n${simGame(dir, name, players)}${extra}`;
+const simGame = (dir: string, name: string, players: { id: string; name: string }[]) =>
+  `[game.sim]\nplayers = [${players.map((p) => `"${p.id}:${p.name}"`).join(", ")}]\nactions_log = "${join(dir, `${name}-actions.jsonl`)}"\n`;
+
+/** Each server its own server at VyHub (in the sandbox's bundle), the same one each time its file is written. */
+const serverIds = new Map<string, string>();
+function serverIdOf(dir: string, name: string): string {
+  const key = join(dir, name);
+  const id = serverIds.get(key) ?? sb.state.addServer({ name, serverbundle_id: sb.bundleId }).id;
+  serverIds.set(key, id);
+  return id;
+}
 
 async function startHost(dir: string, args: string[] = [], env: Record<string, string> = {}): Promise<AgentRun> {
   const log = join(dir, "run.log");
@@ -237,7 +248,7 @@ test("one server's console hangs, another's service answers 503: the others ban,
     );
     writeFileSync(
       join(dir, "servers.d", "gamma.toml"),
-      `[api]\nurl = "http://127.0.0.1:${down.port}/down/v1"\n\n${simServer(dir, "gamma", [CAROL])}`,
+      simServer(dir, "gamma", [CAROL]).replace("[api]\n", `[api]\nurl = "http://127.0.0.1:${down.port}/down/v1"\n`),
     );
     const run = await startHost(dir);
     try {
@@ -413,27 +424,22 @@ test("a second host of the same servers.d exits 7 as a second single run does, t
   }
 }, 60_000);
 
-test("two servers with one api.server_id: said at the start, since VyHub sees them as one server", async () => {
+test("two servers with one api.server_id: the second is refused, since VyHub would see them as one server", async () => {
   const dir = host({});
-  // Neither file sets api.server_id: both take the shared file's.
-  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
-  writeFileSync(join(dir, "servers.d", "beta.toml"), simServer(dir, "beta", [ALICE]));
-  writeFileSync(
-    join(dir, "servers.d", "gamma.toml"),
-    `[api]\nserver_id = "${crypto.randomUUID()}"\n\n${simServer(dir, "gamma", [])}`,
-  );
+  // Neither file sets api.server_id: both take the shared file's, and a `once` reward would run on both.
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), simGame(dir, "alpha", [ALICE]));
+  writeFileSync(join(dir, "servers.d", "beta.toml"), simGame(dir, "beta", [ALICE]));
+  writeFileSync(join(dir, "servers.d", "gamma.toml"), simServer(dir, "gamma", []));
   const run = await startHost(dir);
   try {
     await logged(run, said(run, "alpha", "ready"), "alpha ready");
+    await logged(run, said(run, "gamma", "ready"), "gamma ready");
     await logged(
       run,
-      (l) =>
-        l.level === "warn" &&
-        l.msg ===
-          `alpha, beta have one api.server_id (${sb.serverId}): VyHub sees them as one server, so a \`once\` reward runs on each of them and their status reports overwrite each other; give each server its own api.server_id in its file`,
-      "the shared server id said",
+      said(run, "beta", /is not valid, so it is not running: beta: api\.server_id \S+ is also alpha's: VyHub would/),
+      "beta refused",
     );
-    expect(run.lines().filter((l) => String(l.msg).includes("have one api.server_id"))).toHaveLength(1);
+    expect(count(run, "beta", "ready")).toBe(0);
   } finally {
     run.proc.kill("SIGTERM");
     expect(await run.proc.exited).toBe(0);

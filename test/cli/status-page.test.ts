@@ -151,7 +151,12 @@ describe.skipIf(!installed)("the status page in headless Chromium", () => {
       `[api]\nurl = "${sb.url}"\nkey = "${sb.key}"\nserver_id = "${sb.serverId}"\n\n[game]\nbridge = "sim"\n\n[http]\nlisten = "127.0.0.1:0"\n`,
     );
     mkdirSync(join(dir, "servers.d"));
-    writeFileSync(join(dir, "servers.d", "alpha.toml"), `[game.sim]\nplayers = ["76561198012345671:Alice"]\n`);
+    // alpha its own server at VyHub; beta the shared file's.
+    const alphaId = sb.state.addServer({ name: "alpha", serverbundle_id: sb.bundleId }).id;
+    writeFileSync(
+      join(dir, "servers.d", "alpha.toml"),
+      `[api]\nserver_id = "${alphaId}"\n\n[game.sim]\nplayers = ["76561198012345671:Alice"]\n`,
+    );
     writeFileSync(
       join(dir, "servers.d", "beta.toml"),
       `[game]\nbridge = "wrapper"\npreset = "openarena"\n\n[game.wrapper]\ncommand = ["sh", "-c", "exit 3"]\n`,

@@ -20,6 +20,7 @@ import type { MonitorListener } from "../monitor/listen.ts";
 import { HostMonitor } from "./host-monitor.ts";
 import { RunControl } from "./run-control.ts";
 import { listenRoutes } from "./run-listener.ts";
+import { changedKeys } from "../config/changes.ts";
 import { restartOnlyChanges } from "./run-reload.ts";
 import { startRun } from "./run.ts";
 import type { RunOutcome } from "./run-types.ts";
@@ -251,7 +252,7 @@ function clashing(name: string, r: LoadResult, others: (readonly [string, Config
     const line =
       c.storage.dir === r.config.storage.dir
         ? `storage.dir ${r.config.storage.dir} is also ${other}'s: each server needs its own (leave storage.dir out of its file, and each gets <storage.dir>/servers/<name>)`
-        : r.config.http.listen && c.http.listen === r.config.http.listen
+        : r.config.http.listen && !r.config.http.listen.endsWith(":0") && c.http.listen === r.config.http.listen
           ? `http.listen = "${c.http.listen}" is also ${other}'s: give each server its own address in its file`
           : c.api.url === r.config.api.url && c.api.server_id === r.config.api.server_id
             ? `api.server_id ${c.api.server_id} is also ${other}'s: VyHub would see the two as one server (a \`once\` reward would run on both, their status reports overwrite each other): give each server its own api.server_id in its file`
@@ -284,6 +285,10 @@ class Slot {
   private readonly done: Promise<void>;
   /** The configuration its agent started with, while it runs. */
   running: Config | undefined;
+  /** The configuration its agent last started with (a pause after a failure ends early when its file changed). */
+  private lastStarted: Config | undefined;
+  /** Sleeping out a pause after a failure (not waiting for a mended file). */
+  private backingOff = false;
   /** The store of its last agent: what it leaves there is said when its file is removed (leftBehind). */
   store: string | undefined;
   /** A server valid at the host's start: how its first agent went, started or ended (heldByAnother). */
@@ -315,6 +320,7 @@ class Slot {
       }
       const started = performance.now();
       this.running = result.config;
+      this.lastStarted = result.config;
       this.store = result.config.storage.dir;
       this.control = new RunControl();
       const outcome = await startRun({
@@ -378,11 +384,13 @@ class Slot {
 
   /** Until `ms` passed (none: for ever), a SIGHUP, or the stop. */
   private sleep(ms?: number): Promise<void> {
+    this.backingOff = ms !== undefined;
     return new Promise((resolve) => {
       const timer = ms === undefined ? undefined : setTimeout(() => this.woken(), ms);
       this.wake = () => {
         clearTimeout(timer);
         this.wake = undefined;
+        this.backingOff = false;
         resolve();
       };
     });
@@ -393,9 +401,14 @@ class Slot {
   }
 
   hangup(): void {
-    if (this.wake)
-      this.woken(); // not running: try again now
-    else void this.reload().catch((e: unknown) => this.log.error(`SIGHUP: ${String(e)}`));
+    const retry = async () => {
+      // Waiting for its file to be mended: try it now. In a pause after a failure: only when its file changed (a
+      // tool that reloads every minute must not undo the pause of a server that keeps failing).
+      const next = this.backingOff ? await this.load() : undefined;
+      if (!next || !next.ok || !this.lastStarted || changedKeys(this.lastStarted, next.config).length) this.woken();
+    };
+    const done = this.wake ? retry() : this.reload();
+    void done.catch((e: unknown) => this.log.error(`SIGHUP: ${String(e)}`));
   }
 
   async stop(why: string): Promise<void> {

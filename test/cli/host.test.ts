@@ -503,3 +503,25 @@ test("a single run's SIGHUP after servers.d got its first servers: says a restar
     expect(await run.proc.exited).toBe(0);
   }
 }, 60_000);
+
+test("a SIGHUP with nothing changed does not cut short the pause of a server that keeps failing", async () => {
+  const dir = host({});
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", []));
+  writeFileSync(
+    join(dir, "servers.d", "beta.toml"),
+    `[game]\nbridge = "wrapper"\npreset = "openarena"\n\n[game.wrapper]\ncommand = ["sh", "-c", "exit 3"]\n`,
+  );
+  const run = await startHost(dir);
+  const at = (msg: RegExp) => Date.parse(String(run.lines().find(said(run, "beta", msg))?.ts));
+  try {
+    await logged(run, said(run, "beta", /starting it again in 2 s$/), "beta's second pause");
+    run.proc.kill("SIGHUP"); // a tool reloading on a timer: beta's file is as it was
+    await logged(run, said(run, "beta", /starting it again in 4 s$/), "beta's third pause", 20_000);
+    // Its pause of 2 s was waited out whole, SIGHUP or not.
+    expect(at(/in 4 s$/) - at(/in 2 s$/)).toBeGreaterThanOrEqual(1_900);
+    expect(count(run, "alpha", "ready")).toBe(1);
+  } finally {
+    run.proc.kill("SIGTERM");
+    expect(await run.proc.exited).toBe(0);
+  }
+}, 60_000);

@@ -51,6 +51,32 @@ function serverIdOf(dir: string, name: string): string {
   return id;
 }
 
+/** A host of two simulated servers: alpha with Alice online, beta with nobody. */
+function twoServers(): string {
+  const dir = host({});
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
+  writeFileSync(join(dir, "servers.d", "beta.toml"), simServer(dir, "beta", []));
+  return dir;
+}
+
+const allReady = async (run: AgentRun, ...names: string[]) => {
+  for (const name of names) await logged(run, said(run, name, "ready"), `${name} ready`);
+};
+
+type HostBody = (run: AgentRun) => Promise<void>;
+
+/** A host run (startHost) for `body`, stopped by SIGTERM after it, also when it fails; it must exit 0. */
+async function withHost(dir: string, ...rest: [HostBody] | [string[], Record<string, string>, HostBody]) {
+  const body = rest.at(-1) as HostBody;
+  const run = rest.length === 3 ? await startHost(dir, rest[0], rest[1]) : await startHost(dir);
+  try {
+    await body(run);
+  } finally {
+    run.proc.kill("SIGTERM");
+    expect(await run.proc.exited).toBe(0);
+  }
+}
+
 async function startHost(dir: string, args: string[] = [], env: Record<string, string> = {}): Promise<AgentRun> {
   const log = join(dir, "run.log");
   const proc = spawn([await binary(), "run", "--log-format", "json", ...args], {
@@ -76,8 +102,7 @@ test("one server's game keeps exiting: it starts again after 1 s, then 2 s; the 
     join(dir, "servers.d", "beta.toml"),
     `[game]\nbridge = "wrapper"\npreset = "openarena"\n\n[game.wrapper]\ncommand = ["sh", "-c", "exit 3"]\n`,
   );
-  const run = await startHost(dir);
-  try {
+  await withHost(dir, async (run) => {
     await logged(run, (l) => l.msg === "hosting 2 servers: alpha, beta", "the host's first line");
     await logged(run, said(run, "alpha", "ready"), "alpha ready");
     await logged(run, said(run, "beta", /ended .*; starting it again in 1 s$/), "beta's first restart");
@@ -107,10 +132,7 @@ test("one server's game keeps exiting: it starts again after 1 s, then 2 s; the 
     expect(unnamed.stderr).toContain(
       `${join(dir, "servers.d")} holds 2 servers (alpha, beta): name one with --server <name>`,
     );
-  } finally {
-    run.proc.kill("SIGTERM");
-    expect(await run.proc.exited).toBe(0);
-  }
+  });
 }, 60_000);
 
 test("SIGHUP: a new file starts its server, a removed one stops, a changed one reloads, an unchanged one goes on", async () => {
@@ -120,8 +142,7 @@ test("SIGHUP: a new file starts its server, a removed one stops, a changed one r
   writeFileSync(join(dir, "servers.d", "delta.toml"), simServer(dir, "delta", []));
   writeFileSync(join(dir, "servers.d", "epsilon.toml"), simServer(dir, "epsilon", []));
   writeFileSync(join(dir, "servers.d", "zeta.toml"), simServer(dir, "zeta", []));
-  const run = await startHost(dir);
-  try {
+  await withHost(dir, async (run) => {
     for (const name of ["alpha", "beta", "delta", "epsilon", "zeta"])
       await logged(run, said(run, name, "ready"), `${name} ready`);
     // A change only a start applies (the game's side): that server's agent starts again, at once, with it.
@@ -168,28 +189,21 @@ test("SIGHUP: a new file starts its server, a removed one stops, a changed one r
     const gone = await hub(["queue", "status", "--server", "beta"], { cwd: dir });
     expect(gone.code).toBe(2);
     expect(gone.stderr).toContain("no server is named beta");
-  } finally {
-    run.proc.kill("SIGTERM");
-    expect(await run.proc.exited).toBe(0);
-  }
+  });
 }, 60_000);
 
 test("two servers on one store are refused in one line; the other runs", async () => {
   const dir = host({});
   writeFileSync(join(dir, "servers.d", "alpha.toml"), `[storage]\ndir = "${join(dir, "shared-store")}"\n`);
   writeFileSync(join(dir, "servers.d", "beta.toml"), `[storage]\ndir = "${join(dir, "shared-store")}"\n`);
-  const run = await startHost(dir);
-  try {
+  await withHost(dir, async (run) => {
     await logged(run, said(run, "alpha", "ready"), "alpha ready");
     await logged(
       run,
       said(run, "beta", /is not valid, so it is not running: beta: storage\.dir .* is also alpha's/),
       "beta refused",
     );
-  } finally {
-    run.proc.kill("SIGTERM");
-    expect(await run.proc.exited).toBe(0);
-  }
+  });
 }, 60_000);
 
 test("the shared http.listen is the host's page: every server by name in /status.json, /metrics and /readyz", async () => {
@@ -200,8 +214,7 @@ test("the shared http.listen is the host's page: every server by name in /status
     join(dir, "servers.d", "beta.toml"),
     `[game]\nbridge = "wrapper"\npreset = "openarena"\n\n[game.wrapper]\ncommand = ["sh", "-c", "exit 3"]\n`,
   );
-  const run = await startHost(dir);
-  try {
+  await withHost(dir, async (run) => {
     const page = (l: Record<string, unknown>) => !l.tag && String(l.msg).startsWith("status page on ");
     await logged(run, page, "the host's status page");
     const url = /status page on (\S+)/.exec(String(run.lines().find(page)?.msg))?.[1] as string;
@@ -226,10 +239,7 @@ test("the shared http.listen is the host's page: every server by name in /status
 
     const ready = await fetch(`${url}readyz`);
     expect([ready.status, await ready.text()]).toEqual([503, "not ready: beta is not ready\n"]);
-  } finally {
-    run.proc.kill("SIGTERM");
-    expect(await run.proc.exited).toBe(0);
-  }
+  });
 }, 60_000);
 
 test("one server's console hangs, another's service answers 503: the others ban, kick and report on time", async () => {
@@ -250,8 +260,7 @@ test("one server's console hangs, another's service answers 503: the others ban,
       join(dir, "servers.d", "gamma.toml"),
       simServer(dir, "gamma", [CAROL]).replace("[api]\n", `[api]\nurl = "http://127.0.0.1:${down.port}/down/v1"\n`),
     );
-    const run = await startHost(dir);
-    try {
+    await withHost(dir, async (run) => {
       await logged(run, said(run, "alpha", "ready"), "alpha ready");
       const sent = () => count(run, "alpha:agent", "status sent");
       const before = sent();
@@ -266,10 +275,7 @@ test("one server's console hangs, another's service answers 503: the others ban,
       await until(() => sent() >= before + 3, "three more status rounds of alpha", { timeoutMs: 15_000 });
       // The hung console and the refusing service keep their agents running, waiting: nothing to restart.
       expect(run.lines().some((l) => /ended/.test(String(l.msg)))).toBe(false);
-    } finally {
-      run.proc.kill("SIGTERM");
-      expect(await run.proc.exited).toBe(0);
-    }
+    });
   } finally {
     hung.stop(true);
     await down.stop(true);
@@ -284,8 +290,7 @@ test("run --server (or HUB_SERVER) alone: SIGHUP reads that server's file again,
     [["--server", "alpha"], {}],
     [[], { HUB_SERVER: "alpha" }],
   ] as const) {
-    const run = await startHost(dir, [...args], { ...env });
-    try {
+    await withHost(dir, [...args], { ...env }, async (run) => {
       await logged(run, (l) => l.msg === "ready", "alpha ready");
       writeFileSync(
         join(dir, "servers.d", "alpha.toml"),
@@ -298,10 +303,7 @@ test("run --server (or HUB_SERVER) alone: SIGHUP reads that server's file again,
       const line = String(run.lines().find(hangup)?.msg);
       expect(line).toStartWith(`SIGHUP: ${join(dir, "servers.d", "alpha.toml")} is valid; applying intervals.status `);
       expect(line).not.toContain("storage.dir");
-    } finally {
-      run.proc.kill("SIGTERM");
-      expect(await run.proc.exited).toBe(0);
-    }
+    });
     writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
     rmSync(join(dir, "run.log"));
   }
@@ -327,8 +329,7 @@ test("no server left running (the last one's file removed, the others waiting fo
   const dir = host({});
   writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
   writeFileSync(join(dir, "servers.d", "beta.toml"), "[intervals]\nstatus = soon\n"); // a typo: waits for a SIGHUP
-  const run = await startHost(dir);
-  try {
+  await withHost(dir, async (run) => {
     await logged(run, said(run, "alpha", "ready"), "alpha ready");
     await logged(run, said(run, "beta", /is not valid, so it is not running/), "beta waiting");
     unlinkSync(join(dir, "servers.d", "alpha.toml"));
@@ -339,20 +340,13 @@ test("no server left running (the last one's file removed, the others waiting fo
     writeFileSync(join(dir, "servers.d", "beta.toml"), simServer(dir, "beta", [CAROL]));
     run.proc.kill("SIGHUP");
     await logged(run, said(run, "beta", "ready"), "beta mended and started");
-  } finally {
-    run.proc.kill("SIGTERM");
-    expect(await run.proc.exited).toBe(0);
-  }
+  });
 }, 60_000);
 
 test("a server's file removed while its store still holds a ban not delivered: said, with what to do", async () => {
-  const dir = host({});
-  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
-  writeFileSync(join(dir, "servers.d", "beta.toml"), simServer(dir, "beta", []));
-  const run = await startHost(dir);
-  try {
-    await logged(run, said(run, "alpha", "ready"), "alpha ready");
-    await logged(run, said(run, "beta", "ready"), "beta ready");
+  const dir = twoServers();
+  await withHost(dir, async (run) => {
+    await allReady(run, "alpha", "beta");
     await sb.control.down();
     try {
       const ban = await hub(["ban", CAROL.id, "1h", "spam", "--server", "beta"], { cwd: dir });
@@ -371,10 +365,7 @@ test("a server's file removed while its store still holds a ban not delivered: s
     } finally {
       await sb.control.up();
     }
-  } finally {
-    run.proc.kill("SIGTERM");
-    expect(await run.proc.exited).toBe(0);
-  }
+  });
 }, 60_000);
 
 test("servers.d added beside a store the single run left a ban in: the host says no server sends it", async () => {
@@ -387,8 +378,7 @@ test("servers.d added beside a store the single run left a ban in: the host says
     await sb.control.up();
   }
   writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
-  const run = await startHost(dir);
-  try {
+  await withHost(dir, async (run) => {
     await logged(run, said(run, "alpha", "ready"), "alpha ready");
     await logged(
       run,
@@ -399,29 +389,19 @@ test("servers.d added beside a store the single run left a ban in: the host says
         ),
       "the shared store's ban said",
     );
-  } finally {
-    run.proc.kill("SIGTERM");
-    expect(await run.proc.exited).toBe(0);
-  }
+  });
 }, 60_000);
 
 test("a second host of the same servers.d exits 7 as a second single run does, the first one untouched", async () => {
-  const dir = host({});
-  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
-  writeFileSync(join(dir, "servers.d", "beta.toml"), simServer(dir, "beta", []));
-  const run = await startHost(dir);
-  try {
-    await logged(run, said(run, "alpha", "ready"), "alpha ready");
-    await logged(run, said(run, "beta", "ready"), "beta ready");
+  const dir = twoServers();
+  await withHost(dir, async (run) => {
+    await allReady(run, "alpha", "beta");
     const second = await hubBinary(["run"], { cwd: dir });
     expect(second.code).toBe(7);
     expect(second.stderr).toContain("another hub-agent run holds this storage directory");
     expect(run.proc.exitCode).toBeNull();
     expect(count(run, "alpha", "stopped")).toBe(0);
-  } finally {
-    run.proc.kill("SIGTERM");
-    expect(await run.proc.exited).toBe(0);
-  }
+  });
 }, 60_000);
 
 test("two servers with one api.server_id: the second is refused, since VyHub would see them as one server", async () => {
@@ -430,8 +410,7 @@ test("two servers with one api.server_id: the second is refused, since VyHub wou
   writeFileSync(join(dir, "servers.d", "alpha.toml"), simGame(dir, "alpha", [ALICE]));
   writeFileSync(join(dir, "servers.d", "beta.toml"), simGame(dir, "beta", [ALICE]));
   writeFileSync(join(dir, "servers.d", "gamma.toml"), simServer(dir, "gamma", []));
-  const run = await startHost(dir);
-  try {
+  await withHost(dir, async (run) => {
     await logged(run, said(run, "alpha", "ready"), "alpha ready");
     await logged(run, said(run, "gamma", "ready"), "gamma ready");
     await logged(
@@ -440,10 +419,7 @@ test("two servers with one api.server_id: the second is refused, since VyHub wou
       "beta refused",
     );
     expect(count(run, "beta", "ready")).toBe(0);
-  } finally {
-    run.proc.kill("SIGTERM");
-    expect(await run.proc.exited).toBe(0);
-  }
+  });
 }, 60_000);
 
 test("SIGHUP with the shared http.listen changed: the host's page moves there, as a single run's does", async () => {
@@ -454,8 +430,7 @@ test("SIGHUP with the shared http.listen changed: the host's page moves there, a
   const free = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   const port = free.port;
   free.stop(true);
-  const run = await startHost(dir);
-  try {
+  await withHost(dir, async (run) => {
     const pages = () => run.lines().filter((l) => !l.tag && String(l.msg).startsWith("status page on "));
     await until(() => pages().length === 1, "the host's status page");
     const first = /status page on (\S+)/.exec(String(pages()[0]?.msg))?.[1] as string;
@@ -473,18 +448,14 @@ test("SIGHUP with the shared http.listen changed: the host's page moves there, a
         () => "refused",
       ),
     ).toBe("refused");
-  } finally {
-    run.proc.kill("SIGTERM");
-    expect(await run.proc.exited).toBe(0);
-  }
+  });
 }, 60_000);
 
 test("a single run's SIGHUP after servers.d got its first servers: says a restart hosts them", async () => {
   const dir = host({});
   rmSync(join(dir, "servers.d"), { recursive: true });
   writeFileSync(join(dir, "hub-agent.toml"), `\n[game.sim]\nplayers = ["${ALICE.id}:${ALICE.name}"]\n`, { flag: "a" });
-  const run = await startHost(dir);
-  try {
+  await withHost(dir, async (run) => {
     await logged(run, (l) => l.msg === "ready", "the single run ready");
     mkdirSync(join(dir, "servers.d"));
     writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
@@ -498,10 +469,7 @@ test("a single run's SIGHUP after servers.d got its first servers: says a restar
           `SIGHUP: ${join(dir, "servers.d")} now holds servers (alpha, beta): this run goes on as the shared file's one server; a restart (systemctl restart hub-agent) hosts them`,
       "the new servers said",
     );
-  } finally {
-    run.proc.kill("SIGTERM");
-    expect(await run.proc.exited).toBe(0);
-  }
+  });
 }, 60_000);
 
 test("a SIGHUP with nothing changed does not cut short the pause of a server that keeps failing", async () => {
@@ -511,17 +479,13 @@ test("a SIGHUP with nothing changed does not cut short the pause of a server tha
     join(dir, "servers.d", "beta.toml"),
     `[game]\nbridge = "wrapper"\npreset = "openarena"\n\n[game.wrapper]\ncommand = ["sh", "-c", "exit 3"]\n`,
   );
-  const run = await startHost(dir);
-  const at = (msg: RegExp) => Date.parse(String(run.lines().find(said(run, "beta", msg))?.ts));
-  try {
+  await withHost(dir, async (run) => {
+    const at = (msg: RegExp) => Date.parse(String(run.lines().find(said(run, "beta", msg))?.ts));
     await logged(run, said(run, "beta", /starting it again in 2 s$/), "beta's second pause");
     run.proc.kill("SIGHUP"); // a tool reloading on a timer: beta's file is as it was
     await logged(run, said(run, "beta", /starting it again in 4 s$/), "beta's third pause", 20_000);
     // Its pause of 2 s was waited out whole, SIGHUP or not.
     expect(at(/in 4 s$/) - at(/in 2 s$/)).toBeGreaterThanOrEqual(1_900);
     expect(count(run, "alpha", "ready")).toBe(1);
-  } finally {
-    run.proc.kill("SIGTERM");
-    expect(await run.proc.exited).toBe(0);
-  }
+  });
 }, 60_000);

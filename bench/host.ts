@@ -500,7 +500,12 @@ for (const r of rows.filter((r) => r.kicks)) {
   const k = r.kicks!;
   console.log(
     `\n${r.name} (${FAULT - 2} healthy, one console hung, one service answering 503): ban → kick ` +
-      `p50 ${pct(k, 50).toFixed(0)} ms, p99 ${pct(k, 99).toFixed(0)} ms over ${k.length} kicks; ` +
+      `p50 ${pct(k, 50).toFixed(0)} ms, p99 ${pct(k, 99).toFixed(0)} ms over ${k.length} kicks ` +
+      `(the slowest: ${[...k]
+        .sort((a, b) => b - a)
+        .slice(0, 3)
+        .map((x) => x.toFixed(0))
+        .join(", ")} ms); ` +
       `ban's exit p50 ${pct(r.banExits!, 50).toFixed(0)} ms; healthy servers' status every ` +
       `${r.meanGapSimSeconds.toFixed(1)} simulated s at the slowest (the setting: ${SPEC_INTERVALS.status}), ` +
       `longest gap ${r.maxGapSimSeconds.toFixed(0)} s` +

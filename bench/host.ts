@@ -7,7 +7,8 @@
  * simulated minute (a status round a second per server).
  *
  * Measured per case, from `--warmup` seconds after every server has sent its first status until `--seconds` later:
- * RSS, PSS and USS (private clean + dirty) summed over the agent processes, read from /proc/<pid>/smaps_rollup every
+ * RSS, PSS, USS (private clean + dirty) and the RSS's anonymous memory (heaps, the JIT's code; the rest is file-backed:
+ * the executable's and libraries' pages) summed over the agent processes, read from /proc/<pid>/smaps_rollup every
  * `--sample` seconds from the first status and at the end (the table shows the peak of each sum); user + system CPU
  * seconds from /proc/<pid>/stat at the end, before the stop, less what was spent before the window (the start-up
  * and first seconds' compiling: "start CPU s"), per simulated hour; each server's status rounds as the service
@@ -86,7 +87,7 @@ const BIN = join(work, "hub-agent");
 }
 
 /** /proc/<pid>/smaps_rollup in MB: RSS, PSS, USS (private clean + dirty); undefined once the process is gone. */
-function memory(pid: number): { rss: number; pss: number; uss: number } | undefined {
+function memory(pid: number): Sums | undefined {
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
@@ -98,6 +99,7 @@ function memory(pid: number): { rss: number; pss: number; uss: number } | undefi
     rss: kb("Rss") / 1024,
     pss: kb("Pss") / 1024,
     uss: (kb("Private_Clean") + kb("Private_Dirty")) / 1024,
+    anon: kb("Anonymous") / 1024,
   };
 }
 
@@ -196,13 +198,15 @@ interface Sums {
   rss: number;
   pss: number;
   uss: number;
+  /** Of the RSS, anonymous memory (heaps, the JIT's code, stacks); the rest is file-backed. */
+  anon: number;
 }
+const SUMS = ["rss", "pss", "uss", "anon"] as const;
 interface Row {
   name: string;
   servers: number;
   processes: number;
   peak: Sums;
-  last: Sums;
   startCpu: number;
   cpuPerHour: number;
   /** Of the healthy servers' status rounds in the window: the slowest one's mean interval, the longest gap. */
@@ -292,10 +296,10 @@ async function runCase(n: number, layout: "one" | "each", fault: boolean): Promi
     const served0 = served;
     const samples: Sums[] = [];
     const sample = () => {
-      const sums = { rss: 0, pss: 0, uss: 0 };
+      const sums = { rss: 0, pss: 0, uss: 0, anon: 0 };
       for (const p of procs) {
         const m = memory(p.proc.pid);
-        if (m) for (const k of ["rss", "pss", "uss"] as const) sums[k] += m[k];
+        if (m) for (const k of SUMS) sums[k] += m[k];
       }
       samples.push(sums);
     };
@@ -367,23 +371,28 @@ async function runCase(n: number, layout: "one" | "each", fault: boolean): Promi
     // Status rounds of the healthy servers in the window: the slowest one's mean interval, the longest gap.
     let meanGap = 0;
     let maxGap = 0;
+    let gapAt = "";
     for (const s of healthy) {
       const times = rounds.get(s.serverId)!.filter((t) => t >= t0 && t <= t1);
       meanGap = Math.max(meanGap, times.length > 1 ? (times.at(-1)! - times[0]!) / (times.length - 1) : Infinity);
-      for (let i = 1; i < times.length; i++) maxGap = Math.max(maxGap, times[i]! - times[i - 1]!);
+      for (let i = 1; i < times.length; i++)
+        if (times[i]! - times[i - 1]! > maxGap) {
+          maxGap = times[i]! - times[i - 1]!;
+          gapAt = `${s.name} at ${((times[i - 1]! - t0) / 1000).toFixed(0)} s`;
+        }
     }
+    if (maxGap > (2 * SPEC_INTERVALS.status * 1000) / SCALE) notes.push(`the longest gap: ${gapAt}`);
     const restarts = (logs().match(/starting it again in/g) ?? []).length;
     if (restarts) notes.push(`${restarts} restart(s) of a server's agent in the host`);
     if (failing) notes.push(`${failing.requests()} requests to the 503 service`);
 
-    const peak = { rss: 0, pss: 0, uss: 0 };
-    for (const s of samples) for (const k of ["rss", "pss", "uss"] as const) peak[k] = Math.max(peak[k], s[k]);
+    const peak = { rss: 0, pss: 0, uss: 0, anon: 0 };
+    for (const s of samples) for (const k of SUMS) peak[k] = Math.max(peak[k], s[k]);
     return {
       name: label,
       servers: n,
       processes: procs.length,
       peak,
-      last: samples.at(-1)!,
       startCpu,
       cpuPerHour: ((endCpu - startCpu) / window) * (3600 / SCALE),
       meanGapSimSeconds: (meanGap / 1000) * SCALE,
@@ -430,6 +439,7 @@ console.log(
     "RSS MB".padStart(8) +
     "PSS MB".padStart(8) +
     "USS MB".padStart(8) +
+    "anon MB".padStart(8) +
     "start CPU s".padStart(12) +
     "CPU s/sim h".padStart(12) +
     "/server".padStart(8) +
@@ -446,6 +456,7 @@ for (const r of rows)
       mb(r.peak.rss) +
       mb(r.peak.pss) +
       mb(r.peak.uss) +
+      mb(r.peak.anon) +
       r.startCpu.toFixed(2).padStart(12) +
       r.cpuPerHour.toFixed(2).padStart(12) +
       (r.cpuPerHour / r.servers).toFixed(2).padStart(8) +
@@ -456,7 +467,8 @@ for (const r of rows)
       `  ${r.load}${r.notes.length ? `; ${r.notes.join("; ")}` : ""}`,
   );
 console.log(
-  "\nRSS, PSS, USS: the peak of the sums over the agent processes (sampled every " +
+  "\nRSS, PSS, USS (private), anon (the RSS's anonymous memory): the peak of each sum over the agent processes " +
+    "(sampled every " +
     `${SAMPLE} s and at the end); CPU: user + system from every server's first status ` +
     `after a warm-up of ${WARMUP} s, per simulated hour; status: the mean interval between the status rounds of the ` +
     `slowest healthy server (the setting: ${SPEC_INTERVALS.status} s), max gap: the longest between two rounds of any, ` +
@@ -478,7 +490,8 @@ if (hi > lo)
     if (layout === "one" && slope("rss") > 6) failed = true;
     console.log(
       `${layout === "one" ? "in one process" : "a process each"}: each extra server adds ${slope("rss").toFixed(1)} MB RSS, ` +
-        `${slope("pss").toFixed(1)} MB PSS, ${slope("uss").toFixed(1)} MB USS (from ${lo} to ${hi} servers)${met}`,
+        `${slope("pss").toFixed(1)} MB PSS, ${slope("uss").toFixed(1)} MB USS, of the RSS ${slope("anon").toFixed(1)} MB ` +
+        `anonymous (from ${lo} to ${hi} servers)${met}`,
     );
   }
 const alone = of("one", 1) ?? of("each", 1);

@@ -9,7 +9,7 @@
  * Measured per case, from `--warmup` seconds after every server has sent its first status until `--seconds` later:
  * RSS, PSS, USS (private clean + dirty) and the RSS's anonymous memory (heaps, the JIT's code; the rest is file-backed:
  * the executable's and libraries' pages) summed over the agent processes, read from /proc/<pid>/smaps_rollup every
- * `--sample` seconds from the first status and at the end (the table shows the peak of each sum); user + system CPU
+ * `--sample` seconds in that window and at its end (the table shows the peak of each sum); user + system CPU
  * seconds from /proc/<pid>/stat at the end, before the stop, less what was spent before the window (the start-up
  * and first seconds' compiling: "start CPU s"), per simulated hour; each server's status rounds as the service
  * received them (the slowest server's mean interval, and the longest gap between two).

@@ -1,6 +1,4 @@
-import { existsSync } from "node:fs";
 import { type Logger, jsonPrintable, printable } from "../lib/log.ts";
-import { serversDirOf } from "../lib/config/servers.ts";
 import type { Watched } from "../lib/app/service.ts";
 import type { Config } from "../lib/config/index.ts";
 import type { ServerChoice } from "../lib/app/servers.ts";
@@ -85,7 +83,12 @@ function chooser(flags: GlobalFlags, invocation: Invocation): () => Promise<Serv
       const { env, cwd } = invocation;
       // No server named and no servers.d: the one configuration, as always, without loading what choosing needs.
       const named = flags.server !== undefined || !!env.HUB_SERVER;
-      if (!named && !existsSync(serversDirOf({ file: flags.config, env, cwd }))) return { kind: "single" };
+      // Loaded here, not at the top: the runner's module, which every command line (`--help` too) loads, imports this.
+      const [{ serversDirOf }, { exists }] = await Promise.all([
+        import("../lib/config/servers.ts"),
+        import("../lib/fsio.ts"),
+      ]);
+      if (!named && !(await exists(serversDirOf({ file: flags.config, env, cwd })))) return { kind: "single" };
       const { serverChoice } = await import("../lib/app/servers.ts");
       const c = await serverChoice({ file: flags.config, env, cwd, ...(flags.server ? { server: flags.server } : {}) });
       if (c.kind === "problem") throw new CliError(c.line, EXIT.USAGE);

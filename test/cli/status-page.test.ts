@@ -172,7 +172,7 @@ describe.skipIf(!installed)("the status page in headless Chromium", () => {
     const run = { proc, log, lines: () => jsonLines(log) };
     await logged(run, (l) => l.tag === "alpha" && l.msg === "ready", "alpha ready");
     const restarting = (l: Record<string, unknown>) =>
-      l.tag === "beta" && String(l.msg).endsWith("starting it again in 1 s");
+      l.tag === "beta" && String(l.msg).endsWith("starting it again in 2 s");
     await logged(run, restarting, "beta restarting");
     const url = await statusPageUrl(run);
     const text = visibleText(await chromium(["--dump-dom", url]));

@@ -133,6 +133,7 @@ describe("hub-agent completion", () => {
       "--log-format",
       "--once",
       "--quiet",
+      "--server",
     ]);
     expect(await fish("hub-agent --log-format ")).toEqual(["json", "pretty"]);
     expect(await fish("hub-agent completion ")).toEqual(["bash", "fish", "zsh"]);
@@ -145,7 +146,15 @@ describe("hub-agent completion", () => {
     expect(await zsh("")).toEqual(await commandNames());
     expect(await zsh("queue", "")).toEqual(["status", "retry", "drop"]);
     expect(await zsh("--config", "x.toml", "queue", "")).toEqual(["status", "retry", "drop"]);
-    expect(await zsh("run", "--")).toEqual(["--config", "--json", "--log-format", "--quiet", "--help", "--once"]);
+    expect(await zsh("run", "--")).toEqual([
+      "--config",
+      "--server",
+      "--json",
+      "--log-format",
+      "--quiet",
+      "--help",
+      "--once",
+    ]);
     expect(await zsh("--log-format", "")).toEqual(["pretty", "json"]);
     expect(await zsh("--config", "")).toEqual(["<files>"]);
     expect(await zsh("ban", "x", "--as", "")).toEqual(["<free text>"]);

@@ -22,9 +22,11 @@ import type { Logger } from "../log.ts";
 
 /** Outcomes remembered for an entry handed over just after a round had settled it. */
 const RECENT_OUTCOMES = 1_000;
-/** A pause the service asked for that ends sooner than this is waited out with the command; a longer one is not
- * (the command answers within about its own start-up and this, under the 100 ms an operator notices). */
-export const HOLD_ANSWER_MS = 50;
+/**
+ * A pause the service asked for that ends sooner than this is waited out with the command; a longer one is not. 50 ms
+ * made a `ban` typed during a drain that met a pause answer "queued" where it could have said "delivered" (CI saw it).
+ */
+export const HOLD_ANSWER_MS = 100;
 /** While commands wait, how often the API client's 429 gates are looked at (a user lookup waits one out unseen). */
 const GATE_LOOK_MS = 25;
 

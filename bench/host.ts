@@ -27,9 +27,13 @@
  * only listeners. It must not be the bottleneck: the bench prints the requests it served a second and the CPU the
  * bench's process used meanwhile (the service is nearly all of it), against the agents'.
  *
- * Run: npm run bench:host [-- --servers 1,5,10,30 --seconds 120 --scale 60 --fault 10 --bans 5 --sample 5 --warmup 10]
+ * Then (`--reload 1`, the default) the fault case again in one process, with a SIGHUP at 40 % of its window that adds
+ * a server, removes the 503 one and changes the hung one's preset (only a start applies it): the bans typed after it,
+ * and whether any healthy server's agent started again.
+ *
+ * Run: npm run bench:host [-- --servers 1,5,10,30 --seconds 120 --scale 60 --fault 10 --reload 1 --bans 5 --sample 5 --warmup 10]
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -52,6 +56,8 @@ const FAULT = num("fault", 10);
 const BANS = num("bans", 5);
 const SAMPLE = num("sample", 5);
 const WARMUP = num("warmup", 10);
+/** The fault case again in one process, with a SIGHUP adding, removing and changing a server (`--reload 0`: not). */
+const RELOAD = num("reload", 1);
 const ONLINE = 20;
 if (SIZES.some((n) => !(n >= 1)) || (FAULT && FAULT < 3)) throw new Error("--servers ≥ 1 each, --fault 0 or ≥ 3");
 
@@ -217,6 +223,8 @@ interface Row {
   load: string;
   notes: string[];
   kicks?: number[];
+  /** With a SIGHUP in the window: the kicks of bans typed after it. */
+  kicksAfterReload?: number[];
   banExits?: number[];
   banFailures?: string[];
 }
@@ -224,7 +232,7 @@ interface Row {
 let serial = 0;
 
 /** One case: N servers (and the fault case's two) in one process or one process each. */
-async function runCase(n: number, layout: "one" | "each", fault: boolean): Promise<Row> {
+async function runCase(n: number, layout: "one" | "each", fault: boolean, reload = false): Promise<Row> {
   const loadAtStart = load();
   const dir = mkdtempSync(join(work, `case-${++serial}-`));
   const sb = await startSandbox({ requestLog: 100 });
@@ -274,7 +282,7 @@ async function runCase(n: number, layout: "one" | "each", fault: boolean): Promi
           return { proc: spawnRun(["--server", s.name], log), log };
         });
   const logs = () => procs.map((p) => (existsSync(p.log) ? readFileSync(p.log, "utf8") : "")).join("");
-  const label = `${fault ? "fault: " : ""}${layout === "one" ? "one process" : "a process each"}, ${n} server${n === 1 ? "" : "s"}`;
+  const label = `${reload ? "fault + SIGHUP: " : fault ? "fault: " : ""}${layout === "one" ? "one process" : "a process each"}, ${n} server${n === 1 ? "" : "s"}`;
   console.error(`${label}: starting (load ${loadAtStart})`);
 
   try {
@@ -305,8 +313,27 @@ async function runCase(n: number, layout: "one" | "each", fault: boolean): Promi
     };
     const sampler = setInterval(sample, SAMPLE * 1000);
 
+    // With `reload`, at 40 % of the window: a server added, the 503 one removed, the hung one changed where only a
+    // start applies (its preset), then SIGHUP; the healthy servers' bans after it are kept apart.
+    let reloadedAt = Infinity;
+    const reloading = (async () => {
+      if (!reload) return;
+      await Bun.sleep(SECONDS * 400);
+      const added = sb.state.addServer({ name: "added", serverbundle_id: SEED_IDS.serverbundle });
+      const file = (name: string) => join(dir, "servers.d", `${name}.toml`);
+      writeFileSync(
+        file("added"),
+        `[api]\nserver_id = "${added.id}"\n\n[game]\nbridge = "sim"\n\n[game.sim]\nonline = ${ONLINE}\n`,
+      );
+      unlinkSync(file("service-503"));
+      writeFileSync(file("hung-console"), readFileSync(file("hung-console"), "utf8").replace('"gmod"', '"rust"'));
+      reloadedAt = performance.now();
+      procs[0]!.proc.kill("SIGHUP");
+    })();
+
     // The fault case: the healthy servers' players banned one by one, spread over the window.
     const kicks: number[] = [];
+    const kicksAfterReload: number[] = [];
     const banExits: number[] = [];
     const banFailures: string[] = [];
     const banning = (async () => {
@@ -345,6 +372,7 @@ async function runCase(n: number, layout: "one" | "each", fault: boolean): Promi
             : undefined;
           if (kick) {
             kicks.push(kick.at - at);
+            if (started > reloadedAt) kicksAfterReload.push(kick.at - at);
             break;
           }
           if (performance.now() > until) {
@@ -358,6 +386,7 @@ async function runCase(n: number, layout: "one" | "each", fault: boolean): Promi
 
     await Bun.sleep(SECONDS * 1000);
     await banning;
+    await reloading;
     clearInterval(sampler);
     sample();
     const window = (performance.now() - t0) / 1000;
@@ -385,6 +414,14 @@ async function runCase(n: number, layout: "one" | "each", fault: boolean): Promi
     const restarts = (logs().match(/starting it again in/g) ?? []).length;
     if (restarts) notes.push(`${restarts} restart(s) of a server's agent in the host`);
     if (failing) notes.push(`${failing.requests()} requests to the 503 service`);
+    if (reload) {
+      // Every healthy server's agent started once: the SIGHUP left them running as they were.
+      const started = healthy.map(
+        (s) => (logs().match(new RegExp(`"tag":"${s.name}","msg":"ready"`, "g")) ?? []).length,
+      );
+      notes.push(`after the SIGHUP, healthy servers started again: ${started.filter((k) => k > 1).length}`);
+      notes.push(`"added" ready: ${/"tag":"added","msg":"ready"/.test(logs())}`);
+    }
 
     const peak = { rss: 0, pss: 0, uss: 0, anon: 0 };
     for (const s of samples) for (const k of SUMS) peak[k] = Math.max(peak[k], s[k]);
@@ -402,6 +439,7 @@ async function runCase(n: number, layout: "one" | "each", fault: boolean): Promi
       load: `${loadAtStart} → ${load()}`,
       notes,
       ...(fault ? { kicks, banExits, banFailures } : {}),
+      ...(reload ? { kicksAfterReload } : {}),
     };
   } finally {
     stopCounting();
@@ -431,6 +469,7 @@ console.log(
 const rows: Row[] = [];
 for (const n of SIZES) for (const layout of ["one", "each"] as const) rows.push(await runCase(n, layout, false));
 if (FAULT) for (const layout of ["one", "each"] as const) rows.push(await runCase(FAULT, layout, true));
+if (FAULT && RELOAD) rows.push(await runCase(FAULT, "one", true, true));
 
 const mb = (x: number) => x.toFixed(1).padStart(8);
 console.log(
@@ -522,6 +561,11 @@ for (const r of rows.filter((r) => r.kicks)) {
       `ban's exit p50 ${pct(r.banExits!, 50).toFixed(0)} ms; healthy servers' status every ` +
       `${r.meanGapSimSeconds.toFixed(1)} simulated s at the slowest (the setting: ${SPEC_INTERVALS.status}), ` +
       `longest gap ${r.maxGapSimSeconds.toFixed(0)} s` +
+      (r.kicksAfterReload
+        ? `; the bans typed after the SIGHUP (a server added, one removed, one restarted): ban → kick p50 ` +
+          `${pct(r.kicksAfterReload, 50).toFixed(0)} ms, p99 ${pct(r.kicksAfterReload, 99).toFixed(0)} ms over ` +
+          `${r.kicksAfterReload.length} kicks; ${r.notes.filter((x) => x.includes("SIGHUP") || x.includes("added")).join("; ")}`
+        : "") +
       (r.banFailures!.length ? `\n  failures: ${r.banFailures!.join("\n  ")}` : ""),
   );
   if (r.banFailures!.length) failed = true;

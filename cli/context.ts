@@ -75,6 +75,9 @@ export interface Context {
   secret(value: string): void;
 }
 
+/** The line above one server's part of `status` and `doctor` when they show every server of a host. */
+export const serverHeading = (name: string): string => `── ${name} ${"─".repeat(Math.max(3, 60 - name.length))}`;
+
 /** Context.servers: asked once, then the same answer (a problem is a usage error). */
 function chooser(flags: GlobalFlags, invocation: Invocation): () => Promise<ServerChoice> {
   let chosen: Promise<ServerChoice> | undefined;

@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { globalArgs, createContext, type Context } from "../context.ts";
+import { globalArgs, createContext, serverHeading, type Context } from "../context.ts";
 import { CliError, EXIT, type ExitCode } from "../exit.ts";
 import type { Check, FailureKind } from "../../lib/doctor.ts";
 import { helpMeta } from "../args.ts";
@@ -35,7 +35,7 @@ export default defineCommand({
     for (const server of choice.names) {
       const r = await checksOf(ctx, server);
       all[server] = r.checks;
-      ctx.say(`── ${server} ${"─".repeat(Math.max(3, 60 - server.length))}`);
+      ctx.say(serverHeading(server));
       say(ctx, r);
     }
     ctx.emit({ servers: Object.fromEntries(Object.entries(all).map(([n, c]) => [n, jsonOf(c)])) });

@@ -5,7 +5,7 @@ import { globalArgs, createContext } from "../context.ts";
 import { CliError, EXIT } from "../exit.ts";
 import { DEFAULT_CONFIG_FILE } from "../../lib/app/config.ts";
 import { renderServerTemplate, renderTemplate } from "../../lib/app/config.ts";
-import { SERVERS_DIR, SERVER_NAME, SERVER_NAME_RULE } from "../../lib/app/servers.ts";
+import { SERVERS_DIR, serverNameProblem } from "../../lib/app/servers.ts";
 import { helpMeta } from "../args.ts";
 
 export default defineCommand({
@@ -25,8 +25,8 @@ export default defineCommand({
     const { cwd, env } = ctx.invocation;
     const shared = resolve(cwd, args.config ?? env.HUB_CONFIG ?? DEFAULT_CONFIG_FILE);
     const server = args.server ?? (env.HUB_SERVER || undefined);
-    if (server !== undefined && !SERVER_NAME.test(server))
-      throw new CliError(`--server ${JSON.stringify(server)} is not a server's name (${SERVER_NAME_RULE})`, EXIT.USAGE);
+    const bad = server === undefined ? undefined : serverNameProblem(server);
+    if (bad) throw new CliError(bad, EXIT.USAGE);
     // One server of several: its file in servers.d beside the shared one (the folder made when missing).
     const file = server ? join(dirname(shared), SERVERS_DIR, `${server}.toml`) : shared;
     if (server) await mkdir(dirname(file), { recursive: true, mode: 0o750 }); // the service reads it by group

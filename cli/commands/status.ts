@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { globalArgs, createContext, type Context } from "../context.ts";
+import { globalArgs, createContext, serverHeading, type Context } from "../context.ts";
 import { EXIT } from "../exit.ts";
 import { type StatusView, agentStatus } from "../../lib/app/status.ts";
 import { drainLine } from "../../lib/sanctions/drain.ts";
@@ -35,7 +35,7 @@ async function everyServer(ctx: Context, names: string[]): Promise<void> {
   ctx.emit({ servers: views });
   if (!ctx.json)
     for (const [server, view] of Object.entries(views)) {
-      ctx.say(`── ${server} ${"─".repeat(Math.max(3, 60 - server.length))}`);
+      ctx.say(serverHeading(server));
       for (const line of statusLines(view)) ctx.say(line);
     }
   ctx.exit(Object.values(views).every((v) => v.run.alive) ? EXIT.OK : EXIT.FAILURE);

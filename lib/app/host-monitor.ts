@@ -28,8 +28,11 @@ export class HostMonitor {
   }
 
   private views(): Promise<[string, StatusView | undefined][]> {
-    return Promise.all(this.names().map(async (n) => [n, await this.monitors.get(n)?.status()] as const)).then((v) =>
-      v.map(([n, view]) => [n, view]),
+    return Promise.all(
+      this.names().map(async (n): Promise<[string, StatusView | undefined]> => [
+        n,
+        await this.monitors.get(n)?.status(),
+      ]),
     );
   }
 

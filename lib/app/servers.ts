@@ -9,6 +9,10 @@ import { SERVER_NAME, SERVER_NAME_RULE, type ServerList, listServers } from "../
 export { SERVERS_DIR, SERVER_NAME, SERVER_NAME_RULE } from "../config/servers.ts";
 import { readFile, readdir, stat } from "../fsio.ts";
 
+/** `--server`'s value refused in one line when it is not a server's name; undefined when it is. */
+export const serverNameProblem = (name: string): string | undefined =>
+  SERVER_NAME.test(name) ? undefined : `--server ${JSON.stringify(name)} is not a server's name (${SERVER_NAME_RULE})`;
+
 /** servers.d as it is now: every server's name, and the files that are not a server. */
 export const hostServers = (o: {
   file?: string;
@@ -35,8 +39,8 @@ export async function serverChoice(o: {
   server?: string;
 }): Promise<ServerChoice | { kind: "problem"; line: string }> {
   const named = o.server ?? (o.env.HUB_SERVER || undefined);
-  if (named !== undefined && !SERVER_NAME.test(named))
-    return { kind: "problem", line: `--server ${JSON.stringify(named)} is not a server's name (${SERVER_NAME_RULE})` };
+  const bad = named === undefined ? undefined : serverNameProblem(named);
+  if (bad) return { kind: "problem", line: bad };
   const list = await hostServers(o);
   const known = list.names.length ? `its servers: ${list.names.join(", ")}` : "it holds no server";
   if (named !== undefined)

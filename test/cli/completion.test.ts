@@ -85,6 +85,9 @@ async function commandNames(cmd: CommandDef<ArgsDef> = main): Promise<string[]> 
   return Object.keys(subs ?? {});
 }
 
+/** What `hub-agent run --<TAB>` offers in bash and zsh, in the command's order (fish sorts them). */
+const RUN_FLAGS = ["--config", "--server", "--json", "--log-format", "--quiet", "--help", "--once"];
+
 describe("hub-agent completion", () => {
   test("an unknown shell is a usage error naming the shells", async () => {
     const r = await hub(["completion", "tcsh"]);
@@ -101,15 +104,7 @@ describe("hub-agent completion", () => {
     expect(await bash("queue", "")).toEqual(["status", "retry", "drop"]);
     // Global flags (and their values) before the command, as the CLI accepts them.
     expect(await bash("--config", "x.toml", "--json", "queue", "d")).toEqual(["drop"]);
-    expect(await bash("run", "--")).toEqual([
-      "--config",
-      "--server",
-      "--json",
-      "--log-format",
-      "--quiet",
-      "--help",
-      "--once",
-    ]);
+    expect(await bash("run", "--")).toEqual(RUN_FLAGS);
     expect(await bash("--log-format", "")).toEqual(["pretty", "json"]);
     expect(await bash("--log-format", "=", "p")).toEqual(["pretty"]); // --log-format=p: bash splits at "="
     expect(await bash("sandbox", "--seed", "")).toEqual(["examples", "empty"]);
@@ -146,15 +141,7 @@ describe("hub-agent completion", () => {
     expect(await zsh("")).toEqual(await commandNames());
     expect(await zsh("queue", "")).toEqual(["status", "retry", "drop"]);
     expect(await zsh("--config", "x.toml", "queue", "")).toEqual(["status", "retry", "drop"]);
-    expect(await zsh("run", "--")).toEqual([
-      "--config",
-      "--server",
-      "--json",
-      "--log-format",
-      "--quiet",
-      "--help",
-      "--once",
-    ]);
+    expect(await zsh("run", "--")).toEqual(RUN_FLAGS);
     expect(await zsh("--log-format", "")).toEqual(["pretty", "json"]);
     expect(await zsh("--config", "")).toEqual(["<files>"]);
     expect(await zsh("ban", "x", "--as", "")).toEqual(["<free text>"]);

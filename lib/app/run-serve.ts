@@ -18,6 +18,16 @@ import { serviceApi } from "./service.ts";
 
 export type { ServeOptions, Served } from "./run-serving.ts";
 
+/**
+ * The executable starts with the JIT reluctant (packaging/build.ts, JIT_POLICY): a one-shot command's code runs
+ * once. What a serving `run` runs (kicks, chat, rounds) runs for weeks, so it gets the normal policy back. Only Bun
+ * has the call; under Deno (or `bun` without a compile) there is nothing to undo.
+ */
+function normalJit(): void {
+  const bun = (globalThis as { Bun?: { unsafe?: { setJITPolicy?: (scale: number) => void } } }).Bun;
+  bun?.unsafe?.setJITPolicy?.(1);
+}
+
 export async function serve(opts: ServeOptions): Promise<Served> {
   const { config, bridge, clock, logger } = opts;
   const messages = await loadMessages(config.lang, { logger });
@@ -73,6 +83,7 @@ export async function serve(opts: ServeOptions): Promise<Served> {
   monitor.start();
   opts.onMonitor?.(monitor);
   const listener = opts.once ? undefined : await listenHttp(config, monitor, logger);
+  if (!opts.once) normalJit();
   // `run --once` met a refused key or an unknown server id: that is the reason to name (exit 3), whatever it ended
   // with, a store that failed aside.
   const refused = () => {

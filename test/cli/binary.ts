@@ -25,7 +25,7 @@ export function buildCommand(entry: string, outfile: string): string[] {
 function buildKey(): string {
   const hash = new Bun.CryptoHasher("sha256").update(`${Bun.revision}\0${buildCommand("cli/main.ts", "").join(" ")}`);
   const files = ["package.json", "package-lock.json", "tsconfig.json"];
-  for (const dir of ["cli", "lib", "lang"])
+  for (const dir of ["cli", "lib", "lang", "packaging/bytecode"])
     for (const f of readdirSync(join(root, dir), { recursive: true, withFileTypes: true }))
       if (f.isFile()) files.push(relative(root, join(f.parentPath, f.name)));
   for (const f of files.sort()) hash.update(`\0${f}\0`).update(readFileSync(join(root, f)));

@@ -18,7 +18,7 @@ import type {
 import { parseChatCommand } from "./chat.ts";
 import { SIM_USER_TYPE } from "./user-type.ts";
 import { OwnGroupChanges } from "./echoes.ts";
-import { appendDurably, type SimAction, type SimActionType } from "./sim-actions.ts";
+import { durableAppender, type SimAction, type SimActionType } from "./sim-actions.ts";
 import { SimChurner, type SimChurn } from "./sim-churn.ts";
 import { simEscape, simQuoting } from "./sim-escape.ts";
 
@@ -83,7 +83,7 @@ export class SimGame implements GameBridge {
   /** Present only with the `scripts` option: how a bridge says it can run scripts. */
   readonly script?: ScriptRunner;
 
-  private actionsLog: string | undefined;
+  private appendAction: ((line: string) => Promise<void>) | undefined;
   private players = new Map<string, GamePlayer>();
   private own: OwnGroupChanges;
   private groups = new Map<string, string[]>();
@@ -110,7 +110,7 @@ export class SimGame implements GameBridge {
     this.clock = o.clock ?? systemClock;
     this.own = new OwnGroupChanges(this.clock);
     this.log = (o.logger ?? silentLogger).withTag("sim");
-    this.actionsLog = o.actionsLog;
+    this.appendAction = o.actionsLog === undefined ? undefined : durableAppender(o.actionsLog);
     this.maxActions = o.maxActions ?? Number.POSITIVE_INFINITY;
     for (const p of o.players ?? []) this.players.set(p.id, { ...p });
     if (o.churn) {
@@ -134,7 +134,7 @@ export class SimGame implements GameBridge {
         quoting: simQuoting,
         run: async (script, player) => {
           this.check("script");
-          this.record({ type: "script", script, ...(player ? { player: player.id } : {}) });
+          await this.record({ type: "script", script, ...(player ? { player: player.id } : {}) });
           this.log.info(`script: ${script}`);
         },
       };
@@ -170,33 +170,43 @@ export class SimGame implements GameBridge {
 
   async kick(player: GamePlayer, reason: string): Promise<void> {
     this.check("kick");
-    this.record({ type: "kick", player: player.id, text: reason });
+    // The game's side at once, as a server's; the call returns once the log has the line.
+    const logged = this.record({ type: "kick", player: player.id, text: reason });
     this.log.info(`${player.name} was kicked: ${reason}`, { id: player.id });
     const online = this.players.get(player.id);
-    if (!online) return;
-    this.players.delete(player.id);
-    this.emit({ type: "player_disconnect", player: online, reason: "kicked" });
+    if (online) {
+      this.players.delete(player.id);
+      this.emit({ type: "player_disconnect", player: online, reason: "kicked" });
+    }
+    await logged;
   }
 
   async message(player: GamePlayer | null, text: string): Promise<void> {
     if (player) {
       this.check("message");
-      this.record({ type: "message", player: player.id, text });
+      await this.record({ type: "message", player: player.id, text });
       this.log.info(`to ${player.name}: ${text}`, { id: player.id });
     } else {
       this.check("broadcast");
-      this.record({ type: "broadcast", text });
+      await this.record({ type: "broadcast", text });
       this.log.info(`to everyone: ${text}`);
     }
   }
 
   async setGroup(player: GamePlayer, group: string, op: "add" | "remove", seconds?: number): Promise<void> {
     this.check("set_group");
-    this.record({ type: "set_group", player: player.id, group, op, ...(seconds !== undefined ? { seconds } : {}) });
+    const logged = this.record({
+      type: "set_group",
+      player: player.id,
+      group,
+      op,
+      ...(seconds !== undefined ? { seconds } : {}),
+    });
     this.own.note(player.id, group, op);
     this.applyGroup(player.id, group, op);
     const how = seconds !== undefined ? ` for ${seconds} s` : "";
     this.log.info(`${player.name}: group ${group} ${op === "add" ? "added" : "removed"}${how}`, { id: player.id });
+    await logged;
   }
 
   async playerGroups(player: GamePlayer): Promise<string[]> {
@@ -205,7 +215,7 @@ export class SimGame implements GameBridge {
 
   async exec(command: string): Promise<string> {
     this.check("exec");
-    this.record({ type: "exec", command });
+    await this.record({ type: "exec", command });
     this.log.info(`console: ${command}`);
     return typeof this.execReply === "function" ? this.execReply(command) : this.execReply;
   }
@@ -359,12 +369,13 @@ export class SimGame implements GameBridge {
     throw f.error;
   }
 
-  private record(a: Omit<SimAction, "at">): void {
+  /** Kept in `actions` at once; the call's promise settles once the line is durable in the actions log. */
+  private record(a: Omit<SimAction, "at">): Promise<void> {
     const action = { ...a, at: this.clock.now() } as SimAction;
     this.actions.push(action);
     // Dropped in batches, so keeping the newest costs no copy per action.
     if (this.actions.length > 2 * this.maxActions) this.actions = this.actions.slice(-this.maxActions);
-    if (this.actionsLog) appendDurably(this.actionsLog, `${JSON.stringify(action)}\n`);
+    return this.appendAction?.(`${JSON.stringify(action)}\n`) ?? Promise.resolve();
   }
 
   private applyGroup(id: string, group: string, op: "add" | "remove"): void {

@@ -12,6 +12,7 @@
  */
 import * as fs from "node:fs";
 import type * as fsp from "node:fs/promises";
+import { atMost } from "./serial.ts";
 
 let blocking = false;
 
@@ -93,8 +94,25 @@ function closedError(syscall: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`EBADF: bad file descriptor, ${syscall}`), { code: "EBADF", errno: -9, syscall });
 }
 
+/**
+ * The runtime runs threaded file calls on one thread a CPU. An fsync can hold its thread for 100 ms and more on a busy
+ * disk, so at most one fewer than that sync at once: a burst of durable writes (a minute's playtime counters of
+ * every server of a host, a drain) always leaves a thread for the reads a kick waits on (the handed-over ban). With
+ * every thread in an fsync, each server of a 10-server host waited, and a kick took up to 400 ms (bench:host).
+ */
+const syncSlot = atMost(Math.max(1, (globalThis.navigator?.hardwareConcurrency ?? 2) - 1));
+
 export function open(path: string, flags: string, mode?: number): Promise<FileHandle> {
-  if (!blocking) return promises().then((p) => p.open(path, flags, mode));
+  if (!blocking)
+    return promises()
+      .then((p) => p.open(path, flags, mode))
+      .then((fh) => ({
+        writeFile: (data) => fh.writeFile(data),
+        readFile: () => fh.readFile(),
+        sync: () => syncSlot(() => fh.sync()),
+        stat: () => fh.stat(),
+        close: () => fh.close(),
+      }));
   return settled(() => {
     // The number is forgotten at close, like node's FileHandle: once closed, the kernel hands it to the next file
     // opened, and a late write, fsync or second close must fail or do nothing, never reach that other file.

@@ -5,6 +5,7 @@
  *   caller of that time shares the result.
  * - following: the same runs, but each caller waits only for the run that starts after its call, never for the runs
  *   later callers ask for (calls that never stop coming would make a coalescing caller wait for ever).
+ * - atMost: up to n calls run at once, the others wait their turn in call order.
  */
 
 /** Returns a function that runs each `fn` given to it after the previous ones have settled. */
@@ -14,6 +15,24 @@ export function serial(): <R>(fn: () => Promise<R>) => Promise<R> {
     const run = tail.then(fn);
     tail = run.catch(() => {});
     return run;
+  };
+}
+
+/** Returns a function that runs at most `n` of the `fn`s given to it at once, the others after them in call order. */
+export function atMost(n: number): <R>(fn: () => Promise<R>) => Promise<R> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (fn) => {
+    if (running >= n) await new Promise<void>((resolve) => waiting.push(resolve));
+    else running++;
+    try {
+      return await fn();
+    } finally {
+      const next = waiting.shift();
+      if (next)
+        next(); // the slot passes on as it is
+      else running--;
+    }
   };
 }
 

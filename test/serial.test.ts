@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { coalescing, following, serial, serialByKey } from "../lib/serial.ts";
+import { atMost, coalescing, following, serial, serialByKey } from "../lib/serial.ts";
 
 /** A promise the test settles by hand. */
 function gate<T = void>() {
@@ -93,4 +93,33 @@ test("following: a call during a run waits for the next run only, not for the ru
   const failing = following(() => Promise.reject(new Error("disk full")));
   await expect(failing()).rejects.toThrow("disk full");
   await expect(failing()).rejects.toThrow("disk full");
+});
+
+test("atMost: two at once, the third when one ends, in call order; a failure frees its slot", async () => {
+  const limit = atMost(2);
+  const gates = [gate<void>(), gate<void>(), gate<void>(), gate<void>()];
+  const started: number[] = [];
+  const calls = gates.map((g, i) =>
+    limit(() => {
+      started.push(i);
+      return i === 1 ? g.promise.then(() => Promise.reject(new Error("fsync failed"))) : g.promise;
+    }),
+  );
+  await Bun.sleep(0);
+  expect(started).toEqual([0, 1]);
+  gates[1]!.open(); // the second fails: its slot goes to the third, not to the fourth
+  await expect(calls[1]!).rejects.toThrow("fsync failed");
+  await Bun.sleep(0);
+  expect(started).toEqual([0, 1, 2]);
+  gates[0]!.open();
+  await calls[0];
+  await Bun.sleep(0);
+  expect(started).toEqual([0, 1, 2, 3]);
+  gates[2]!.open();
+  gates[3]!.open();
+  await Promise.all([calls[2], calls[3]]);
+  // Idle again: a call starts at once.
+  let ran = false;
+  await limit(async () => void (ran = true));
+  expect(ran).toBe(true);
 });

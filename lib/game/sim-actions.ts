@@ -3,7 +3,7 @@
  * actions_log`) a test reads back after killing a `run`. Apart from sim.ts because that file is read by other
  * processes, so its format and its durability are a contract of their own.
  */
-import { open } from "node:fs/promises";
+import { open } from "../fsio.ts";
 import { serial } from "../serial.ts";
 
 export type SimActionType = "kick" | "message" | "broadcast" | "set_group" | "exec" | "script";
@@ -35,7 +35,7 @@ export function durableAppender(file: string): (text: string) => Promise<void> {
     inOrder(async () => {
       const fh = await open(file, "a");
       try {
-        await fh.write(text);
+        await fh.writeFile(text);
         await fh.sync();
       } finally {
         await fh.close();

@@ -130,13 +130,23 @@ export function groupIndexKeyOf(key: string): string {
 
 const indexed = { keys: (d: { target: PlayerRef }) => playerIndexKeys(d.target) };
 
-/** The three typed queues over a store (several processes may hold them on the same directory). */
-export function sanctionQueues(store: Store) {
-  return {
-    ban: store.queue("ban", BanEntrySchema, indexed),
-    unban: store.queue("unban", UnbanEntrySchema, indexed),
-    warning: store.queue("warning", WarningEntrySchema, indexed),
-  };
+/**
+ * The three typed queues over a store (several processes may hold them on the same directory), one set of queue
+ * objects a store: a queue learns once that its index is built, where a new object read the index's
+ * `built` file again at every ban check (40 reads a second for a host's server at ×60, which filled the file
+ * system's thread pool and held back a kick behind them).
+ */
+const opened = new WeakMap<Store, ReturnType<typeof openSanctionQueues>>();
+const openSanctionQueues = (store: Store) => ({
+  ban: store.queue("ban", BanEntrySchema, indexed),
+  unban: store.queue("unban", UnbanEntrySchema, indexed),
+  warning: store.queue("warning", WarningEntrySchema, indexed),
+});
+
+export function sanctionQueues(store: Store): ReturnType<typeof openSanctionQueues> {
+  let queues = opened.get(store);
+  if (!queues) opened.set(store, (queues = openSanctionQueues(store)));
+  return queues;
 }
 
 /** The entries of `queue` under any of `keys` (byKey), each once, oldest first. */

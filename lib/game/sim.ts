@@ -170,14 +170,11 @@ export class SimGame implements GameBridge {
 
   async kick(player: GamePlayer, reason: string): Promise<void> {
     this.check("kick");
-    // The game's side at once, as a server's; the call returns once the log has the line.
-    const logged = this.record({ type: "kick", player: player.id, text: reason });
+    const logged = this.record({ type: "kick", player: player.id, text: reason }); // the game's side goes on at once
     this.log.info(`${player.name} was kicked: ${reason}`, { id: player.id });
     const online = this.players.get(player.id);
-    if (online) {
-      this.players.delete(player.id);
+    if (online && this.players.delete(player.id))
       this.emit({ type: "player_disconnect", player: online, reason: "kicked" });
-    }
     await logged;
   }
 

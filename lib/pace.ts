@@ -45,6 +45,12 @@ export class Pace {
     this.bucket.tokens = Math.min(this.bucket.tokens, this.burst);
   }
 
+  /** One request starts now without waiting: those that wait after it wait that much longer (a debt of a token). */
+  debit(): void {
+    refill(this.bucket, this.clock.monotonic(), this.limit);
+    this.bucket.tokens -= 1;
+  }
+
   /** Resolves when one request may start; rejects with the signal's reason when it aborts first. */
   take(signal?: AbortSignal): Promise<void> {
     this.waiting++;
@@ -55,12 +61,11 @@ export class Pace {
 
   private async next(signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted();
-    const tokens = refill(this.bucket, this.clock.monotonic(), this.limit);
-    if (tokens < 1) {
+    // Again after each wait: a debit meanwhile (a request that could not wait) makes this one wait longer. A thousandth
+    // of a token is a timer's rounding, not a reason to wait once more.
+    for (let tokens; (tokens = refill(this.bucket, this.clock.monotonic(), this.limit)) < 0.999;)
       await this.clock.sleep((1 - tokens) * this.limit.refillMs, signal);
-      refill(this.bucket, this.clock.monotonic(), this.limit);
-    }
-    this.bucket.tokens = Math.max(0, this.bucket.tokens - 1);
+    this.bucket.tokens -= 1;
   }
 }
 
@@ -107,6 +112,20 @@ export class LearnedPace {
       this.grow();
       await this.pace.take(signal);
     }
+    this.started();
+  }
+
+  /**
+   * One that must not wait (a sanction typed meanwhile, its player kicked and the operator waiting) starts now, in
+   * the pace's place: counted, and the paced ones after it make room, so the rate the service sees stays the pace
+   * instead of the pace plus it. On top of the pace it met the limit it was learned from, and a 429 paused it too.
+   */
+  jump(): void {
+    this.pace?.debit();
+    this.started();
+  }
+
+  private started(): void {
     const now = this.clock.monotonic();
     this.firstStart ??= now;
     this.starts.push(now);

@@ -143,3 +143,27 @@ test("a 429 moments into a learned pace's first second: a floor, growing by a tw
   await pace.take();
   expect(pace.perSecond).toBeCloseTo(refusedAt * LEARNED_CAP, 0); // then as any learned pace
 });
+
+test("a jump starts at once in the learned pace's place: the paced ones after it make room", async () => {
+  // Two paces learned alike, ten started in a second, then a 429: 8.5 a second, one at a time. One of them gets a jump.
+  const clock = new ManualClock();
+  const started = [0, 0];
+  const paces = [new LearnedPace(clock), new LearnedPace(clock)];
+  for (const pace of paces) {
+    for (let i = 0; i < 10; i++) await pace.take();
+    pace.refused();
+  }
+  await clock.advance(1000);
+  paces.forEach((pace, k) => {
+    for (let i = 0; i < 20; i++) void pace.take().then(() => started[k]!++);
+  });
+  await settle();
+  expect(started).toEqual([1, 1]); // the token saved up meanwhile
+  paces[1]!.jump(); // a sanction typed meanwhile: not waiting, in the pace's place
+  for (let t = 0; t < 400; t += 5) await clock.advance(5);
+  await settle();
+  expect(started).toEqual([4, 3]); // one every 118 ms; with the jump, one fewer
+  for (let t = 0; t < 400; t += 5) await clock.advance(5);
+  await settle();
+  expect(started[0]! - started[1]!).toBe(1); // still one fewer: the rate the service sees stays the pace
+});

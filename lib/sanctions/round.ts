@@ -3,7 +3,7 @@
  * kinds/ban.ts, kinds/unban.ts and kinds/warning.ts. Every queued entry (or a few players' own) is grouped by
  * player in creation order, players oldest first and those with an unban last; workers send one player at a time
  * each, a kept entry stopping the rest of its player's. Urgent players (`run`: a sanction just issued) are served
- * beside them, outside the learned pace. A 429 pauses every worker (or ends the round when too long), and so does a
+ * beside them at once, in the learned pace's place (the others make room). A 429 pauses every worker (or ends the round when too long), and so does a
  * service that stopped answering.
  */
 import { type ApiError, type Ban, type Warning, describeError } from "../api/client.ts";
@@ -89,7 +89,7 @@ export class Round {
   private unreachable: string | undefined;
   /**
    * run's rounds learn the service's rate from its 429s (lib/pace.ts): a backlog then meets the limit about once,
-   * and urgent players, who skip the pace, seldom find a pause to wait out.
+   * and urgent players, who go at once in the pace's place (the backlog makes room), seldom find a pause to wait out.
    */
   private readonly learned: LearnedPace | undefined;
   /** One player's entries are sent by one worker at a time, whether listed or urgent. */
@@ -273,7 +273,8 @@ export class Round {
   private async sendGroup(items: Item[], paced: boolean): Promise<void> {
     const { opts } = this;
     for (let i = 0, limited = 0; i < items.length && !this.ended;) {
-      if (paced && this.learned) await this.learned.take(opts.signal).catch(() => {});
+      if (!paced) this.learned?.jump();
+      else if (this.learned) await this.learned.take(opts.signal).catch(() => {});
       const wait = this.pausedUntil - performance.now();
       if (wait > 0) await sleep(wait, opts.signal);
       if (opts.signal?.aborted) this.ended ??= "stopping";

@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { sanctionQueues } from "../lib/sanctions/index.ts";
 import { buildCommand } from "../test/cli/binary.ts";
 import { queuedBans } from "../test/support/backlog.ts";
+import { trackChildren } from "./children.ts";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -49,21 +50,7 @@ const started = new Promise<Ready>((r) => (ready = r));
 const waiting = new Map<number, (v: unknown) => void>();
 let nextId = 0;
 // Every process this bench starts is stopped when it ends, also when it fails.
-const children = new Set<ReturnType<typeof Bun.spawn>>();
-const track = <P extends ReturnType<typeof Bun.spawn>>(p: P): P => {
-  children.add(p);
-  void p.exited.then(() => children.delete(p));
-  return p;
-};
-const killAll = () => {
-  for (const p of children) p.kill("SIGKILL");
-};
-process.on("exit", killAll);
-for (const signal of ["SIGINT", "SIGTERM"] as const)
-  process.on(signal, () => {
-    killAll();
-    process.exit(130);
-  });
+const track = trackChildren();
 const service = track(
   Bun.spawn([process.execPath, join(import.meta.dir, "backlog-service.ts")], {
     stdout: "inherit",

@@ -40,6 +40,7 @@ import { join } from "node:path";
 import { SPEC_INTERVALS } from "../lib/config/schema.ts";
 import { SEED_IDS, startSandbox, type Sandbox } from "../lib/sandbox/index.ts";
 import { buildCommand } from "../test/cli/binary.ts";
+import { trackChildren } from "./children.ts";
 
 const option = (name: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -69,22 +70,7 @@ const load = () =>
     .join(" ");
 
 // Every process this bench starts is stopped when it ends, also when it fails; the temp dir goes with them.
-const children = new Set<ReturnType<typeof Bun.spawn>>();
-const track = <P extends ReturnType<typeof Bun.spawn>>(p: P): P => {
-  children.add(p);
-  void p.exited.then(() => children.delete(p));
-  return p;
-};
-const cleanUp = () => {
-  for (const p of children) p.kill("SIGKILL");
-  rmSync(work, { recursive: true, force: true });
-};
-process.on("exit", cleanUp);
-for (const signal of ["SIGINT", "SIGTERM"] as const)
-  process.on(signal, () => {
-    cleanUp();
-    process.exit(130);
-  });
+const track = trackChildren(() => rmSync(work, { recursive: true, force: true }));
 
 const BIN = join(work, "hub-agent");
 {

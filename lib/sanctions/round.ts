@@ -1,10 +1,10 @@
 /**
- * One delivery round, `deliverQueues` (deliver.ts has the rules and the types): it orders and settles, and leaves each kind's protocol to
- * kinds/ban.ts, kinds/unban.ts and kinds/warning.ts. Every queued entry (or a few players' own) is grouped by
- * player in creation order, players oldest first and those with an unban last; workers send one player at a time
- * each, a kept entry stopping the rest of its player's. Urgent players (`run`: a sanction just issued) are served
- * beside them at once, in the learned pace's place (the others make room). A 429 pauses every worker (or ends the round when too long), and so does a
- * service that stopped answering.
+ * One delivery round, `deliverQueues` (deliver.ts has the rules and the types): it orders and settles, and leaves
+ * each kind's protocol to kinds/ban.ts, kinds/unban.ts and kinds/warning.ts. Every queued entry (or a few players'
+ * own) is grouped by player in creation order, players oldest first and those with an unban last; workers send one
+ * player at a time each, a kept entry stopping the rest of its player's. Urgent players (`run`: a sanction just
+ * issued) are served beside them at once, in the learned pace's place (the others make room). A 429 pauses every
+ * worker (or ends the round when too long), and so does a service that stopped answering.
  */
 import { type ApiError, type Ban, type Warning, describeError } from "../api/client.ts";
 import { systemClock } from "../clock.ts";

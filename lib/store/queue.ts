@@ -234,12 +234,9 @@ function indexOnFirstUse(
   verifyIndex: () => Promise<unknown>,
 ): (adding?: boolean) => Promise<void> {
   let built = false;
-  // Lookups at once (a ban check reads 20 players' entries together) share one look at the index, not 20.
-  let looking: Promise<boolean> | undefined;
-  const isBuilt = () => (looking ??= markers.built().finally(() => (looking = undefined)));
   return async (adding = false) => {
     if (built) return;
-    if (await isBuilt()) {
+    if (await markers.built()) {
       built = true;
       return;
     }

@@ -68,9 +68,9 @@ async function runInvocation(
         EXIT.USAGE,
       );
     }
-    const rawArgs = arrange((await value(cmd.args)) ?? {}, rest, name);
-    const { runCommand } = await import("citty");
-    await runCommand(cmd, { rawArgs, data: invocation });
+    const defs = (await value(cmd.args)) ?? {};
+    const rawArgs = arrange(defs, rest, name);
+    await cmd.run?.({ rawArgs, args: argsOf(defs, rawArgs) as ParsedArgs, data: invocation, cmd });
     const code = invocation.code ?? EXIT.OK;
     // A refused key or unknown server id met along the way (a cached answer may have served the command): exit 3.
     const refusal = code === EXIT.CONFIG ? undefined : await refusalOf(invocation);
@@ -194,6 +194,38 @@ function arrange(args: ArgsDef, rest: string[], name: string): string[] {
   return [...options, "--", ...words];
 }
 
+/**
+ * The arguments a command's `run` gets, as citty's parser would give them, from argv in arrange's form (each option
+ * checked and known, a value option as `--name=value`, then `--` and the words): each option under its name and its
+ * camelCase name (a boolean true, `--name=false` or `--no-name` false), each positional by name in order, and every
+ * word in `_`. Not citty's runCommand: its parser loads node:util, 1.3–1.7 ms of every command's start (docs/libraries.md).
+ */
+export function argsOf(defs: ArgsDef, arranged: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const names = new Map<string, string>();
+  for (const [key, def] of Object.entries(defs))
+    if (def.type !== "positional")
+      for (const n of [key, camel(key), ...[(def as { alias?: string | string[] }).alias ?? []].flat()])
+        names.set(n, key);
+  const dash = arranged.indexOf("--");
+  for (const option of arranged.slice(0, dash)) {
+    const [flag = "", ...value] = option.replace(/^-+/, "").split("=");
+    const negated = !names.has(flag) && flag.startsWith("no-");
+    const key = names.get(negated ? flag.slice(3) : flag);
+    if (key === undefined) continue; // arrange refused it already
+    const def = defs[key]!;
+    const text = value.length ? value.join("=") : undefined;
+    const v = def.type === "boolean" ? !negated && text !== "false" : negated ? undefined : (text ?? "");
+    out[key] = out[camel(key)] = v;
+  }
+  const words = arranged.slice(dash + 1);
+  const positionals = Object.entries(defs).filter(([, def]) => def.type === "positional");
+  positionals.forEach(([key], i) => (out[key] = words[i]));
+  out._ = words;
+  return out;
+}
+type ParsedArgs = Parameters<NonNullable<AnyCommand["run"]>>[0]["args"];
+
 const camel = (key: string) => key.replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
 
 /** Refuses flags the command does not define: citty would silently ignore them (and `--lenght 5` is a typo). */
@@ -246,20 +278,14 @@ async function refusalOf(invocation: Invocation): Promise<string | undefined> {
 }
 
 async function report(e: unknown, json: boolean, command: string[], invocation: Invocation): Promise<number> {
-  const [{ redactor }, { jsonPrintable, printable }, { stripVTControlCharacters: stripAnsi }] = await Promise.all([
-    import("./log.ts"),
-    import("../lib/log.ts"),
-    import("node:util"),
-  ]);
+  const [{ redactor }, { jsonPrintable, printable }] = await Promise.all([import("./log.ts"), import("../lib/log.ts")]);
   const redact = redactor(() => invocation.secrets);
   const { stdout, stderr } = invocation;
   const cliError = await credentialFailure(
     invocation,
     e instanceof CliError
       ? e
-      : isCittyUsage(e)
-        ? new CliError(stripAnsi((e as Error).message), EXIT.USAGE)
-        : ((await storeFailure(e, command)) ??
+      : ((await storeFailure(e, command)) ??
           new CliError(`unexpected error: ${(e as Error)?.message ?? String(e)}`, EXIT.FAILURE)),
   );
   if (json) {
@@ -301,5 +327,3 @@ async function credentialFailure(invocation: Invocation, e: CliError): Promise<C
     EXIT.CONFIG,
   );
 }
-
-const isCittyUsage = (e: unknown) => (e as { name?: string })?.name === "CLIError";

@@ -10,7 +10,9 @@
  * to that pid while it holds the storage directory's instance lock, and does its own round otherwise (no `run`, a
  * `run` not ready yet, `run --once`, or an older version).
  */
+import { type FSWatcher, watch } from "node:fs";
 import * as v from "valibot";
+import { mkdir } from "../fsio.ts";
 import type { Store } from "../store/index.ts";
 import { instanceHolder } from "../store/instance.ts";
 import { pidAlive } from "../store/lock.ts";
@@ -23,7 +25,7 @@ export const DELIVERER_CACHE = "deliverer";
 
 /** An answer no command picked up (it gave up waiting, or was killed) is deleted after this long. */
 export const OUTCOME_TTL_MS = 10 * 60_000;
-/** How often a waiting command looks for the answer, and checks that `run` still lives. */
+/** How often a waiting command looks for the answer where its folder cannot be watched; and checks `run` lives. */
 const POLL_MS = 5;
 const ALIVE_CHECK_MS = 250;
 
@@ -93,30 +95,76 @@ export async function handOff(
   waitMs: number,
 ): Promise<EntryFate | undefined> {
   const outcomes = outcomeBox(store);
-  await handoffBox(store).put(entryId, { kind, pid: process.pid });
-  const started = performance.now();
-  let checked = started;
-  for (;;) {
-    const fate = await outcomes.get(entryId);
-    if (fate) {
-      await outcomes.remove(entryId).catch(() => {});
-      return fate;
-    }
-    const now = performance.now();
-    if (now - checked >= ALIVE_CHECK_MS) {
-      checked = now;
-      if (!pidAlive(pid)) {
-        await handoffBox(store)
-          .remove(entryId)
-          .catch(() => {});
-        return undefined;
+  const answered = await answerWatch(outcomes.dir);
+  try {
+    await handoffBox(store).put(entryId, { kind, pid: process.pid });
+    const started = performance.now();
+    let checked = started;
+    for (;;) {
+      const fate = await outcomes.get(entryId);
+      if (fate) {
+        await outcomes.remove(entryId).catch(() => {});
+        return fate;
       }
+      const now = performance.now();
+      if (now - checked >= ALIVE_CHECK_MS) {
+        checked = now;
+        if (!pidAlive(pid)) {
+          await handoffBox(store)
+            .remove(entryId)
+            .catch(() => {});
+          return undefined;
+        }
+      }
+      if (now - started >= waitMs)
+        return {
+          result: "kept",
+          error: `the running hub-agent (pid ${pid}) is delivering it and had not answered within ${Math.round(waitMs / 1000)} s; its log will say how VyHub answered`,
+        };
+      await answered.next(Math.min(answered.watching ? ALIVE_CHECK_MS : POLL_MS, waitMs - (now - started)));
     }
-    if (now - started >= waitMs)
-      return {
-        result: "kept",
-        error: `the running hub-agent (pid ${pid}) is delivering it and had not answered within ${Math.round(waitMs / 1000)} s; its log will say how VyHub answered`,
-      };
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  } finally {
+    answered.close();
   }
+}
+
+/**
+ * Wakes the waiting command as soon as `run` writes into the outcome box (an inotify watch: polling every 5 ms
+ * cost 2.5 ms of a handed-off `ban` on average). Where the folder cannot be watched, `next` sleeps POLL_MS.
+ */
+async function answerWatch(dir: string) {
+  let wake: (() => void) | undefined;
+  // A change seen while the command was reading, not waiting: the next wait returns at once.
+  let changed = false;
+  let watcher: FSWatcher | undefined;
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    watcher = watch(dir, { persistent: false }, () => (wake ? wake() : (changed = true)));
+    watcher.on("error", () => {
+      watcher?.close();
+      watcher = undefined;
+    });
+  } catch {
+    watcher = undefined;
+  }
+  return {
+    get watching() {
+      return watcher !== undefined;
+    },
+    next: (ms: number) =>
+      new Promise<void>((resolve) => {
+        if (changed) {
+          changed = false;
+          return resolve();
+        }
+        const timer = setTimeout(done, Math.max(0, ms));
+        function done() {
+          clearTimeout(timer);
+          wake = undefined;
+          resolve();
+        }
+        wake = done;
+      }),
+    close: () => watcher?.close(),
+  };
 }

@@ -106,7 +106,8 @@ const ROOT: Meta = {
 /** A command's module, named and described by its line of the table. */
 async function load(name: string, c: Command): Promise<CommandDef> {
   const def = (await c.load()).default as CommandDef;
-  // At the command's start (citty's setup), not at its loading: `completion` loads every command's table.
+  // At the command's start (its setup, which cli/runner.ts calls for each command on the way), not at its loading:
+  // `completion` loads every command's table.
   // Set by every command line, so one run in a process does not leave its mode to the next (the tests').
   const setup = async (context: Parameters<NonNullable<CommandDef["setup"]>>[0]) => {
     (await import("../lib/fsio.ts")).useBlockingFileIo(!c.lasting);

@@ -40,7 +40,7 @@ async function runInvocation(
   const { stdout, stderr } = invocation;
   let command: string[] = [];
   try {
-    const { cmd, path, rest } = await resolve(root, argv);
+    const { cmd, path, rest, walked } = await resolve(root, argv);
     invocation.marks.push(["loaded", performance.now()]);
     command = path;
     const flags = rest.slice(0, rest.indexOf("--") === -1 ? undefined : rest.indexOf("--"));
@@ -70,7 +70,10 @@ async function runInvocation(
     }
     const defs = (await value(cmd.args)) ?? {};
     const rawArgs = arrange(defs, rest, name);
-    await cmd.run?.({ rawArgs, args: argsOf(defs, rawArgs) as ParsedArgs, data: invocation, cmd });
+    const context = { rawArgs, args: argsOf(defs, rawArgs) as ParsedArgs, data: invocation, cmd };
+    // Each command on the way, outermost first (cli/main.ts sets the process's file i/o mode in the top one's).
+    for (const c of walked) await c.setup?.(context);
+    await cmd.run?.(context);
     const code = invocation.code ?? EXIT.OK;
     // A refused key or unknown server id met along the way (a cached answer may have served the command): exit 3.
     const refusal = code === EXIT.CONFIG ? undefined : await refusalOf(invocation);
@@ -106,6 +109,7 @@ async function value<T>(v: T | (() => T | Promise<T>) | Promise<T> | undefined):
 async function resolve(root: AnyCommand, argv: string[]) {
   let cmd = root;
   const path: string[] = [];
+  const walked: AnyCommand[] = [];
   let rest = argv;
   for (;;) {
     const subs = await value(cmd.subCommands);
@@ -120,10 +124,11 @@ async function resolve(root: AnyCommand, argv: string[]) {
       throw new CliError(`unknown command "${name}": run \`${where} --help\` to see the commands`, EXIT.USAGE);
     }
     cmd = (await value(sub)) as AnyCommand;
+    walked.push(cmd);
     path.push(name);
     rest = [...rest.slice(0, i), ...rest.slice(i + 1)];
   }
-  return { cmd, path, rest };
+  return { cmd, path, rest, walked };
 }
 
 function firstPositional(argv: string[], args: ArgsDef): number {

@@ -21,6 +21,9 @@ export function useBlockingFileIo(on = true): void {
   blocking = on;
 }
 
+/** Whether file operations block now (a one-shot command's mode, set at its start). */
+export const fileIoBlocks = (): boolean => blocking;
+
 let threaded: Promise<typeof fsp> | undefined;
 const promises = () => (threaded ??= import("node:fs/promises"));
 

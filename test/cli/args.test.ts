@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { globalArgs } from "../../cli/args.ts";
 import { argsOf } from "../../cli/runner.ts";
+import { fileIoBlocks, useBlockingFileIo } from "../../lib/fsio.ts";
 import { hub } from "./binary.ts";
 
 // The runner hands each command its arguments itself (cli/runner.ts argsOf): every way to write a flag must reach it.
@@ -90,4 +91,14 @@ test("positionals by name, and the rest of the line in the reason", async () => 
   expect(ban.stderr).not.toContain("USAGE");
   expect(ban.code).toBe(2);
   expect(ban.stderr).toContain("-5");
+});
+
+test("the command's setup runs before it: a one-shot command's file calls block (cli/main.ts, lib/fsio.ts)", async () => {
+  useBlockingFileIo(false);
+  try {
+    expect((await hub(["queue", "status"], { env: env() })).code).toBe(0);
+    expect(fileIoBlocks()).toBe(true);
+  } finally {
+    useBlockingFileIo(false);
+  }
 });

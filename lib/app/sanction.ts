@@ -11,27 +11,15 @@ import { onlineCache } from "../players/online.ts";
 import { recentCache } from "../players/recent.ts";
 import type { MessageKey } from "../messages.ts";
 import { PlayerError, type PlayerErrorKind, type ResolveOptions, resolveTarget } from "../players/resolve.ts";
-import {
-  type Creator,
-  type DeliveryOutcome,
-  type EntryFate,
-  type NewBan,
-  type NewUnban,
-  type NewWarning,
-  type PlayerRef,
-  banHolds,
-  deliverOwnEntry,
-  fetchBanList,
-  formatWarnings,
-  listWarnings,
-  outcomeMessage,
-  playerLabel,
-  queueBan,
-  queueUnban,
-  queueWarning,
-  sameIdentifier,
-  warningActive,
-} from "../sanctions/index.ts";
+// The sanction modules one by one, not lib/sanctions/index.ts: a command whose entry is not delivered here (the
+// service unreachable moments ago, or a `run` beside it) never loads the delivery round (own-entry.ts).
+import { banHolds, fetchBanList } from "../sanctions/banlist.ts";
+import type { DeliveryOutcome } from "../sanctions/deliver.ts";
+import { type EntryFate, deliverOwnEntry } from "../sanctions/own-entry.ts";
+import { type NewBan, type NewUnban, type NewWarning, queueBan, queueUnban, queueWarning } from "../sanctions/queue.ts";
+import { outcomeMessage } from "../sanctions/report.ts";
+import { type Creator, type PlayerRef, playerLabel, sameIdentifier } from "../sanctions/schemas.ts";
+import { formatWarnings, listWarnings, warningActive } from "../sanctions/warnings.ts";
 import { knownBundle } from "../server-record.ts";
 import type { Store } from "../store/index.ts";
 import {

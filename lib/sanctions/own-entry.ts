@@ -17,7 +17,6 @@ import { describeFsError } from "../store/errors.ts";
 import { liftCachedBans } from "./banlist.ts";
 import { markSanctionsChanged } from "./changed.ts";
 import { isUncertain, type DeliverDeps, type DeliveryOutcome, type DeliveryReport } from "./deliver.ts";
-import { deliverQueues } from "./round.ts";
 import { type EntryFate, deliverer, handOff } from "./handoff.ts";
 import { outcomeMessage } from "./report.ts";
 import { playerKey, sanctionQueues } from "./schemas.ts";
@@ -73,6 +72,8 @@ export async function deliverOwnEntry(
   let blocked: string | undefined;
   let report;
   try {
+    // Loaded here: a command that hands its entry over, or holds it, never needs the round's modules.
+    const { deliverQueues } = await import("./round.ts");
     report = await deliverQueues(deps, {
       players: new Set([key]),
       onOutcome: async (o) => {

@@ -2,7 +2,7 @@
  * A simulated game: scripted players, every action recorded. Tests of every feature drive it with a ManualClock;
  * `hub-agent demo` plays its timeline (lib/app/demo-timeline.ts) on the real clock and prints what the sim logs. With
  * `churn` it makes up its own players, coming and going (sim-churn.ts, for bench/load.ts and bench/soak.ts). Its
- * console's escaping is in sim-escape.ts, the record of its actions and their durable log file in sim-actions.ts.
+ * console's escaping is in sim-escape.ts, the record of its actions and their log file in sim-actions.ts.
  */
 import { systemClock, type Clock } from "../clock.ts";
 import { silentLogger, type Logger } from "../log.ts";
@@ -18,7 +18,7 @@ import type {
 import { parseChatCommand } from "./chat.ts";
 import { SIM_USER_TYPE } from "./user-type.ts";
 import { OwnGroupChanges } from "./echoes.ts";
-import { durableAppender, type SimAction, type SimActionType } from "./sim-actions.ts";
+import { actionAppender, type SimAction, type SimActionType } from "./sim-actions.ts";
 import { SimChurner, type SimChurn } from "./sim-churn.ts";
 import { simEscape, simQuoting } from "./sim-escape.ts";
 
@@ -110,7 +110,7 @@ export class SimGame implements GameBridge {
     this.clock = o.clock ?? systemClock;
     this.own = new OwnGroupChanges(this.clock);
     this.log = (o.logger ?? silentLogger).withTag("sim");
-    this.appendAction = o.actionsLog === undefined ? undefined : durableAppender(o.actionsLog);
+    this.appendAction = o.actionsLog === undefined ? undefined : actionAppender(o.actionsLog);
     this.maxActions = o.maxActions ?? Number.POSITIVE_INFINITY;
     for (const p of o.players ?? []) this.players.set(p.id, { ...p });
     if (o.churn) {
@@ -366,7 +366,7 @@ export class SimGame implements GameBridge {
     throw f.error;
   }
 
-  /** Kept in `actions` at once; the call's promise settles once the line is durable in the actions log. */
+  /** Kept in `actions` at once; the call's promise settles once the line is written to the actions log (a kill -9 keeps it). */
   private record(a: Omit<SimAction, "at">): Promise<void> {
     const action = { ...a, at: this.clock.now() } as SimAction;
     this.actions.push(action);

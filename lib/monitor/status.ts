@@ -65,7 +65,8 @@ export const RunSnapshotSchema = v.object({
 });
 export type RunSnapshot = v.InferOutput<typeof RunSnapshotSchema>;
 
-export const runStatusCache = (store: Store) => store.cache(RUN_STATUS_CACHE, RunSnapshotSchema);
+/** Not flushed: it describes a `run` that a power cut stops with it (docs/reliability.md, "Why each fsync"). */
+export const runStatusCache = (store: Store) => store.cache(RUN_STATUS_CACHE, RunSnapshotSchema, { durable: false });
 
 export interface QueueDepth {
   queue: string;

@@ -21,4 +21,4 @@ export const OnlineSchema = v.object({
 });
 export type Online = v.InferOutput<typeof OnlineSchema>;
 
-export const onlineCache = (store: Store) => store.cache("online", OnlineSchema);
+export const onlineCache = (store: Store) => store.cache("online", OnlineSchema, { durable: false });

@@ -15,12 +15,22 @@ import { PlayerError, type PlayerErrorKind, type ResolveOptions, resolveTarget }
 // service unreachable moments ago, or a `run` beside it) never loads the delivery round (own-entry.ts).
 import { banHolds, fetchBanList } from "../sanctions/banlist.ts";
 import type { DeliveryOutcome } from "../sanctions/deliver.ts";
-import { type EntryFate, deliverOwnEntry } from "../sanctions/own-entry.ts";
-import { type NewBan, type NewUnban, type NewWarning, queueBan, queueUnban, queueWarning } from "../sanctions/queue.ts";
+import { announce, deliverer } from "../sanctions/handoff.ts";
+import { type EarlyHandoff, type EntryFate, deliverOwnEntry } from "../sanctions/own-entry.ts";
+import {
+  type NewBan,
+  type NewUnban,
+  type NewWarning,
+  type Shown,
+  queueBan,
+  queueUnban,
+  queueWarning,
+} from "../sanctions/queue.ts";
 import { outcomeMessage } from "../sanctions/report.ts";
 import { type Creator, type PlayerRef, playerLabel, sameIdentifier } from "../sanctions/schemas.ts";
 import { formatWarnings, listWarnings, warningActive } from "../sanctions/warnings.ts";
 import { knownBundle } from "../server-record.ts";
+import { flushFailed } from "../store/errors.ts";
 import type { Store } from "../store/index.ts";
 import {
   type BanIssued,
@@ -73,14 +83,55 @@ export async function queueSanction(
   store: Store,
   s: Sanction,
   now = Date.now(),
+  shown?: Shown,
 ): Promise<{ entryId: string; cancelled: number }> {
   if (s.kind === "unban") {
-    const { entry, cancelled } = await queueUnban(store, s, now);
+    const { entry, cancelled } = await queueUnban(store, s, now, shown);
     return { entryId: entry.id, cancelled };
   }
-  const entry = s.kind === "ban" ? await queueBan(store, s, now) : await queueWarning(store, s, now);
+  const entry = s.kind === "ban" ? await queueBan(store, s, now, shown) : await queueWarning(store, s, now, shown);
   return { entryId: entry.id, cancelled: 0 };
 }
+
+/** A one-shot command's entry written: its id, and the handover to a running `run` begun as it was (or why not). */
+interface Written {
+  entryId: string;
+  cancelled: number;
+  early: EarlyHandoff;
+  /** The entry is queued, but its flush failed: a power cut may still lose it. */
+  flushError?: string;
+}
+
+/**
+ * queueSanction for a one-shot command. With a `run` beside it that takes handed-over entries (lib/sanctions/
+ * handoff.ts), the entry is handed over as soon as it is in place, before its flush: `run` kicks the player while the
+ * disk flushes (a flush can take hundreds of ms on a busy disk), and the command answers only once it is flushed.
+ */
+async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Written> {
+  const pid = await deliverer(p.store);
+  let shownId: string | undefined;
+  let note: Promise<void> | undefined;
+  const shown: Shown | undefined =
+    pid === undefined
+      ? undefined
+      : (entry) => {
+          shownId = entry.id;
+          note = announce(p.store, sanction.kind, entry.id);
+          return note.catch(() => {}); // awaited by handOff, which reports it
+        };
+  try {
+    const { entryId, cancelled } = await queueSanction(p.store, sanction, Date.now(), shown);
+    return { entryId, cancelled, early: pid === undefined || !note ? null : { pid, note } };
+  } catch (e) {
+    if (!flushFailed(e) || shownId === undefined || pid === undefined || !note) throw e;
+    s.logger.warn(`the ${sanction.kind} is queued, but the disk did not confirm it: ${(e as Error).message}`);
+    return { entryId: shownId, cancelled: 0, early: { pid, note }, flushError: (e as Error).message };
+  }
+}
+
+/** The line a command adds when its entry's flush failed (writeEntry). */
+const flushNotes = (kind: DeliveryKind, error: string | undefined): string[] =>
+  error ? [`the disk did not confirm the ${kind} is flushed (${error}): a power cut now could still lose it`] : [];
 
 // ── A one-shot command's operations ──────────────────────────────────────────
 
@@ -110,14 +161,14 @@ export async function issueSanction(s: Session, r: SanctionRequest): Promise<Fai
     r.kind === "ban"
       ? { kind: "ban", target, length: seconds, reason: r.reason, creator, serverbundleId }
       : { kind: "warning", target, reason: r.reason, creator, serverbundleId };
-  const { entryId } = await queueSanction(p.store, sanction);
+  const { entryId, early, flushError } = await writeEntry(s, p, sanction);
   s.mark("queued");
   const vars = { player: playerLabel(target), length: formatLength(seconds), reason: r.reason };
-  const d = await delivered(s, p, r.kind, entryId, r.kind === "ban" ? "ban.queued" : "warn.queued", vars);
+  const d = await delivered(s, p, r.kind, entryId, r.kind === "ban" ? "ban.queued" : "warn.queued", vars, early);
   s.mark("delivered");
   if (failed(d)) return d;
   const { outcome: o, ...settled } = d;
-  const base = { ...settled, entryId, target, creator, reason: r.reason, notes: [] };
+  const base = { ...settled, entryId, target, creator, reason: r.reason, notes: flushNotes(r.kind, flushError) };
   if (r.kind === "ban")
     return {
       ...base,
@@ -129,7 +180,7 @@ export async function issueSanction(s: Session, r: SanctionRequest): Promise<Fai
   const warning = o?.kind === "warning" ? o.warning : undefined;
   // Rule 12: the ban list is refreshed after a warning: the service bans by itself at its warning threshold.
   const autoBanned = warning ? await autoBan(p, serverbundleId, target, warning.created_on) : null;
-  const notes = autoBanned ? [p.messages.t("warn.auto_banned", { player: vars.player })] : [];
+  const notes = [...base.notes, ...(autoBanned ? [p.messages.t("warn.auto_banned", { player: vars.player })] : [])];
   return { ...base, kind: "warning", ...(warning ? { warningId: warning.id } : {}), autoBanned, notes };
 }
 
@@ -139,17 +190,16 @@ export async function unban(s: Session, who: Who): Promise<Failed | UnbanIssued>
   const a = await address(s, p, who);
   if ("status" in a) return a;
   const { target, creator, serverbundleId } = a;
-  const { entryId, cancelled } = await queueSanction(p.store, {
-    kind: "unban",
-    target,
-    processor: creator,
-    serverbundleId,
-  });
+  const written = await writeEntry(s, p, { kind: "unban", target, processor: creator, serverbundleId });
+  const { entryId, cancelled } = written;
   const player = playerLabel(target);
-  const d = await delivered(s, p, "unban", entryId, "unban.queued", { player });
+  const d = await delivered(s, p, "unban", entryId, "unban.queued", { player }, written.early);
   if (failed(d)) return d;
   const { outcome: _, ...settled } = d;
-  const notes = cancelled ? [p.messages.t("unban.cancelled_queued", { count: cancelled, player })] : [];
+  const notes = [
+    ...flushNotes("unban", written.flushError),
+    ...(cancelled ? [p.messages.t("unban.cancelled_queued", { count: cancelled, player })] : []),
+  ];
   return { ...settled, kind: "unban", entryId, target, creator, cancelled, notes };
 }
 
@@ -187,7 +237,7 @@ export async function deliverEntry(
   s: Session,
   kind: DeliveryKind,
   entryId: string,
-  opts: { askAnyway?: boolean } = {},
+  opts: { askAnyway?: boolean; early?: EarlyHandoff } = {},
 ): Promise<{ status: FateStatus; fate: EntryFate } | (Failed & { status: "credentials" })> {
   const [config, api, store, messages, settleMs] = await Promise.all([
     s.config(),
@@ -207,10 +257,11 @@ export async function deliverEntry(
       // api.timeout, are what the answer waits for.
       handoffWaitMs: 2 * config.api.timeout * 1000,
       serviceUrl: config.api.url,
-      ...opts,
+      ...(opts.askAnyway ? { askAnyway: true } : {}),
     },
     kind,
     entryId,
+    opts.early,
   );
   const refusal = fate.result === "kept" ? await s.refusal() : undefined;
   if (refusal)
@@ -301,8 +352,9 @@ async function delivered(
   entryId: string,
   queued: MessageKey,
   vars: { player: string } & Record<string, string>,
+  early: EarlyHandoff,
 ): Promise<Failed | { status: IssuedBase["status"]; message: string; outcome?: DeliveryOutcome; error?: string }> {
-  const d = await deliverEntry(s, kind, entryId);
+  const d = await deliverEntry(s, kind, entryId, { early });
   if (d.status === "credentials") return d;
   const { outcome, error } = d.fate;
   const message =

@@ -83,9 +83,14 @@ export async function deliverer(store: Store): Promise<number | undefined> {
   return held.holder.pid === said.data.pid ? said.data.pid : undefined;
 }
 
+/** The note that hands `kind` entry `entryId` to the running `run`, which takes it at once. */
+export const announce = (store: Store, kind: Handoff["kind"], entryId: string): Promise<void> =>
+  handoffBox(store).put(entryId, { kind, pid: process.pid });
+
 /**
  * Hands `kind` entry `entryId` (written) to the running `run` with `pid` and waits up to `waitMs` for its fate.
  * undefined when that `run` died meanwhile: the caller delivers it itself. After `waitMs` without an answer: kept.
+ * `announced`: the note, put already (as soon as the entry was in place, before its flush: lib/app/sanction.ts).
  */
 export async function handOff(
   store: Store,
@@ -93,11 +98,12 @@ export async function handOff(
   entryId: string,
   pid: number,
   waitMs: number,
+  announced?: Promise<void>,
 ): Promise<EntryFate | undefined> {
   const outcomes = outcomeBox(store);
   const answered = await answerWatch(outcomes.dir);
   try {
-    await handoffBox(store).put(entryId, { kind, pid: process.pid });
+    await (announced ?? announce(store, kind, entryId));
     const started = performance.now();
     let checked = started;
     for (;;) {

@@ -45,21 +45,28 @@ export interface OwnEntryDeps extends DeliverDeps {
   serviceUrl?: string;
 }
 
+/** A running `run` found before the entry was written, and the note handing it over (null: looked, none). */
+export type EarlyHandoff = { pid: number; note: Promise<void> } | null;
+
 export async function deliverOwnEntry(
   deps: OwnEntryDeps,
   kind: DeliveryOutcome["kind"],
   entryId: string,
+  early?: EarlyHandoff,
 ): Promise<EntryFate> {
   const log = deps.logger;
   const queue = sanctionQueues(deps.store)[kind];
-  const mine = await queue.get(entryId);
-  if (!mine) return { result: "elsewhere" };
-  const pid = deps.handoffWaitMs ? await deliverer(deps.store) : undefined;
+  // Handed over already (early): `run` may have settled it by now, and answers all the same.
+  let mine = early ? undefined : await queue.get(entryId);
+  if (!early && !mine) return { result: "elsewhere" };
+  const pid = !deps.handoffWaitMs ? undefined : early !== undefined ? early?.pid : await deliverer(deps.store);
   if (pid !== undefined) {
-    const fate = await handOff(deps.store, kind, entryId, pid, deps.handoffWaitMs as number);
+    const fate = await handOff(deps.store, kind, entryId, pid, deps.handoffWaitMs as number, early?.note);
     if (fate) return fate;
     log?.info(`the running hub-agent (pid ${pid}) stopped; delivering the ${kind} from here`);
+    mine = await queue.get(entryId); // as that run left it
   }
+  if (!mine) return { result: "elsewhere" };
   const note = unreachableNote(deps);
   const held = await note.holding();
   if (held) {

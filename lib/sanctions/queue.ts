@@ -51,19 +51,30 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * Writes a ban to the "ban" queue (status ACTIVE). From then on isBanned counts it before it is delivered, if it is
  * enforced now.
  */
-export async function queueBan(store: Store, ban: NewBan, now = Date.now()): Promise<QueueEntry<BanEntry>> {
+/** Told the entry's id once it is in place, before it is flushed: a running `run` may take it then (own-entry.ts). */
+export type Shown = (entry: { id: string }) => void | Promise<void>;
+
+export async function queueBan(
+  store: Store,
+  ban: NewBan,
+  now = Date.now(),
+  shown?: Shown,
+): Promise<QueueEntry<BanEntry>> {
   const reason = ban.reason.trim();
   if (!reason) throw new Error("a ban needs a reason");
-  return sanctionQueues(store).ban.add({
-    target: ban.target,
-    length: ban.length,
-    reason,
-    creator: ban.creator,
-    created_on: iso(now),
-    status: "ACTIVE",
-    serverbundle_id: ban.serverbundleId,
-    enforce: ban.enforce ?? "now",
-  });
+  return sanctionQueues(store).ban.add(
+    {
+      target: ban.target,
+      length: ban.length,
+      reason,
+      creator: ban.creator,
+      created_on: iso(now),
+      status: "ACTIVE",
+      serverbundle_id: ban.serverbundleId,
+      enforce: ban.enforce ?? "now",
+    },
+    shown,
+  );
 }
 
 /**
@@ -80,6 +91,7 @@ export async function queueUnban(
   store: Store,
   unban: NewUnban,
   now = Date.now(),
+  shown?: Shown,
 ): Promise<{ entry: QueueEntry<UnbanEntry>; cancelled: number }> {
   const queues = sanctionQueues(store);
   const enforce = unban.enforce ?? "now";
@@ -91,13 +103,16 @@ export async function queueUnban(
     // update re-reads under the queue's lock, so a concurrent attempts/lastError write is not lost.
     if (await queues.ban.update(e.id, { data: { ...e.data, status: "UNBANNED" } })) cancelled++;
   }
-  const entry = await queues.unban.add({
-    target: unban.target,
-    processor: unban.processor,
-    created_on: iso(now),
-    serverbundle_id: unban.serverbundleId,
-    enforce,
-  });
+  const entry = await queues.unban.add(
+    {
+      target: unban.target,
+      processor: unban.processor,
+      created_on: iso(now),
+      serverbundle_id: unban.serverbundleId,
+      enforce,
+    },
+    shown,
+  );
   return { entry, cancelled };
 }
 
@@ -106,14 +121,18 @@ export async function queueWarning(
   store: Store,
   warning: NewWarning,
   now = Date.now(),
+  shown?: Shown,
 ): Promise<QueueEntry<WarningEntry>> {
   const reason = warning.reason.trim();
   if (!reason) throw new Error("a warning needs a reason");
-  return sanctionQueues(store).warning.add({
-    target: warning.target,
-    reason,
-    creator: warning.creator,
-    created_on: iso(now),
-    serverbundle_id: warning.serverbundleId,
-  });
+  return sanctionQueues(store).warning.add(
+    {
+      target: warning.target,
+      reason,
+      creator: warning.creator,
+      created_on: iso(now),
+      serverbundle_id: warning.serverbundleId,
+    },
+    shown,
+  );
 }

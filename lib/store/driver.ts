@@ -4,7 +4,7 @@
  * POSIX filesystems). Written directly on node's file calls (lib/fsio.ts) rather than wrapping unstorage's fs
  * driver, whose anymatch/picomatch imports cost ~11 ms of startup in every one-shot CLI command.
  */
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from "../fsio.ts";
+import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, unlink } from "../fsio.ts";
 import { dirname, join, resolve, sep } from "node:path";
 import { defineDriver } from "unstorage";
 import { StoreWriteError, storeWriteError } from "./errors.ts";
@@ -43,7 +43,12 @@ export const isMissing = (e: unknown) => {
  * Writes `data` to `file` atomically. Directories are created only when the first attempt finds
  * them missing, so the common path costs no extra syscalls.
  */
-export async function atomicWrite(file: string, data: string | Uint8Array, fsync = true): Promise<void> {
+export async function atomicWrite(
+  file: string,
+  data: string | Uint8Array,
+  fsync = true,
+  shown?: () => void | Promise<void>,
+): Promise<void> {
   const tmp = `${file}${TMP_MARK}${process.pid}-${crypto.randomUUID()}`;
   let fh;
   try {
@@ -55,18 +60,47 @@ export async function atomicWrite(file: string, data: string | Uint8Array, fsync
   }
   try {
     await fh.writeFile(data);
-    if (fsync) await fh.sync();
+    if (fsync && !shown) await fh.sync();
+    if (shown) await rename(tmp, file);
   } catch (e) {
     await fh.close().catch(() => {});
     await unlink(tmp).catch(() => {});
     throw e;
   }
+  if (shown) return flushShown(fh, file, fsync, shown);
   await fh.close();
   try {
     await rename(tmp, file);
   } catch (e) {
     await unlink(tmp).catch(() => {});
     throw e;
+  }
+  if (fsync) await fsyncDir(dirname(file));
+}
+
+/**
+ * The file is whole and in place: `shown` is told (a `ban` hands its entry to a running `run` now, whose kick need not
+ * wait for the disk), then it is flushed, and its folder. A failed flush is thrown marked `flushFailed`: the file
+ * stays, as another process may have read it. A power cut before the flush ends may lose it, or leave it empty (set
+ * aside in `corrupt/`); the caller says nothing of it before then (docs/reliability.md, "Why each fsync").
+ */
+async function flushShown(
+  fh: FileHandle,
+  file: string,
+  fsync: boolean,
+  shown: () => void | Promise<void>,
+): Promise<void> {
+  // Awaited: a one-shot command's file calls block (lib/fsio.ts), so what `shown` writes must be done before the
+  // flush holds the process. Its failure is the caller's to report.
+  await Promise.resolve()
+    .then(shown)
+    .catch(() => {});
+  try {
+    if (fsync) await fh.sync();
+  } catch (e) {
+    throw Object.assign(e instanceof Error ? e : new Error(String(e)), { flushFailed: true });
+  } finally {
+    await fh.close().catch(() => {});
   }
   if (fsync) await fsyncDir(dirname(file));
 }
@@ -175,7 +209,8 @@ export default defineDriver((opts: AtomicFsOptions) => {
     },
     getItemRaw: read,
     setItem: (key: string, value: string) => writing(key, (path) => atomicWrite(path, value, fsync)),
-    setItemRaw: (key: string, value: string | Uint8Array) => writing(key, (path) => atomicWrite(path, value, fsync)),
+    setItemRaw: (key: string, value: string | Uint8Array, o?: { shown?: () => void | Promise<void> }) =>
+      writing(key, (path) => atomicWrite(path, value, fsync, o?.shown)),
     removeItem: (key: string) =>
       writing(key, (path) =>
         unlink(path).catch((e) => {

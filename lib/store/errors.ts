@@ -27,6 +27,13 @@ export class StoreWriteError extends Error {
   }
 }
 
+/**
+ * A write that showed its file before flushing it (atomicWrite's `shown`) and then failed to flush: the file is in
+ * place, and a process may already have read it; only its survival of a power cut is in doubt.
+ */
+export const flushFailed = (e: unknown): boolean =>
+  !!e && ((e as { flushFailed?: unknown }).flushFailed === true || flushFailed((e as Error).cause));
+
 /** One line for an errno value: what is wrong with which path, and the fix. */
 export function fsErrorLine(code: string, path: string, dir?: string): string {
   const where = dir ? `the store ${dir}` : `the disk holding ${path}`;

@@ -30,8 +30,11 @@ export interface QueueEntry<T> {
 const OPTIONAL = ["lastAttemptAt", "lastError", "firstAttemptAt", "uncertain", "lastLookupAt", "lastLookup"] as const;
 
 export interface Queue<T> {
-  /** Appends an entry; its id sorts by creation time. */
-  add(data: T): Promise<QueueEntry<T>>;
+  /**
+   * Appends an entry; its id sorts by creation time. `shown`: called with the entry once it is in place and readable
+   * by other processes, before it is flushed (a failed flush then throws marked `flushFailed`, store/errors.ts).
+   */
+  add(data: T, shown?: (entry: QueueEntry<T>) => void | Promise<void>): Promise<QueueEntry<T>>;
   /** All valid entries, oldest first. Invalid ones are quarantined and left out. */
   list(): Promise<QueueEntry<T>[]>;
   get(id: string): Promise<QueueEntry<T> | undefined>;
@@ -120,14 +123,14 @@ export function createQueue<T>(
   const ensureBuilt = index ? indexOnFirstUse(name, index.markers, ids, withLock, verifyIndex) : async () => {};
 
   return {
-    async add(data) {
+    async add(data, shown) {
       const now = clock.now();
       const entry: QueueEntry<T> = { id: newId(now), createdAt: now, attempts: 0, data };
       if (index) {
         await ensureBuilt(true);
         await index.markers.add(index.keys(data), entry.id);
       }
-      await write(entry);
+      await write(entry, shown && (() => shown(entry)));
       return entry;
     },
     list,
@@ -211,7 +214,8 @@ function entryFiles<T>(
   const ids = async () => (await storage.getKeys(prefix)).map((k) => k.slice(prefix.length + 1)).sort();
   return {
     read,
-    write: (entry: QueueEntry<T>) => records.write(`${prefix}:${entry.id}`, { v: 1, ...entry }, checkFor(entry.id)),
+    write: (entry: QueueEntry<T>, shown?: () => void | Promise<void>) =>
+      records.write(`${prefix}:${entry.id}`, { v: 1, ...entry }, checkFor(entry.id), shown ? { shown } : {}),
     remove: (id: string) => records.remove(`${prefix}:${id}`),
     ids,
     async list() {

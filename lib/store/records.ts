@@ -135,7 +135,13 @@ export interface Records {
    * Serialises `record`, checks that it reads back valid (so it is never written only to be quarantined), writes
    * atomically; `fsync: false` for a note whose loss to a power cut costs nothing (box.ts).
    */
-  write<T>(key: string, record: unknown, check: Check<T>, opts?: { fsync?: boolean }): Promise<void>;
+  /** `shown`: called once the record is in place, before it is flushed (atomicWrite). */
+  write<T>(
+    key: string,
+    record: unknown,
+    check: Check<T>,
+    opts?: { fsync?: boolean; shown?: () => void | Promise<void> },
+  ): Promise<void>;
   /** Deletes `key`; false when it was already gone. */
   remove(key: string): Promise<boolean>;
   quarantined: QuarantineRecord[];
@@ -205,14 +211,19 @@ export function createRecords(
       }
       return undefined;
     },
-    async write<T>(key: string, record: unknown, check: Check<T>, opts?: { fsync?: boolean }) {
+    async write<T>(
+      key: string,
+      record: unknown,
+      check: Check<T>,
+      opts?: { fsync?: boolean; shown?: () => void | Promise<void> },
+    ) {
       const text = JSON.stringify(record);
       const result = await check(JSON.parse(text));
       if (!result.ok) throw new Error(`store: refusing to write invalid record ${key}: ${result.reason}`);
       const size = Buffer.byteLength(text);
       if (size > maxBytes) throw new Error(`store: refusing to write record ${key}: ${oversize(size)}`);
-      if (opts?.fsync === false) await atomicWrite(keyToPath(dir, key), text, false);
-      else await storage.setItemRaw(key, text);
+      if (opts?.fsync === false) await atomicWrite(keyToPath(dir, key), text, false, opts.shown);
+      else await storage.setItemRaw(key, text, opts?.shown ? { shown: opts.shown } : {});
     },
     async remove(key: string) {
       // Directly, not through storage.removeItem, to learn whether the file was still there.

@@ -29,9 +29,16 @@ export function watchedQueue<T>(name: string, queue: Queue<T>, listeners: Readon
   };
   return {
     ...queue,
-    async add(data) {
-      const entry = await queue.add(data);
-      tell(entry.id, entry);
+    async add(data, shown) {
+      // Told once the entry is in place: with `shown`, before its flush (which may then fail, the entry staying).
+      let told = false;
+      const show = (e: QueueEntry<T>) => {
+        told = true;
+        tell(e.id, e);
+        return shown?.(e);
+      };
+      const entry = await queue.add(data, shown && show);
+      if (!told) tell(entry.id, entry);
       return entry;
     },
     async update(...args) {

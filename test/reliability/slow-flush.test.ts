@@ -1,0 +1,113 @@
+/**
+ * A `ban` beside a running `run` on a disk whose flushes are slow (strace delays each fsync of the `ban` process by
+ * 2 s, as a busy or failing disk can): `run` kicks the player as soon as the entry is in place, before the command's
+ * flush ends (lib/store/driver.ts atomicWrite's `shown`, lib/app/sanction.ts writeEntry), and the command still
+ * answers only once its entry is flushed, with run's delivery. The ban reaches the service once.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import { binary } from "../cli/binary.ts";
+import { actionsLog, jsonLines, ready, startRun } from "../support/agent-run.ts";
+import { spawn } from "../support/procs.ts";
+import { until } from "../support/until.ts";
+
+const DELAY_MS = 2000;
+const BOB = { id: "76561198000000042", name: "Bob" };
+const CAROL = { id: "76561198000000043", name: "Carol" };
+
+const strace = Bun.which("strace");
+const canTrace =
+  strace !== null && (await spawn(["strace", "-qq", "-o", "/dev/null", "true"], { stdout: "ignore" }).exited) === 0;
+if (!canTrace) console.warn("SKIPPED: the slow-flush test needs strace and ptrace (apt-get install strace)");
+
+let sb: Sandbox;
+let root: string;
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), "slow-flush-"));
+  sb = await startSandbox();
+  await binary();
+}, 120_000);
+afterAll(async () => {
+  await sb?.stop();
+  rmSync(root, { recursive: true, force: true });
+});
+
+const env = (dir: string) => ({
+  PATH: process.env.PATH ?? "",
+  HUB_API_URL: sb.url,
+  HUB_API_KEY: sb.key,
+  HUB_API_SERVER_ID: sb.serverId,
+  HUB_GAME_BRIDGE: "sim",
+  HUB_STORAGE_DIR: join(dir, "store"),
+});
+const kicksOf = (dir: string, p: { id: string }) =>
+  jsonLines(actionsLog(dir)).filter((a) => a.type === "kick" && a.player === p.id);
+
+/** `hub-agent ban <p> 1h griefing`, its fsyncs altered by strace's `inject` spec. */
+async function tracedBan(dir: string, p: { id: string }, inject: string, args: string[] = []) {
+  const trace = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", inject];
+  return spawn([...trace, await binary(), "ban", p.id, "1h", "griefing", ...args], {
+    cwd: dir,
+    env: env(dir),
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+}
+
+/** A directory with a `run` in it (stopped when the test ends), taking commands' entries (cache "deliverer"). */
+async function runBeside(): Promise<string> {
+  const dir = mkdtempSync(join(root, "t-"));
+  const run = await startRun({ sb, dir, name: "run", players: [BOB, CAROL] });
+  await ready(run);
+  await until(async () => Bun.file(join(dir, "store", "cache", "deliverer")).exists(), "run to take entries");
+  return dir;
+}
+
+test.skipIf(!canTrace)(
+  "the kick does not wait for the ban's flush; the answer does",
+  async () => {
+    const dir = await runBeside();
+    const bansBefore = sb.state.bans.size;
+    const started = Date.now();
+    const ban = await tracedBan(dir, BOB, `inject=fsync:delay_enter=${DELAY_MS * 1000}`, ["--json"]);
+    const kicked = () => kicksOf(dir, BOB);
+    await until(() => kicked().length > 0, "the kick", { timeoutMs: 10_000 });
+    const kickMs = (kicked()[0]!.at as number) - started;
+    const [code, out] = await Promise.all([ban.exited, new Response(ban.stdout).text()]);
+    const answerMs = Date.now() - started;
+    // Kicked while the command's first flush was still held; answered after its flushes (two: the entry, its folder).
+    expect(kickMs).toBeLessThan(DELAY_MS);
+    expect(answerMs).toBeGreaterThan(2 * DELAY_MS);
+    expect(code).toBe(0);
+    expect(JSON.parse(out)).toMatchObject({ action: "ban", status: "delivered" });
+    expect(sb.state.bans.size).toBe(bansBefore + 1);
+    expect(kicked()).toHaveLength(1);
+  },
+  30_000,
+);
+
+test.skipIf(!canTrace)(
+  "a flush that fails after run took the entry: queued and delivered, with a line saying so, never 'nothing queued'",
+  async () => {
+    const dir = await runBeside();
+    const bansBefore = sb.state.bans.size;
+    // The first fsync is the entry's own, after it is in place and handed over (lib/store/driver.ts flushShown).
+    const ban = await tracedBan(dir, CAROL, "inject=fsync:error=EIO:when=1");
+    const [code, out, err] = await Promise.all([
+      ban.exited,
+      new Response(ban.stdout).text(),
+      new Response(ban.stderr).text(),
+    ]);
+    expect(code).toBe(0);
+    expect(out).toContain("has been banned");
+    expect(out).toContain("the disk did not confirm the ban is flushed");
+    expect(err).not.toContain("nothing was queued");
+    await until(() => kicksOf(dir, CAROL).length > 0, "the kick");
+    expect(sb.state.bans.size).toBe(bansBefore + 1);
+  },
+  30_000,
+);

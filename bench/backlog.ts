@@ -19,6 +19,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { sanctionQueues } from "../lib/sanctions/index.ts";
+import { agentEnv } from "../test/support/agent-run.ts";
 import { buildCommand } from "../test/cli/binary.ts";
 import { queuedBans } from "../test/support/backlog.ts";
 import { trackChildren } from "./children.ts";
@@ -75,15 +76,7 @@ const ask = <T>(op: string, extra: Record<string, unknown> = {}) =>
   });
 const sb = await started;
 
-const envOf = (dir: string, extra: Record<string, string> = {}) => ({
-  PATH: process.env.PATH ?? "",
-  HUB_API_URL: sb.url,
-  HUB_API_KEY: sb.key,
-  HUB_API_SERVER_ID: sb.serverId,
-  HUB_GAME_BRIDGE: "sim",
-  HUB_STORAGE_DIR: join(dir, "store"),
-  ...extra,
-});
+const envOf = (dir: string, extra: Record<string, string> = {}) => ({ ...agentEnv(sb, dir), ...extra });
 
 let players = 0;
 const newPlayer = () => String(76561198300000000n + BigInt(++players));

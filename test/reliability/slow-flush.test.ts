@@ -8,9 +8,10 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
+import type { Sandbox } from "../../lib/sandbox/index.ts";
 import { binary } from "../cli/binary.ts";
-import { actionsLog, jsonLines, ready, startRun } from "../support/agent-run.ts";
+import { actionsLog, agentEnv, jsonLines, ready, startRun } from "../support/agent-run.ts";
+import { useSandbox } from "../support/sandbox.ts";
 import { spawn } from "../support/procs.ts";
 import { until } from "../support/until.ts";
 
@@ -24,25 +25,11 @@ const canTrace =
 if (!canTrace) console.warn("SKIPPED: the slow-flush test needs strace and ptrace (apt-get install strace)");
 
 let sb: Sandbox;
+useSandbox((s) => (sb = s));
 let root: string;
-beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), "slow-flush-"));
-  sb = await startSandbox();
-  await binary();
-}, 120_000);
-afterAll(async () => {
-  await sb?.stop();
-  rmSync(root, { recursive: true, force: true });
-});
+beforeAll(() => void (root = mkdtempSync(join(tmpdir(), "slow-flush-"))));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-const env = (dir: string) => ({
-  PATH: process.env.PATH ?? "",
-  HUB_API_URL: sb.url,
-  HUB_API_KEY: sb.key,
-  HUB_API_SERVER_ID: sb.serverId,
-  HUB_GAME_BRIDGE: "sim",
-  HUB_STORAGE_DIR: join(dir, "store"),
-});
 const kicksOf = (dir: string, p: { id: string }) =>
   jsonLines(actionsLog(dir)).filter((a) => a.type === "kick" && a.player === p.id);
 
@@ -51,7 +38,7 @@ async function tracedBan(dir: string, p: { id: string }, inject: string, args: s
   const trace = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", inject];
   return spawn([...trace, await binary(), "ban", p.id, "1h", "griefing", ...args], {
     cwd: dir,
-    env: env(dir),
+    env: agentEnv(sb, dir),
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",

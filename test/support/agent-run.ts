@@ -43,6 +43,16 @@ export function jsonLines(file: string): Record<string, unknown>[] {
 
 export const actionsLog = (dir: string) => join(dir, "actions.jsonl");
 
+/** A clean environment for hub-agent on the store `<dir>/store`, against `sb`, with the sim bridge. */
+export const agentEnv = (sb: Pick<Sandbox, "url" | "key" | "serverId">, dir: string): Record<string, string> => ({
+  PATH: process.env.PATH ?? "",
+  HUB_API_URL: sb.url,
+  HUB_API_KEY: sb.key,
+  HUB_API_SERVER_ID: sb.serverId,
+  HUB_GAME_BRIDGE: "sim",
+  HUB_STORAGE_DIR: join(dir, "store"),
+});
+
 /** Starts `hub-agent run <args>` on the store `<dir>/store`; `name` names its log file. */
 export async function startRun(opts: {
   sb: Sandbox;
@@ -57,12 +67,7 @@ export async function startRun(opts: {
   const proc = spawn([await binary(), "run", ...(opts.args ?? []), "--log-format", "json"], {
     cwd: dir,
     env: {
-      PATH: process.env.PATH ?? "",
-      HUB_API_URL: sb.url,
-      HUB_API_KEY: sb.key,
-      HUB_API_SERVER_ID: sb.serverId,
-      HUB_GAME_BRIDGE: "sim",
-      HUB_STORAGE_DIR: join(dir, "store"),
+      ...agentEnv(sb, dir),
       HUB_GAME_SIM_PLAYERS: opts.players.map((p) => `${p.id}:${p.name}`).join(","),
       HUB_GAME_SIM_ACTIONS_LOG: actionsLog(dir),
       HUB_API_TIMEOUT: "2",

@@ -209,8 +209,12 @@ export default defineDriver((opts: AtomicFsOptions) => {
     },
     getItemRaw: read,
     setItem: (key: string, value: string) => writing(key, (path) => atomicWrite(path, value, fsync)),
-    setItemRaw: (key: string, value: string | Uint8Array, o?: { shown?: () => void | Promise<void> }) =>
-      writing(key, (path) => atomicWrite(path, value, fsync, o?.shown)),
+    // `fsync: false` for one write: a record whose loss to a power cut costs nothing (store/records.ts).
+    setItemRaw: (
+      key: string,
+      value: string | Uint8Array,
+      o?: { fsync?: boolean; shown?: () => void | Promise<void> },
+    ) => writing(key, (path) => atomicWrite(path, value, fsync && o?.fsync !== false, o?.shown)),
     removeItem: (key: string) =>
       writing(key, (path) =>
         unlink(path).catch((e) => {

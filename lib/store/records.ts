@@ -10,7 +10,7 @@ import type { Storage } from "unstorage";
 import * as v from "valibot";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import { atomicWrite, isMissing, keyToPath } from "./driver.ts";
+import { isMissing, keyToPath } from "./driver.ts";
 
 export interface QuarantineRecord {
   /** The store key, e.g. `queue:ban:000001764000000000-…`. */
@@ -222,8 +222,11 @@ export function createRecords(
       if (!result.ok) throw new Error(`store: refusing to write invalid record ${key}: ${result.reason}`);
       const size = Buffer.byteLength(text);
       if (size > maxBytes) throw new Error(`store: refusing to write record ${key}: ${oversize(size)}`);
-      if (opts?.fsync === false) await atomicWrite(keyToPath(dir, key), text, false, opts.shown);
-      else await storage.setItemRaw(key, text, opts?.shown ? { shown: opts.shown } : {});
+      // Through the driver either way: a full or read-only disk is one StoreWriteError, reported once (driver.ts).
+      await storage.setItemRaw(key, text, {
+        ...(opts?.fsync === false ? { fsync: false } : {}),
+        ...(opts?.shown ? { shown: opts.shown } : {}),
+      });
     },
     async remove(key: string) {
       // Directly, not through storage.removeItem, to learn whether the file was still there.

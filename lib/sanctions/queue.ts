@@ -47,13 +47,13 @@ export interface NewWarning {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** Told the entry's id once it is in place, before it is flushed: a running `run` may take it then (own-entry.ts). */
+export type Shown = (entry: { id: string }) => void | Promise<void>;
+
 /**
  * Writes a ban to the "ban" queue (status ACTIVE). From then on isBanned counts it before it is delivered, if it is
  * enforced now.
  */
-/** Told the entry's id once it is in place, before it is flushed: a running `run` may take it then (own-entry.ts). */
-export type Shown = (entry: { id: string }) => void | Promise<void>;
-
 export async function queueBan(
   store: Store,
   ban: NewBan,

@@ -133,9 +133,9 @@ export interface Records {
   read<T>(key: string, check: Check<T>, opts?: { quarantine?: boolean }): Promise<T | undefined>;
   /**
    * Serialises `record`, checks that it reads back valid (so it is never written only to be quarantined), writes
-   * atomically; `fsync: false` for a note whose loss to a power cut costs nothing (box.ts).
+   * atomically; `fsync: false` for a note whose loss to a power cut costs nothing (box.ts); `shown`: called once the
+   * record is in place, before it is flushed (atomicWrite).
    */
-  /** `shown`: called once the record is in place, before it is flushed (atomicWrite). */
   write<T>(
     key: string,
     record: unknown,

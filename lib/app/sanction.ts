@@ -109,23 +109,23 @@ interface Written {
  */
 async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Written> {
   const pid = await deliverer(p.store);
-  let shownId: string | undefined;
-  let note: Promise<void> | undefined;
+  // The handover, begun once the entry is in place (only with a `run` beside).
+  let handed: { entryId: string; early: { pid: number; note: Promise<void> } } | undefined;
   const shown: Shown | undefined =
     pid === undefined
       ? undefined
       : (entry) => {
-          shownId = entry.id;
-          note = announce(p.store, sanction.kind, entry.id);
+          const note = announce(p.store, sanction.kind, entry.id);
+          handed = { entryId: entry.id, early: { pid, note } };
           return note.catch(() => {}); // awaited by handOff, which reports it
         };
   try {
     const { entryId, cancelled } = await queueSanction(p.store, sanction, Date.now(), shown);
-    return { entryId, cancelled, early: pid === undefined || !note ? null : { pid, note } };
+    return { entryId, cancelled, early: handed?.early ?? null };
   } catch (e) {
-    if (!flushFailed(e) || shownId === undefined || pid === undefined || !note) throw e;
+    if (!flushFailed(e) || !handed) throw e;
     s.logger.warn(`the ${sanction.kind} is queued, but the disk did not confirm it: ${(e as Error).message}`);
-    return { entryId: shownId, cancelled: 0, early: { pid, note }, flushError: (e as Error).message };
+    return { ...handed, cancelled: 0, flushError: (e as Error).message };
   }
 }
 

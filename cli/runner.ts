@@ -207,11 +207,7 @@ function arrange(args: ArgsDef, rest: string[], name: string): string[] {
  */
 export function argsOf(defs: ArgsDef, arranged: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const names = new Map<string, string>();
-  for (const [key, def] of Object.entries(defs))
-    if (def.type !== "positional")
-      for (const n of [key, camel(key), ...[(def as { alias?: string | string[] }).alias ?? []].flat()])
-        names.set(n, key);
+  const names = optionNames(defs);
   const dash = arranged.indexOf("--");
   for (const option of arranged.slice(0, dash)) {
     const [flag = "", ...value] = option.replace(/^-+/, "").split("=");
@@ -233,19 +229,23 @@ type ParsedArgs = Parameters<NonNullable<AnyCommand["run"]>>[0]["args"];
 
 const camel = (key: string) => key.replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
 
+/** Each name an option answers to (its key, its camelCase name, its aliases), to its key; `no-<name>` aside. */
+function optionNames(defs: ArgsDef): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const [key, def] of Object.entries(defs))
+    if (def.type !== "positional")
+      for (const n of [key, camel(key), ...[(def as { alias?: string | string[] }).alias ?? []].flat()])
+        names.set(n, key);
+  return names;
+}
+
 /** Refuses flags the command does not define: citty would silently ignore them (and `--lenght 5` is a typo). */
 function checkFlags(args: ArgsDef, flags: string[], name: string) {
-  const known = new Set<string>();
-  for (const [key, def] of Object.entries(args)) {
-    if (def.type === "positional") continue;
-    const camel = key.replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
-    for (const n of [key, camel, ...[(def as { alias?: string | string[] }).alias ?? []].flat()])
-      known.add(n).add(`no-${n}`);
-  }
+  const names = optionNames(args);
   for (const f of flags) {
     if (!f.startsWith("-") || f === "-") continue;
     const n = f.replace(/^-+/, "").split("=")[0] as string;
-    if (!known.has(n))
+    if (!names.has(n) && !(n.startsWith("no-") && names.has(n.slice(3))))
       throw new CliError(`unknown option ${f} for \`${name}\`: run \`${name} --help\` to see its options`, EXIT.USAGE);
   }
 }

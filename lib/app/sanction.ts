@@ -16,12 +16,14 @@ import { PlayerError, type PlayerErrorKind, type ResolveOptions, resolveTarget }
 import { banHolds, fetchBanList } from "../sanctions/banlist.ts";
 import type { DeliveryOutcome } from "../sanctions/deliver.ts";
 import { announce, deliverer } from "../sanctions/handoff.ts";
+import { sendKick } from "../sanctions/kick-line.ts";
 import { type EarlyHandoff, type EntryFate, deliverOwnEntry } from "../sanctions/own-entry.ts";
 import {
   type NewBan,
   type NewUnban,
   type NewWarning,
   type Shown,
+  banEntry,
   queueBan,
   queueUnban,
   queueWarning,
@@ -104,11 +106,14 @@ interface Written {
 
 /**
  * queueSanction for a one-shot command. With a `run` beside it that takes handed-over entries (lib/sanctions/
- * handoff.ts), the entry is handed over as soon as it is in place, before its flush: `run` kicks the player while the
- * disk flushes (a flush can take hundreds of ms on a busy disk), and the command answers only once it is flushed.
+ * handoff.ts), a ban is announced to it first over the kick line (kick-line.ts: `run` kicks before anything waits for
+ * the disk), and the entry is handed over as soon as it is in place, before its flush (a flush can take hundreds of
+ * ms on a busy disk); the command answers only once it is flushed.
  */
 async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Written> {
   const pid = await deliverer(p.store);
+  const now = Date.now();
+  const kicked = pid !== undefined && sanction.kind === "ban" && (await sendKick(p.store.dir, banEntry(sanction, now)));
   // The handover, begun once the entry is in place (only with a `run` beside).
   let handed: { entryId: string; early: { pid: number; note: Promise<void> } } | undefined;
   const shown: Shown | undefined =
@@ -120,9 +125,13 @@ async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Wri
           return note.catch(() => {}); // awaited by handOff, which reports it
         };
   try {
-    const { entryId, cancelled } = await queueSanction(p.store, sanction, Date.now(), shown);
+    const { entryId, cancelled } = await queueSanction(p.store, sanction, now, shown);
     return { entryId, cancelled, early: handed?.early ?? null };
   } catch (e) {
+    if (kicked && !handed)
+      s.logger.warn(
+        `the running hub-agent (pid ${pid}) kicked ${playerLabel(sanction.target)}, but the ban could not be queued`,
+      );
     if (!flushFailed(e) || !handed) throw e;
     s.logger.warn(`the ${sanction.kind} is queued, but the disk did not confirm it: ${(e as Error).message}`);
     return { ...handed, cancelled: 0, flushError: (e as Error).message };

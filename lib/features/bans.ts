@@ -13,6 +13,7 @@ import type { BanList } from "../api/client.ts";
 import type { GamePlayer } from "../game/bridge.ts";
 import type { Logger } from "../log.ts";
 import {
+  type BanEntry,
   type BanVerdict,
   type DeliveryOutcome,
   type PlayerRef,
@@ -28,12 +29,14 @@ import {
   outcomeMessage,
   playerKey,
   playerLabel,
+  queuedBanHolds,
   sameIdentifier,
   sanctionQueues,
   watchSanctionsChanged,
 } from "../sanctions/index.ts";
 import { DrainLog } from "../sanctions/drain.ts";
 import { type HandoffDesk, handoffDesk } from "./handoffs.ts";
+import { listenKicks } from "./kick-line.ts";
 import { type Sanctions, sanctionCommands } from "./sanction-commands.ts";
 import { coalescing, serial } from "../serial.ts";
 
@@ -92,6 +95,7 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
   );
   if (opts.watch !== false && !agent.deps.once) {
     watchChanges(agent, changedElsewhere, refresh);
+    void listenKicks(agent, log, enforcement.enforceAnnounced);
     void desk.accept();
   }
   // The index of the sanction queues agrees with them after any crash or an older version's writes (keyindex.ts).
@@ -113,6 +117,8 @@ interface BanEnforcement {
   enforce(players: readonly GamePlayer[]): Promise<void>;
   /** A sanction just issued against `target`: enforced from the queue now, before anything asks the service. */
   enforceTarget(target: PlayerRef): Promise<void>;
+  /** A ban a command beside `run` is about to queue (its kick line): its player kicked now, if it holds. */
+  enforceAnnounced(ban: BanEntry): Promise<void>;
   /** A player connected: checked afresh, whatever kicks they had before. */
   connected(player: GamePlayer): Promise<void>;
   /** Rule 9: the live list (cached), else the cached one; then every online banned player is kicked. */
@@ -138,7 +144,11 @@ function banEnforcement(agent: FeatureContext, log: Logger, exclusive: ReturnTyp
     if (last !== undefined && clock.now() - last < config.intervals.bans * 1000) return;
     kicked.set(player.id, clock.now());
     try {
-      log.info("kicking a banned player", { player: player.name, id: player.id, ban: verdict.ban?.id ?? "queued" });
+      log.info("kicking a banned player", {
+        player: player.name,
+        id: player.id,
+        ban: verdict.ban?.id ?? (verdict.queued?.id ? "queued" : "announced"),
+      });
       await agent.refuse(player, banMessage(messages, verdict));
     } catch (e) {
       kicked.delete(player.id);
@@ -165,6 +175,11 @@ function banEnforcement(agent: FeatureContext, log: Logger, exclusive: ReturnTyp
     },
     enforceTarget(target) {
       return self.enforce([...agent.players.values()].filter((p) => sameIdentifier(p.id, target.identifier)));
+    },
+    async enforceAnnounced(ban) {
+      if (!queuedBanHolds(ban, clock.now())) return;
+      const players = [...agent.players.values()].filter((p) => sameIdentifier(p.id, ban.target.identifier));
+      for (const player of players) await kick(player, { banned: true, queued: { data: ban } });
     },
     connected(player) {
       kicked.delete(player.id);

@@ -78,8 +78,11 @@ export async function fetchBanList(
 
 export type BanVerdict =
   | { banned: false }
-  /** `ban` from the service's list, or `queued` when only a queued ban (not yet delivered) holds. */
-  | { banned: true; ban?: BanReduced; queued?: QueueEntry<BanEntry> };
+  /**
+   * `ban` from the service's list, or `queued` when only a queued ban (not yet delivered) holds; without an id, a ban
+   * a command announced before queueing it (kick-line.ts).
+   */
+  | { banned: true; ban?: BanReduced; queued?: { id?: string; data: BanEntry } };
 
 /** A listed ban still holds at `now`: its status is active and it has not ended (a cached list ages). */
 export function banHolds(ban: BanReduced, now: number): boolean {
@@ -137,7 +140,7 @@ export async function banCheck(
     const mine = (e: { data: { target: { identifier: string | null }; enforce?: Enforce } }) =>
       enforcedNow(e.data) && sameIdentifier(e.data.target.identifier, playerId);
     const queued = bans
-      .filter((e) => mine(e) && e.data.status === "ACTIVE" && queuedHolds(e.data, now))
+      .filter((e) => sameIdentifier(e.data.target.identifier, playerId) && queuedBanHolds(e.data, now))
       .reduce<QueueEntry<BanEntry> | undefined>((a, e) => (!a || e.id > a.id ? e : a), undefined);
     if (queued) return { banned: true, queued };
     if (unbans.some(mine)) return { banned: false };
@@ -149,7 +152,12 @@ export async function banCheck(
   };
 }
 
-function queuedHolds(ban: BanEntry, now: number): boolean {
+/**
+ * A queued ban counts for local enforcement at `now`: active (no unban issued since), enforced now, not ended. Also
+ * what `run` checks a command's kick line by (kick-line.ts).
+ */
+export function queuedBanHolds(ban: BanEntry, now: number): boolean {
+  if (ban.status !== "ACTIVE" || !enforcedNow(ban)) return false;
   return ban.length === null || Date.parse(ban.created_on) + ban.length * 1000 > now;
 }
 

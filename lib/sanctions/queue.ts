@@ -60,21 +60,23 @@ export async function queueBan(
   now = Date.now(),
   shown?: Shown,
 ): Promise<QueueEntry<BanEntry>> {
+  return sanctionQueues(store).ban.add(banEntry(ban, now), shown);
+}
+
+/** What the "ban" queue holds for `ban` issued at `now` (also what a command's kick line sends first: kick-line.ts). */
+export function banEntry(ban: NewBan, now: number): BanEntry {
   const reason = ban.reason.trim();
   if (!reason) throw new Error("a ban needs a reason");
-  return sanctionQueues(store).ban.add(
-    {
-      target: ban.target,
-      length: ban.length,
-      reason,
-      creator: ban.creator,
-      created_on: iso(now),
-      status: "ACTIVE",
-      serverbundle_id: ban.serverbundleId,
-      enforce: ban.enforce ?? "now",
-    },
-    shown,
-  );
+  return {
+    target: ban.target,
+    length: ban.length,
+    reason,
+    creator: ban.creator,
+    created_on: iso(now),
+    status: "ACTIVE",
+    serverbundle_id: ban.serverbundleId,
+    enforce: ban.enforce ?? "now",
+  };
 }
 
 /**

@@ -33,9 +33,9 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const kicksOf = (dir: string, p: { id: string }) =>
   jsonLines(actionsLog(dir)).filter((a) => a.type === "kick" && a.player === p.id);
 
-/** `hub-agent ban <p> 1h griefing`, its fsyncs altered by strace's `inject` spec. */
-async function tracedBan(dir: string, p: { id: string }, inject: string, args: string[] = []) {
-  const trace = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync", "-e", inject];
+/** `hub-agent ban <p> 1h griefing`, its fsyncs (or `syscalls`) altered by strace's `inject` spec. */
+async function tracedBan(dir: string, p: { id: string }, inject: string, args: string[] = [], syscalls = "fsync") {
+  const trace = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", `trace=${syscalls}`, "-e", inject];
   return spawn([...trace, await binary(), "ban", p.id, "1h", "griefing", ...args], {
     cwd: dir,
     env: agentEnv(sb, dir),
@@ -95,6 +95,30 @@ test.skipIf(!canTrace)(
     expect(err).not.toContain("nothing was queued");
     await until(() => kicksOf(dir, CAROL).length > 0, "the kick");
     expect(sb.state.bans.size).toBe(bansBefore + 1);
+  },
+  30_000,
+);
+
+test.skipIf(!canTrace)(
+  "a stalled file system (every rename held 2 s): the kick line kicks before the entry is even in place",
+  async () => {
+    const dir = await runBeside();
+    const bansBefore = sb.state.bans.size;
+    const started = Date.now();
+    const renames = "rename,renameat,renameat2";
+    const ban = await tracedBan(dir, BOB, `inject=${renames}:delay_enter=${DELAY_MS * 1000}`, ["--json"], renames);
+    const kicked = () => kicksOf(dir, BOB);
+    await until(() => kicked().length > 0, "the kick", { timeoutMs: 10_000 });
+    const kickMs = (kicked()[0]!.at as number) - started;
+    const [code, out] = await Promise.all([ban.exited, new Response(ban.stdout).text()]);
+    // The entry appears only when its rename ends (2 s): the kick came over the socket before it.
+    expect(kickMs).toBeLessThan(DELAY_MS);
+    expect(Date.now() - started).toBeGreaterThan(DELAY_MS);
+    expect(code).toBe(0);
+    expect(JSON.parse(out)).toMatchObject({ action: "ban", status: "delivered" });
+    expect(sb.state.bans.size).toBe(bansBefore + 1);
+    // The note's kick found the player kicked already: one kick.
+    expect(kicked()).toHaveLength(1);
   },
   30_000,
 );

@@ -1,0 +1,94 @@
+/**
+ * `run`'s end of the kick line (lib/sanctions/kick-line.ts): a socket in the storage directory on which a `ban` beside
+ * `run` names the player it bans before writing anything; `run` kicks them at once (`kick`), then takes the entry and
+ * its handover note as before. One line of at most MAX_LINE bytes per connection, checked like a queue entry; one bad
+ * line is logged and changes nothing. Where no socket can be made (a path too long, a runtime or file system
+ * without Unix sockets), the note alone kicks, as before.
+ */
+import { chmodSync, unlinkSync } from "node:fs";
+import { type Socket, createServer } from "node:net";
+import * as v from "valibot";
+import type { FeatureContext } from "../feature.ts";
+import type { Logger } from "../log.ts";
+import { KickLineSchema, MAX_LINE, kickSocketPath } from "../sanctions/kick-line.ts";
+import type { BanEntry } from "../sanctions/schemas.ts";
+
+/** A command that connects and says nothing is let go after this long. */
+const IDLE_MS = 2_000;
+
+export async function listenKicks(
+  agent: FeatureContext,
+  log: Logger,
+  kick: (ban: BanEntry) => Promise<void>,
+): Promise<void> {
+  const { scheduler } = agent;
+  const path = kickSocketPath(agent.deps.store.dir);
+  if (!path) {
+    log.debug("the storage directory's path is too long for the kick line's socket; kicks wait for the queue entry");
+    return;
+  }
+  const removeSocket = () => {
+    try {
+      unlinkSync(path);
+    } catch {
+      // not there: nothing to remove
+    }
+  };
+  // One left by a `run` that was killed: this process holds the storage directory's instance lock now.
+  removeSocket();
+  const server = createServer((socket) => readLine(socket, log, (ban) => scheduler.run("kick-line", () => kick(ban))));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(path, () => resolve());
+    });
+    chmodSync(path, 0o600);
+  } catch (e) {
+    server.close();
+    log.debug(`no kick line (${(e as Error).message}); kicks wait for the queue entry`);
+    return;
+  }
+  server.on("error", (e) => log.warn(`the kick line failed: ${e.message}; kicks wait for the queue entry`));
+  scheduler.signal.addEventListener(
+    "abort",
+    () => {
+      server.close();
+      removeSocket();
+    },
+    { once: true },
+  );
+}
+
+/** Reads one line of at most MAX_LINE bytes from `socket`, checks it, and hands its ban to `kick`. */
+function readLine(socket: Socket, log: Logger, kick: (ban: BanEntry) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  socket.setTimeout(IDLE_MS, () => socket.destroy());
+  socket.on("error", () => socket.destroy());
+  socket.on("data", (chunk: Buffer) => {
+    const end = chunk.indexOf(0x0a);
+    chunks.push(end < 0 ? chunk : chunk.subarray(0, end));
+    size += end < 0 ? chunk.length : end;
+    if (size > MAX_LINE) {
+      log.warn(`a kick line longer than ${MAX_LINE} bytes was refused`);
+      return socket.destroy();
+    }
+    if (end < 0) return;
+    socket.destroy();
+    const ban = parse(Buffer.concat(chunks).toString("utf8"));
+    if (ban.ok) kick(ban.ban);
+    else log.warn(`a kick line was refused: ${ban.error}`);
+  });
+}
+
+function parse(line: string): { ok: true; ban: BanEntry } | { ok: false; error: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(line);
+  } catch {
+    return { ok: false, error: "not JSON" };
+  }
+  const r = v.safeParse(KickLineSchema, json);
+  if (!r.success) return { ok: false, error: v.summarize(r.issues).split("\n")[0] ?? "invalid" };
+  return { ok: true, ban: r.output.ban };
+}

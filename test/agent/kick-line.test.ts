@@ -1,0 +1,112 @@
+/**
+ * The kick line (lib/sanctions/kick-line.ts, lib/features/kick-line.ts): a command beside a running `run` announces
+ * its ban over a socket in the storage directory before writing anything, and `run` kicks the player at once, from
+ * the line alone. What `run` would not enforce from its queue kicks nobody, a bad line is refused in one log line and
+ * the line goes on working; only the directory's owner can reach it, and it goes when `run` stops.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { existsSync, statSync } from "node:fs";
+import { connect } from "node:net";
+import { bans } from "../../lib/features/bans.ts";
+import { delivererCache } from "../../lib/sanctions/handoff.ts";
+import { KICK_SOCKET, MAX_LINE, sendKick } from "../../lib/sanctions/kick-line.ts";
+import { type NewBan, banEntry, sanctionQueues } from "../../lib/sanctions/index.ts";
+import { holdInstance, type Instance } from "../../lib/store/instance.ts";
+import { harness, until, type Harness } from "./harness.ts";
+import { until as pollUntil } from "../support/until.ts";
+
+const DAVE = { id: "76561198000000004", name: "Dave" };
+const EVE = { id: "76561198000000005", name: "Eve" };
+const env = { HUB_INTERVALS_BANS: "3600", HUB_INTERVALS_QUEUES: "3600" };
+
+let h: Harness;
+let instance: Instance | undefined;
+afterEach(async () => {
+  await instance?.release();
+  instance = undefined;
+  await h?.close();
+});
+
+const socketPath = () => `${h.store.dir}/${KICK_SOCKET}`;
+const kicks = (p: { id: string }) => h.sim.actionsOf("kick").filter((k) => k.player === p.id);
+const refusedLines = () => h.logger.lines.filter((l) => l.msg.startsWith("a kick line")).map((l) => l.msg);
+
+async function startRun() {
+  h = await harness({ env, features: [bans] });
+  instance = await holdInstance(h.store.dir);
+  await h.agent.start();
+  await pollUntil(async () => (await delivererCache(h.store).get())?.data.pid === process.pid, "run to take entries");
+  await until(() => existsSync(socketPath()), "the kick line");
+  await h.join(DAVE);
+  await h.join(EVE);
+}
+
+const ban = (p: { id: string; name: string }, o: Partial<NewBan> = {}, at = h.clock.now()) =>
+  banEntry(
+    {
+      target: { identifier: p.id, type: "STEAM", user_id: null, name: p.name },
+      length: 3600,
+      reason: "griefing",
+      creator: null,
+      serverbundleId: h.sb.bundleId,
+      ...o,
+    },
+    at,
+  );
+
+/** Writes `bytes` to the kick line as a careless or hostile local process would, and waits for `run` to hang up. */
+function raw(bytes: string | Uint8Array): Promise<void> {
+  return new Promise((resolve) => {
+    const s = connect({ path: socketPath() }, () => s.write(bytes));
+    s.on("close", () => resolve());
+    s.on("error", () => resolve());
+  });
+}
+
+test("an announced ban kicks the player at once, from the line alone; nothing is queued by it", async () => {
+  await startRun();
+  expect(statSync(socketPath()).mode & 0o777).toBe(0o600);
+  expect(await sendKick(h.store.dir, ban(DAVE))).toBe(true);
+  await until(() => kicks(DAVE).length === 1, "the kick");
+  expect(kicks(DAVE)[0]!.text).toContain("Reason: griefing");
+  expect(kicks(DAVE)[0]!.text).toContain("Ban ID: pending");
+  expect(await sanctionQueues(h.store).ban.size()).toBe(0);
+  expect(kicks(EVE)).toHaveLength(0);
+});
+
+test("what run would not enforce from its queue kicks nobody: a ban only the service may accept, one ended, one lifted", async () => {
+  await startRun();
+  const hourAgo = h.clock.now() - 3_600_000;
+  for (const b of [
+    ban(DAVE, { enforce: "on_accept" }),
+    ban(DAVE, { length: 60 }, hourAgo),
+    { ...ban(DAVE), status: "UNBANNED" as const },
+  ])
+    expect(await sendKick(h.store.dir, b)).toBe(true);
+  // A valid line after them is taken: the three were read and passed over.
+  await sendKick(h.store.dir, ban(EVE));
+  await until(() => kicks(EVE).length === 1, "Eve's kick");
+  await Bun.sleep(50);
+  expect(kicks(DAVE)).toHaveLength(0);
+});
+
+test("garbage, a wrong shape and an oversized line are refused in one log line each; the line keeps working", async () => {
+  await startRun();
+  await raw("not json\n");
+  await raw(`${JSON.stringify({ ban: { ...ban(DAVE), length: "forever" } })}\n`);
+  await raw(new Uint8Array(MAX_LINE + 10).fill(0x61));
+  await until(() => refusedLines().length === 3, "three refusals");
+  expect(refusedLines()[0]).toBe("a kick line was refused: not JSON");
+  expect(refusedLines()[1]).toStartWith("a kick line was refused: ");
+  expect(refusedLines()[2]).toBe(`a kick line longer than ${MAX_LINE} bytes was refused`);
+  expect(kicks(DAVE)).toHaveLength(0);
+  expect(await sendKick(h.store.dir, ban(DAVE))).toBe(true);
+  await until(() => kicks(DAVE).length === 1, "the kick");
+});
+
+test("the socket goes when run stops, and a command then goes on without it", async () => {
+  await startRun();
+  await h.close();
+  expect(existsSync(socketPath())).toBe(false);
+  expect(await sendKick(h.store.dir, ban(DAVE))).toBe(false);
+});

@@ -2,7 +2,9 @@
  * A `ban` beside a running `run` on a disk whose flushes are slow (strace delays each fsync of the `ban` process by
  * 2 s, as a busy or failing disk can): `run` kicks the player as soon as the entry is in place, before the command's
  * flush ends (lib/store/driver.ts atomicWrite's `shown`, lib/app/sanction.ts writeEntry), and the command still
- * answers only once its entry is flushed, with run's delivery. The ban reaches the service once.
+ * answers only once its entry is flushed, with run's delivery. The ban reaches the service once. When even creating
+ * the entry stalls (every rename held), the kick line (lib/sanctions/kick-line.ts) kicks first; when the entry then
+ * cannot be written, the command says the player was kicked and that nothing was queued.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -119,6 +121,24 @@ test.skipIf(!canTrace)(
     expect(sb.state.bans.size).toBe(bansBefore + 1);
     // The note's kick found the player kicked already: one kick.
     expect(kicked()).toHaveLength(1);
+  },
+  30_000,
+);
+
+test.skipIf(!canTrace)(
+  "the entry cannot be written after the kick line kicked: exit 8, 'nothing was queued', and the kick said",
+  async () => {
+    const dir = await runBeside();
+    const bansBefore = sb.state.bans.size;
+    const renames = "rename,renameat,renameat2";
+    const ban = await tracedBan(dir, CAROL, `inject=${renames}:error=ENOSPC`, [], renames);
+    const [code, err] = await Promise.all([ban.exited, new Response(ban.stderr).text()]);
+    expect(code).toBe(8);
+    expect(err).toContain("kicked Carol, but the ban could not be queued");
+    expect(err).toContain("nothing was queued");
+    await until(() => kicksOf(dir, CAROL).length > 0, "the kick");
+    await Bun.sleep(300);
+    expect(sb.state.bans.size).toBe(bansBefore);
   },
   30_000,
 );

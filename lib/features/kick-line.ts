@@ -5,10 +5,10 @@
  * line is logged and changes nothing. Where no socket can be made (a path too long, a runtime or file system
  * without Unix sockets), the note alone kicks, as before.
  */
-import { chmodSync, unlinkSync } from "node:fs";
 import { type Socket, createServer } from "node:net";
 import * as v from "valibot";
 import type { FeatureContext } from "../feature.ts";
+import { chmod, unlink } from "../fsio.ts";
 import type { Logger } from "../log.ts";
 import { KickLineSchema, MAX_LINE, kickSocketPath } from "../sanctions/kick-line.ts";
 import type { BanEntry } from "../sanctions/schemas.ts";
@@ -27,22 +27,17 @@ export async function listenKicks(
     log.debug("the storage directory's path is too long for the kick line's socket; kicks wait for the queue entry");
     return;
   }
-  const removeSocket = () => {
-    try {
-      unlinkSync(path);
-    } catch {
-      // not there: nothing to remove
-    }
-  };
+  // Not there: nothing to remove. Never a blocking call: a stalled disk must not hold `run`'s event loop.
+  const removeSocket = () => unlink(path).catch(() => {});
   // One left by a `run` that was killed: this process holds the storage directory's instance lock now.
-  removeSocket();
+  await removeSocket();
   const server = createServer((socket) => readLine(socket, log, (ban) => scheduler.run("kick-line", () => kick(ban))));
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(path, () => resolve());
     });
-    chmodSync(path, 0o600);
+    await chmod(path, 0o600);
   } catch (e) {
     server.close();
     log.debug(`no kick line (${(e as Error).message}); kicks wait for the queue entry`);
@@ -53,7 +48,7 @@ export async function listenKicks(
     "abort",
     () => {
       server.close();
-      removeSocket();
+      void removeSocket();
     },
     { once: true },
   );

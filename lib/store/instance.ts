@@ -131,6 +131,12 @@ export async function instanceHolder(
   return holder && verdict !== "unreadable" ? { verdict, holder } : { verdict: "unreadable" };
 }
 
+/**
+ * This process's own lock removals still under way, by path: a stop waits for one only briefly (lib/shutdown.ts
+ * FINAL_STEP_MS), so a new hold of the same lock in this process (a host restarting a server) waits for it here.
+ */
+const releasing = new Map<string, Promise<void>>();
+
 /** Takes the storage directory's instance lock, or throws InstanceBusyError naming the holder. */
 export async function holdInstance(dir: string): Promise<Instance> {
   // A store a newer build made is not used: not even its lock is taken. Other failures are the lock's to report.
@@ -138,6 +144,7 @@ export async function holdInstance(dir: string): Promise<Instance> {
     if (e instanceof StoreFormatError) throw e;
   });
   const path = join(dir, INSTANCE_LOCK);
+  await releasing.get(path);
   const self = { host: hostname(), boot: await bootId() };
   const me: InstanceHolder = {
     pid: process.pid,
@@ -173,5 +180,12 @@ export async function holdInstance(dir: string): Promise<Instance> {
     if (attempt > 100) throw new InstanceLockError(`cannot take the instance lock ${path}: it keeps changing`);
     if (attempt > 0) await sleep(10 + Math.random() * 20); // another breaker is at work
   }
-  return { path, tookOverFrom, release: () => removeOwnLock(path, body) };
+  const release = () => {
+    const removed: Promise<void> = removeOwnLock(path, body).finally(() => {
+      if (releasing.get(path) === removed) releasing.delete(path);
+    });
+    releasing.set(path, removed);
+    return removed;
+  };
+  return { path, tookOverFrom, release };
 }

@@ -4,9 +4,15 @@ import type { GameBridge } from "./game/bridge.ts";
 /**
  * How long `run` gives its own work after SIGINT/SIGTERM, in monotonic time: the process exits within 2 s whatever
  * the game's console does (docs/running.md, "Stopping"). The rest of the 2 s is the status snapshot, the instance
- * lock and the exit itself.
+ * lock and the exit itself (FINAL_STEP_MS each).
  */
 export const STOP_BUDGET_MS = 1_500;
+/**
+ * Each of the steps after the stop (the final status snapshot, the instance lock's removal) gets at most this long: a
+ * stalled disk holds a create, rename or unlink for seconds, and the exit must not wait for it. A snapshot not
+ * written leaves the one before ("stopping"); a lock not removed names a dead pid, which the next `run` takes over.
+ */
+export const FINAL_STEP_MS = 100;
 
 /**
  * Stops the agent, then the game bridge, on a budget: work in flight (a queue round, a console command) gets half of

@@ -10,6 +10,8 @@ import { attachHooks } from "../hooks.ts";
 import { loadMessages } from "../messages.ts";
 import { Metrics } from "../monitor/metrics.ts";
 import { RunMonitor } from "../monitor/monitor.ts";
+import { within } from "../clock.ts";
+import { FINAL_STEP_MS } from "../shutdown.ts";
 import { describeFsError } from "../store/errors.ts";
 import { openStore } from "../store/index.ts";
 import { listenHttp } from "./run-listener.ts";
@@ -90,8 +92,10 @@ export async function serve(opts: ServeOptions): Promise<Served> {
     const problem = opts.once ? guard.problem() : undefined;
     return problem && describeCredentialProblem(problem, config.api.server_id);
   };
+  let reloading = false;
   try {
     const served = await new Serving(opts, agent, monitor, metrics).serve();
+    reloading = served.kind === "reload";
     const line = refused();
     return line ? { kind: "credentials", line, ...("summary" in served ? { summary: served.summary } : {}) } : served;
   } catch (e) {
@@ -101,6 +105,9 @@ export async function serve(opts: ServeOptions): Promise<Served> {
   } finally {
     await listener?.stop();
     opts.onMonitor?.(undefined);
-    await monitor.stop();
+    // The final snapshot: whole before a reload (the next agent's monitor writes the same file), bounded before exit.
+    const last = monitor.stop();
+    if (reloading) await last;
+    else await within(clock, last, FINAL_STEP_MS);
   }
 }

@@ -5,9 +5,10 @@
  * Stop and reload requests arrive through a RunControl (cli/run-signals.ts gives it the process's signals).
  */
 import { resolve } from "node:path";
-import { systemClock } from "../clock.ts";
+import { systemClock, within } from "../clock.ts";
 import { createBridge } from "../game/index.ts";
 import type { Logger } from "../log.ts";
+import { FINAL_STEP_MS } from "../shutdown.ts";
 import { DISK_REFUSES, describeFsError, fsErrorLine, isStoreErrno } from "../store/errors.ts";
 import { holdInstance, InstanceBusyError, InstanceLockError, type Instance } from "../store/instance.ts";
 import { serve } from "./run-serve.ts";
@@ -59,7 +60,8 @@ export async function runAgent(opts: RunAgentOptions): Promise<RunOutcome> {
     if (line) return { kind: "store-error", line };
     throw e;
   } finally {
-    await instance?.release();
+    // Bounded (lib/shutdown.ts FINAL_STEP_MS): a lock left names this pid, dead once the process exits.
+    if (instance) await within(opts.clock, instance.release(), FINAL_STEP_MS);
   }
 }
 

@@ -42,6 +42,35 @@ test("held: a second taker is refused with the holder's pid, host and start; rel
   await second.release();
 });
 
+const canTrace = (await spawn(["strace", "-qq", "-o", "/dev/null", "true"], { stdout: "ignore" }).exited) === 0;
+
+test.skipIf(!canTrace)(
+  "a release not awaited (a stop's bounded last step, its unlink held 0.5 s): the next hold in the process waits for it",
+  async () => {
+    // In a process of its own, the lock's unlink held by strace as a stalled disk holds it: a hold right after a release
+    // still under way would find its own live pid in the lock (refused) unless it waits for the removal.
+    const script = `
+      const { holdInstance } = await import(${JSON.stringify(join(import.meta.dir, "../../lib/store/instance.ts"))});
+      const first = await holdInstance(process.argv[1]);
+      void first.release();
+      const second = await holdInstance(process.argv[1]).catch((e) => e);
+      console.log(second instanceof Error ? second.message : "held");
+      if (!(second instanceof Error)) await second.release();`;
+    const calls = "unlink,unlinkat";
+    const p = spawn(
+      ["strace", "-f", "-qq", "-o", "/dev/null", "-P", lockPath(), "-e", `trace=${calls}`]
+        .concat(["-e", `inject=${calls}:delay_enter=500000`])
+        .concat([process.execPath, "-e", script, dir]),
+      { stdout: "pipe", stderr: "pipe" },
+    );
+    const [code, out] = await Promise.all([p.exited, new Response(p.stdout).text()]);
+    expect(out.trim()).toBe("held");
+    expect(code).toBe(0);
+    expect(await readdir(dir)).toEqual([]);
+  },
+  20_000,
+);
+
 test("a holder that died (SIGKILL leaves its lock) is taken over at once, and named", async () => {
   const pid = await deadPid();
   await holder({ pid });

@@ -9,9 +9,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { deliverEntry } from "../../lib/app/sanction.ts";
 import { openSession } from "../../lib/app/session.ts";
 import { bans } from "../../lib/features/bans.ts";
-import { delivererCache } from "../../lib/sanctions/handoff.ts";
 import { type PlayerRef, queueBan, sanctionQueues } from "../../lib/sanctions/index.ts";
-import { holdInstance, type Instance } from "../../lib/store/instance.ts";
 import { harness, until, type Harness } from "./harness.ts";
 import { until as pollUntil } from "../support/until.ts";
 
@@ -20,12 +18,7 @@ const EVE = { id: "76561198000000005", name: "Eve" };
 const env = { HUB_INTERVALS_BANS: "3600", HUB_INTERVALS_QUEUES: "60", HUB_API_TIMEOUT: "1" };
 
 let h: Harness;
-let instance: Instance | undefined;
-afterEach(async () => {
-  await instance?.release();
-  instance = undefined;
-  await h?.close();
-});
+afterEach(() => h?.close());
 
 const ref = (p: { id: string; name: string }): PlayerRef => ({
   identifier: p.id,
@@ -35,15 +28,6 @@ const ref = (p: { id: string; name: string }): PlayerRef => ({
 });
 const kicks = (p: { id: string }) => h.sim.actionsOf("kick").filter((k) => k.player === p.id);
 const logged = (text: string) => h.logger.lines.findIndex((l) => l.msg.includes(text));
-
-/** `run`: the agent with the instance lock, as lib/app/run.ts holds it, ready to take handed-over entries. */
-async function startRun() {
-  instance = await holdInstance(h.store.dir);
-  await h.agent.start();
-  const said = async () => (await delivererCache(h.store).get())?.data.pid;
-  for (let i = 0; i < 300 && (await said()) !== process.pid; i++) await Bun.sleep(10);
-  expect(await said()).toBe(process.pid);
-}
 
 /** What `hub-agent ban` does in its own process: its own session (store and client) on the same directory. */
 async function cliBan(p: { id: string; name: string }) {
@@ -76,7 +60,7 @@ describe("a command beside a running run", () => {
         serverbundleId: h.sb.bundleId,
       });
     h.sb.control.latency(10);
-    await startRun();
+    await h.startRun();
     await until(() => h.sb.state.bans.size > 20, "the round to be under way", 30_000);
     const { fate, ms } = await cliBan(DAVE);
     const left = await backlog.size();
@@ -88,7 +72,7 @@ describe("a command beside a running run", () => {
 
   test("with the service down: the player is kicked from the queue before the ban list is asked for", async () => {
     h = await harness({ env, features: [bans] });
-    await startRun();
+    await h.startRun();
     await h.join(DAVE);
     await h.sb.control.down();
     const { fate } = await cliBan(DAVE);
@@ -102,7 +86,7 @@ describe("a command beside a running run", () => {
 
   test("a ban at run's own console with the service down: kick first, then the refresh", async () => {
     h = await harness({ env, features: [bans] });
-    await startRun();
+    await h.startRun();
     await h.join(DAVE);
     await h.sb.control.down();
     const before = h.logger.lines.length;
@@ -117,7 +101,7 @@ describe("a command beside a running run", () => {
 
   test("the service asked run to pause: the command is told at once (queued, exit 6's line), delivered after", async () => {
     h = await harness({ env, features: [bans] });
-    await startRun();
+    await h.startRun();
     await h.join(EVE);
     // Every ban answered 429 "wait 2 s": run's round waits it out (up to intervals.queues), the command does not.
     h.sb.control.rateLimit(1000, 2, { method: "POST", path: "/ban/" });
@@ -156,7 +140,7 @@ describe("a command beside a running run", () => {
   test("a 429 on the way (the user lookup waits it out in the API client): the command is told at once too", async () => {
     // As run's client: a GET refused with 429 is tried again once its gate opens, inside the client.
     h = await harness({ env, features: [bans], retries: 2 });
-    await startRun();
+    await h.startRun();
     // Dave is unknown to the service: the round looks him up first, and that GET is refused with "wait 2 s".
     h.sb.control.rateLimit(1000, 2, { method: "GET", path: /^\/user\// });
     const { fate, entry, ms } = await cliBan(DAVE);

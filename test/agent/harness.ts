@@ -14,6 +14,8 @@ import type { Feature } from "../../lib/features/index.ts";
 import { users } from "../../lib/features/users.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { openStore, type Store } from "../../lib/store/index.ts";
+import { holdInstance, type Instance } from "../../lib/store/instance.ts";
+import { delivererCache } from "../../lib/sanctions/handoff.ts";
 import type { PaceOptions } from "../../lib/pace.ts";
 import { until as pollUntil } from "../support/until.ts";
 import { sandboxEnv } from "../support/sandbox-env.ts";
@@ -45,6 +47,11 @@ export interface Harness {
   consoleLine(line: string): Promise<void>;
   /** What the agent said privately to the player, in order. */
   said(p: { id: string }): string[];
+  /**
+   * `run`: the agent started holding the store's instance lock (as lib/app/run.ts holds it), once it takes commands'
+   * handed-over entries (cache "deliverer"). `close` releases the lock.
+   */
+  startRun(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -89,6 +96,7 @@ export async function harness(
   });
   const messages = await loadMessages(config.lang, { logger });
   const events: HubEventName[] = [];
+  let instance: Instance | undefined;
   const make = () => {
     const agent = new Agent({
       config,
@@ -144,8 +152,15 @@ export async function harness(
         .actionsOf("message")
         .filter((m) => m.player === p.id)
         .map((m) => m.text ?? ""),
+    async startRun() {
+      instance = await holdInstance(store.dir);
+      await h.agent.start();
+      const said = async () => (await delivererCache(store).get())?.data.pid;
+      await pollUntil(async () => (await said()) === process.pid, "run to take handed-over entries");
+    },
     async close() {
       await h.agent.stop();
+      await instance?.release();
       await sb.stop();
     },
   };

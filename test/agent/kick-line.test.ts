@@ -8,24 +8,16 @@ import { afterEach, expect, test } from "bun:test";
 import { existsSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { bans } from "../../lib/features/bans.ts";
-import { delivererCache } from "../../lib/sanctions/handoff.ts";
 import { KICK_SOCKET, MAX_LINE, sendKick } from "../../lib/sanctions/kick-line.ts";
 import { type NewBan, banEntry, sanctionQueues } from "../../lib/sanctions/index.ts";
-import { holdInstance, type Instance } from "../../lib/store/instance.ts";
 import { harness, until, type Harness } from "./harness.ts";
-import { until as pollUntil } from "../support/until.ts";
 
 const DAVE = { id: "76561198000000004", name: "Dave" };
 const EVE = { id: "76561198000000005", name: "Eve" };
 const env = { HUB_INTERVALS_BANS: "3600", HUB_INTERVALS_QUEUES: "3600" };
 
 let h: Harness;
-let instance: Instance | undefined;
-afterEach(async () => {
-  await instance?.release();
-  instance = undefined;
-  await h?.close();
-});
+afterEach(() => h?.close());
 
 const socketPath = () => `${h.store.dir}/${KICK_SOCKET}`;
 const kicks = (p: { id: string }) => h.sim.actionsOf("kick").filter((k) => k.player === p.id);
@@ -33,9 +25,7 @@ const refusedLines = () => h.logger.lines.filter((l) => l.msg.startsWith("a kick
 
 async function startRun() {
   h = await harness({ env, features: [bans] });
-  instance = await holdInstance(h.store.dir);
-  await h.agent.start();
-  await pollUntil(async () => (await delivererCache(h.store).get())?.data.pid === process.pid, "run to take entries");
+  await h.startRun();
   await until(() => existsSync(socketPath()), "the kick line");
   await h.join(DAVE);
   await h.join(EVE);

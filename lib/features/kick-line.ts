@@ -15,6 +15,12 @@ import type { BanEntry } from "../sanctions/schemas.ts";
 
 /** A command that connects and says nothing is let go after this long. */
 const IDLE_MS = 2_000;
+/**
+ * A line says what a command is queueing now. One read later than this after its ban was issued (`run`'s event loop
+ * held: a stopped process, a stalled disk) is passed over: the ban may have been lifted meanwhile, and only the
+ * queue knows (the entry's handover note kicks from it). A line from the future is no command's either.
+ */
+const FRESH_MS = 1_000;
 
 export async function listenKicks(
   agent: FeatureContext,
@@ -31,7 +37,18 @@ export async function listenKicks(
   const removeSocket = () => unlink(path).catch(() => {});
   // One left by a `run` that was killed: this process holds the storage directory's instance lock now.
   await removeSocket();
-  const server = createServer((socket) => readLine(socket, log, (ban) => scheduler.run("kick-line", () => kick(ban))));
+  const fresh = (ban: BanEntry) => {
+    const age = agent.deps.clock.now() - Date.parse(ban.created_on);
+    if (Math.abs(age) <= FRESH_MS) return true;
+    const when = age > 0 ? `${Math.round(age)} ms old` : `dated ${Math.round(-age)} ms ahead`;
+    log.info(`a kick line ${when} was passed over: the ban's queue entry decides`, {
+      id: ban.target.identifier ?? ban.target.user_id,
+    });
+    return false;
+  };
+  const server = createServer((socket) =>
+    readLine(socket, log, (ban) => void (fresh(ban) && scheduler.run("kick-line", () => kick(ban)))),
+  );
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);

@@ -7,7 +7,8 @@
  *
  * The kick comes before the entry is durable, as it came before its flush: a command that then fails to queue
  * (a full disk) has kicked a player it did not ban, and says so. The ban is enforced locally only, as a queued ban
- * enforced now would be (console, CLI): a line whose ban `run` would not enforce from its queue kicks nobody. Only
+ * enforced now would be (console, CLI): a line whose ban `run` would not enforce from its queue kicks nobody, nor one
+ * `run` reads more than a second after the ban was issued (an unban may have come since: the queue decides). Only
  * the storage directory's owner can reach the socket (the directory is 0700, the socket 0600); `run` reads one line
  * of at most MAX_LINE bytes per connection and checks it like a queue entry.
  */

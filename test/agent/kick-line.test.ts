@@ -80,6 +80,22 @@ test("what run would not enforce from its queue kicks nobody: a ban only the ser
   expect(kicks(DAVE)).toHaveLength(0);
 });
 
+test("a line read late (run held while the ban was lifted) or from the future is passed over: the queue decides", async () => {
+  await startRun();
+  // Issued 5 s before run reads it, and holding still: the unban a stopped `run` did not see may have come since.
+  expect(await sendKick(h.store.dir, ban(DAVE, {}, h.clock.now() - 5_000))).toBe(true);
+  expect(await sendKick(h.store.dir, ban(DAVE, {}, h.clock.now() + 5_000))).toBe(true);
+  await sendKick(h.store.dir, ban(EVE));
+  await until(() => kicks(EVE).length === 1, "Eve's kick");
+  await Bun.sleep(50);
+  expect(kicks(DAVE)).toHaveLength(0);
+  const passed = h.logger.lines.filter((l) => l.msg.includes("was passed over")).map((l) => l.msg);
+  expect(passed).toEqual([
+    "a kick line 5000 ms old was passed over: the ban's queue entry decides",
+    "a kick line dated 5000 ms ahead was passed over: the ban's queue entry decides",
+  ]);
+});
+
 test("garbage, a wrong shape and an oversized line are refused in one log line each; the line keeps working", async () => {
   await startRun();
   await raw("not json\n");

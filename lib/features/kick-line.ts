@@ -22,6 +22,12 @@ const IDLE_MS = 2_000;
  */
 const FRESH_MS = 1_000;
 
+/**
+ * This process's kick-line sockets being taken down, by path: an agent that starts again on the same directory waits
+ * for its predecessor's (as lib/store/instance.ts `releasing` does for the lock).
+ */
+const closing = new Map<string, Promise<void>>();
+
 export async function listenKicks(
   agent: FeatureContext,
   log: Logger,
@@ -35,8 +41,12 @@ export async function listenKicks(
   }
   // Not there: nothing to remove. Never a blocking call: a stalled disk must not hold `run`'s event loop.
   const removeSocket = () => unlink(path).catch(() => {});
-  // One left by a `run` that was killed: this process holds the storage directory's instance lock now.
+  // This process's previous agent on the directory (a reload, a host restarting the server): its socket gone first,
+  // or its removal would take this one's. Then one left by a `run` that was killed: this process holds the
+  // storage directory's instance lock now.
+  await closing.get(path);
   await removeSocket();
+  if (scheduler.stopped) return;
   const fresh = (ban: BanEntry) => {
     const age = agent.deps.clock.now() - Date.parse(ban.created_on);
     if (Math.abs(age) <= FRESH_MS) return true;
@@ -46,8 +56,13 @@ export async function listenKicks(
     });
     return false;
   };
+  // None once stopping: the socket stays open until its path is gone (below), and the game may be gone already.
   const server = createServer((socket) =>
-    readLine(socket, log, (ban) => void (fresh(ban) && scheduler.run("kick-line", () => kick(ban)))),
+    scheduler.stopped
+      ? socket.destroy()
+      : readLine(socket, log, (ban) => {
+          if (!scheduler.stopped && fresh(ban)) void scheduler.run("kick-line", () => kick(ban));
+        }),
   );
   try {
     await new Promise<void>((resolve, reject) => {
@@ -61,14 +76,20 @@ export async function listenKicks(
     return;
   }
   server.on("error", (e) => log.warn(`the kick line failed: ${e.message}; kicks wait for the queue entry`));
-  scheduler.signal.addEventListener(
-    "abort",
-    () => {
-      server.close();
-      void removeSocket();
-    },
-    { once: true },
-  );
+  const stop = () => {
+    // close() removes the socket's path itself, with an unlink on the event loop (Bun's and Deno's alike), which a
+    // stalled disk holds: the path goes on the thread pool first, so close() finds nothing there to remove.
+    const closed: Promise<void> = removeSocket()
+      .then(() => void server.close())
+      .finally(() => {
+        if (closing.get(path) === closed) closing.delete(path);
+      });
+    closing.set(path, closed);
+    void scheduler.run("kick-line", () => closed); // the stop waits for it, on its budget
+  };
+  // A stop that came while the socket was being made (its listen, its chmod) closes it now.
+  if (scheduler.stopped) stop();
+  else scheduler.signal.addEventListener("abort", stop, { once: true });
 }
 
 /** Reads one line of at most MAX_LINE bytes from `socket`, checks it, and hands its ban to `kick`. */

@@ -113,6 +113,15 @@ test("garbage, a wrong shape and an oversized line are refused in one log line e
 test("the socket goes when run stops, and a command then goes on without it", async () => {
   await startRun();
   await h.close();
-  expect(existsSync(socketPath())).toBe(false);
+  await until(() => !existsSync(socketPath()), "the socket to go");
   expect(await sendKick(h.store.dir, ban(DAVE))).toBe(false);
+});
+
+test("a stop while the socket is being made: none is left listening", async () => {
+  h = await harness({ env, features: [bans] });
+  instance = await holdInstance(h.store.dir);
+  await h.agent.start();
+  await h.close();
+  await Bun.sleep(200);
+  expect(existsSync(socketPath())).toBe(false);
 });

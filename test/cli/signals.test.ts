@@ -168,6 +168,32 @@ test.skipIf(!canTrace)(
   60_000,
 );
 
+test.skipIf(!canTrace)(
+  "SIGINT: the kick line's socket is removed on the thread pool, never by a blocking unlink on the event loop",
+  async () => {
+    // The runtime's server.close() unlinks a Unix socket's path itself, on the main thread: a stalled disk would hold
+    // the event loop there. strace records who removes the path; the main thread's tid is the process's pid.
+    const dir = mkdtempSync(join(tmpdir(), "hub-kick-sock-"));
+    const sock = join(dir, "store", "kick.sock");
+    const trace = join(dir, "strace.log");
+    const strace = ["strace", "-f", "-qq", "-o", trace, "-P", sock, "-e", "trace=unlink,unlinkat"];
+    const agent = await startRun({ ...rcon(await closedPort()), HUB_STORAGE_DIR: join(dir, "store") }, [], strace);
+    await waitFor(agent, "ready", (l) => l.includes("INFO  ready"));
+    await until(() => existsSync(sock), "the kick line");
+    const pid = agent.proc.pid;
+    const run = Number(readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ")[0]);
+    expect((await stopTimed(agent, "SIGINT", run)).code).toBe(0);
+    const removedBy = readFileSync(trace, "utf8")
+      .split("\n")
+      .filter((l) => l.includes("unlink") && l.endsWith("= 0")) // or "<... unlink resumed>", another thread between
+      .map((l) => Number(l.split(/\s/)[0]));
+    expect(removedBy).toHaveLength(1);
+    expect(removedBy[0]).not.toBe(run);
+    expect(existsSync(sock)).toBe(false);
+  },
+  60_000,
+);
+
 describe("SIGHUP", () => {
   test("reloads the configuration: unchanged, applied live (a status page appears), restart-only keys named, broken (the running one stays)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hub-hup-"));

@@ -130,7 +130,7 @@ async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Wri
   } catch (e) {
     if (kicked && !handed)
       s.logger.warn(
-        `the running hub-agent (pid ${pid}) kicked ${playerLabel(sanction.target)}, but the ban could not be queued`,
+        `the running hub-agent (pid ${pid}) was told to kick ${playerLabel(sanction.target)}, but the ban could not be queued: they may be kicked without a ban`,
       );
     if (!flushFailed(e) || !handed) throw e;
     s.logger.warn(`the ${sanction.kind} is queued, but the disk did not confirm it: ${(e as Error).message}`);

@@ -119,7 +119,6 @@ test("the socket goes when run stops, and a command then goes on without it", as
 
 test("a stop while the socket is being made: none is left listening", async () => {
   h = await harness({ env, features: [bans] });
-  instance = await holdInstance(h.store.dir);
   await h.agent.start();
   await h.close();
   await Bun.sleep(200);

@@ -131,7 +131,7 @@ test.skipIf(!canTrace)(
     const ban = await tracedBan(dir, CAROL, `inject=${RENAMES}:error=ENOSPC`, [], RENAMES);
     const [code, err] = await Promise.all([ban.exited, new Response(ban.stderr).text()]);
     expect(code).toBe(8);
-    expect(err).toContain(`kicked ${CAROL.id}, but the ban could not be queued`);
+    expect(err).toContain(`was told to kick ${CAROL.id}, but the ban could not be queued`);
     expect(err).toContain("nothing was queued");
     await until(() => kicksOf(dir, CAROL).length > 0, "the kick");
     await Bun.sleep(300);

@@ -72,7 +72,10 @@ export async function listenKicks(
     await chmod(path, 0o600);
   } catch (e) {
     server.close();
-    log.debug(`no kick line (${(e as Error).message}); kicks wait for the queue entry`);
+    // Said once a start: something in the socket's place (a directory), or a file system without sockets.
+    log.warn(
+      `no kick line at ${path} (${(e as Error).message}): kicks of a \`ban\` typed beside this run wait for its queue entry; remove what is at that path, or give storage.dir a local file system`,
+    );
     return;
   }
   server.on("error", (e) => log.warn(`the kick line failed: ${e.message}; kicks wait for the queue entry`));

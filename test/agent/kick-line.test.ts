@@ -5,7 +5,7 @@
  * the line goes on working; only the directory's owner can reach it, and it goes when `run` stops.
  */
 import { afterEach, expect, test } from "bun:test";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { bans } from "../../lib/features/bans.ts";
 import { KICK_SOCKET, MAX_LINE, sendKick } from "../../lib/sanctions/kick-line.ts";
@@ -123,4 +123,15 @@ test("a stop while the socket is being made: none is left listening", async () =
   await h.close();
   await Bun.sleep(200);
   expect(existsSync(socketPath())).toBe(false);
+});
+
+test("something in the socket's place (a directory): one warning naming the path; the line is off, nothing else", async () => {
+  h = await harness({ env, features: [bans] });
+  mkdirSync(socketPath());
+  await h.agent.start();
+  await until(() => h.logger.lines.some((l) => l.msg.startsWith(`no kick line at ${socketPath()}`)), "the warning");
+  const line = h.logger.lines.find((l) => l.msg.startsWith("no kick line at"))!;
+  expect(line.level).toBe("warn");
+  expect(line.msg).toContain("remove what is at that path");
+  expect(await sendKick(h.store.dir, ban(DAVE))).toBe(false);
 });

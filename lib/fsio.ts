@@ -105,7 +105,7 @@ function closedError(syscall: string): NodeJS.ErrnoException {
  */
 const syncSlot = atMost(Math.max(1, (globalThis.navigator?.hardwareConcurrency ?? 2) - 1));
 
-export function open(path: string, flags: string, mode?: number): Promise<FileHandle> {
+export function open(path: string, flags: string | number, mode?: number): Promise<FileHandle> {
   if (!blocking)
     return promises()
       .then((p) => p.open(path, flags, mode))
@@ -139,4 +139,34 @@ export function open(path: string, flags: string, mode?: number): Promise<FileHa
         }),
     };
   });
+}
+
+/** O_NOATIME where the system has it (Linux); 0 elsewhere. */
+const NOATIME: number = fs.constants.O_NOATIME ?? 0;
+
+/**
+ * Opens a file of the process's own to read without touching its access time. On a file system mounted `relatime`
+ * (the default), the first read after each rewrite writes the inode's atime, and that write waits for the file
+ * system's journal like any other: a busy disk stalls it for up to a second, and a `ban` reading the online list
+ * `run` rewrites every status round waited so (bench:host). O_NOATIME needs the file's owner, which the store's files
+ * have (lib/store/secure.ts); a file of another user (EPERM) is opened as usual.
+ */
+export async function openToRead(path: string): Promise<FileHandle> {
+  if (NOATIME)
+    try {
+      return await open(path, fs.constants.O_RDONLY | NOATIME);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EPERM") throw e;
+    }
+  return open(path, "r");
+}
+
+/** A file of the process's own, read whole without touching its access time (openToRead). */
+export async function readOwnFile(path: string): Promise<Buffer> {
+  const fh = await openToRead(path);
+  try {
+    return await fh.readFile();
+  } finally {
+    await fh.close();
+  }
 }

@@ -4,7 +4,19 @@
  * operations, successes and failures alike, must give the same record in both modes.
  */
 import { afterAll, expect, test } from "bun:test";
-import { closeSync, constants, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as io from "../lib/fsio.ts";
@@ -148,5 +160,31 @@ test("blocking: a closed handle's late write or second close never reaches the f
   writeSync(fd, "still open");
   closeSync(fd);
   expect(readFileSync(next, "utf8")).toBe("still open");
+  io.useBlockingFileIo(false);
+});
+
+/**
+ * A file read with readOwnFile keeps its access time, in both modes: on a `relatime` file system a plain read of a
+ * file rewritten since its last read writes its atime, a write a stalled journal holds (lib/fsio.ts openToRead).
+ */
+test("readOwnFile leaves the access time of a freshly written file alone; a plain read moves it", async () => {
+  const file = join(root, "fresh");
+  const atime = () => statSync(file, { bigint: true }).atimeNs;
+  // The atime a write leaves (no later than the mtime): what `relatime` updates at the next read.
+  const fresh = () => {
+    writeFileSync(file, "x");
+    utimesSync(file, new Date(1_000_000_000_000), new Date(1_000_000_000_000));
+    return atime();
+  };
+  let before = fresh();
+  readFileSync(file);
+  const plainMoves = atime() !== before;
+  if (!plainMoves) return console.warn("this file system does not update access times (noatime): nothing to compare");
+  for (const blocking of [true, false]) {
+    io.useBlockingFileIo(blocking);
+    before = fresh();
+    expect((await io.readOwnFile(file)).toString()).toBe("x");
+    expect(atime()).toBe(before);
+  }
   io.useBlockingFileIo(false);
 });

@@ -4,7 +4,7 @@
  * POSIX filesystems). Written directly on node's file calls (lib/fsio.ts) rather than wrapping unstorage's fs
  * driver, whose anymatch/picomatch imports cost ~11 ms of startup in every one-shot CLI command.
  */
-import { type FileHandle, mkdir, open, readdir, readFile, rename, rm, stat, unlink } from "../fsio.ts";
+import { type FileHandle, mkdir, open, readdir, readOwnFile, rename, rm, stat, unlink } from "../fsio.ts";
 import { dirname, join, resolve, sep } from "node:path";
 import { defineDriver } from "unstorage";
 import { StoreWriteError, storeWriteError } from "./errors.ts";
@@ -190,7 +190,7 @@ export default defineDriver((opts: AtomicFsOptions) => {
   };
   const read = async (key: string) => {
     try {
-      return await readFile(pathOf(key));
+      return await readOwnFile(pathOf(key));
     } catch (e) {
       if (isMissing(e)) return null;
       throw e;

@@ -7,7 +7,7 @@
  * A lock file without a readable pid (empty after a power loss, or written by something else) was never a
  * holder's: it is broken once UNREADABLE_STALE_MS old. The pieces are shared with the instance lock (instance.ts).
  */
-import { link, mkdir, open, readFile, stat, unlink, utimes, writeFile } from "../fsio.ts";
+import { link, mkdir, open, readOwnFile, stat, unlink, utimes, writeFile } from "../fsio.ts";
 import { dirname } from "node:path";
 import { TMP_MARK } from "./driver.ts";
 import { serialByKey } from "../serial.ts";
@@ -46,7 +46,8 @@ export function pidAlive(pid: number): boolean {
 /** The lock file's content and age; undefined when there is none. */
 export async function readLock(path: string): Promise<LockInfo | undefined> {
   try {
-    const [text, info] = await Promise.all([readFile(path, "utf8"), stat(path)]);
+    const [bytes, info] = await Promise.all([readOwnFile(path), stat(path)]);
+    const text = bytes.toString("utf8");
     let fields: Record<string, unknown> | undefined;
     try {
       const parsed: unknown = JSON.parse(text);

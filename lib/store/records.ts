@@ -4,7 +4,7 @@
  * once, and read as absent. It is never read as "empty" and never blocks the other records. So is a record larger
  * than the cap: its size is checked before it is read, so one huge file cannot exhaust memory.
  */
-import { exists, link, mkdir, open, readdir, rename, stat, unlink } from "../fsio.ts";
+import { exists, link, mkdir, openToRead, readdir, rename, stat, unlink } from "../fsio.ts";
 import { dirname, join, relative, sep } from "node:path";
 import type { Storage } from "unstorage";
 import * as v from "valibot";
@@ -112,7 +112,7 @@ const code = (e: unknown) => (e as NodeJS.ErrnoException).code;
  */
 async function readCapped(path: string, maxBytes: number): Promise<Uint8Array | { size: number } | undefined> {
   try {
-    const fh = await open(path, "r");
+    const fh = await openToRead(path);
     try {
       const { size } = await fh.stat();
       return size > maxBytes ? { size } : await fh.readFile();

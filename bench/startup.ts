@@ -153,6 +153,7 @@ const PHASE_NAMES: Record<string, string> = {
   config: "→ configuration read and checked",
   session: "→ store, service client, messages",
   resolved: "→ player and serverbundle",
+  announced: "→ a `run` beside told whom it bans (kick line)",
   queued: "→ entry written durably (index, entry)",
   delivered: "→ its own delivery round",
   exit: "→ output and exit code",

@@ -114,6 +114,7 @@ async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Wri
   const pid = await deliverer(p.store);
   const now = Date.now();
   const kicked = pid !== undefined && sanction.kind === "ban" && (await sendKick(p.store.dir, banEntry(sanction, now)));
+  if (kicked) s.mark("announced");
   // The handover, begun once the entry is in place (only with a `run` beside).
   let handed: { entryId: string; early: { pid: number; note: Promise<void> } } | undefined;
   const shown: Shown | undefined =

@@ -51,6 +51,27 @@ export function serialByKey(): <R>(key: string, fn: () => Promise<R>) => Promise
 }
 
 /**
+ * A teardown under way per key (a lock's removal, a socket's closing) that a start on the same key waits for, though
+ * its own caller may not: `track` keeps `work` until it settles, `settled` resolves once none is under way.
+ */
+export function teardownsByKey(): {
+  track(key: string, work: Promise<void>): Promise<void>;
+  settled(key: string): Promise<void>;
+} {
+  const pending = new Map<string, Promise<void>>();
+  return {
+    track(key, work) {
+      const tracked: Promise<void> = work.finally(() => {
+        if (pending.get(key) === tracked) pending.delete(key);
+      });
+      pending.set(key, tracked);
+      return tracked;
+    },
+    settled: (key) => pending.get(key)?.catch(() => {}) ?? Promise.resolve(),
+  };
+}
+
+/**
  * Wraps `fn` so that calls during a run are folded into one more run after it. The result of the whole sequence of
  * runs is `combine`d (default: the last run's).
  */

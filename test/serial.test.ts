@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { atMost, coalescing, following, serial, serialByKey } from "../lib/serial.ts";
+import { atMost, coalescing, following, serial, serialByKey, teardownsByKey } from "../lib/serial.ts";
 
 /** A promise the test settles by hand. */
 function gate<T = void>() {
@@ -122,4 +122,27 @@ test("atMost: two at once, the third when one ends, in call order; a failure fre
   let ran = false;
   await limit(async () => void (ran = true));
   expect(ran).toBe(true);
+});
+
+test("teardownsByKey: a start waits for its key's teardown under way, not for another key's, nor for a settled one", async () => {
+  const t = teardownsByKey();
+  const removal = gate();
+  const other = gate();
+  void t.track("a", removal.promise);
+  void t.track("b", other.promise);
+  let waited = false;
+  const start = t.settled("a").then(() => (waited = true));
+  await Bun.sleep(5);
+  expect(waited).toBe(false);
+  removal.open();
+  await start;
+  expect(waited).toBe(true);
+  // Settled and forgotten: a later start on "a" goes at once, while "b" is still under way.
+  expect(await Promise.race([t.settled("a").then(() => "at once"), Bun.sleep(5).then(() => "waited")])).toBe("at once");
+  // A teardown that fails is still over: the start goes on.
+  const failing = gate();
+  void t.track("a", failing.promise).catch(() => {});
+  failing.fail(new Error("gone already"));
+  await t.settled("a");
+  other.open();
 });

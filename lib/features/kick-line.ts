@@ -10,6 +10,7 @@ import * as v from "valibot";
 import type { FeatureContext } from "../feature.ts";
 import { chmod, unlink } from "../fsio.ts";
 import type { Logger } from "../log.ts";
+import { teardownsByKey } from "../serial.ts";
 import { KickLineSchema, MAX_LINE, kickSocketPath } from "../sanctions/kick-line.ts";
 import type { BanEntry } from "../sanctions/schemas.ts";
 
@@ -26,7 +27,7 @@ const FRESH_MS = 1_000;
  * This process's kick-line sockets being taken down, by path: an agent that starts again on the same directory waits
  * for its predecessor's (as lib/store/instance.ts `releasing` does for the lock).
  */
-const closing = new Map<string, Promise<void>>();
+const closing = teardownsByKey();
 
 export async function listenKicks(
   agent: FeatureContext,
@@ -44,7 +45,7 @@ export async function listenKicks(
   // This process's previous agent on the directory (a reload, a host restarting the server): its socket gone first,
   // or its removal would take this one's. Then one left by a `run` that was killed: this process holds the
   // storage directory's instance lock now.
-  await closing.get(path);
+  await closing.settled(path);
   await removeSocket();
   if (scheduler.stopped) return;
   const fresh = (ban: BanEntry) => {
@@ -82,12 +83,10 @@ export async function listenKicks(
   const stop = () => {
     // close() removes the socket's path itself, with an unlink on the event loop (Bun's and Deno's alike), which a
     // stalled disk holds: the path goes on the thread pool first, so close() finds nothing there to remove.
-    const closed: Promise<void> = removeSocket()
-      .then(() => void server.close())
-      .finally(() => {
-        if (closing.get(path) === closed) closing.delete(path);
-      });
-    closing.set(path, closed);
+    const closed = closing.track(
+      path,
+      removeSocket().then(() => void server.close()),
+    );
     void scheduler.run("kick-line", () => closed); // the stop waits for it, on its budget
   };
   // A stop that came while the socket was being made (its listen, its chmod) closes it now.

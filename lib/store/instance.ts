@@ -10,6 +10,7 @@
  * file never names a holder: it is broken once UNREADABLE_STALE_MS old.
  */
 import { readFile } from "../fsio.ts";
+import { teardownsByKey } from "../serial.ts";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { checkFormat, StoreFormatError } from "./format.ts";
@@ -135,7 +136,7 @@ export async function instanceHolder(
  * This process's own lock removals still under way, by path: a stop waits for one only briefly (lib/shutdown.ts
  * FINAL_STEP_MS), so a new hold of the same lock in this process (a host restarting a server) waits for it here.
  */
-const releasing = new Map<string, Promise<void>>();
+const releasing = teardownsByKey();
 
 /** Takes the storage directory's instance lock, or throws InstanceBusyError naming the holder. */
 export async function holdInstance(dir: string): Promise<Instance> {
@@ -144,7 +145,7 @@ export async function holdInstance(dir: string): Promise<Instance> {
     if (e instanceof StoreFormatError) throw e;
   });
   const path = join(dir, INSTANCE_LOCK);
-  await releasing.get(path);
+  await releasing.settled(path);
   const self = { host: hostname(), boot: await bootId() };
   const me: InstanceHolder = {
     pid: process.pid,
@@ -180,12 +181,5 @@ export async function holdInstance(dir: string): Promise<Instance> {
     if (attempt > 100) throw new InstanceLockError(`cannot take the instance lock ${path}: it keeps changing`);
     if (attempt > 0) await sleep(10 + Math.random() * 20); // another breaker is at work
   }
-  const release = () => {
-    const removed: Promise<void> = removeOwnLock(path, body).finally(() => {
-      if (releasing.get(path) === removed) releasing.delete(path);
-    });
-    releasing.set(path, removed);
-    return removed;
-  };
-  return { path, tookOverFrom, release };
+  return { path, tookOverFrom, release: () => releasing.track(path, removeOwnLock(path, body)) };
 }

@@ -39,6 +39,9 @@ export const isMissing = (e: unknown) => {
   return code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR";
 };
 
+/** Told once a written file is whole and in place, before it is flushed (atomicWrite). */
+export type OnShown = () => void | Promise<void>;
+
 /**
  * Writes `data` to `file` atomically. Directories are created only when the first attempt finds
  * them missing, so the common path costs no extra syscalls.
@@ -47,7 +50,7 @@ export async function atomicWrite(
   file: string,
   data: string | Uint8Array,
   fsync = true,
-  shown?: () => void | Promise<void>,
+  shown?: OnShown,
 ): Promise<void> {
   const tmp = `${file}${TMP_MARK}${process.pid}-${crypto.randomUUID()}`;
   let fh;
@@ -84,12 +87,7 @@ export async function atomicWrite(
  * stays, as another process may have read it. A power cut before the flush ends may lose it, or leave it empty (set
  * aside in `corrupt/`); the caller says nothing of it before then (docs/reliability.md, "Why each fsync").
  */
-async function flushShown(
-  fh: FileHandle,
-  file: string,
-  fsync: boolean,
-  shown: () => void | Promise<void>,
-): Promise<void> {
+async function flushShown(fh: FileHandle, file: string, fsync: boolean, shown: OnShown): Promise<void> {
   // Awaited: a one-shot command's file calls block (lib/fsio.ts), so what `shown` writes must be done before the
   // flush holds the process. Its failure is the caller's to report.
   await Promise.resolve()
@@ -210,11 +208,8 @@ export default defineDriver((opts: AtomicFsOptions) => {
     getItemRaw: read,
     setItem: (key: string, value: string) => writing(key, (path) => atomicWrite(path, value, fsync)),
     // `fsync: false` for one write: a record whose loss to a power cut costs nothing (store/records.ts).
-    setItemRaw: (
-      key: string,
-      value: string | Uint8Array,
-      o?: { fsync?: boolean; shown?: () => void | Promise<void> },
-    ) => writing(key, (path) => atomicWrite(path, value, fsync && o?.fsync !== false, o?.shown)),
+    setItemRaw: (key: string, value: string | Uint8Array, o?: { fsync?: boolean; shown?: OnShown }) =>
+      writing(key, (path) => atomicWrite(path, value, fsync && o?.fsync !== false, o?.shown)),
     removeItem: (key: string) =>
       writing(key, (path) =>
         unlink(path).catch((e) => {

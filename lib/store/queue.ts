@@ -7,6 +7,7 @@
 import * as v from "valibot";
 import type { Clock } from "../clock.ts";
 import type { KeyIndex } from "./keyindex.ts";
+import type { OnShown } from "./driver.ts";
 import { type Check, type Records, schemaCheck } from "./records.ts";
 import type { WithLock } from "./types.ts";
 
@@ -214,7 +215,7 @@ function entryFiles<T>(
   const ids = async () => (await storage.getKeys(prefix)).map((k) => k.slice(prefix.length + 1)).sort();
   return {
     read,
-    write: (entry: QueueEntry<T>, shown?: () => void | Promise<void>) =>
+    write: (entry: QueueEntry<T>, shown?: OnShown) =>
       records.write(`${prefix}:${entry.id}`, { v: 1, ...entry }, checkFor(entry.id), shown ? { shown } : {}),
     remove: (id: string) => records.remove(`${prefix}:${id}`),
     ids,

@@ -10,7 +10,7 @@ import type { Storage } from "unstorage";
 import * as v from "valibot";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import { isMissing, keyToPath } from "./driver.ts";
+import { type OnShown, isMissing, keyToPath } from "./driver.ts";
 
 export interface QuarantineRecord {
   /** The store key, e.g. `queue:ban:000001764000000000-…`. */
@@ -136,12 +136,7 @@ export interface Records {
    * atomically; `fsync: false` for a note whose loss to a power cut costs nothing (box.ts); `shown`: called once the
    * record is in place, before it is flushed (atomicWrite).
    */
-  write<T>(
-    key: string,
-    record: unknown,
-    check: Check<T>,
-    opts?: { fsync?: boolean; shown?: () => void | Promise<void> },
-  ): Promise<void>;
+  write<T>(key: string, record: unknown, check: Check<T>, opts?: { fsync?: boolean; shown?: OnShown }): Promise<void>;
   /** Deletes `key`; false when it was already gone. */
   remove(key: string): Promise<boolean>;
   quarantined: QuarantineRecord[];
@@ -211,12 +206,7 @@ export function createRecords(
       }
       return undefined;
     },
-    async write<T>(
-      key: string,
-      record: unknown,
-      check: Check<T>,
-      opts?: { fsync?: boolean; shown?: () => void | Promise<void> },
-    ) {
+    async write<T>(key: string, record: unknown, check: Check<T>, opts?: { fsync?: boolean; shown?: OnShown }) {
       const text = JSON.stringify(record);
       const result = await check(JSON.parse(text));
       if (!result.ok) throw new Error(`store: refusing to write invalid record ${key}: ${result.reason}`);

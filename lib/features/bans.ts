@@ -156,6 +156,10 @@ function banEnforcement(agent: FeatureContext, log: Logger, exclusive: ReturnTyp
     }
   };
 
+  /** The online players a sanction's target names. */
+  const onlineAs = (target: PlayerRef) =>
+    [...agent.players.values()].filter((p) => sameIdentifier(p.id, target.identifier));
+
   const self: BanEnforcement = {
     list: {},
     live: false,
@@ -174,12 +178,11 @@ function banEnforcement(agent: FeatureContext, log: Logger, exclusive: ReturnTyp
       }
     },
     enforceTarget(target) {
-      return self.enforce([...agent.players.values()].filter((p) => sameIdentifier(p.id, target.identifier)));
+      return self.enforce(onlineAs(target));
     },
     async enforceAnnounced(ban) {
       if (!queuedBanHolds(ban, clock.now())) return;
-      const players = [...agent.players.values()].filter((p) => sameIdentifier(p.id, ban.target.identifier));
-      for (const player of players) await kick(player, { banned: true, queued: { data: ban } });
+      for (const player of onlineAs(ban.target)) await kick(player, { banned: true, queued: { data: ban } });
     },
     connected(player) {
       kicked.delete(player.id);

@@ -66,9 +66,18 @@ test("400 queued bans at 40 requests/s: each made once, in order, no request whi
       /\n +delivering now: [\d,]+ left, [\d.]+\/s \([\d,]+ of 400 settled\), about (\d+ s|\d+m \d+s) to go/,
     );
 
+    // Handed to `run` and answered at once: delivered, or, when that moment falls in a pause VyHub asked for (a 429's
+    // Retry-After, which the test does not control: on a busy machine the drain meets the limit more often), queued
+    // with the pause named, and sent by `run` after it. Either way it reaches VyHub once (below).
     const ban = await hubBinary(["ban", player(), "1h", "typed during the drain", "--json"], { env, cwd: dir });
     const left = await queue.size();
-    expect([ban.code, JSON.parse(ban.stdout).status]).toEqual([0, "delivered"]);
+    const answer = JSON.parse(ban.stdout);
+    if (answer.status === "queued")
+      expect([ban.code, answer.error]).toEqual([
+        6,
+        expect.stringMatching(/^VyHub asked to wait until \S+ \(rate limit\)/),
+      ]);
+    else expect([ban.code, answer.status]).toEqual([0, "delivered"]);
     expect(left).toBeGreaterThan(0);
 
     await until(() => made("drain").order.length >= N, "every ban at the service", {
@@ -82,6 +91,7 @@ test("400 queued bans at 40 requests/s: each made once, in order, no request whi
     await run.proc.exited;
   }
   const { order, times } = made("drain");
+  expect([...sb.state.bans.values()].filter((b) => b.reason === "typed during the drain")).toHaveLength(1);
   expect([...times.values()].filter((n) => n !== 1)).toEqual([]); // no duplicate
   expect(times.size).toBe(N); // none lost
   // In order: four players are sent to at once, and a rate-limited entry goes again after its wait.

@@ -19,9 +19,11 @@ import { renderTemplate } from "../../lib/app/config.ts";
 import { SEED_IDS, startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { buildDeb, CONFFILE, STORE, TEMPLATE, UNIT, dependsOf } from "../../packaging/deb.ts";
 import { readElfNeeds } from "../../packaging/elf.ts";
-import { binary, buildCommand } from "../cli/binary.ts";
+import { archiveName } from "../../packaging/release.ts";
+import { binary } from "../cli/binary.ts";
 import { runToEnd } from "../support/procs.ts";
 import { DebianRoot, debianRootMissing } from "./debian-root.ts";
+import { releaseOnce } from "./release-build.ts";
 
 const KEY = "deb-test-key-0c61a9e2f4";
 const ALICE = SEED_IDS.steamid64.alice;
@@ -36,14 +38,16 @@ const noDpkgDeb = Bun.which("dpkg-deb") ? undefined : "dpkg-deb (Debian's dpkg)"
 if (noDpkgDeb) console.warn(`SKIPPED: the Debian package tests need ${noDpkgDeb}`);
 
 /**
- * An arm64 executable compiled as the release compiles it (Bun fetches its arm64 runtime from the npm registry the
- * first time, as `npm run release` does), or why there is none.
+ * The arm64 executable `npm run release` made (built once per test run, shared with release.test.ts and
+ * install-walk.test.ts; Bun fetches its arm64 runtime from the npm registry the first time), or why there is none.
  */
 async function arm64Executable(): Promise<{ exe: string } | { missing: string }> {
-  const exe = join(mkdtempSync(join(tmpdir(), "hub-arm64-")), "hub-agent");
-  const cmd = [...buildCommand("cli/main.ts", exe), "--target=bun-linux-arm64"];
-  const r = await runToEnd(cmd, { cwd: join(import.meta.dir, "..", "..") });
-  return r.code === 0 ? { exe } : { missing: `Bun's arm64 runtime (the compile failed: ${r.stderr.trim()})` };
+  const out = await releaseOnce().catch((e: Error) => e);
+  if (out instanceof Error) return { missing: `a release build (${out.message.trim()})` };
+  const into = mkdtempSync(join(tmpdir(), "hub-arm64-"));
+  const r = await runToEnd(["tar", "-xzf", join(out, archiveName(pkg.version, "linux-arm64")), "-C", into]);
+  if (r.code !== 0) return { missing: `the arm64 archive unpacked (${r.stderr.trim()})` };
+  return { exe: join(into, archiveName(pkg.version, "linux-arm64").replace(/\.tar\.gz$/, ""), "hub-agent") };
 }
 const arm64 = noDpkgDeb || noLintian ? { missing: "dpkg-deb and lintian" } : await arm64Executable();
 if ("missing" in arm64) console.warn(`SKIPPED: the arm64 package check needs ${arm64.missing}`);
@@ -60,7 +64,7 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(() => {
   if (out) rmSync(out, { recursive: true, force: true });
-  if ("exe" in arm64) rmSync(join(arm64.exe, ".."), { recursive: true, force: true });
+  if ("exe" in arm64) rmSync(join(arm64.exe, "..", ".."), { recursive: true, force: true });
 });
 
 describe.skipIf(noDpkgDeb !== undefined)("the package's contents", () => {

@@ -3,7 +3,16 @@
  * and shared by the files that need it: release.test.ts and install-walk.test.ts.
  */
 import { afterAll } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Target } from "../../packaging/build.ts";
@@ -18,7 +27,7 @@ export const TESTED_TARGETS: Target[] = ["linux-x64", "linux-arm64", "linux-x64-
 /**
  * Temporary directories: the archives and their unpacked copies take about 1 GB a run. A file's own are removed after
  * its tests (`useScratch`); the shared release output is left for the next file and removed by the next run, which
- * removes every one whose test process has ended (bun test emits no "exit" to clean up in).
+ * removes every one whose test process (or test run) has ended (bun test emits no "exit" to clean up in).
  */
 const SCRATCH = /^hub-pkg-(\d+)-/;
 for (const name of readdirSync(tmpdir())) {
@@ -52,16 +61,63 @@ export function useScratch(): (prefix: string) => string {
 
 let made: Promise<string> | undefined;
 
-/** The directory `bun packaging/release.ts --out <dir> --targets …` (npm run release) wrote. */
+/**
+ * The directory `bun packaging/release.ts --out <dir> --targets …` (npm run release) wrote: built once per test run
+ * (about 60 CPU seconds) for every file that needs it, also when `--parallel` runs them in separate processes.
+ */
 export function releaseOnce(): Promise<string> {
-  made ??= (async () => {
-    const out = mkScratch("release-");
+  made ??= onceThisRun("release", async (out) => {
     const argv = [process.execPath, "packaging/release.ts", "--out", out, "--targets", TESTED_TARGETS.join(",")];
     const { code, stdout, stderr } = await runToEnd(argv, { cwd: root });
     if (code !== 0) throw new Error(`npm run release failed (exit ${code}):\n${stdout}${stderr}`);
-    return out;
-  })();
+  });
   return made;
+}
+
+/**
+ * This test run, as `<pid>-<start time>` of its process: `bun test --parallel`'s coordinator for its workers (they
+ * have BUN_TEST_WORKER_ID), else this process. The start time tells a later run whose pid was reused from this one.
+ */
+function thisRun(): string {
+  const pid = process.env.BUN_TEST_WORKER_ID ? process.ppid : process.pid;
+  const started = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[19]; // field 22, starttime
+  return `${pid}-${started}`;
+}
+
+/**
+ * `make(dir)` once per test run, shared through a directory named after the run: the first file to ask makes it under
+ * a lock (a directory, with its pid), the others wait for it; a maker that died leaves its lock to be taken over.
+ */
+async function onceThisRun(name: string, make: (dir: string) => Promise<void>): Promise<string> {
+  const done = join(tmpdir(), `hub-pkg-${thisRun()}-${name}`);
+  const lock = `${done}.lock`;
+  for (;;) {
+    if (existsSync(done)) return done;
+    try {
+      mkdirSync(lock);
+    } catch {
+      if (!makerAlive(lock)) rmSync(lock, { recursive: true, force: true });
+      await Bun.sleep(200);
+      continue;
+    }
+    try {
+      writeFileSync(join(lock, "pid"), String(process.pid));
+      const partial = mkScratch(`${name}-`);
+      await make(partial);
+      renameSync(partial, done);
+      return done;
+    } finally {
+      rmSync(lock, { recursive: true, force: true });
+    }
+  }
+}
+
+function makerAlive(lock: string): boolean {
+  try {
+    return alive(Number(readFileSync(join(lock, "pid"), "utf8")));
+  } catch {
+    return true; // its pid not written yet, or the lock gone since: look again
+  }
 }
 
 /** How to run an unpacked archive's executable here: natively, under qemu-user, or not at all (and why). */

@@ -65,7 +65,9 @@ export class DebianRoot {
       [
         install("/usr/bin/systemctl"),
         install("/usr/bin/deb-systemd-invoke"),
+        // The answer alone changes nothing until man-db is configured again: its trigger looks for this file.
         "echo 'man-db man-db/auto-update boolean false' | debconf-set-selections",
+        "rm -f /var/lib/man-db/auto-update",
       ].join("\n"),
     );
   }

@@ -208,8 +208,11 @@ export class Rewards {
         .filter((r) => !this.executed.has(r.id) && !this.failures.blocked(r.id))
         .sort((a, b) => (a.reward.order ?? 0) - (b.reward.order ?? 0));
       for (const reward of due) {
-        // Checked again: an earlier reward of this loop may share the id (a duplicate in the response).
-        if (this.executed.has(reward.id)) continue;
+        // Checked again, against the latest listing: an earlier reward of this loop may share the id (a duplicate in
+        // the response), and while this run awaited (the queue's re-read, an earlier reward), a refresh newer than a
+        // report may have ended the report's "never again" (ExecutedRewards.refreshed): it lists the reward no more,
+        // but `due` was taken from the listing before it.
+        if (this.executed.has(reward.id) || !this.listedNow(player.id, reward.id)) continue;
         try {
           if ((await this.execute(reward, player)) === "yes" && reward.reward.once) claimed = true;
         } catch (e) {
@@ -219,6 +222,11 @@ export class Rewards {
     }
     // Reported right away (not awaited: a slow PATCH must not hold up the next run).
     if (claimed) void this.agent.scheduler.run("reward-executed", () => this.executed.flush());
+  }
+
+  /** Whether the newest listing of this player's rewards still holds this one. */
+  private listedNow(playerId: string, rewardId: string): boolean {
+    return this.byPlayer.get(playerId)?.rewards.some((r) => r.id === rewardId) ?? false;
   }
 
   /** The reward ids of the last listing of each online user. */

@@ -485,6 +485,59 @@ describe("once", () => {
     expect(execs().filter((c) => c === "spawn-once")).toHaveLength(1);
   });
 
+  test("a run holding an older listing while a newer refresh ends a report's memory runs nothing again", async () => {
+    h = await harness({ features: [rewards] });
+    // The executed queue's re-read (rule 2, before a once reward runs) held on demand, where a busy disk holds it.
+    let hold: Promise<void> | undefined;
+    let reading = () => {};
+    const open = h.store.queue.bind(h.store);
+    h.store.queue = ((name, schema, o) => {
+      const q = open(name, schema, o);
+      if (name !== EXECUTED_QUEUE) return q;
+      return {
+        ...q,
+        list: async () => {
+          if (hold) {
+            reading();
+            await hold;
+          }
+          return q.list();
+        },
+      };
+    }) as typeof h.store.queue;
+    await h.agent.start();
+    await h.idle();
+    const spawnOnce = give(USERS.alice, { on_event: "SPAWN", once: true, data: { command: "spawn-once" } });
+    await join(ALICE);
+    h.sim.spawn(ALICE.id);
+    await until(() => patches(spawnOnce.id).some((p) => p.status === 200), "the report");
+    await h.idle();
+
+    // The next spawn's run takes Alice's listing (from her connect: it still holds the reward), then re-reads the
+    // queue, held there; meanwhile the timer's refresh, started after the report, finds it no longer listed.
+    let release!: () => void;
+    hold = new Promise<void>((r) => (release = r));
+    const held = new Promise<void>((r) => (reading = r));
+    h.sim.spawn(ALICE.id);
+    await held;
+    hold = undefined;
+    let answered!: () => void;
+    const refreshed = new Promise<void>((r) => (answered = r));
+    const real = h.api.getAppliedRewards;
+    h.api.getAppliedRewards = async (q) => {
+      const res = await real(q);
+      answered();
+      return res;
+    };
+    void h.clock.advance(MIN);
+    await refreshed;
+    await new Promise((r) => setImmediate(r)); // its answer applied
+    h.api.getAppliedRewards = real;
+    release();
+    await h.idle();
+    expect(execs().filter((c) => c === "spawn-once")).toHaveLength(1);
+  });
+
   test("the executed queue's memory, step by step: only a later refresh of that user forgets a reported id", async () => {
     await setup();
     const q = new ExecutedRewards(h.store, h.api, h.sb.serverId, h.clock, h.logger);

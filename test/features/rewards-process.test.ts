@@ -153,7 +153,7 @@ describe("kill -9 during reward rounds", () => {
 
     const executed = countOnce(dir);
     const duplicates = [...executed].filter(([, n]) => n > 1);
-    // Seen once in CI (one reward of 240 run twice) and not again in 2,000 kills here: say what each run did with it.
+    // A failure says what each run did with the reward (how the listing race fixed in rewards.ts listedNow was found).
     if (duplicates.length)
       console.error(
         evidence(

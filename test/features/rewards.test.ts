@@ -55,6 +55,25 @@ async function advance(ms: number) {
   await h.idle();
 }
 
+/**
+ * Starts the timer's round (a minute on) and resolves once its applied-rewards answer is in; that answer goes on to
+ * the agent once `hold` settles (at once without one). Later requests are not watched.
+ */
+async function timerRefreshAnswered(hold?: Promise<void>): Promise<void> {
+  const real = h.api.getAppliedRewards;
+  let answered!: () => void;
+  const captured = new Promise<void>((r) => (answered = r));
+  h.api.getAppliedRewards = async (q) => {
+    const res = await real(q);
+    answered();
+    await hold;
+    return res;
+  };
+  void h.clock.advance(MIN);
+  await captured;
+  h.api.getAppliedRewards = real;
+}
+
 /** An applied reward for a seeded user, in the server's bundle. */
 function give(
   userId: string,
@@ -453,19 +472,7 @@ describe("once", () => {
 
     // The timer's refresh starts now; its answer (still listing the reward) arrives only after the PATCH.
     let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let answered!: () => void;
-    const captured = new Promise<void>((r) => (answered = r));
-    const real = h.api.getAppliedRewards;
-    h.api.getAppliedRewards = async (q) => {
-      const res = await real(q);
-      answered();
-      await gate;
-      return res;
-    };
-    void h.clock.advance(MIN);
-    await captured;
-    h.api.getAppliedRewards = real;
+    await timerRefreshAnswered(new Promise<void>((r) => (release = r)));
 
     h.sim.spawn(ALICE.id);
     await until(() => patches(spawnOnce.id).some((p) => p.status === 200), "the PATCH");
@@ -521,18 +528,8 @@ describe("once", () => {
     h.sim.spawn(ALICE.id);
     await held;
     hold = undefined;
-    let answered!: () => void;
-    const refreshed = new Promise<void>((r) => (answered = r));
-    const real = h.api.getAppliedRewards;
-    h.api.getAppliedRewards = async (q) => {
-      const res = await real(q);
-      answered();
-      return res;
-    };
-    void h.clock.advance(MIN);
-    await refreshed;
+    await timerRefreshAnswered();
     await new Promise((r) => setImmediate(r)); // its answer applied
-    h.api.getAppliedRewards = real;
     release();
     await h.idle();
     expect(execs().filter((c) => c === "spawn-once")).toHaveLength(1);

@@ -3,6 +3,7 @@ import { globalArgs, createContext, type Context } from "../context.ts";
 import { CliError, EXIT, type ExitCode } from "../exit.ts";
 import { withSignals } from "../run-signals.ts";
 import { loadConfig } from "../../lib/app/config.ts";
+import { useRunSettings } from "../../lib/app/runtime.ts";
 import { runAgent as serveAgent, startRun, type RunAgentOptions, type RunOutcome } from "../../lib/app/run.ts";
 import { helpMeta } from "../args.ts";
 
@@ -23,6 +24,9 @@ export default defineCommand({
     once: { type: "boolean", description: "one round of every periodic job, then exit (for cron)" },
   },
   async run({ args, data }) {
+    // Before anything is opened: a serving run may execute this process again (lib/app/runtime.ts). `--once` is a
+    // one-shot round, over in seconds, and keeps the start-up's policy.
+    if (!args.once) useRunSettings();
     const ctx = createContext(args, data);
     const choice = await ctx.servers();
     // The only server of servers.d is hosted (a SIGHUP may add more); `--once` runs it alone, as one-shot commands do.

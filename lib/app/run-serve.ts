@@ -22,7 +22,8 @@ export type { ServeOptions, Served } from "./run-serving.ts";
 
 /**
  * The executable starts with the JIT reluctant (packaging/build.ts, JIT_POLICY): a one-shot command's code runs
- * once. What a serving `run` runs (kicks, chat, rounds) runs for weeks, so it gets the normal policy back. Only Bun
+ * once. A serving `run` runs without the JIT (runtime.ts), where this changes nothing; one an operator gave the JIT
+ * back (BUN_JSC_useJIT=true) runs its kicks, chat and rounds for weeks, so it gets the normal policy back. Only Bun
  * has the call; under Deno (or `bun` without a compile) there is nothing to undo.
  */
 function normalJit(): void {

@@ -60,7 +60,8 @@ test("the wrapped server and hooks get a clean environment; the console copy is 
       HUB_GAME_RCON_PASSWORD: RCON_PASSWORD,
       HUB_STORAGE_DIR: join(dir, "store"),
       HUB_LOG_LEVEL: "debug",
-      // The runtime's memory settings an operator may give `run` (docs/running.md): hub-agent's, not its children's.
+      // Runtime settings an operator may give `run`, beside the one run gives itself (lib/app/runtime.ts):
+      // hub-agent's, not its children's.
       BUN_JSC_forceRAMSize: String(128 * 1024 * 1024),
       MIMALLOC_PURGE_DELAY: "0",
     },
@@ -90,7 +91,7 @@ test("the wrapped server and hooks get a clean environment; the console copy is 
     expect(dump).not.toContain(sb.key);
     expect(dump).not.toContain(RCON_PASSWORD);
     expect(dump).not.toMatch(/^HUB_/m);
-    expect(dump).not.toMatch(/^(BUN_JSC_|MIMALLOC_)/m); // the runtime settings given to run
+    expect(dump).not.toMatch(/^(BUN_JSC_|MIMALLOC_)/m); // run's runtime settings, its own and the operator's
     expect(dump).toMatch(/^PATH=/m); // what a program needs still arrives
     expect(dump).toContain(`HOME=${dir}`);
   }

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { createServer, type Server, type Socket } from "node:net";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Sandbox } from "../../lib/sandbox/index.ts";
@@ -255,5 +255,65 @@ describe("SIGHUP", () => {
     const { code, ms } = await stopTimed(agent, "SIGTERM");
     expect(code).toBe(0);
     expect(ms).toBeLessThan(2_000);
+  }, 60_000);
+});
+
+describe("the runtime setting of a serving run (lib/app/runtime.ts)", () => {
+  const environ = (pid: number) =>
+    Object.fromEntries(
+      readFileSync(`/proc/${pid}/environ`, "utf8")
+        .split("\0")
+        .filter(Boolean)
+        .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+    );
+  /** Memory both writable and executable: where a JIT puts the code it compiles. */
+  const jitMemory = (pid: number) =>
+    readFileSync(`/proc/${pid}/maps`, "utf8")
+      .split("\n")
+      .some((l) => / rwxp /.test(l));
+
+  test("run executes itself again with the JIT off: the same pid, no JIT memory, still stopped by its signal", async () => {
+    const agent = await startRun(service());
+    await waitFor(agent, "ready", (l) => l.includes("INFO  ready"));
+    expect(environ(agent.proc.pid)).toMatchObject({ BUN_JSC_useJIT: "false" });
+    expect(jitMemory(agent.proc.pid)).toBe(false);
+    expect(readFileSync(`/proc/${agent.proc.pid}/cmdline`, "utf8").split("\0").slice(1, 2)).toEqual(["run"]);
+    const { code, ms } = await stopTimed(agent, "SIGTERM");
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(2_000);
+  }, 60_000);
+
+  test("an operator's own setting is kept: BUN_JSC_useJIT=true runs with the JIT", async () => {
+    const agent = await startRun({ ...service(), BUN_JSC_useJIT: "true" });
+    await waitFor(agent, "ready", (l) => l.includes("INFO  ready"));
+    expect(environ(agent.proc.pid).BUN_JSC_useJIT).toBe("true");
+    expect(jitMemory(agent.proc.pid)).toBe(true);
+    const { code } = await stopTimed(agent, "SIGTERM");
+    expect(code).toBe(0);
+  }, 60_000);
+
+  test("an executable deleted before it could execute itself (an upgrade): run serves on, every log line JSON", async () => {
+    // The executable is started through an open descriptor, its name already removed, as when a package upgrade
+    // replaces it while `run` starts: executing it again fails, and the run keeps the JIT.
+    const dir = mkdtempSync(join(tmpdir(), "hub-signals-"));
+    const link = join(dir, "hub-agent");
+    linkSync(await binary(), link);
+    const log = join(dir, "run.log");
+    const script = 'exec 9<"$0" && rm -f "$0" && exec /proc/self/fd/9 run --log-format json';
+    const proc = spawn(["/bin/sh", "-c", script, link], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "", HUB_STORAGE_DIR: join(dir, "store"), ...service() },
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: Bun.file(log),
+    });
+    const agent = { proc, log: () => (existsSync(log) ? readFileSync(log, "utf8") : "") };
+    await waitFor(agent, "ready", (l) => l.includes('"ready'));
+    expect(jitMemory(proc.pid)).toBe(true);
+    const { code } = await stopTimed(agent, "SIGTERM");
+    expect(code).toBe(0);
+    const lines = agent.log().split("\n").filter(Boolean);
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
   }, 60_000);
 });

@@ -15,6 +15,9 @@ import { loadConfig } from "../lib/app/config.ts";
 import { createBridge } from "../lib/game/index.ts";
 import type { SimGame } from "../lib/game/sim.ts";
 import { PER_PLAYER_BURST, PER_PLAYER_RATE } from "../lib/pace.ts";
+import { useRunSettings } from "../lib/app/runtime.ts";
+
+useRunSettings(); // the runtime setting of a serving `run`, as `hub-agent run` has it (lib/app/runtime.ts)
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 60);
 const pace = Number(process.env.BENCH_PACE ?? PER_PLAYER_RATE);

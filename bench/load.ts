@@ -52,19 +52,14 @@ rows.push({
 const given = process.argv.indexOf("--players");
 const cases = given > 0 ? process.argv[given + 1]!.split(",").map(Number) : [0, 100, 1000, 5000];
 /**
- * The runtime's memory settings an operator may give `run` (docs/running.md, "Memory"): the optimizing JIT off, the
- * collector sized for 128 MiB, freed memory returned at once. 0 and 1,000 players run with them too, side by side.
+ * A serving `run` turns JavaScriptCore's JIT off (lib/app/runtime.ts); an operator's BUN_JSC_useJIT=true keeps it. 0
+ * and 1,000 players also run with the JIT, side by side.
  */
-const MEMORY_SETTINGS = {
-  BUN_JSC_useDFGJIT: "false",
-  BUN_JSC_forceRAMSize: String(128 * 1024 * 1024),
-  MIMALLOC_PURGE_DELAY: "0",
-};
 const variants = cases.flatMap((players) => [
-  { players, memory: false },
-  ...(players === 0 || players === 1000 ? [{ players, memory: true }] : []),
+  { players, jit: false },
+  ...(players === 0 || players === 1000 ? [{ players, jit: true }] : []),
 ]);
-for (const { players, memory } of variants) {
+for (const { players, jit } of variants) {
   const scale = Math.min(maxScale, players ? 60_000 / players : maxScale);
   // A restart next to 5,000 players takes a while at the pace: the case runs long enough to see rounds after it.
   const caseMinutes = players >= 5000 ? Math.max(minutes, 3) : minutes;
@@ -76,7 +71,7 @@ for (const { players, memory } of variants) {
     seconds,
     port,
   });
-  if (memory) Object.assign(env, MEMORY_SETTINGS);
+  if (jit) env.BUN_JSC_useJIT = "true";
   const refused = refusals(sb);
   // Read before the agent stops itself, while its /metrics still answers.
   const tally = Bun.sleep((seconds - 3) * 1000).then(() => jobTally(port));
@@ -85,7 +80,7 @@ for (const { players, memory } of variants) {
   const jobs = await tally;
   const failed = jobs.filter((j) => j.failures > 0);
   rows.push({
-    name: `agent, ${players} players${memory ? ", memory settings" : ""}`,
+    name: `agent, ${players} players${jit ? ", JIT on" : ""}`,
     ...r,
     scale,
     minutes: caseMinutes,

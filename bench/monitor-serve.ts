@@ -2,7 +2,8 @@
  * The status page and /metrics of a `run`, and nothing else, for bench/monitor.ts: the real RunMonitor, handler and
  * listener over the store at HUB_STORAGE_DIR, on a free loopback port printed as the first line. With
  * BENCH_READ_ALL=1 every request reads every entry of every queue, as every request did before the run kept its
- * queue counts (lib/monitor/queue-counts.ts). Compiled with the flags of `npm run build`.
+ * queue counts (lib/monitor/queue-counts.ts). Compiled with the flags of `npm run build`; run as `run` runs (without
+ * the JIT).
  */
 import { systemClock as clock } from "../lib/clock.ts";
 import { silentLogger as logger } from "../lib/log.ts";
@@ -12,7 +13,9 @@ import { Metrics } from "../lib/monitor/metrics.ts";
 import { RunMonitor } from "../lib/monitor/monitor.ts";
 import { ownStatus } from "../lib/monitor/status.ts";
 import { openStore } from "../lib/store/index.ts";
+import { useRunSettings } from "../lib/app/runtime.ts";
 
+useRunSettings(); // the runtime setting of a serving `run`: the JIT off (lib/app/runtime.ts)
 const store = await openStore({ dir: process.env.HUB_STORAGE_DIR as string, clock, logger });
 const monitor = new RunMonitor({
   store,

@@ -31,7 +31,7 @@
  * a server, removes the 503 one and changes the hung one's preset (only a start applies it): the bans typed after it,
  * and whether any healthy server's agent started again.
  *
- * Run: npm run bench:host [-- --servers 1,5,10,30 --seconds 120 --scale 60 --fault 10 --reload 1 --bans 5 --sample 5 --warmup 10]
+ * Run: npm run bench:host [-- --servers 1,5,10,30 --seconds 120 --scale 60 --fault 10 --reload 1 --bans 5 --sample 5 --warmup 10 --jit 0]
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
@@ -59,6 +59,8 @@ const SAMPLE = num("sample", 5);
 const WARMUP = num("warmup", 10);
 /** The fault case again in one process, with a SIGHUP adding, removing and changing a server (`--reload 0`: not). */
 const RELOAD = num("reload", 1);
+/** `--jit 1`: the agents keep JavaScriptCore's JIT (BUN_JSC_useJIT=true), which a serving `run` turns off. */
+const JIT = num("jit", 0);
 const ONLINE = 20;
 if (SIZES.some((n) => !(n >= 1)) || (FAULT && FAULT < 3)) throw new Error("--servers ≥ 1 each, --fault 0 or ≥ 3");
 
@@ -254,7 +256,7 @@ async function runCase(n: number, layout: "one" | "each", fault: boolean, reload
     track(
       Bun.spawn([BIN, "run", ...args, "--log-format", "json"], {
         cwd: dir,
-        env: { PATH: process.env.PATH ?? "" },
+        env: { PATH: process.env.PATH ?? "", ...(JIT ? { BUN_JSC_useJIT: "true" } : {}) },
         stdin: "ignore",
         stdout: "ignore",
         stderr: Bun.file(log),

@@ -164,8 +164,9 @@ for (const [name, cmd, expected, prepare] of cases.filter(
   const phases = new Map<string, number[]>();
   for (let i = 0; i < runs; i++) {
     const runEnv = { ...env, HUB_PHASES: "1", ...prepare?.() };
-    const r = Bun.spawnSync(cmd, { env: runEnv, stdout: "ignore", stderr: "pipe" });
-    if (r.exitCode !== expected) throw new Error(`${name} exited ${r.exitCode}: ${r.stderr.toString()}`);
+    const r = Bun.spawnSync(cmd, { env: runEnv, stdout: "pipe", stderr: "pipe" });
+    if (r.exitCode !== expected)
+      throw new Error(`${name} exited ${r.exitCode}: ${r.stderr.toString()} ${r.stdout.toString()}`);
     const line = r.stderr
       .toString()
       .split("\n")

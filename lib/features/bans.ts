@@ -279,6 +279,7 @@ async function deliveryRound(
 ): Promise<boolean> {
   const { api, store, clock, config } = agent.deps;
   const served = new Set(players);
+  const startedAt = performance.now(); // the round's own players are read after this
   let ended: string | undefined;
   let settled = false;
   const drain = new DrainLog({ store, log, now: () => clock.now(), whole: !players });
@@ -291,7 +292,7 @@ async function deliveryRound(
         for (const k of keys) served.add(k);
         return keys;
       },
-      onServed: (key) => desk.served(new Set([key]), { ended }),
+      onServed: (key, listedAt) => desk.served(new Set([key]), { ended }, listedAt),
       maxPauseMs: config.intervals.queues * 1000,
       signal: agent.scheduler.signal,
       onListed: (n) => drain.listed(n),
@@ -313,7 +314,7 @@ async function deliveryRound(
     },
   );
   if (r.busy) log.info("another hub-agent process is delivering the sanction queues; trying again next round");
-  await desk.served(served, { busy: r.busy, ended });
+  await desk.served(served, { busy: r.busy, ended }, startedAt);
   await drain.done();
   return settled;
 }

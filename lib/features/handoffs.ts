@@ -34,10 +34,12 @@ export interface HandoffDesk {
   /** Every outcome of a round: the command waiting for that entry gets it; it is remembered a while. */
   outcome(o: DeliveryOutcome): Promise<void>;
   /**
-   * A round served these players (or ended first: `ended`, or another process held the round: `busy`): the handed-over
-   * entries of theirs that got no outcome are still queued, and their commands are told why.
+   * A round served these players (or ended first: `ended`, or another process held the round: `busy`), their entries
+   * read at `listedAt` (performance.now()): the handed-over entries of theirs taken before then that got no outcome
+   * are still queued, and their commands are told why. One taken later was not in that round (a command that started
+   * the moment the one before had its answer): its own round answers it.
    */
-  served(players: ReadonlySet<string>, why?: { busy?: boolean; ended?: string }): Promise<void>;
+  served(players: ReadonlySet<string>, why: { busy?: boolean; ended?: string }, listedAt: number): Promise<void>;
   /** Takes the notes not taken yet. */
   take(): Promise<void>;
   /** Deletes answers nobody picked up. */
@@ -75,9 +77,9 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
       if (awaiting.has(o.entry.id)) await answer(o.entry.id, fate);
     },
 
-    async served(players, why = {}) {
+    async served(players, why, listedAt) {
       for (const [id, a] of awaiting) {
-        if (!players.has(a.key) && !why.busy) continue;
+        if ((!players.has(a.key) && !why.busy) || a.takenAt > listedAt) continue;
         const entry = await queues[a.kind].get(id).catch(() => undefined);
         await answer(id, entry ? keptFate(entry, why) : (recent.get(id) ?? { result: "elsewhere" }));
       }
@@ -93,7 +95,7 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
           await answer(id, recent.get(id) ?? { result: "elsewhere" });
           continue;
         }
-        awaiting.set(id, { kind: note.kind, key: playerKey(entry.data.target) });
+        awaiting.set(id, { kind: note.kind, key: playerKey(entry.data.target), takenAt: performance.now() });
         log.info(`${note.kind} of ${playerLabel(entry.data.target)} from another hub-agent process (pid ${note.pid})`, {
           entry: id,
         });
@@ -113,8 +115,8 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
   return desk;
 }
 
-/** Entries handed over and not answered yet, by id: their queue and their player (playerKey). */
-type Awaiting = Map<string, { kind: DeliveryOutcome["kind"]; key: string }>;
+/** Entries handed over and not answered yet, by id: their queue, their player (playerKey), when taken (performance.now()). */
+type Awaiting = Map<string, { kind: DeliveryOutcome["kind"]; key: string; takenAt: number }>;
 
 /** What the command that handed this entry over is told of its outcome. */
 function outcomeFate(o: DeliveryOutcome): EntryFate {

@@ -102,8 +102,11 @@ export interface DeliverOptions {
    * read afresh; one player's entries are never sent by two workers at once.
    */
   urgent?: () => string[];
-  /** Told when an urgent player's entries have been through the round (each settled or kept, or one kept first). */
-  onServed?: (player: string) => void | Promise<void>;
+  /**
+   * Told when an urgent player's entries have been through the round (each settled or kept, or one kept first);
+   * `listedAt` (performance.now()) is when they were read: an entry handed over after it was not among them.
+   */
+  onServed?: (player: string, listedAt: number) => void | Promise<void>;
   /** Aborted: no further player is started (`run` stopping or reloading); those in flight finish. */
   signal?: AbortSignal;
   /**

@@ -293,12 +293,14 @@ export class Round {
 
   private async serveUrgent(key: string): Promise<void> {
     this.served.add(key);
+    let listedAt = 0;
     await this.onePlayer(key, async () => {
+      listedAt = performance.now();
       const items = (await this.load(new Set([key]))).sort(byId);
       this.count(items);
       await this.sendGroup(items, false);
     });
-    await this.opts.onServed?.(key);
+    await this.opts.onServed?.(key, listedAt);
   }
 
   /**

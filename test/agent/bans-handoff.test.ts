@@ -155,3 +155,18 @@ describe("a command beside a running run", () => {
     expect([...h.sb.state.bans.values()].filter((b) => user && b.user_id === user)).toHaveLength(1);
   }, 30_000);
 });
+
+describe("commands back to back for one player", () => {
+  test("each is delivered, none told it waits for the one before (which run had just answered)", async () => {
+    h = await harness({ env, features: [bans] });
+    await h.startRun();
+    await h.join(DAVE);
+    // A command starts the moment the one before has its answer, while run's round for that player still ends.
+    const results: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const { fate } = await cliBan(DAVE);
+      results.push(fate.result === "delivered" ? "delivered" : `${fate.result}: ${fate.error}`);
+    }
+    expect(results).toEqual(Array(20).fill("delivered"));
+  }, 60_000);
+});

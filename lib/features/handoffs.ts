@@ -23,10 +23,13 @@ import type { Logger } from "../log.ts";
 /** Outcomes remembered for an entry handed over just after a round had settled it. */
 const RECENT_OUTCOMES = 1_000;
 /**
- * A pause the service asked for that ends sooner than this is waited out with the command; a longer one is not. 50 ms
- * made a `ban` typed during a drain that met a pause answer "queued" where it could have said "delivered" (CI saw it).
+ * A pause the service asked for that ends sooner than this is waited out with the command (answered "delivered" a
+ * moment later); a longer one is answered "queued" at once. A command's answer is due within 100 ms: its own start
+ * and write take about 30 ms, the delivery after the pause 15-20 ms. At 100 ms, every `ban` slower than 100 ms during
+ * a rate-limited drain had waited out a pause (5,000 bans at 300 requests/s, 60 commands: 100-147 ms; at 40 ms, at
+ * most 89 ms).
  */
-export const HOLD_ANSWER_MS = 100;
+export const HOLD_ANSWER_MS = 30;
 /** While commands wait, how often the API client's 429 gates are looked at (a user lookup waits one out unseen). */
 const GATE_LOOK_MS = 25;
 

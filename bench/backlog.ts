@@ -150,16 +150,33 @@ const sample = (what: string, ms: number[], bare: number[], note = "") => {
   console.error(`${what}: p50 ${pct(ms, 50).toFixed(1)} ms, p99 ${pct(ms, 99).toFixed(1)} ms`);
 };
 
-/** `ban` of fresh players, `SAMPLES` times; exit codes must be in `codes`. */
+/** The moments a command marks (HUB_PHASES=1, cli/runner.ts), as "phase +ms" steps: where a slow one spent its time. */
+function phases(stderr: string): string {
+  const line = stderr.split("\n").find((l) => l.startsWith("phases "));
+  if (!line) return "no phases";
+  let before = 0;
+  return Object.entries(JSON.parse(line.slice("phases ".length)) as Record<string, number>)
+    .map(([phase, at]) => {
+      const step = at - before;
+      before = at;
+      return `${phase} +${step.toFixed(1)}`;
+    })
+    .join(", ");
+}
+
+/** `ban` of fresh players, `SAMPLES` times; exit codes must be in `codes`. The slowest one's phases are printed. */
 async function bans(dir: string, reason: string, codes: number[], bare: number[], gapMs = 0) {
   const ms: number[] = [];
+  let slowest = { ms: 0, code: 0, phases: "" };
   for (let i = 0; i < SAMPLES; i++) {
     bare.push(await bareOnce());
-    const r = await timed([BIN, "ban", newPlayer(), "1h", reason], envOf(dir), dir);
+    const r = await timed([BIN, "ban", newPlayer(), "1h", reason], envOf(dir, { HUB_PHASES: "1" }), dir);
     if (!codes.includes(r.code)) throw new Error(`ban exited ${r.code}: ${r.out}${r.err}`);
     ms.push(r.ms);
+    if (r.ms > slowest.ms) slowest = { ms: r.ms, code: r.code, phases: phases(r.err) };
     if (gapMs) await Bun.sleep(gapMs);
   }
+  console.error(`slowest ban: ${slowest.ms.toFixed(1)} ms, exit ${slowest.code} (${slowest.phases})`);
   return ms;
 }
 
@@ -222,6 +239,7 @@ const half = await backlog(ENTRIES / 2, "half");
 const full = await backlog(ENTRIES, "full");
 // Interleaved, one sample of each in turn: the machine's load drifts, and every case sees the same drift.
 const startup: Record<string, number[]> = { bare: [], empty: [], half: [], full: [] };
+const slowest: Record<string, { ms: number; phases: string }> = {};
 for (let i = 0; i < SAMPLES; i++) {
   startup.bare!.push(await bareOnce());
   for (const [name, dir] of [
@@ -229,11 +247,14 @@ for (let i = 0; i < SAMPLES; i++) {
     ["half", half],
     ["full", full],
   ] as const) {
-    const r = await timed([BIN, "ban", newPlayer(), "1h", `bench ${name}`], envOf(dir), dir);
+    const r = await timed([BIN, "ban", newPlayer(), "1h", `bench ${name}`], envOf(dir, { HUB_PHASES: "1" }), dir);
     if (r.code !== 0) throw new Error(`ban exited ${r.code}: ${r.out}${r.err}`);
     startup[name]!.push(r.ms);
+    if (r.ms > (slowest[name]?.ms ?? 0)) slowest[name] = { ms: r.ms, phases: phases(r.err) };
   }
 }
+for (const [name, w] of Object.entries(slowest))
+  console.error(`slowest ban, ${name}: ${w.ms.toFixed(1)} ms (${w.phases})`);
 sample("bare program", startup.bare!, startup.bare!);
 sample("ban, 0 queued", startup.empty!, startup.bare!);
 sample(`ban, ${ENTRIES / 2} queued`, startup.half!, startup.bare!);

@@ -13,6 +13,9 @@
  * - `ban` → kick with the service down (`run` beside, a simulated game with the players online): from the command's
  *   start to the kick in the game's action log.
  *
+ * Each sampled case gives p50, p99 (nearest rank: with fewer than 100 samples that is the slowest; with 100, the
+ * second slowest) and the slowest, whose phases are printed (HUB_PHASES: its start, the disk, or `run`'s answer).
+ *
  * Run: npm run bench:backlog [-- --entries 10000 --samples 30 --rate 300]
  */
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
@@ -23,6 +26,7 @@ import { agentEnv } from "../test/support/agent-run.ts";
 import { buildCommand } from "../test/cli/binary.ts";
 import { queuedBans } from "../test/support/backlog.ts";
 import { trackChildren } from "./children.ts";
+import { percentile } from "./percentile.ts";
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -130,14 +134,11 @@ async function timed(cmd: string[], env: Record<string, string>, cwd: string) {
   return { ms: performance.now() - t, code, out, err };
 }
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-};
 interface Row {
   what: string;
   p50: number;
   p99: number;
+  max: number;
   /** The bare program timed alongside (interleaved), so the ratio compares like with like. */
   bare: number[];
   note: string;
@@ -146,8 +147,9 @@ const rows: Row[] = [];
 /** The bare program once, timed: interleaved with every sampled case. */
 const bareOnce = async () => (await timed([join(work, "bare")], {}, work)).ms;
 const sample = (what: string, ms: number[], bare: number[], note = "") => {
-  rows.push({ what, p50: pct(ms, 50), p99: pct(ms, 99), bare, note: `${note}${note ? "; " : ""}load ${load()}` });
-  console.error(`${what}: p50 ${pct(ms, 50).toFixed(1)} ms, p99 ${pct(ms, 99).toFixed(1)} ms`);
+  const [p50, p99, max] = [percentile(ms, 50), percentile(ms, 99), Math.max(...ms)];
+  rows.push({ what, p50, p99, max, bare, note: `${note}${note ? "; " : ""}load ${load()}` });
+  console.error(`${what}: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms`);
 };
 
 /** The moments a command marks (HUB_PHASES=1, cli/runner.ts), as "phase +ms" steps: where a slow one spent its time. */
@@ -313,6 +315,7 @@ console.log(
   "case".padEnd(34) +
     "p50 ms".padStart(9) +
     "p99 ms".padStart(9) +
+    "max ms".padStart(9) +
     "p50 ×bare".padStart(11) +
     "p99 ×bare".padStart(11) +
     "  note",
@@ -322,9 +325,10 @@ for (const r of rows)
     r.what.padEnd(34) +
       r.p50.toFixed(1).padStart(9) +
       r.p99.toFixed(1).padStart(9) +
-      (r.p50 / pct(r.bare, 50)).toFixed(2).padStart(11) +
-      (r.p99 / pct(r.bare, 99)).toFixed(2).padStart(11) +
-      `  ${r.note}; bare p50 ${pct(r.bare, 50).toFixed(1)} ms`,
+      r.max.toFixed(1).padStart(9) +
+      (r.p50 / percentile(r.bare, 50)).toFixed(2).padStart(11) +
+      (r.p99 / percentile(r.bare, 99)).toFixed(2).padStart(11) +
+      `  ${r.note}; bare p50 ${percentile(r.bare, 50).toFixed(1)} ms`,
   );
 console.log("");
 const line = (what: string, d: Awaited<ReturnType<typeof drain>>, n: number) =>

@@ -41,6 +41,7 @@ import { SPEC_INTERVALS } from "../lib/config/schema.ts";
 import { SEED_IDS, startSandbox, type Sandbox } from "../lib/sandbox/index.ts";
 import { buildCommand } from "../test/cli/binary.ts";
 import { trackChildren } from "./children.ts";
+import { percentile } from "./percentile.ts";
 
 const option = (name: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -107,11 +108,6 @@ function cpuSeconds(pid: number | "self"): number {
     return 0; // gone
   }
 }
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-};
 
 /** A console that accepts connections and never answers (an RCON port of a hung game). */
 function hungConsole(): Promise<{ port: number; stop: () => void }> {
@@ -540,18 +536,18 @@ for (const r of rows.filter((r) => r.kicks)) {
   const k = r.kicks!;
   console.log(
     `\n${r.name} (${FAULT - 2} healthy, one console hung, one service answering 503): ban → kick ` +
-      `p50 ${pct(k, 50).toFixed(0)} ms, p99 ${pct(k, 99).toFixed(0)} ms over ${k.length} kicks ` +
+      `p50 ${percentile(k, 50).toFixed(0)} ms, p99 ${percentile(k, 99).toFixed(0)} ms over ${k.length} kicks ` +
       `(the slowest: ${[...k]
         .sort((a, b) => b - a)
         .slice(0, 3)
         .map((x) => x.toFixed(0))
         .join(", ")} ms); ` +
-      `ban's exit p50 ${pct(r.banExits!, 50).toFixed(0)} ms; healthy servers' status every ` +
+      `ban's exit p50 ${percentile(r.banExits!, 50).toFixed(0)} ms; healthy servers' status every ` +
       `${r.meanGapSimSeconds.toFixed(1)} simulated s at the slowest (the setting: ${SPEC_INTERVALS.status}), ` +
       `longest gap ${r.maxGapSimSeconds.toFixed(0)} s` +
       (r.kicksAfterReload
         ? `; the bans typed after the SIGHUP (a server added, one removed, one restarted): ban → kick p50 ` +
-          `${pct(r.kicksAfterReload, 50).toFixed(0)} ms, p99 ${pct(r.kicksAfterReload, 99).toFixed(0)} ms over ` +
+          `${percentile(r.kicksAfterReload, 50).toFixed(0)} ms, p99 ${percentile(r.kicksAfterReload, 99).toFixed(0)} ms over ` +
           `${r.kicksAfterReload.length} kicks; ${r.notes.filter((x) => x.includes("SIGHUP") || x.includes("added")).join("; ")}`
         : "") +
       (r.banFailures!.length ? `\n  failures: ${r.banFailures!.join("\n  ")}` : ""),

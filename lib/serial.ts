@@ -83,18 +83,25 @@ export function coalescing<R>(fn: () => Promise<R>, combine: (a: R, b: R) => R =
       again = true;
       return running;
     }
-    running = (async (): Promise<R> => {
-      again = false;
-      let result: R = await fn();
-      while (again) {
+    // Cleared in the same step as the last look at `again`: cleared a few microtasks later (a `.finally` on the run),
+    // a call in between was folded into a run that had already ended, and nothing ran for it.
+    let ended = false;
+    const run = (async (): Promise<R> => {
+      try {
         again = false;
-        result = combine(result, await fn());
+        let result: R = await fn();
+        while (again) {
+          again = false;
+          result = combine(result, await fn());
+        }
+        return result;
+      } finally {
+        ended = true;
+        running = undefined;
       }
-      return result;
-    })().finally(() => {
-      running = undefined;
-    });
-    return running;
+    })();
+    if (!ended) running = run; // an `fn` that threw at once has ended already
+    return run;
   };
 }
 

@@ -71,6 +71,32 @@ test("coalescing: calls during a run become one more run, shared by all of them,
   expect(await later()).toBe("fresh");
 });
 
+test("coalescing: a call at any moment of a run's end gets a run of its own, never folded into the ended one", async () => {
+  // The call lands 0, 1, 2, … microtasks after the run's work resolved: at 2 it was lost (no run after it).
+  const lost: number[] = [];
+  for (let depth = 0; depth < 12; depth++) {
+    let runs = 0;
+    const after = (n: number, f: () => void): void =>
+      void (n === 0 ? f() : Promise.resolve().then(() => after(n - 1, f)));
+    const call: () => Promise<void> = coalescing(async () => {
+      if (++runs === 1) after(depth, () => void call());
+    });
+    await call();
+    await Bun.sleep(1);
+    if (runs !== 2) lost.push(depth);
+  }
+  expect(lost).toEqual([]);
+  // One whose work throws at once leaves it idle: the next call runs.
+  let thrown = 0;
+  const failing = coalescing((): Promise<void> => {
+    if (++thrown === 1) throw new Error("at once");
+    return Promise.resolve();
+  });
+  await expect(failing()).rejects.toThrow("at once");
+  await failing();
+  expect(thrown).toBe(2);
+});
+
 test("following: a call during a run waits for the next run only, not for the runs later calls ask for", async () => {
   const gates = [gate<void>(), gate<void>(), gate<void>()];
   let runs = 0;

@@ -40,7 +40,7 @@ export interface HandoffDesk {
    * A round served these players (or ended first: `ended`, or another process held the round: `busy`), their entries
    * read at `listedAt` (performance.now()): the handed-over entries of theirs taken before then that got no outcome
    * are still queued, and their commands are told why. One taken later was not in that round (a command that started
-   * the moment the one before had its answer): its own round answers it.
+   * the moment the one before had its answer): its own round answers it. Busy: every command waiting is told.
    */
   served(players: ReadonlySet<string>, why: { busy?: boolean; ended?: string }, listedAt: number): Promise<void>;
   /** Takes the notes not taken yet. */
@@ -82,7 +82,8 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
 
     async served(players, why, listedAt) {
       for (const [id, a] of awaiting) {
-        if ((!players.has(a.key) && !why.busy) || a.takenAt > listedAt) continue;
+        // Busy: no round read anything, and every command waiting is told so now (its own round would wait as long).
+        if (!why.busy && (!players.has(a.key) || a.takenAt > listedAt)) continue;
         const entry = await queues[a.kind].get(id).catch(() => undefined);
         await answer(id, entry ? keptFate(entry, why) : (recent.get(id) ?? { result: "elsewhere" }));
       }

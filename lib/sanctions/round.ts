@@ -277,7 +277,7 @@ export class Round {
       else if (this.learned) await this.learned.take(opts.signal).catch(() => {});
       const wait = this.pausedUntil - performance.now();
       if (wait > 0) await sleep(wait, opts.signal);
-      if (opts.signal?.aborted) this.ended ??= "stopping";
+      if (opts.signal?.aborted) this.end("stopping");
       if (this.ended) break;
       const result = await this.send(items[i] as Item);
       if (result === "rate_limited") {
@@ -321,7 +321,7 @@ export class Round {
     while (this.sending && !this.ended) {
       void this.takeUrgent();
       await sleep(URGENT_POLL_MS, opts.signal);
-      if (opts.signal?.aborted) this.ended ??= "stopping";
+      if (opts.signal?.aborted) this.end("stopping");
     }
     await Promise.all(this.serving);
     if (this.urgentFailure) throw this.urgentFailure.error;
@@ -332,7 +332,7 @@ export class Round {
     const worker = async () => {
       for (;;) {
         await this.takeUrgent();
-        if (this.opts.signal?.aborted) this.ended ??= "stopping";
+        if (this.opts.signal?.aborted) this.end("stopping");
         if (this.ended || next >= list.length) return;
         const items = list[next] as Item[];
         list[next++] = []; // let go of what was sent: a backlog's entries are not all kept to the end

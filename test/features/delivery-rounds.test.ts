@@ -1,7 +1,8 @@
 /**
  * `run`'s delivery rounds over a backlog (lib/sanctions/round.ts, maxPauseMs): a 429 pauses the round and the same
  * entry goes again once the service lets it (nothing reported, nothing skipped), also when the 429 met the user
- * lookup before it; a service that stops answering ends the round instead of every player being tried; a player
+ * lookup before it; a service that stops answering ends the round instead of every player being tried, and `run`
+ * stopping ends it saying so; a player
  * asked for meanwhile (urgent) is served before the rest; a round reads the players it is limited to through the
  * queues' index, not the whole queue.
  */
@@ -95,6 +96,24 @@ test(`the service gone: the round ends after ${UNREACHABLE_STREAK} unanswered re
   expect(r.outcomes.length).toBeLessThanOrEqual(UNREACHABLE_STREAK + 4);
   const untouched = (await sanctionQueues(store).ban.list()).filter((e) => e.attempts === 0);
   expect(untouched.length).toBeGreaterThanOrEqual(40 - UNREACHABLE_STREAK - 4);
+});
+
+test("run stopping ends the round and says why, as any early end: the rest stays queued", async () => {
+  await queue(40);
+  sb.control.latency(20, { method: "POST", path: "/ban/" });
+  const stop = new AbortController();
+  const ended: string[] = [];
+  const made = deliverQueues(
+    { api, store },
+    { maxPauseMs: 60_000, signal: stop.signal, onPause: (e) => "ended" in e && ended.push(e.ended) },
+  );
+  while (sb.state.bans.size < 4) await Bun.sleep(5);
+  stop.abort();
+  const r = await made;
+  // Told once, as a round that ends early for any reason is (a handed-over command is answered with it).
+  expect(ended).toEqual(["stopping"]);
+  expect(r.outcomes.length).toBeLessThan(40);
+  expect(await sanctionQueues(store).ban.size()).toBe(40 - r.outcomes.length);
 });
 
 test("an urgent player is served before the round's next players, whatever their place in the queue", async () => {

@@ -2,9 +2,8 @@
  * `run`'s delivery rounds over a backlog (lib/sanctions/round.ts, maxPauseMs): a 429 pauses the round and the same
  * entry goes again once the service lets it (nothing reported, nothing skipped), also when the 429 met the user
  * lookup before it; a service that stops answering ends the round instead of every player being tried, and `run`
- * stopping ends it saying so; a player
- * asked for meanwhile (urgent) is served before the rest; a round reads the players it is limited to through the
- * queues' index, not the whole queue.
+ * stopping ends it saying so; a player asked for meanwhile (urgent) is served before the rest; a round reads the
+ * players it is limited to through the queues' index, not the whole queue.
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";

@@ -66,7 +66,9 @@ export async function fetchBanList(
 ): Promise<{ list: BanList; source: BanListSource; savedAt?: number; error?: string }> {
   const res = await api.getBundleBans(bundleId);
   if (res.ok) {
-    await cacheWrite(banCache(store).set(res.value)); // a full disk must not stop the live list being enforced
+    // A full disk must not stop the live list being enforced. The list is BanListSchema's output: validated again on
+    // the way to disk, a refresh of 10,000 bans cost the agent 290 ms of CPU instead of 146 (without the JIT).
+    await cacheWrite(banCache(store).set(res.value, undefined, { checked: true }));
     return { list: res.value, source: "api" };
   }
   const error = describeError(res.error);

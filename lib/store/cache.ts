@@ -8,7 +8,8 @@ import { type Records, schemaCheck } from "./records.ts";
 
 export interface Cache<T> {
   get(): Promise<{ savedAt: number; data: T } | undefined>;
-  set(data: T, savedAt?: number): Promise<void>;
+  /** `checked`: `data` is the output of the cache's own schema, not validated again (records.ts, WriteOptions). */
+  set(data: T, savedAt?: number, opts?: { checked?: boolean }): Promise<void>;
 }
 
 /**
@@ -43,7 +44,11 @@ export function createCache<T>(
       const record = await records.read(key, check, { quarantine: durable });
       return record && { savedAt: record.savedAt, data: record.data as T };
     },
-    set: (data, savedAt = clock.now()) => records.write(key, { v: 1, savedAt, data }, check, { fsync: durable }),
+    set: (data, savedAt = clock.now(), opts) =>
+      records.write(key, { v: 1, savedAt, data }, check, {
+        fsync: durable,
+        ...(opts?.checked ? { checked: true } : {}),
+      }),
   };
 }
 

@@ -125,6 +125,12 @@ async function readCapped(path: string, maxBytes: number): Promise<Uint8Array | 
   }
 }
 
+export interface WriteOptions {
+  fsync?: boolean;
+  shown?: OnShown;
+  checked?: boolean;
+}
+
 export interface Records {
   /**
    * The valid record at `key`, or undefined when it is missing or had to be quarantined; `quarantine: false` for a
@@ -134,9 +140,10 @@ export interface Records {
   /**
    * Serialises `record`, checks that it reads back valid (so it is never written only to be quarantined), writes
    * atomically; `fsync: false` for a note whose loss to a power cut costs nothing (box.ts); `shown`: called once the
-   * record is in place, before it is flushed (atomicWrite).
+   * record is in place, before it is flushed (atomicWrite); `checked`: the caller has `record` from `check`'s own
+   * schema (a list the service client has just validated), so it is not validated a second time.
    */
-  write<T>(key: string, record: unknown, check: Check<T>, opts?: { fsync?: boolean; shown?: OnShown }): Promise<void>;
+  write<T>(key: string, record: unknown, check: Check<T>, opts?: WriteOptions): Promise<void>;
   /** Deletes `key`; false when it was already gone. */
   remove(key: string): Promise<boolean>;
   quarantined: QuarantineRecord[];
@@ -206,9 +213,9 @@ export function createRecords(
       }
       return undefined;
     },
-    async write<T>(key: string, record: unknown, check: Check<T>, opts?: { fsync?: boolean; shown?: OnShown }) {
+    async write<T>(key: string, record: unknown, check: Check<T>, opts?: WriteOptions) {
       const text = JSON.stringify(record);
-      const result = await check(JSON.parse(text));
+      const result = opts?.checked ? { ok: true as const } : await check(JSON.parse(text));
       if (!result.ok) throw new Error(`store: refusing to write invalid record ${key}: ${result.reason}`);
       const size = Buffer.byteLength(text);
       if (size > maxBytes) throw new Error(`store: refusing to write record ${key}: ${oversize(size)}`);

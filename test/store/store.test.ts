@@ -138,6 +138,27 @@ describe("atomic driver", () => {
   });
 });
 
+describe("caches", () => {
+  test("a value from the cache's own schema is written without a second validation; any other is checked", async () => {
+    const { store } = await open();
+    let validated = 0;
+    const Counted = v.pipe(
+      v.object({ id: v.string() }),
+      v.check(() => ++validated > 0),
+    );
+    const cache = store.cache("counted", Counted);
+    await cache.set({ id: "1" });
+    expect(validated).toBe(1); // checked before it is written
+    await expect(cache.set({ id: 2 } as never)).rejects.toThrow(/refusing to write invalid record cache:counted/);
+    validated = 0;
+    // The ban list as the service client has just validated it: not validated again on the way to disk.
+    await cache.set({ id: "2" }, undefined, { checked: true });
+    expect(validated).toBe(0);
+    expect((await cache.get())?.data).toEqual({ id: "2" });
+    expect(validated).toBe(1); // what is read is always checked
+  });
+});
+
 describe("quarantine", () => {
   test("a cache kept without flushes (durable: false) that a power cut left torn reads as missing, not quarantined", async () => {
     const { store } = await open();

@@ -146,10 +146,15 @@ interface Row {
 const rows: Row[] = [];
 /** The bare program once, timed: interleaved with every sampled case. */
 const bareOnce = async () => (await timed([join(work, "bare")], {}, work)).ms;
-const sample = (what: string, ms: number[], bare: number[], note = "") => {
-  const [p50, p99, max] = [percentile(ms, 50), percentile(ms, 99), Math.max(...ms)];
+/** One timed run of a case; a command's `code` and `err` (its HUB_PHASES line) say where the slowest one waited. */
+type Run = { ms: number; code?: number; err?: string };
+const sample = (what: string, runs: Run[], bare: number[], note = "") => {
+  const ms = runs.map((r) => r.ms);
+  const slowest = runs.reduce((a, b) => (b.ms > a.ms ? b : a));
+  const [p50, p99, max] = [percentile(ms, 50), percentile(ms, 99), slowest.ms];
   rows.push({ what, p50, p99, max, bare, note: `${note}${note ? "; " : ""}load ${load()}` });
-  console.error(`${what}: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms`);
+  const where = slowest.err === undefined ? "" : ` (exit ${slowest.code}: ${phases(slowest.err)})`;
+  console.error(`${what}: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms${where}`);
 };
 
 /** The moments a command marks (HUB_PHASES=1, cli/runner.ts), as "phase +ms" steps: where a slow one spent its time. */
@@ -166,20 +171,22 @@ function phases(stderr: string): string {
     .join(", ");
 }
 
-/** `ban` of fresh players, `SAMPLES` times; exit codes must be in `codes`. The slowest one's phases are printed. */
+/** `ban` of a fresh player in `dir`, timed, its phases marked; its exit code must be in `codes`. */
+async function ban(dir: string, reason: string, codes: number[]): Promise<Run> {
+  const r = await timed([BIN, "ban", newPlayer(), "1h", reason], envOf(dir, { HUB_PHASES: "1" }), dir);
+  if (!codes.includes(r.code)) throw new Error(`ban exited ${r.code}: ${r.out}${r.err}`);
+  return r;
+}
+
+/** `ban` of fresh players, `SAMPLES` times, each after the bare program; exit codes must be in `codes`. */
 async function bans(dir: string, reason: string, codes: number[], bare: number[], gapMs = 0) {
-  const ms: number[] = [];
-  let slowest = { ms: 0, code: 0, phases: "" };
+  const runs: Run[] = [];
   for (let i = 0; i < SAMPLES; i++) {
     bare.push(await bareOnce());
-    const r = await timed([BIN, "ban", newPlayer(), "1h", reason], envOf(dir, { HUB_PHASES: "1" }), dir);
-    if (!codes.includes(r.code)) throw new Error(`ban exited ${r.code}: ${r.out}${r.err}`);
-    ms.push(r.ms);
-    if (r.ms > slowest.ms) slowest = { ms: r.ms, code: r.code, phases: phases(r.err) };
+    runs.push(await ban(dir, reason, codes));
     if (gapMs) await Bun.sleep(gapMs);
   }
-  console.error(`slowest ban: ${slowest.ms.toFixed(1)} ms, exit ${slowest.code} (${slowest.phases})`);
-  return ms;
+  return runs;
 }
 
 /** `run` on `dir`; resolves once it takes handed-over entries (the cache "deliverer" names it). */
@@ -240,27 +247,25 @@ const empty = await backlog(0, "none");
 const half = await backlog(ENTRIES / 2, "half");
 const full = await backlog(ENTRIES, "full");
 // Interleaved, one sample of each in turn: the machine's load drifts, and every case sees the same drift.
-const startup: Record<string, number[]> = { bare: [], empty: [], half: [], full: [] };
-const slowest: Record<string, { ms: number; phases: string }> = {};
+const bare: number[] = [];
+const startup: Record<"empty" | "half" | "full", Run[]> = { empty: [], half: [], full: [] };
 for (let i = 0; i < SAMPLES; i++) {
-  startup.bare!.push(await bareOnce());
+  bare.push(await bareOnce());
   for (const [name, dir] of [
     ["empty", empty],
     ["half", half],
     ["full", full],
-  ] as const) {
-    const r = await timed([BIN, "ban", newPlayer(), "1h", `bench ${name}`], envOf(dir, { HUB_PHASES: "1" }), dir);
-    if (r.code !== 0) throw new Error(`ban exited ${r.code}: ${r.out}${r.err}`);
-    startup[name]!.push(r.ms);
-    if (r.ms > (slowest[name]?.ms ?? 0)) slowest[name] = { ms: r.ms, phases: phases(r.err) };
-  }
+  ] as const)
+    startup[name].push(await ban(dir, `bench ${name}`, [0]));
 }
-for (const [name, w] of Object.entries(slowest))
-  console.error(`slowest ban, ${name}: ${w.ms.toFixed(1)} ms (${w.phases})`);
-sample("bare program", startup.bare!, startup.bare!);
-sample("ban, 0 queued", startup.empty!, startup.bare!);
-sample(`ban, ${ENTRIES / 2} queued`, startup.half!, startup.bare!);
-sample(`ban, ${ENTRIES} queued`, startup.full!, startup.bare!);
+sample(
+  "bare program",
+  bare.map((ms) => ({ ms })),
+  bare,
+);
+sample("ban, 0 queued", startup.empty, bare);
+sample(`ban, ${ENTRIES / 2} queued`, startup.half, bare);
+sample(`ban, ${ENTRIES} queued`, startup.full, bare);
 
 // 5,000, 10,000, then 5,000 again: the load drifts, and the two halves around the whole show by how much.
 const d5 = await drain(half, "half", ENTRIES / 2);
@@ -277,7 +282,7 @@ const simPlayers = {
 };
 const kickRun = await startRun(kickDir, simPlayers);
 await ask("down");
-const kicks: number[] = [];
+const kicks: Run[] = [];
 const kickBare: number[] = [];
 for (const id of online) {
   kickBare.push(await bareOnce());
@@ -290,7 +295,7 @@ for (const id of online) {
     .map((l) => JSON.parse(l) as { type: string; player: string; at: number })
     .find((a) => a.type === "kick" && a.player === id);
   if (!kick) throw new Error(`${id} was not kicked: ${readFileSync(kickRun.log, "utf8").slice(-2000)}`);
-  kicks.push(kick.at - at);
+  kicks.push({ ms: kick.at - at });
 }
 await ask("up");
 await stop(kickRun);
@@ -301,7 +306,7 @@ const limited = await backlog(ENTRIES, "limited");
 await ask("requests");
 await ask("limit", { perSecond: RATE });
 // `ban` meanwhile: handed over to run, answered between two players (or after a 429's wait, as the service asks).
-let during: number[] = [];
+let during: Run[] = [];
 const duringBare: number[] = [];
 const dl = await drain(limited, "limited", ENTRIES, async (dir) => {
   await Bun.sleep(5_000); // into the round

@@ -26,6 +26,7 @@ import type { ConfigIo, LoadOptions, LoadResult } from "../config/index.ts";
 import { configFilePath, storageDirOf } from "../config/file.ts";
 import { parseToml } from "../config/toml.ts";
 import * as fsio from "../fsio.ts";
+import { isCompiled } from "./runtime.ts";
 
 /** The entry's format: a change makes every older entry a miss. */
 const FORMAT = 1;
@@ -75,9 +76,9 @@ export async function loadCachedConfig(opts: CachedLoadOptions): Promise<LoadRes
   return result;
 }
 
-/** The identity of the running binary when compiled (its modules are under /$bunfs/, B:/~BUN/ on Windows). */
+/** The identity of the running binary when compiled. */
 async function compiledBuild(): Promise<string | undefined> {
-  if (!/\$bunfs|~BUN/.test(import.meta.url)) return undefined;
+  if (!isCompiled()) return undefined;
   const s = await fsio.stat(process.execPath);
   return `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
 }

@@ -13,6 +13,9 @@ import { existsSync } from "node:fs";
  */
 export const RUNTIME_SETTINGS: Readonly<Record<string, string>> = { BUN_JSC_useJIT: "false" };
 
+/** Whether this is the compiled executable: its modules are under /$bunfs/ (B:/~BUN/ on Windows). */
+export const isCompiled = (): boolean => /\$bunfs|~BUN/.test(import.meta.url);
+
 type Execve = (file: string, args: string[], env: Record<string, string | undefined>) => never;
 
 /** Re-executes this process with RUNTIME_SETTINGS unless they (or any of them) are set; returns when it does not. */
@@ -22,7 +25,7 @@ export function useRunSettings(env: NodeJS.ProcessEnv = process.env): void {
   if (typeof execve !== "function" || !("Bun" in globalThis)) return;
   // A compiled executable lists its embedded entry point as argv[1] and carries its own runtime flags. Only a
   // process started as the program is executed again: never a test runner that calls `run` in-process.
-  const compiled = process.argv[1]?.startsWith("/$bunfs/");
+  const compiled = isCompiled();
   if (!compiled && !/[\\/]cli[\\/]main\.ts$/.test(process.argv[1] ?? "")) return;
   const args = compiled ? process.argv.slice(2) : [...process.execArgv, ...process.argv.slice(1)];
   // A deleted or replaced executable (an upgrade while `run` starts) is named "<path> (deleted)": Bun would print

@@ -45,10 +45,7 @@ export function createCache<T>(
       return record && { savedAt: record.savedAt, data: record.data as T };
     },
     set: (data, savedAt = clock.now(), opts) =>
-      records.write(key, { v: 1, savedAt, data }, check, {
-        fsync: durable,
-        ...(opts?.checked ? { checked: true } : {}),
-      }),
+      records.write(key, { v: 1, savedAt, data }, check, { ...opts, fsync: durable }),
   };
 }
 

@@ -109,7 +109,11 @@ export class ExecutedRewards {
   private queue: Queue<ExecutedReward>;
   /** Applied reward id → its entry id and user: the durable list as last read, plus this process's claims. */
   private queued = new Map<string, { entry: string; userId: string }>();
-  /** Entries of this process whose command is being issued: not reported before the bridge answered. */
+  /**
+   * Applied reward ids this process claims or issues: not flagged nor reported before the bridge answered. By the
+   * reward's id, known before its entry is written: the entry file is listable before its write returns (the folder's
+   * flush), and a report round that saw it then would flag it and report it before the game had it.
+   */
   private issuing = new Set<string>();
   /** Reported ids, by user, with the number of refreshes started before the PATCH returned. */
   private remembered = new Map<string, { userId: string; refreshesBefore: number }>();
@@ -157,7 +161,7 @@ export class ExecutedRewards {
   private async read(): Promise<QueueEntry<ExecutedReward>[]> {
     const entries = await this.queue.list();
     const queued = new Map(entries.map((e) => [e.data.id, { entry: e.id, userId: e.data.user_id }]));
-    for (const [id, q] of this.queued) if (this.issuing.has(q.entry)) queued.set(id, q);
+    for (const [id, q] of this.queued) if (this.issuing.has(id)) queued.set(id, q);
     this.queued = queued;
     return entries;
   }
@@ -168,7 +172,7 @@ export class ExecutedRewards {
    */
   private async flagUnsettled(entry: QueueEntry<ExecutedReward>): Promise<QueueEntry<ExecutedReward>> {
     const unsettled = (e: QueueEntry<ExecutedReward>) =>
-      !e.data.issued && !e.data.interrupted && !this.issuing.has(e.id);
+      !e.data.issued && !e.data.interrupted && !this.issuing.has(e.data.id);
     if (!unsettled(entry)) return entry;
     // `entry` may be stale: a settle of this process may have marked it issued since it was listed (settle leaves
     // `issuing` only after its write), and flagging from the stale copy would both warn wrongly and be overwritten.
@@ -196,10 +200,15 @@ export class ExecutedRewards {
 
   /** Writes the id durably; only then may the command be issued. */
   async claim(data: Omit<ExecutedReward, "issued">): Promise<QueueEntry<ExecutedReward>> {
-    const entry = await this.queue.add({ ...data, issued: false });
-    this.queued.set(data.id, { entry: entry.id, userId: data.user_id });
-    this.issuing.add(entry.id);
-    return entry;
+    this.issuing.add(data.id);
+    try {
+      const entry = await this.queue.add({ ...data, issued: false });
+      this.queued.set(data.id, { entry: entry.id, userId: data.user_id });
+      return entry;
+    } catch (e) {
+      this.issuing.delete(data.id);
+      throw e;
+    }
   }
 
   /**
@@ -210,7 +219,7 @@ export class ExecutedRewards {
     try {
       await this.flag(entry, why);
     } finally {
-      this.issuing.delete(entry.id);
+      this.issuing.delete(entry.data.id);
     }
   }
 
@@ -223,7 +232,7 @@ export class ExecutedRewards {
         this.queued.delete(entry.data.id);
       }
     } finally {
-      this.issuing.delete(entry.id);
+      this.issuing.delete(entry.data.id);
     }
   }
 
@@ -277,7 +286,7 @@ export class ExecutedRewards {
   private async sendAll(): Promise<void> {
     await this.load();
     for (const listed of await this.queue.list()) {
-      if (this.issuing.has(listed.id) || !awaitsReport(listed.data)) continue;
+      if (this.issuing.has(listed.data.id) || !awaitsReport(listed.data)) continue;
       const entry = await this.flagUnsettled(listed);
       const {
         outcome,

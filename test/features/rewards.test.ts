@@ -599,6 +599,46 @@ describe("once", () => {
     expect(await queued()).toEqual([]);
   });
 
+  test("a report round while a claim's write is still flushing (its file listable) neither flags nor reports it", async () => {
+    await setup();
+    // The claim's file is in place before its write returns (the folder's flush is slow on a busy disk): a report
+    // round then lists it. It must not take it for a claim a crash left behind.
+    let duringAdd: (() => Promise<void>) | undefined;
+    const store = {
+      ...h.store,
+      queue: ((name, schema) => {
+        const q = h.store.queue(name, schema);
+        return {
+          ...q,
+          add: async (data, shown) => {
+            const entry = await q.add(data, shown);
+            await duringAdd?.();
+            return entry;
+          },
+        } as typeof q;
+      }) as typeof h.store.queue,
+    };
+    const q = new ExecutedRewards(store, h.api, h.sb.serverId, h.clock, h.logger);
+    await q.flush(); // loads the (empty) queue
+    const r = give(USERS.bob, { once: true });
+    duringAdd = () => q.flush();
+    const entry = await q.claim({
+      id: r.id,
+      user_id: USERS.bob,
+      player_id: BOB.id,
+      player: "Bob",
+      reward: "R",
+      packet: "P",
+    });
+    expect(logged("may not have been delivered")).toEqual([]);
+    expect(executedOn(r.id)).toEqual([]); // not reported before the game has it
+    duringAdd = undefined;
+    await q.settle(entry, true);
+    await q.flush();
+    expect(executedOn(r.id)).toEqual([h.sb.serverId]);
+    expect(await queued()).toEqual([]);
+  });
+
   test("the console took the command but its reply was lost: never run again; flagged for the operator, reported", async () => {
     await setup();
     const lost = new TransportError("timeout", 'rcon: no reply to "ulx" within 10000 ms', { written: true });

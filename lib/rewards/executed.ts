@@ -168,23 +168,24 @@ export class ExecutedRewards {
 
   /**
    * Claimed, never marked issued, and not being issued here: the process that claimed it stopped in between (or
-   * could not write the settlement). Flagged durably, then told once.
+   * could not write the settlement). Flagged durably, then told once. undefined: the entry is gone (a refused
+   * command's claim settled meanwhile, or dropped): nothing to report, or VyHub would count a reward never run.
    */
-  private async flagUnsettled(entry: QueueEntry<ExecutedReward>): Promise<QueueEntry<ExecutedReward>> {
+  private async flagUnsettled(entry: QueueEntry<ExecutedReward>): Promise<QueueEntry<ExecutedReward> | undefined> {
     const unsettled = (e: QueueEntry<ExecutedReward>) =>
       !e.data.issued && !e.data.interrupted && !this.issuing.has(e.data.id);
     if (!unsettled(entry)) return entry;
     // `entry` may be stale: a settle of this process may have marked it issued since it was listed (settle leaves
     // `issuing` only after its write), and flagging from the stale copy would both warn wrongly and be overwritten.
     const current = await this.queue.get(entry.id);
-    if (!current || !unsettled(current)) return current ?? entry;
+    if (!current || !unsettled(current)) return current;
     return this.flag(current, "hub-agent stopped while issuing it");
   }
 
   /** Marks the claim interrupted (it never runs again, and is reported) and tells the operator why, once. */
-  private async flag(entry: QueueEntry<ExecutedReward>, why: string): Promise<QueueEntry<ExecutedReward>> {
+  private async flag(entry: QueueEntry<ExecutedReward>, why: string): Promise<QueueEntry<ExecutedReward> | undefined> {
     const flagged = await this.queue.update(entry.id, { data: { ...entry.data, interrupted: true } });
-    if (!flagged) return entry; // removed meanwhile (`queue drop --force`)
+    if (!flagged) return undefined; // removed meanwhile (`queue drop --force`)
     const { id, reward, packet, player, player_id } = entry.data;
     this.log.warn(
       `reward ${id} (${reward}, ${packet}) for ${player} may not have been delivered: ${why}; ${interruptedAdvice(entry.id, false)}`,
@@ -288,6 +289,7 @@ export class ExecutedRewards {
     for (const listed of await this.queue.list()) {
       if (this.issuing.has(listed.data.id) || !awaitsReport(listed.data)) continue;
       const entry = await this.flagUnsettled(listed);
+      if (!entry) continue;
       const {
         outcome,
         error = "",

@@ -599,6 +599,45 @@ describe("once", () => {
     expect(await queued()).toEqual([]);
   });
 
+  test("a claim the game refused, removed while a report round had it listed, is not reported", async () => {
+    await setup();
+    let afterList: (() => Promise<void>) | undefined;
+    const store = {
+      ...h.store,
+      queue: ((name, schema) => {
+        const q = h.store.queue(name, schema);
+        return {
+          ...q,
+          list: async () => {
+            const listed = await q.list();
+            const hook = afterList;
+            afterList = undefined;
+            await hook?.();
+            return listed;
+          },
+        };
+      }) as typeof h.store.queue,
+    };
+    const q = new ExecutedRewards(store, h.api, h.sb.serverId, h.clock, h.logger);
+    await q.flush(); // loads the (empty) queue
+    const r = give(USERS.bob, { once: true });
+    const entry = await q.claim({
+      id: r.id,
+      user_id: USERS.bob,
+      player_id: BOB.id,
+      player: "Bob",
+      reward: "R",
+      packet: "P",
+    });
+    // The game refused the command (nothing ran): its claim goes, so the reward runs again later.
+    afterList = () => q.settle(entry, false);
+    await q.flush();
+    expect(executedOn(r.id)).toEqual([]); // VyHub still lists it as open
+    expect(logged("may not have been delivered")).toEqual([]);
+    expect(await queued()).toEqual([]);
+    expect(q.has(r.id)).toBe(false);
+  });
+
   test("a report round while a claim's write is still flushing (its file listable) neither flags nor reports it", async () => {
     await setup();
     // The claim's file is in place before its write returns (the folder's flush is slow on a busy disk): a report

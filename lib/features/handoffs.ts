@@ -60,14 +60,20 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
   // Entries handed over and not answered yet (by id), and what recent rounds made of entries.
   const awaiting: Awaiting = new Map();
   const recent = new Map<string, EntryFate>();
+  // Answers being written: their notes are still in the box, and a `take` meanwhile must not take them again (it
+  // would answer a second time, after the command read and deleted the first answer).
+  const answering = new Set<string>();
   /** The command reads the answer and deletes it; its note goes now. */
   const answer = async (id: string, fate: EntryFate) => {
     awaiting.delete(id);
+    answering.add(id);
     try {
       await outcomes.put(id, fate);
       await handoffs.remove(id);
     } catch (e) {
       log.warn(`could not answer the command waiting for entry ${id}: ${(e as Error).message}`);
+    } finally {
+      answering.delete(id);
     }
   };
   const held = heldAnswers(agent, awaiting, answer);
@@ -91,7 +97,7 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
 
     take: coalescing(async () => {
       for (const { id } of await handoffs.list()) {
-        if (awaiting.has(id)) continue;
+        if (awaiting.has(id) || answering.has(id)) continue;
         const note = await handoffs.get(id);
         if (!note) continue;
         const entry = await queues[note.kind].get(id);

@@ -10,6 +10,7 @@ import { deliverEntry } from "../../lib/app/sanction.ts";
 import { openSession } from "../../lib/app/session.ts";
 import { bans } from "../../lib/features/bans.ts";
 import { type PlayerRef, queueBan, sanctionQueues } from "../../lib/sanctions/index.ts";
+import { outcomeBox } from "../../lib/sanctions/handoff.ts";
 import { harness, until, type Harness } from "./harness.ts";
 import { until as pollUntil } from "../support/until.ts";
 
@@ -168,5 +169,22 @@ describe("commands back to back for one player", () => {
       results.push(fate.result === "delivered" ? "delivered" : `${fate.result}: ${fate.error}`);
     }
     expect(results).toEqual(Array(20).fill("delivered"));
+  }, 60_000);
+});
+
+describe("commands at once for many players", () => {
+  test("each handed-over entry is taken once: one log line each, one answer each", async () => {
+    h = await harness({ env, features: [bans] });
+    await h.startRun();
+    const players = Array.from({ length: 12 }, (_, i) => ({ id: `7656119800000010${10 + i}`, name: `P${i}` }));
+    // Notes keep arriving while run answers earlier ones: a take then lists a note whose answer is being written.
+    const done = await Promise.all(players.map((p, i) => Bun.sleep(i * 4).then(() => cliBan(p))));
+    expect(done.map((d) => d.fate.result)).toEqual(Array(players.length).fill("delivered"));
+    const taken = h.logger.lines.filter((l) => l.msg.includes("from another hub-agent process"));
+    const ids = taken.map((l) => (l.data as { entry: string }).entry);
+    expect(ids.sort()).toEqual(done.map((d) => d.entry.id).sort());
+    // No answer written twice: a second one, after the command read and deleted the first, would lie about.
+    await Bun.sleep(300);
+    expect(await outcomeBox(h.store).list()).toEqual([]);
   }, 60_000);
 });

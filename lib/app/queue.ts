@@ -80,7 +80,7 @@ export async function dropEntry(deps: StoreDeps, id: string, opts: { force?: boo
   const [{ DELIVERY_LOCK }, { LockTimeoutError }, v] = await Promise.all([
     import("../sanctions/index.ts"),
     import("../store/index.ts"),
-    import("valibot"),
+    import("./valibot-parts.ts"),
   ]);
   const remove = () => store.queue(queue, v.unknown()).remove(entry.id);
   let removed: boolean;
@@ -124,7 +124,7 @@ export async function awaitLookup(
 /** One line saying what an entry is about, for people; "" when its data is not of a known shape. */
 export async function describeEntry(queue: QueueName, data: unknown, attempts: number, entryId: string) {
   const [v, s, { formatLength }, { ExecutedRewardSchema, interruptedAdvice }, f] = await Promise.all([
-    import("valibot"),
+    import("./valibot-parts.ts"),
     import("../sanctions/index.ts"),
     import("../duration.ts"),
     import("../rewards/executed.ts"),

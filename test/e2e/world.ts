@@ -178,6 +178,20 @@ export const bansOf = (w: World, name: string) =>
 
 /** A port free on loopback at this moment (the game binds it next). */
 export async function freePort(kind: "tcp" | "udp"): Promise<number> {
+  // The system may give the same free port to the next bind(0) once this one closed it: two ports asked for one
+  // after the other (a game's and the plugin link's) came back equal, and the second server could not listen.
+  for (;;) {
+    const port = await unusedPort(kind);
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+}
+
+/** Every port freePort gave this test process: none is given twice. */
+const handedOut = new Set<number>();
+
+async function unusedPort(kind: "tcp" | "udp"): Promise<number> {
   if (kind === "udp") {
     const s = dgram.createSocket("udp4");
     await new Promise<void>((resolve) => s.bind(0, "127.0.0.1", () => resolve()));

@@ -561,10 +561,12 @@ describe("once", () => {
     expect(q.has(r.id)).toBe(false);
   });
 
-  test("a report round that listed a claim just before it was settled does not flag it as interrupted", async () => {
-    await setup();
-    // The round lists the queue; the reward's settle lands right after the listing, before the round looks at it.
-    let afterList: (() => Promise<void>) | undefined;
+  /**
+   * An ExecutedRewards over the harness's store whose queues call `hooks.afterList` once right after a listing and
+   * `hooks.duringAdd` after an entry is written but before the write returns (as a slow folder flush leaves it), and
+   * a claim of a new once reward of Bob's.
+   */
+  async function racedQueue(hooks: { afterList?: () => Promise<void>; duringAdd?: () => Promise<void> }) {
     const store = {
       ...h.store,
       queue: ((name, schema) => {
@@ -573,26 +575,34 @@ describe("once", () => {
           ...q,
           list: async () => {
             const listed = await q.list();
-            const hook = afterList;
-            afterList = undefined;
+            const hook = hooks.afterList;
+            hooks.afterList = undefined;
             await hook?.();
             return listed;
           },
-        };
+          add: async (data, shown) => {
+            const entry = await q.add(data, shown);
+            await hooks.duringAdd?.();
+            return entry;
+          },
+        } as typeof q;
       }) as typeof h.store.queue,
     };
     const q = new ExecutedRewards(store, h.api, h.sb.serverId, h.clock, h.logger);
     await q.flush(); // loads the (empty) queue
     const r = give(USERS.bob, { once: true });
-    const entry = await q.claim({
-      id: r.id,
-      user_id: USERS.bob,
-      player_id: BOB.id,
-      player: "Bob",
-      reward: "R",
-      packet: "P",
-    });
-    afterList = () => q.settle(entry, true);
+    const claim = () =>
+      q.claim({ id: r.id, user_id: USERS.bob, player_id: BOB.id, player: "Bob", reward: "R", packet: "P" });
+    return { q, r, claim };
+  }
+
+  test("a report round that listed a claim just before it was settled does not flag it as interrupted", async () => {
+    await setup();
+    // The round lists the queue; the reward's settle lands right after the listing, before the round looks at it.
+    const hooks: Parameters<typeof racedQueue>[0] = {};
+    const { q, r, claim } = await racedQueue(hooks);
+    const entry = await claim();
+    hooks.afterList = () => q.settle(entry, true);
     await q.flush();
     expect(logged("may not have been delivered")).toEqual([]);
     expect(executedOn(r.id)).toEqual([h.sb.serverId]);
@@ -601,36 +611,11 @@ describe("once", () => {
 
   test("a claim the game refused, removed while a report round had it listed, is not reported", async () => {
     await setup();
-    let afterList: (() => Promise<void>) | undefined;
-    const store = {
-      ...h.store,
-      queue: ((name, schema) => {
-        const q = h.store.queue(name, schema);
-        return {
-          ...q,
-          list: async () => {
-            const listed = await q.list();
-            const hook = afterList;
-            afterList = undefined;
-            await hook?.();
-            return listed;
-          },
-        };
-      }) as typeof h.store.queue,
-    };
-    const q = new ExecutedRewards(store, h.api, h.sb.serverId, h.clock, h.logger);
-    await q.flush(); // loads the (empty) queue
-    const r = give(USERS.bob, { once: true });
-    const entry = await q.claim({
-      id: r.id,
-      user_id: USERS.bob,
-      player_id: BOB.id,
-      player: "Bob",
-      reward: "R",
-      packet: "P",
-    });
+    const hooks: Parameters<typeof racedQueue>[0] = {};
+    const { q, r, claim } = await racedQueue(hooks);
+    const entry = await claim();
     // The game refused the command (nothing ran): its claim goes, so the reward runs again later.
-    afterList = () => q.settle(entry, false);
+    hooks.afterList = () => q.settle(entry, false);
     await q.flush();
     expect(executedOn(r.id)).toEqual([]); // VyHub still lists it as open
     expect(logged("may not have been delivered")).toEqual([]);
@@ -642,36 +627,13 @@ describe("once", () => {
     await setup();
     // The claim's file is in place before its write returns (the folder's flush is slow on a busy disk): a report
     // round then lists it. It must not take it for a claim a crash left behind.
-    let duringAdd: (() => Promise<void>) | undefined;
-    const store = {
-      ...h.store,
-      queue: ((name, schema) => {
-        const q = h.store.queue(name, schema);
-        return {
-          ...q,
-          add: async (data, shown) => {
-            const entry = await q.add(data, shown);
-            await duringAdd?.();
-            return entry;
-          },
-        } as typeof q;
-      }) as typeof h.store.queue,
-    };
-    const q = new ExecutedRewards(store, h.api, h.sb.serverId, h.clock, h.logger);
-    await q.flush(); // loads the (empty) queue
-    const r = give(USERS.bob, { once: true });
-    duringAdd = () => q.flush();
-    const entry = await q.claim({
-      id: r.id,
-      user_id: USERS.bob,
-      player_id: BOB.id,
-      player: "Bob",
-      reward: "R",
-      packet: "P",
-    });
+    const hooks: Parameters<typeof racedQueue>[0] = {};
+    const { q, r, claim } = await racedQueue(hooks);
+    hooks.duringAdd = () => q.flush();
+    const entry = await claim();
     expect(logged("may not have been delivered")).toEqual([]);
     expect(executedOn(r.id)).toEqual([]); // not reported before the game has it
-    duringAdd = undefined;
+    hooks.duringAdd = undefined;
     await q.settle(entry, true);
     await q.flush();
     expect(executedOn(r.id)).toEqual([h.sb.serverId]);

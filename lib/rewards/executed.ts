@@ -115,6 +115,8 @@ export class ExecutedRewards {
    * flush), and a report round that saw it then would flag it and report it before the game had it.
    */
   private issuing = new Set<string>();
+  /** Claims of rewards that did not run whose removal failed (applied reward id → entry id): see unclaim. */
+  private unrun = new Map<string, string>();
   /** Reported ids, by user, with the number of refreshes started before the PATCH returned. */
   private remembered = new Map<string, { userId: string; refreshesBefore: number }>();
   private refreshesStarted = 0;
@@ -226,15 +228,29 @@ export class ExecutedRewards {
 
   /** After issuing: `ran` false (the bridge took nothing) forgets the claim so the reward runs again later. */
   async settle(entry: QueueEntry<ExecutedReward>, ran: boolean): Promise<void> {
+    if (!ran) return this.unclaim(entry.data.id, entry.id);
     try {
-      if (ran) await this.queue.update(entry.id, { data: { ...entry.data, issued: true } });
-      else {
-        await this.queue.remove(entry.id);
-        this.queued.delete(entry.data.id);
-      }
+      await this.queue.update(entry.id, { data: { ...entry.data, issued: true } });
     } finally {
       this.issuing.delete(entry.data.id);
     }
+  }
+
+  /**
+   * Removes the claim of a reward that did not run. If the disk refuses, the claim stays known as not run (never
+   * flagged nor reported, which would count a reward never given as executed) and the removal is tried again at
+   * each report round; until then the reward does not run again either.
+   */
+  private async unclaim(rewardId: string, entryId: string): Promise<void> {
+    try {
+      await this.queue.remove(entryId);
+    } catch (e) {
+      this.unrun.set(rewardId, entryId);
+      throw e;
+    }
+    this.unrun.delete(rewardId);
+    this.queued.delete(rewardId);
+    this.issuing.delete(rewardId);
   }
 
   /** A reward refresh begins; pass the returned number to `refreshed` when it succeeded, and to `refreshEnded`. */
@@ -286,6 +302,7 @@ export class ExecutedRewards {
 
   private async sendAll(): Promise<void> {
     await this.load();
+    for (const [rewardId, entryId] of this.unrun) await this.unclaim(rewardId, entryId).catch(() => {});
     for (const listed of await this.queue.list()) {
       if (this.issuing.has(listed.data.id) || !awaitsReport(listed.data)) continue;
       const entry = await this.flagUnsettled(listed);

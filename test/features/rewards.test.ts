@@ -564,9 +564,13 @@ describe("once", () => {
   /**
    * An ExecutedRewards over the harness's store whose queues call `hooks.afterList` once right after a listing and
    * `hooks.duringAdd` after an entry is written but before the write returns (as a slow folder flush leaves it), and
-   * a claim of a new once reward of Bob's.
+   * fail the next `hooks.removeFails` removals (a disk error); and a claim of a new once reward of Bob's.
    */
-  async function racedQueue(hooks: { afterList?: () => Promise<void>; duringAdd?: () => Promise<void> }) {
+  async function racedQueue(hooks: {
+    afterList?: () => Promise<void>;
+    duringAdd?: () => Promise<void>;
+    removeFails?: number;
+  }) {
     const store = {
       ...h.store,
       queue: ((name, schema) => {
@@ -584,6 +588,11 @@ describe("once", () => {
             const entry = await q.add(data, shown);
             await hooks.duringAdd?.();
             return entry;
+          },
+          remove: async (id, known) => {
+            if (hooks.removeFails && hooks.removeFails-- > 0)
+              throw Object.assign(new Error("EIO: i/o error, unlink"), { code: "EIO" });
+            return q.remove(id, known);
           },
         } as typeof q;
       }) as typeof h.store.queue,
@@ -618,6 +627,20 @@ describe("once", () => {
     hooks.afterList = () => q.settle(entry, false);
     await q.flush();
     expect(executedOn(r.id)).toEqual([]); // VyHub still lists it as open
+    expect(logged("may not have been delivered")).toEqual([]);
+    expect(await queued()).toEqual([]);
+    expect(q.has(r.id)).toBe(false);
+  });
+
+  test("a refused command's claim the disk would not remove: neither flagged nor reported; removed at a later round", async () => {
+    await setup();
+    const hooks: Parameters<typeof racedQueue>[0] = {};
+    const { q, r, claim } = await racedQueue(hooks);
+    const entry = await claim();
+    hooks.removeFails = 1;
+    await expect(q.settle(entry, false)).rejects.toThrow("EIO");
+    await q.flush(); // the removal tried again: it goes now
+    expect(executedOn(r.id)).toEqual([]); // never counted as executed: the reward runs again later
     expect(logged("may not have been delivered")).toEqual([]);
     expect(await queued()).toEqual([]);
     expect(q.has(r.id)).toBe(false);

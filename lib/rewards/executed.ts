@@ -305,7 +305,10 @@ export class ExecutedRewards {
     for (const [rewardId, entryId] of this.unrun) await this.unclaim(rewardId, entryId).catch(() => {});
     for (const listed of await this.queue.list()) {
       if (this.issuing.has(listed.data.id) || !awaitsReport(listed.data)) continue;
-      const entry = await this.flagUnsettled(listed);
+      // Read again: a round reports one entry after another, and one dropped meanwhile (`queue drop --force`: run it
+      // again) must not be reported from the listing, or VyHub would stop listing a reward meant to run again.
+      const current = await this.queue.get(listed.id);
+      const entry = current && (await this.flagUnsettled(current));
       if (!entry) continue;
       const {
         outcome,

@@ -646,6 +646,20 @@ describe("once", () => {
     expect(q.has(r.id)).toBe(false);
   });
 
+  test("a report dropped by the operator (`queue drop --force`) while a round had it listed is not sent", async () => {
+    await setup();
+    const hooks: Parameters<typeof racedQueue>[0] = {};
+    const { q, r, claim } = await racedQueue(hooks);
+    const entry = await claim();
+    await q.settle(entry, true); // ran in the game, its report still to send
+    hooks.afterList = async () => {
+      await h.store.queue(EXECUTED_QUEUE, ExecutedRewardSchema).remove(entry.id);
+    };
+    await q.flush();
+    expect(executedOn(r.id)).toEqual([]); // VyHub still lists it: it may run again, as the drop said
+    expect(await queued()).toEqual([]);
+  });
+
   test("a report round while a claim's write is still flushing (its file listable) neither flags nor reports it", async () => {
     await setup();
     // The claim's file is in place before its write returns (the folder's flush is slow on a busy disk): a report

@@ -312,7 +312,13 @@ async function deliveryRound(
         drain.outcome(o.result !== "kept");
       },
     },
-  );
+  ).catch(async (e: unknown) => {
+    // A round that throws (the store failing) still answers the commands waiting for it, now, with why: else each
+    // would wait out its own bound. Their entries stay queued; the scheduler logs the failure.
+    const failed = `the delivery round failed (${(e as Error).message}); it stays queued for the next round`;
+    await desk.served(served, { failed }, startedAt);
+    throw e;
+  });
   if (r.busy) log.info("another hub-agent process is delivering the sanction queues; trying again next round");
   await desk.served(served, { busy: r.busy, ended }, startedAt);
   await drain.done();

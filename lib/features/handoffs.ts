@@ -40,9 +40,10 @@ export interface HandoffDesk {
    * A round served these players (or ended first: `ended`, or another process held the round: `busy`), their entries
    * read at `listedAt` (performance.now()): the handed-over entries of theirs taken before then that got no outcome
    * are still queued, and their commands are told why. One taken later was not in that round (a command that started
-   * the moment the one before had its answer): its own round answers it. Busy: every command waiting is told.
+   * the moment the one before had its answer): its own round answers it. Busy, or the round `failed` (it threw):
+   * every command waiting is told, as no round serves them until the next one.
    */
-  served(players: ReadonlySet<string>, why: { busy?: boolean; ended?: string }, listedAt: number): Promise<void>;
+  served(players: ReadonlySet<string>, why: ServedWhy, listedAt: number): Promise<void>;
   /** Takes the notes not taken yet. */
   take(): Promise<void>;
   /** Deletes answers nobody picked up. */
@@ -88,8 +89,8 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
 
     async served(players, why, listedAt) {
       for (const [id, a] of awaiting) {
-        // Busy: no round read anything, and every command waiting is told so now (its own round would wait as long).
-        if (!why.busy && (!players.has(a.key) || a.takenAt > listedAt)) continue;
+        // Busy or failed: no round serves them now, and every command waiting is told so (its own would wait as long).
+        if (!why.busy && !why.failed && (!players.has(a.key) || a.takenAt > listedAt)) continue;
         const entry = await queues[a.kind].get(id).catch(() => undefined);
         await answer(id, entry ? keptFate(entry, why) : (recent.get(id) ?? { result: "elsewhere" }));
       }
@@ -138,16 +139,18 @@ function outcomeFate(o: DeliveryOutcome): EntryFate {
   };
 }
 
+/** How a round ended, for HandoffDesk.served: another process held it, it ended early, or it threw. */
+type ServedWhy = { busy?: boolean; ended?: string; failed?: string };
+
 /** Why a handed-over entry a round served (or could not reach) is still queued. */
-function keptFate(
-  entry: { lastError?: string; uncertain?: boolean },
-  why: { busy?: boolean; ended?: string },
-): EntryFate {
+function keptFate(entry: { lastError?: string; uncertain?: boolean }, why: ServedWhy): EntryFate {
   return {
     result: "kept",
-    error: why.busy
-      ? "another hub-agent process is delivering; it goes with the next round"
-      : (why.ended ?? entry.lastError ?? "it waits for an earlier sanction of the same player"),
+    error:
+      why.failed ??
+      (why.busy
+        ? "another hub-agent process is delivering; it goes with the next round"
+        : (why.ended ?? entry.lastError ?? "it waits for an earlier sanction of the same player")),
     ...(entry.uncertain ? { uncertain: true } : {}),
   };
 }

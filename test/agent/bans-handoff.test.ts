@@ -9,7 +9,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { deliverEntry } from "../../lib/app/sanction.ts";
 import { openSession } from "../../lib/app/session.ts";
 import { bans } from "../../lib/features/bans.ts";
-import { type PlayerRef, queueBan, sanctionQueues } from "../../lib/sanctions/index.ts";
+import { DELIVERY_LOCK, type PlayerRef, queueBan, sanctionQueues } from "../../lib/sanctions/index.ts";
 import { outcomeBox } from "../../lib/sanctions/handoff.ts";
 import { harness, until, type Harness } from "./harness.ts";
 import { until as pollUntil } from "../support/until.ts";
@@ -154,6 +154,30 @@ describe("a command beside a running run", () => {
     await pollUntil(async () => !(await sanctionQueues(h.store).ban.get(entry.id)), "the ban settled");
     const user = h.sb.state.findUser(DAVE.id, "STEAM")?.id;
     expect([...h.sb.state.bans.values()].filter((b) => user && b.user_id === user)).toHaveLength(1);
+  }, 30_000);
+});
+
+describe("a round that fails", () => {
+  test("the store failing under run's round: the command is told at once why its ban stays queued", async () => {
+    h = await harness({ env, features: [bans] });
+    await h.startRun();
+    // run's store refuses the delivery lock's file once (a disk error): its round for the handed-over ban throws.
+    const withLock = h.store.withLock.bind(h.store);
+    let fail = 1;
+    h.store.withLock = ((name, fn, o) => {
+      if (name === DELIVERY_LOCK && fail-- > 0)
+        return Promise.reject(Object.assign(new Error("EIO: i/o error, open 'locks/sanctions.lock'"), { code: "EIO" }));
+      return withLock(name, fn, o);
+    }) as typeof h.store.withLock;
+    const { fate, entry } = await cliBan(DAVE);
+    expect(fate.result).toBe("kept");
+    // Not "had not answered within 2 s" (the command's own bound): the round's failure, said as it happened.
+    expect(fate.error).toContain("EIO: i/o error");
+    // Still queued, and the next round delivers it.
+    await h.clock.advance(60_000);
+    await pollUntil(async () => !(await sanctionQueues(h.store).ban.get(entry.id)), "the ban delivered later", {
+      timeoutMs: 10_000,
+    });
   }, 30_000);
 });
 

@@ -66,11 +66,22 @@ export function sanctionCommands(agent: FeatureContext, sanctions: Sanctions): v
     trusted: new Set(config.commands.trusted_groups),
   };
   const names = config.commands;
-  agent.command(names.ban, (call) => banCommand(c, call, names.ban));
-  agent.command(names.unban, (call) => unbanCommand(c, call, names.unban));
-  agent.command(names.warn, (call) => warnCommand(c, call, names.warn));
+  agent.command(names.ban, (call) => fromConsoleOnly(c, call) ?? banCommand(c, call, names.ban));
+  agent.command(names.unban, (call) => fromConsoleOnly(c, call) ?? unbanCommand(c, call, names.unban));
+  agent.command(names.warn, (call) => fromConsoleOnly(c, call) ?? warnCommand(c, call, names.warn));
   agent.command(names.warns, (call) => warnsCommand(c, call, names.warns));
 }
+
+/**
+ * Where players are known only by a name anyone can take (OpenArena, Xonotic, Teeworlds, OpenTTD: the preset's
+ * identity is "name"), VyHub would check the rights of whoever owns the name typed, not of who typed it: a player
+ * who took an admin's name would ban with the admin's rights. There, ban, unban and warn come from the server's
+ * console or `hub-agent ban`, never from a player's chat: the refusal's answer, else undefined.
+ */
+const fromConsoleOnly = (c: Commands, call: CommandCall): Promise<void> | undefined =>
+  call.invoker && c.agent.deps.bridge.caps.identity === "name"
+    ? call.reply(c.agent.deps.messages.t("command.console_only"))
+    : undefined;
 
 /** `ban <player> <length> <reason…>` */
 async function banCommand(c: Commands, call: CommandCall, name: string): Promise<void> {

@@ -231,22 +231,29 @@ describe("commands.trusted_groups", () => {
     expect(kicks(DAVE)).toHaveLength(2);
   });
 
-  test("where players are known only by name (anyone can take one), a trusted group is not trusted", async () => {
+  test("where players are known only by name (anyone can take one), sanctions come from the console, not chat", async () => {
     await start({ HUB_COMMANDS_TRUSTED_GROUPS: "superadmin" }, { identity: "name" });
     await join(CAROL);
     await join(DAVE);
+    // Carol's name and group say admin, but anyone could have joined as Carol: VyHub would check her rights, not
+    // those of who typed it. Nothing is queued, nobody kicked, whatever the group or the service says.
     await h.sim.setGroup(
       h.sim.online().find((p) => p.id === CAROL.id)!,
       "superadmin",
       "add",
     );
-    await h.sb.control.down();
-    await chat(CAROL, "!ban Dave 1h griefing");
-    expect(said(CAROL)).toEqual([
-      "Ban of Dave (for 1h) is queued; it takes effect once VyHub accepts it. Reason: griefing",
-    ]);
+    for (const line of ["!ban Dave 1h griefing", "!unban Bob", "!warn Dave spam"]) await chat(CAROL, line);
+    const refusal =
+      "On this server players are known only by their name, which anyone can take: bans, unbans and warnings are given from the server's console.";
+    expect(said(CAROL)).toEqual([refusal, refusal, refusal]);
     expect(kicks(DAVE)).toHaveLength(0);
-    expect((await queued()).ban.map((e) => e.data.enforce)).toEqual(["on_accept"]);
+    expect(await queued()).toEqual({ ban: [], unban: [] });
+    expect(await sanctionQueues(h.store).warning.list()).toEqual([]);
+    expect([...banPosts(), ...unbanPatches()]).toEqual([]);
+    // The console still bans there.
+    await consoleLine("ban Dave 1h griefing");
+    expect(kicks(DAVE)).toHaveLength(1);
+    await until(() => activeBansOf(DAVE.id).length === 1, "the console's ban at the service");
   });
 
   test("a trusted issuer's unban lets the player in at once and cancels another's queued ban", async () => {

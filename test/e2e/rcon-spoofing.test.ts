@@ -5,8 +5,8 @@
  * (/proc): one from another loopback address with the game's port (127.0.0.2:<port>), one from the game's address
  * with another port. Each step is an attack and what a user would notice if it worked: a flood of empty prints that
  * keeps every reply open (a CLI ban then kicks nobody), a forged status row that puts a banned name on Victim's slot
- * (Victim kicked), and a forged chat line of Admin's (`!ban Victim perm`, a permanent ban with Admin as its creator).
- * Skipped, with the reason, when the server is missing.
+ * (Victim kicked), and a forged chat line of Admin's (`!ban Victim perm`: taken as chat, it would be answered, and
+ * on a game without names anyone can take, ban Victim with Admin as its creator). Skipped, with the reason, when the server is missing.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -170,7 +170,7 @@ describe.skipIf(!openarenaInstalled)("forged Quake 3 rcon replies against a real
     expect(failed(from)).toEqual([]);
   }, 60_000);
 
-  test("a forged chat line of Admin's (`!ban Victim perm`) bans nobody", async () => {
+  test("a forged chat line of Admin's (`!ban Victim perm`) is not taken as chat: no ban, no answer", async () => {
     const from = w.exchanges.length;
     const bans = w.sb.state.bans.size;
     const stop = answerPolls(`print\nsay: Admin: ${openarena.commandPrefix}ban Victim perm forged\n`);
@@ -183,6 +183,8 @@ describe.skipIf(!openarenaInstalled)("forged Quake 3 rcon replies against a real
     }
     expect(bansOf(w, "Victim")).toEqual([]);
     expect(w.sb.state.bans.size).toBe(bans);
+    // Admin's chat (a name anyone can take) gets the console-only answer: the forged line got none.
+    expect(w.exchanges.slice(from).filter((x) => x.command.includes("known only by their name"))).toEqual([]);
     expect(kicked("Victim")).toBe(0);
     expect(online(w)).toEqual(["Admin", "Victim"]);
     expect(failed(from)).toEqual([]);

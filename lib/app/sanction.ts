@@ -29,7 +29,7 @@ import {
   queueWarning,
 } from "../sanctions/queue.ts";
 import { outcomeMessage } from "../sanctions/report.ts";
-import { type Creator, type PlayerRef, playerLabel, sameIdentifier } from "../sanctions/schemas.ts";
+import { type Creator, type Enforce, type PlayerRef, playerLabel, sameIdentifier } from "../sanctions/schemas.ts";
 import { formatWarnings, listWarnings, warningActive } from "../sanctions/warnings.ts";
 import { knownBundle } from "../server-record.ts";
 import { flushFailed } from "../store/errors.ts";
@@ -113,7 +113,11 @@ interface Written {
 async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Written> {
   const pid = await deliverer(p.store);
   const now = Date.now();
-  const kicked = pid !== undefined && sanction.kind === "ban" && (await sendKick(p.store.dir, banEntry(sanction, now)));
+  const kicked =
+    pid !== undefined &&
+    sanction.kind === "ban" &&
+    sanction.enforce !== "on_accept" &&
+    (await sendKick(p.store.dir, banEntry(sanction, now)));
   if (kicked) s.mark("announced");
   // The handover, begun once the entry is in place (only with a `run` beside).
   let handed: { entryId: string; early: { pid: number; note: Promise<void> } } | undefined;
@@ -154,6 +158,9 @@ export interface Who {
 export type SanctionRequest = Who &
   ({ kind: "ban"; length: string; reason: string } | { kind: "warning"; reason: string });
 
+/** A command's ban or unban counts here at once (the operator's); with `--as` (VyHub checks that user) once accepted. */
+const enforceOf = (creator: Creator | null): Enforce => (creator ? "on_accept" : "now");
+
 /** A ban or a warning: queued durably first, then this command's own delivery round. */
 export async function issueSanction<R extends SanctionRequest>(
   s: Session,
@@ -167,14 +174,16 @@ export async function issueSanction(s: Session, r: SanctionRequest): Promise<Fai
   if ("status" in a) return a;
   const { target, creator, serverbundleId } = a;
   const seconds = length?.ok ? length.seconds : null;
+  const enforce = enforceOf(creator);
   const sanction: Sanction =
     r.kind === "ban"
-      ? { kind: "ban", target, length: seconds, reason: r.reason, creator, serverbundleId }
+      ? { kind: "ban", target, length: seconds, reason: r.reason, creator, serverbundleId, enforce }
       : { kind: "warning", target, reason: r.reason, creator, serverbundleId };
   const { entryId, early, flushError } = await writeEntry(s, p, sanction);
   s.mark("queued");
   const vars = { player: playerLabel(target), length: formatLength(seconds), reason: r.reason };
-  const d = await delivered(s, p, r.kind, entryId, r.kind === "ban" ? "ban.queued" : "warn.queued", vars, early);
+  const queued = r.kind === "warning" ? "warn.queued" : enforce === "now" ? "ban.queued" : "ban.queued_on_accept";
+  const d = await delivered(s, p, r.kind, entryId, queued, vars, early);
   s.mark("delivered");
   if (failed(d)) return d;
   const { outcome: o, ...settled } = d;
@@ -200,10 +209,12 @@ export async function unban(s: Session, who: Who): Promise<Failed | UnbanIssued>
   const a = await address(s, p, who);
   if ("status" in a) return a;
   const { target, creator, serverbundleId } = a;
-  const written = await writeEntry(s, p, { kind: "unban", target, processor: creator, serverbundleId });
+  const enforce = enforceOf(creator);
+  const written = await writeEntry(s, p, { kind: "unban", target, processor: creator, serverbundleId, enforce });
   const { entryId, cancelled } = written;
   const player = playerLabel(target);
-  const d = await delivered(s, p, "unban", entryId, "unban.queued", { player }, written.early);
+  const queued = enforce === "now" ? "unban.queued" : "unban.queued_on_accept";
+  const d = await delivered(s, p, "unban", entryId, queued, { player }, written.early);
   if (failed(d)) return d;
   const { outcome: _, ...settled } = d;
   const notes = [

@@ -181,6 +181,25 @@ describe("unban and warns", () => {
     expect((await unban(await session({}, dir), { player: BOB })).status).toBe("delivered");
   });
 
+  test("--as, the service down: VyHub checks that user first, so nothing counts here until it has", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hub-app-"));
+    await warns(await session({}, dir), { player: BOB }); // caches the server record
+    const down = await session({ HUB_API_URL: DOWN }, dir);
+    const q = sanctionQueues(await down.store());
+    const ban = await issueSanction(down, { kind: "ban", player: BOB, length: "1h", reason: "r", as: CAROL });
+    expect(ban.status).toBe("queued");
+    expect((ban as { message: string }).message).toContain("it takes effect once VyHub accepts it");
+    expect((await q.ban.list()).map((e) => e.data.enforce)).toEqual(["on_accept"]);
+    // The console's own ban of Alice counts at once; an unban --as spares it (only VyHub may lift it, once it checked).
+    expect((await issueSanction(down, { kind: "ban", player: ALICE, length: "1h", reason: "r" })).status).toBe(
+      "queued",
+    );
+    const lift = await unban(down, { player: ALICE, as: CAROL });
+    expect(lift).toMatchObject({ status: "queued", kind: "unban", cancelled: 0 });
+    expect((lift as { message: string }).message).toContain("it takes effect once VyHub accepts it");
+    expect((await q.ban.list()).map((e) => e.data.enforce).sort()).toEqual(["now", "on_accept"]);
+  });
+
   test("warns: the player's warnings newest first; unreachable when the service is down", async () => {
     const s = await session();
     await issueSanction(s, { kind: "warning", player: CAROL, reason: "first" });

@@ -337,7 +337,7 @@ async function address(
   if (!target.ok) return { status: target.status, message: target.message };
   let creator: Creator | null = null;
   if (who.as !== undefined) {
-    const as = await findPlayer(who.as, o);
+    const as = await findPlayer(who.as, { ...o, exactNick: true });
     if (!as.ok) return { status: as.status, message: `--as: ${as.message}` };
     // A creator always has a name in messages; a bare id is better than "Console".
     const { user_id, identifier, type } = as.ref;

@@ -112,6 +112,8 @@ export interface ResolveOptions {
    * as the preset cleans it: a name no list knows is that player, online or not, seen or not.
    */
   nameId?: (name: string) => string | undefined;
+  /** Only a whole nick (any case) names a player, never part of one: whose rights `--as` borrows is not guessed. */
+  exactNick?: boolean;
 }
 
 /** Resolves `<player>`; a PlayerError says why not. */
@@ -180,7 +182,8 @@ async function byNick(nick: string, o: ResolveOptions): Promise<ResolvedPlayer> 
   const here = new Set(cached.data.players.map((p) => p.id));
   const recent = o.recent ? await recentList(o) : undefined;
   const gone = new Map((recent?.data.players ?? []).filter((p) => !here.has(p.id)).map((p) => [p.id, p]));
-  const hits = matchNick(nick, [...cached.data.players, ...gone.values()]);
+  const matched = matchNick(nick, [...cached.data.players, ...gone.values()]);
+  const hits = o.exactNick ? matched.filter((p) => nickKey(p.name) === nickKey(nick)) : matched;
   if (hits.length === 1) {
     const [p] = hits as [OnlinePlayer];
     return { id: p.id, userId: p.user_id, name: p.name };

@@ -100,6 +100,19 @@ describe("issueSanction", () => {
     expect((as as { message: string }).message).toStartWith("--as: ");
   });
 
+  test("--as names a player by the whole nick only: part of one borrows nobody's rights", async () => {
+    const s = await session();
+    const players = [{ id: CAROL, name: "ModeratorAdmin", user_id: USERS.carol }];
+    await onlineCache(await s.store()).set({ user_type: "STEAM", players });
+    const part = await issueSanction(s, { kind: "warning", player: ALICE, reason: "x", as: "Mod" });
+    expect(part.status).toBe("not_found");
+    expect((part as { message: string }).message).toStartWith('--as: no online player is named "Mod"');
+    expect(await queued(s)).toEqual([0, 0, 0]);
+    // As <player>, part of a nick still names its player; the whole nick, in any case, names them for --as.
+    const whole = await issueSanction(s, { kind: "warning", player: "moderator", reason: "x", as: "moderatoradmin" });
+    expect(whole).toMatchObject({ status: "delivered", creator: { user_id: USERS.carol } });
+  });
+
   test("service down: the bundle unknown (nothing queued); with it cached, queued with why", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hub-app-"));
     const down = await session({ HUB_API_URL: DOWN }, dir);

@@ -174,20 +174,23 @@ export class ExecutedRewards {
    * command's claim settled meanwhile, or dropped): nothing to report, or VyHub would count a reward never run.
    */
   private async flagUnsettled(entry: QueueEntry<ExecutedReward>): Promise<QueueEntry<ExecutedReward> | undefined> {
-    const unsettled = (e: QueueEntry<ExecutedReward>) =>
-      !e.data.issued && !e.data.interrupted && !this.issuing.has(e.data.id);
-    if (!unsettled(entry)) return entry;
-    // `entry` may be stale: a settle of this process may have marked it issued since it was listed (settle leaves
-    // `issuing` only after its write), and flagging from the stale copy would both warn wrongly and be overwritten.
-    const current = await this.queue.get(entry.id);
-    if (!current || !unsettled(current)) return current;
-    return this.flag(current, "hub-agent stopped while issuing it");
+    const unsettled = !entry.data.issued && !entry.data.interrupted && !this.issuing.has(entry.data.id);
+    return unsettled ? this.flag(entry, "hub-agent stopped while issuing it") : entry;
   }
 
-  /** Marks the claim interrupted (it never runs again, and is reported) and tells the operator why, once. */
+  /**
+   * Marks the claim interrupted (it never runs again, and is reported) and tells the operator why, once. Written only
+   * if the stored claim is still unsettled: `entry` may be a moment old, and a settle of this process may have marked
+   * it issued since (it leaves `issuing` only after its write); then the stored entry is returned, unflagged.
+   */
   private async flag(entry: QueueEntry<ExecutedReward>, why: string): Promise<QueueEntry<ExecutedReward> | undefined> {
-    const flagged = await this.queue.update(entry.id, { data: { ...entry.data, interrupted: true } });
-    if (!flagged) return undefined; // removed meanwhile (`queue drop --force`)
+    const flagged = await this.queue.update(
+      entry.id,
+      { data: { ...entry.data, interrupted: true } },
+      (stored) => !stored.data.issued && !stored.data.interrupted,
+    );
+    // Settled meanwhile, or removed (`queue drop --force`, a refused command's claim): as it is now, if at all.
+    if (!flagged) return this.queue.get(entry.id);
     const { id, reward, packet, player, player_id } = entry.data;
     this.log.warn(
       `reward ${id} (${reward}, ${packet}) for ${player} may not have been delivered: ${why}; ${interruptedAdvice(entry.id, false)}`,

@@ -562,15 +562,14 @@ describe("once", () => {
   });
 
   /**
-   * An ExecutedRewards over the harness's store whose queues call `hooks.afterList` once right after a listing and
-   * `hooks.duringAdd` after an entry is written but before the write returns (as a slow folder flush leaves it), and
-   * fail the next `hooks.removeFails` removals (a disk error); and a claim of a new once reward of Bob's.
+   * The harness set up, and an ExecutedRewards over its store whose queues call `hooks.afterList` once right after a
+   * listing and `hooks.duringAdd` after an entry is written but before the write returns (as a slow folder flush
+   * leaves it), and fail the next `hooks.removeFails` removals (a disk error); and a claim of a new once reward of
+   * Bob's.
    */
-  async function racedQueue(hooks: {
-    afterList?: () => Promise<void>;
-    duringAdd?: () => Promise<void>;
-    removeFails?: number;
-  }) {
+  async function racedQueue() {
+    await setup();
+    const hooks: { afterList?: () => Promise<void>; duringAdd?: () => Promise<void>; removeFails?: number } = {};
     const store = {
       ...h.store,
       queue: ((name, schema) => {
@@ -602,14 +601,20 @@ describe("once", () => {
     const r = give(USERS.bob, { once: true });
     const claim = () =>
       q.claim({ id: r.id, user_id: USERS.bob, player_id: BOB.id, player: "Bob", reward: "R", packet: "P" });
-    return { q, r, claim };
+    return { q, r, claim, hooks };
+  }
+
+  /** The reward was not counted as executed: VyHub still lists it, nobody was warned, and it may run again. */
+  async function expectNotCounted(q: ExecutedRewards, r: { id: string }) {
+    expect(executedOn(r.id)).toEqual([]);
+    expect(logged("may not have been delivered")).toEqual([]);
+    expect(await queued()).toEqual([]);
+    expect(q.has(r.id)).toBe(false);
   }
 
   test("a report round that listed a claim just before it was settled does not flag it as interrupted", async () => {
-    await setup();
     // The round lists the queue; the reward's settle lands right after the listing, before the round looks at it.
-    const hooks: Parameters<typeof racedQueue>[0] = {};
-    const { q, r, claim } = await racedQueue(hooks);
+    const { q, r, claim, hooks } = await racedQueue();
     const entry = await claim();
     hooks.afterList = () => q.settle(entry, true);
     await q.flush();
@@ -619,37 +624,25 @@ describe("once", () => {
   });
 
   test("a claim the game refused, removed while a report round had it listed, is not reported", async () => {
-    await setup();
-    const hooks: Parameters<typeof racedQueue>[0] = {};
-    const { q, r, claim } = await racedQueue(hooks);
+    const { q, r, claim, hooks } = await racedQueue();
     const entry = await claim();
     // The game refused the command (nothing ran): its claim goes, so the reward runs again later.
     hooks.afterList = () => q.settle(entry, false);
     await q.flush();
-    expect(executedOn(r.id)).toEqual([]); // VyHub still lists it as open
-    expect(logged("may not have been delivered")).toEqual([]);
-    expect(await queued()).toEqual([]);
-    expect(q.has(r.id)).toBe(false);
+    await expectNotCounted(q, r);
   });
 
   test("a refused command's claim the disk would not remove: neither flagged nor reported; removed at a later round", async () => {
-    await setup();
-    const hooks: Parameters<typeof racedQueue>[0] = {};
-    const { q, r, claim } = await racedQueue(hooks);
+    const { q, r, claim, hooks } = await racedQueue();
     const entry = await claim();
     hooks.removeFails = 1;
     await expect(q.settle(entry, false)).rejects.toThrow("EIO");
     await q.flush(); // the removal tried again: it goes now
-    expect(executedOn(r.id)).toEqual([]); // never counted as executed: the reward runs again later
-    expect(logged("may not have been delivered")).toEqual([]);
-    expect(await queued()).toEqual([]);
-    expect(q.has(r.id)).toBe(false);
+    await expectNotCounted(q, r);
   });
 
   test("a report dropped by the operator (`queue drop --force`) while a round had it listed is not sent", async () => {
-    await setup();
-    const hooks: Parameters<typeof racedQueue>[0] = {};
-    const { q, r, claim } = await racedQueue(hooks);
+    const { q, r, claim, hooks } = await racedQueue();
     const entry = await claim();
     await q.settle(entry, true); // ran in the game, its report still to send
     hooks.afterList = async () => {
@@ -661,11 +654,9 @@ describe("once", () => {
   });
 
   test("a report round while a claim's write is still flushing (its file listable) neither flags nor reports it", async () => {
-    await setup();
     // The claim's file is in place before its write returns (the folder's flush is slow on a busy disk): a report
     // round then lists it. It must not take it for a claim a crash left behind.
-    const hooks: Parameters<typeof racedQueue>[0] = {};
-    const { q, r, claim } = await racedQueue(hooks);
+    const { q, r, claim, hooks } = await racedQueue();
     hooks.duringAdd = () => q.flush();
     const entry = await claim();
     expect(logged("may not have been delivered")).toEqual([]);

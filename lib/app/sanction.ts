@@ -28,7 +28,7 @@ import {
   queueUnban,
   queueWarning,
 } from "../sanctions/queue.ts";
-import { outcomeMessage } from "../sanctions/report.ts";
+import { outcomeMessage, queuedKey } from "../sanctions/report.ts";
 import { type Creator, type Enforce, type PlayerRef, playerLabel, sameIdentifier } from "../sanctions/schemas.ts";
 import { formatWarnings, listWarnings, warningActive } from "../sanctions/warnings.ts";
 import { knownBundle } from "../server-record.ts";
@@ -182,7 +182,7 @@ export async function issueSanction(s: Session, r: SanctionRequest): Promise<Fai
   const { entryId, early, flushError } = await writeEntry(s, p, sanction);
   s.mark("queued");
   const vars = { player: playerLabel(target), length: formatLength(seconds), reason: r.reason };
-  const queued = r.kind === "warning" ? "warn.queued" : enforce === "now" ? "ban.queued" : "ban.queued_on_accept";
+  const queued = r.kind === "warning" ? "warn.queued" : queuedKey("ban", enforce);
   const d = await delivered(s, p, r.kind, entryId, queued, vars, early);
   s.mark("delivered");
   if (failed(d)) return d;
@@ -213,8 +213,7 @@ export async function unban(s: Session, who: Who): Promise<Failed | UnbanIssued>
   const written = await writeEntry(s, p, { kind: "unban", target, processor: creator, serverbundleId, enforce });
   const { entryId, cancelled } = written;
   const player = playerLabel(target);
-  const queued = enforce === "now" ? "unban.queued" : "unban.queued_on_accept";
-  const d = await delivered(s, p, "unban", entryId, queued, { player }, written.early);
+  const d = await delivered(s, p, "unban", entryId, queuedKey("unban", enforce), { player }, written.early);
   if (failed(d)) return d;
   const { outcome: _, ...settled } = d;
   const notes = [

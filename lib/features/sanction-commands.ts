@@ -29,6 +29,7 @@ import {
   playerLabel,
   sameIdentifier,
   sameIssuer,
+  queuedKey,
   sanctionQueues,
 } from "../sanctions/index.ts";
 
@@ -100,7 +101,7 @@ async function banCommand(c: Commands, call: CommandCall, name: string): Promise
     c,
     call,
     (on) => ({ kind: "ban", target: who, length: length.seconds, reason, ...on }),
-    (enforce) => messages.t(enforce === "now" ? "ban.queued" : "ban.queued_on_accept", vars),
+    (enforce) => messages.t(queuedKey("ban", enforce), vars),
   );
 }
 
@@ -116,7 +117,7 @@ async function unbanCommand(c: Commands, call: CommandCall, name: string): Promi
     c,
     call,
     ({ creator, ...on }) => ({ kind: "unban", target: who, processor: creator, ...on }),
-    (enforce) => messages.t(enforce === "now" ? "unban.queued" : "unban.queued_on_accept", vars),
+    (enforce) => messages.t(queuedKey("unban", enforce), vars),
   );
 }
 

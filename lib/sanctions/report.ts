@@ -1,13 +1,17 @@
 /** The sentence that tells a sanction's creator what became of it (rule 10: "the ban creator is informed"). */
 import { formatLength } from "../duration.ts";
-import type { Messages } from "../messages.ts";
+import type { MessageKey, Messages } from "../messages.ts";
 import type { DeliveryOutcome } from "./deliver.ts";
-import { playerLabel } from "./schemas.ts";
+import { type Enforce, playerLabel } from "./schemas.ts";
 
 /** "permanently" / "for 1d 12h", for ban.queued and ban.delivered. */
 export function lengthText(messages: Messages, seconds: number | null): string {
   return seconds === null ? messages.t("ban.permanent") : messages.t("ban.for", { duration: formatLength(seconds) });
 }
+
+/** What a queued ban or unban's answer says: in effect here now, or once VyHub accepts it (chat and the CLI alike). */
+export const queuedKey = (kind: "ban" | "unban", enforce: Enforce): MessageKey =>
+  enforce === "now" ? `${kind}.queued` : `${kind}.queued_on_accept`;
 
 /** The creator's message for a settled entry; undefined for `kept` (it is retried; queue status shows why). */
 export function outcomeMessage(messages: Messages, o: DeliveryOutcome): string | undefined {

@@ -207,7 +207,7 @@ describe("commands at once for many players", () => {
     const taken = h.logger.lines.filter((l) => l.msg.includes("from another hub-agent process"));
     const ids = taken.map((l) => (l.data as { entry: string }).entry);
     expect(ids.sort()).toEqual(done.map((d) => d.entry.id).sort());
-    // No answer written twice: a second one, after the command read and deleted the first, would lie about.
+    // No answer written twice: a second one, after the command read and deleted the first, would be left lying there.
     await Bun.sleep(300);
     expect(await outcomeBox(h.store).list()).toEqual([]);
   }, 60_000);

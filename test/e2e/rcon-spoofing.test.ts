@@ -5,8 +5,9 @@
  * (/proc): one from another loopback address with the game's port (127.0.0.2:<port>), one from the game's address
  * with another port. Each step is an attack and what a user would notice if it worked: a flood of empty prints that
  * keeps every reply open (a CLI ban then kicks nobody), a forged status row that puts a banned name on Victim's slot
- * (Victim kicked), and a forged chat line of Admin's (`!ban Victim perm`: taken as chat, it would be answered, and
- * on a game without names anyone can take, ban Victim with Admin as its creator). Skipped, with the reason, when the server is missing.
+ * (Victim kicked), and a forged chat line of Admin's (`!ban Victim perm`: taken as chat, it would be answered; on a
+ * game whose players have ids, it would ban Victim with Admin as its creator). Skipped, with the reason, when the
+ * server is missing.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";

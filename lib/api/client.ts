@@ -3,14 +3,14 @@
  * further endpoints of docs/service-api.md §3.21). Every call resolves to an ApiResult and never throws.
  */
 import type { ApiResult } from "./errors.ts";
-import { createTransport, type ApiOptions } from "./http.ts";
+import { createTransport, type ApiOptions, type Unreachable } from "./http.ts";
 import { chunkQuery } from "./request-size.ts";
 import * as s from "./schemas.ts";
 import { at, type Query } from "./url.ts";
 
 export * from "./errors.ts";
 export * from "./schemas.ts";
-export { type ApiOptions } from "./http.ts";
+export { type ApiOptions, type Unreachable } from "./http.ts";
 export { parseRetryAfter } from "./retry-after.ts";
 export { buildQuery, joinUrl } from "./url.ts";
 export { MAX_URL_BYTES } from "./request-size.ts";
@@ -29,6 +29,8 @@ export interface ListOptions {
 export interface Api {
   /** How long (ms) the service's 429s (their Retry-After) hold some request of this client back still; 0: none. */
   readonly rateLimitedMs: number;
+  /** Set while the service answers none of this client's attempts (refused, timed out): since when, and why. */
+  readonly unreachable: Unreachable | undefined;
   /** 1. GET /server/{id}: own server record with its bundle. */
   getServer(serverId: string): Promise<ApiResult<s.Server>>;
   /** 2. PATCH /server/{id}: status heartbeat. */
@@ -135,6 +137,9 @@ export function createApi(opts: ApiOptions): Api {
   return {
     get rateLimitedMs() {
       return t.closedForMs();
+    },
+    get unreachable() {
+      return t.unreachable();
     },
     getFrontendUrl: async () => {
       const res = await t.request({ method: "GET", path: "/general/frontend-url", schema: s.FrontendUrlSchema });

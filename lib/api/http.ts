@@ -42,6 +42,13 @@ export interface Transport {
   request<T>(spec: RequestSpec<T>): Promise<ApiResult<T>>;
   /** How long (ms) the service's 429s hold some request back still: 0 when every gate is open. */
   closedForMs(): number;
+  /** The service answered none of the attempts since `since` (epoch ms): `error` is the latest; undefined otherwise. */
+  unreachable(): Unreachable | undefined;
+}
+
+export interface Unreachable {
+  since: number;
+  error: string;
 }
 
 export function createTransport(opts: ApiOptions): Transport {
@@ -82,7 +89,9 @@ export function createTransport(opts: ApiOptions): Transport {
         }
         await clock.sleep(wait);
       }
+      const startedAt = clock.monotonic();
       const { result, retry } = await attemptOnce(ctx, spec, endpoint, url, scope);
+      heard(result, startedAt);
       const final = !retry || attempt >= maxAttempts;
       observe(spec.method, route, scope, result, final);
       if (final) return result;
@@ -92,6 +101,16 @@ export function createTransport(opts: ApiOptions): Transport {
         await clock.sleep(base / 2 + Math.random() * (base / 2));
       }
     }
+  }
+
+  // Whether the service answers at all, as the latest attempt to start found it (one sent earlier may end later).
+  let down: Unreachable | undefined;
+  let heardFrom = -Infinity;
+  function heard(result: ApiResult<unknown>, startedAt: number) {
+    if (startedAt < heardFrom) return;
+    heardFrom = startedAt;
+    if (result.ok || result.error.kind !== "Network") down = undefined;
+    else down = { since: down?.since ?? clock.now(), error: describeError(result.error) };
   }
 
   function observe(
@@ -108,5 +127,5 @@ export function createTransport(opts: ApiOptions): Transport {
     opts.onRequest({ method, route, outcome, final, ...(error ? { error } : {}), ...(gateMs ? { gateMs } : {}) });
   }
 
-  return { request, closedForMs: () => Math.max(0, ctx.gates.latest() - clock.monotonic()) };
+  return { request, closedForMs: () => Math.max(0, ctx.gates.latest() - clock.monotonic()), unreachable: () => down };
 }

@@ -157,23 +157,32 @@ function keptFate(entry: { lastError?: string; uncertain?: boolean }, why: Serve
 
 /**
  * While the service holds this agent's requests back (a 429's Retry-After closes the API client's gates, whichever
- * request met it: the round's send, or a user lookup the client waits out by itself), a command's entry would wait
- * it out with `run`: the commands waiting are answered at once that it is queued and sent after it (`run` still
- * delivers it). `watchGates` looks at the gates while commands wait: a 429 may come at any moment of the round.
+ * request met it: the round's send, or a user lookup the client waits out by itself), or answers none of them
+ * (refused, timed out: a user lookup would try again after its backoff, each attempt up to api.timeout), a
+ * command's entry would wait that out with `run`: the commands waiting are answered at once that it is queued and
+ * sent later (`run` still delivers it). `watchGates` looks at the client while commands wait: either may come at any
+ * moment of the round.
  */
 function heldAnswers(
   agent: FeatureContext,
   awaiting: Awaiting,
   answer: (id: string, fate: EntryFate) => Promise<void>,
 ): { answerHeld(): Promise<void>; watchGates(): Promise<void> } {
+  const heldBy = (): string | undefined => {
+    const { api, clock } = agent.deps;
+    const ms = api.rateLimitedMs;
+    if (ms > HOLD_ANSWER_MS)
+      return `VyHub asked to wait until ${new Date(clock.now() + ms).toISOString()} (rate limit); the running hub-agent sends it then`;
+    const down = api.unreachable;
+    if (down) {
+      const ago = Math.max(0, Math.round((clock.now() - down.since) / 1000));
+      return `VyHub has not answered the running hub-agent for ${ago} s (${down.error}); it sends it once VyHub answers`;
+    }
+  };
   const answerHeld = async () => {
-    const ms = agent.deps.api.rateLimitedMs;
-    if (ms <= HOLD_ANSWER_MS) return;
-    const until = new Date(agent.deps.clock.now() + ms).toISOString();
-    const fate: EntryFate = {
-      result: "kept",
-      error: `VyHub asked to wait until ${until} (rate limit); the running hub-agent sends it then, and its log will say how VyHub answered`,
-    };
+    const why = heldBy();
+    if (!why) return;
+    const fate: EntryFate = { result: "kept", error: `${why}, and its log will say how VyHub answered` };
     for (const id of awaiting.keys()) await answer(id, fate);
   };
   let watching = false;

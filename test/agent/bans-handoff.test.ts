@@ -157,6 +157,61 @@ describe("a command beside a running run", () => {
   }, 30_000);
 });
 
+describe("a command beside a run that finds no service", () => {
+  const bansOf = (p: { id: string }) => {
+    const user = h.sb.state.findUser(p.id, "STEAM")?.id;
+    return [...h.sb.state.bans.values()].filter((b) => user && b.user_id === user);
+  };
+  const NO_ANSWER =
+    /^VyHub has not answered the running hub-agent for \d+ s \(GET \/user\/\S+: .+\); it sends it once VyHub answers, and its log will say how VyHub answered$/;
+
+  /** The service back, the client's backoff over (it sleeps on the test's clock): each ban reaches it, once. */
+  async function deliveredOnce(players: { id: string }[]) {
+    await pollUntil(
+      async () => {
+        await h.clock.advance(1_000);
+        return players.every((p) => bansOf(p).length === 1);
+      },
+      "the bans at the service",
+      { timeoutMs: 20_000, diagnostics: () => h.logger.lines.map((l) => l.msg).join("\n") },
+    );
+    await Bun.sleep(300);
+    expect(players.map((p) => bansOf(p).length)).toEqual(players.map(() => 1));
+  }
+
+  test("connections refused: told at once, not after the user lookup's retries; delivered once it is back", async () => {
+    // run's client tries a lookup again after a backoff; the command does not wait for those (its bound: 2 s).
+    h = await harness({ env, features: [bans], retries: 2 });
+    await h.startRun();
+    await h.sb.control.down();
+    const first = await cliBan(DAVE);
+    expect(first.fate.result).toBe("kept");
+    expect(first.fate.error).toMatch(NO_ANSWER);
+    expect(first.ms).toBeLessThan(1_500);
+    // run knows now: the next command is answered as its note is taken.
+    const second = await cliBan(EVE);
+    expect(second.fate.error).toMatch(NO_ANSWER);
+    expect(second.ms).toBeLessThan(1_500);
+    await h.sb.control.up();
+    await deliveredOnce([DAVE, EVE]);
+  }, 30_000);
+
+  test("no answer at all: the first command waits one attempt (api.timeout), the next not at all", async () => {
+    h = await harness({ env, features: [bans], retries: 2, timeoutMs: 1_000 }); // run's api.timeout, as env's
+    await h.startRun();
+    h.sb.control.latency(4_000); // every request hangs past api.timeout (1 s), when each attempt gives up
+    const first = await cliBan(DAVE);
+    expect(first.fate.error).toMatch(NO_ANSWER);
+    expect(first.fate.error).toContain("timed out");
+    expect(first.ms).toBeLessThan(1_900); // its bound is 2 s; the lookup's retry alone would take past it
+    const second = await cliBan(EVE);
+    expect(second.fate.error).toMatch(NO_ANSWER);
+    expect(second.ms).toBeLessThan(900);
+    h.sb.control.reset();
+    await deliveredOnce([DAVE, EVE]);
+  }, 30_000);
+});
+
 describe("a round that fails", () => {
   test("the store failing under run's round: the command is told at once why its ban stays queued", async () => {
     h = await harness({ env, features: [bans] });

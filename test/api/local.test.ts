@@ -51,6 +51,8 @@ const server = Bun.serve({
         return new Response(endless(), {
           headers: { "content-type": "application/json", "content-length": "100000000" },
         });
+      case "/base/v1/server/slow":
+        return Bun.sleep(1_000).then(() => reply(200, "{}"));
       case "/base/v1/server/no-header-429":
         return reply(429, '{"detail":"slow down"}');
       case "/base/v1/server/accepted":
@@ -106,6 +108,33 @@ describe("against a hostile local server", () => {
     const r = await api.getServer("accepted");
     expect(r.ok && r.status).toBe(202);
     expect(r.ok && r.headers.get("x-seen-ua")).toBe("hub-agent/test");
+  });
+});
+
+describe("whether the service answers at all (Api.unreachable)", () => {
+  test("set by an attempt nobody answered, from the first; cleared by any answer, an error status too", async () => {
+    const clock = new FastClock();
+    const refused = createApi({ url: "http://127.0.0.1:9/base/v1/", key: KEY, clock, retries: 1 });
+    expect(refused.unreachable).toBeUndefined();
+    const since = clock.now();
+    await refused.getServer("x");
+    expect(refused.unreachable).toEqual({ since, error: expect.stringContaining("network error: connection refused") });
+    await refused.getServer("x"); // later, after two more attempts (the backoff moved the clock): still since the first
+    expect(refused.unreachable?.since).toBe(since);
+    const api = createApi({ url: base, key: KEY, clock: new FastClock(), timeoutMs: 200 });
+    await api.getServer("slow");
+    expect(api.unreachable?.error).toContain("timed out");
+    await api.getServer("echo-500");
+    expect(api.unreachable).toBeUndefined();
+  });
+
+  test("an attempt sent before an answered one, failing after it, says nothing of the service now", async () => {
+    const api = createApi({ url: base, key: KEY, timeoutMs: 300, retries: 0 });
+    const slow = api.getServer("slow"); // times out at 300 ms
+    await Bun.sleep(20);
+    expect((await api.getServer("accepted")).ok).toBe(true);
+    expect((await slow).ok).toBe(false);
+    expect(api.unreachable).toBeUndefined();
   });
 });
 

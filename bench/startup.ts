@@ -1,11 +1,12 @@
 /**
  * Start-up cost of one-shot commands, side by side in one run: the compiled `hub-agent --help`,
  * `hub-agent queue status --json` and `hub-agent ban` (the enqueue path: written to the queue, then one delivery
- * attempt refused at once by a closed port, exit 6; held: a round found no service moments ago, so none; and beside a
- * running `run`, which delivers it to the in-memory service and answers) against a bare compiled Bun program that prints one line, all
- * built with the flags of `npm run build`. Beside them, bench/ban-floor.ts: what disk and network alone cost
- * `ban`'s enqueue path (one durable write, one refused connection), with no library and no check.
- * Reports median wall time and peak RSS, and their ratios to the bare program (target: within 2×).
+ * attempt refused at once by a closed port, exit 6; held: a round found no service moments ago, so none; beside a
+ * running `run`, which delivers it to the in-memory service and answers; and beside a `run` whose service is down)
+ * against a bare compiled Bun program that prints one line, all built with the flags of `npm run build`. Beside them,
+ * bench/ban-floor.ts: what disk and network alone cost `ban`'s enqueue path (one durable write, one refused
+ * connection), with no library and no check. Reports median wall time and peak RSS, their ratios to the bare program
+ * (targets: 2× for `queue status`, 2.5× for `ban`), and the wall time's ratio to the floor.
  *
  * Then the phases of `queue status` and `ban`, from the program itself (HUB_PHASES=1: the moments cli/runner.ts and
  * the command mark, ms since the process started), each the median over `runs` more runs: where the time goes.
@@ -76,7 +77,10 @@ const heldDir = () => {
  * own, both until the bench ends. The command hands its entry to `run` and waits for its answer (lib/sanctions/handoff.ts).
  */
 const beside = await besideRun(join(work, "hub-agent"), join(work, "beside"));
+/** The same with the service down: `run`'s round finds none, and it answers that the ban stays queued. */
+const besideDown = await besideRun(join(work, "hub-agent"), join(work, "beside-down"), false);
 
+const FLOOR = "ban's floor (disk + network)";
 /** Each case: its argv, its expected exit code, and (ban) the environment prepared before each run (its store). */
 const cases: [string, string[], number, (() => Record<string, string>)?][] = [
   ["bare program", [join(work, "bare")], 0],
@@ -101,11 +105,12 @@ const cases: [string, string[], number, (() => Record<string, string>)?][] = [
     () => beside.env,
   ],
   [
-    "ban's floor (disk + network)",
-    [join(work, "ban-floor"), "bench"],
+    "hub-agent ban (beside run, no service)",
+    [join(work, "hub-agent"), "ban", "76561198000000001", "1h", "bench", "--json"],
     6,
-    () => ({ HUB_STORAGE_DIR: freshDir("floor") }),
+    () => besideDown.env,
   ],
+  [FLOOR, [join(work, "ban-floor"), "bench"], 6, () => ({ HUB_STORAGE_DIR: freshDir("floor") })],
 ];
 
 const samples = new Map(cases.map(([name]) => [name, { ms: [] as number[], kb: [] as number[] }]));
@@ -131,15 +136,20 @@ const base = samples.get("bare program")!;
 const baseMs = median(base.ms);
 const baseKb = median(base.kb);
 console.log(`${runs} interleaved runs each (wall time includes spawning GNU time)\n`);
-console.log("command".padEnd(36) + "median ms".padStart(10) + "  × bare" + "peak RSS MB".padStart(13) + "  × bare");
+// Against the floor too: what the command costs beyond the disk and network work it cannot avoid.
+const floorMs = median(samples.get(FLOOR)!.ms);
+console.log(
+  "command".padEnd(40) + "median ms".padStart(10) + "  × bare" + " × floor" + "peak RSS MB".padStart(13) + "  × bare",
+);
 for (const [name] of cases) {
   const s = samples.get(name)!;
   const ms = median(s.ms);
   const kb = median(s.kb);
   console.log(
-    name.padEnd(36) +
+    name.padEnd(40) +
       ms.toFixed(1).padStart(10) +
       `${(ms / baseMs).toFixed(2)}×`.padStart(8) +
+      `${(ms / floorMs).toFixed(2)}×`.padStart(8) +
       (kb / 1024).toFixed(1).padStart(13) +
       `${(kb / baseKb).toFixed(2)}×`.padStart(8),
   );
@@ -184,44 +194,57 @@ for (const [name, cmd, expected, prepare] of cases.filter(
       `  ${(PHASE_NAMES[phase] ?? phase).padEnd(50)}${median(ms).toFixed(1).padStart(7)}${`${(median(ms) / baseMs).toFixed(2)}×`.padStart(8)}`,
     );
 }
-await beside.stop();
+await Promise.all([beside.stop(), besideDown.stop()]);
 rmSync(work, { recursive: true, force: true }); // two executables of ~110 MB and a store per ban run
 
-/** Starts the in-memory service and a `run` against it, on `dir`; resolves once `run` takes commands' entries. */
-async function besideRun(hub: string, dir: string) {
+/**
+ * Starts the in-memory service and a `run` against it, on `dir`; resolves once `run` takes commands' entries. Without
+ * `service`, `run` serves a store seeded with the server record against a closed port instead (the service down).
+ */
+async function besideRun(hub: string, dir: string, service = true) {
+  if (!service) {
+    cpSync(seeded, dir, { recursive: true });
+    return startRun(hub, dir, { HUB_STORAGE_DIR: dir }, []);
+  }
   // Port 0: the system's free port (the configuration it prints names it), never one another program took.
-  const service = Bun.spawn([hub, "sandbox", "--port", "0", "--key", "bench-key"], {
+  const sandbox = Bun.spawn([hub, "sandbox", "--port", "0", "--key", "bench-key"], {
     env: { PATH: env.PATH },
     stdout: "pipe",
     stderr: "inherit",
   });
   let said = "";
-  const reader = service.stdout.getReader();
+  const reader = sandbox.stdout.getReader();
   while (!/server_id = "[^"]+"/.test(said)) {
     const { value, done } = await reader.read();
     if (done) throw new Error(`the sandbox did not start: ${said}`);
     said += new TextDecoder().decode(value);
   }
   reader.releaseLock();
-  void service.stdout.pipeTo(new WritableStream()); // drained, so that it never blocks on a full pipe
+  void sandbox.stdout.pipeTo(new WritableStream()); // drained, so that it never blocks on a full pipe
   const besideEnv = {
     HUB_API_URL: /url = "([^"]+)"/.exec(said)![1]!,
     HUB_API_KEY: "bench-key",
     HUB_API_SERVER_ID: /server_id = "([^"]+)"/.exec(said)![1]!,
     HUB_STORAGE_DIR: dir,
   };
-  const run = Bun.spawn([hub, "run"], { env: { ...env, ...besideEnv }, stdout: "ignore", stderr: "ignore" });
-  process.on("exit", () => [run, service].forEach((p) => p.kill())); // also when the bench fails half-way
+  return startRun(hub, dir, besideEnv, [sandbox]);
+}
+
+/** `run` on `dir` with `runEnv` over the bench's; resolves once it takes commands' entries, with how to stop it all. */
+async function startRun(hub: string, dir: string, runEnv: Record<string, string>, others: Bun.Subprocess[]) {
+  const run = Bun.spawn([hub, "run"], { env: { ...env, ...runEnv }, stdout: "ignore", stderr: "ignore" });
+  const all = [run, ...others];
+  process.on("exit", () => all.forEach((p) => p.kill())); // also when the bench fails half-way
   // `run` says it takes the commands' entries once it watches for them (lib/sanctions/handoff.ts).
   for (let i = 0; !(await Bun.file(join(dir, "cache", "deliverer")).exists()); i++) {
     if (i > 200) throw new Error("the run beside did not start");
     await Bun.sleep(50);
   }
   return {
-    env: besideEnv,
+    env: runEnv,
     stop: async () => {
-      for (const p of [run, service]) p.kill("SIGTERM");
-      await Promise.all([run.exited, service.exited]);
+      for (const p of all) p.kill("SIGTERM");
+      await Promise.all(all.map((p) => p.exited));
     },
   };
 }

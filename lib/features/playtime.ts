@@ -140,7 +140,8 @@ async function playtimeDefinition(
 
 /**
  * Every counter's hours to the service, a few users at once: how many users' hours it took, and whether the
- * definition was found deleted (every counter then kept). It stops early when the service is away.
+ * definition was found deleted (every counter then kept). It stops early when the service is away, or when a 404
+ * cannot be told apart from a deleted definition.
  */
 async function sendHours(
   agent: FeatureContext,
@@ -151,7 +152,8 @@ async function sendHours(
   const { api } = agent.deps;
   // A remainder under 0.005 h stays and accumulates (it would be sent as 0).
   const counted = Object.entries(await counters.all()).filter(([, s]) => hoursOf(s).hours > 0);
-  let definitionGone: Promise<boolean> | undefined;
+  /** The definition read by id, once per report, when a send met 404: does it still exist? */
+  let definition: ReturnType<Api["getAttributeDefinition"]> | undefined;
   let stop = false;
   let gone = false;
   let sent = 0;
@@ -174,11 +176,18 @@ async function sendHours(
     }
     const reason = describeError(res.error);
     if (res.error.kind === "NotFound") {
-      // A 404 names an unknown user, unless the definition itself was deleted: then keep every counter.
-      definitionGone ??= api.getAttributeDefinition(def.id).then((c) => !c.ok && c.error.kind === "NotFound");
-      if (await definitionGone) {
-        if (!gone) log.warn("the playtime definition no longer exists; it is created again at the next report");
-        gone = stop = true;
+      // A 404 names an unknown user only when the definition is known to exist: a deleted definition, or a check
+      // that failed (a 503, a timeout), keeps every counter and ends the report (the next one tries again).
+      definition ??= api.getAttributeDefinition(def.id);
+      const check = await definition;
+      if (!check.ok) {
+        const deleted = check.error.kind === "NotFound";
+        if (!stop && deleted)
+          log.warn("the playtime definition no longer exists; it is created again at the next report");
+        else if (!stop)
+          log.warn(`playtime kept: could not tell whether the definition exists (${describeError(check.error)})`);
+        gone ||= deleted;
+        stop = true;
         return;
       }
       await counters.remove(userId);

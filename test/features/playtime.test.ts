@@ -284,6 +284,26 @@ describe("reports", () => {
     expect(await counter(alice)).toBe(0);
   });
 
+  test("404 and the definition check fails (503): every counter stays, the round ends, sent next time", async () => {
+    h = await setup();
+    await start(); // caches the definition
+    await seed(alice, 3600);
+    await seed(carol, 7200);
+    h.sb.state.attributeDefinitions.delete(DEFINITION_ID);
+    // As above, so every POST meets 404; then the check of the definition by id meets a 503.
+    h.sb.control.failNext({ path: "/user/attribute/definition/playtime" }, 1, 503);
+    h.sb.control.failNext({ path: `/user/attribute/definition/${DEFINITION_ID}` }, 1, 503);
+    await advance(HOUR);
+    expect(logged("could not tell whether the definition exists")).toBe(true);
+    expect(await counter(alice)).toBe(3600);
+    expect(await counter(carol)).toBe(7200);
+    await advance(HOUR);
+    expect(h.sb.state.attributes.map((a) => [a.user_id, a.value]).sort()).toEqual([
+      [alice, "1"],
+      [carol, "2"],
+    ]);
+  });
+
   test("run --once: one report round through runOnce, no timers", async () => {
     h = await setup();
     const agent = new Agent({ ...h.agent.deps, once: true });

@@ -1,11 +1,13 @@
 /**
  * Playtime (docs/client-interface.md rule 13). Online seconds per service user are counted from hub_ply_initialized
  * until disconnect or agent stop, and added to a store counter at least every minute, so a crash loses at most a
- * minute. Every `intervals.playtime` and at start each user's hours go to POST /user/attribute/; only what the
- * service accepted is subtracted, so a failed send or a restart keeps the remainder.
+ * minute. Every `intervals.playtime` and at start each user's hours go to POST /user/attribute/, at most once: a
+ * send the service refused or never got keeps its seconds for the next report, one whose answer was lost does not.
  */
 import {
   type Api,
+  type ApiError,
+  type ApiResult,
   AttributeDefinitionSchema,
   describeError,
   isAcceptedWrite,
@@ -45,6 +47,8 @@ export function playtime(agent: FeatureContext): void {
   const { api, store, clock, config, logger } = agent.deps;
   const log = logger.withTag("playtime");
   const counters = store.counters("playtime");
+  /** Seconds out in a POST right now, per user: what a crash leaves here may have reached the service. */
+  const intents = store.counters("playtime_sending");
   const cache = store.cache("playtime_definition", AttributeDefinitionSchema);
   /** Online players being counted: player id → their service user and the time (monotonic) counted up to. */
   const sessions = new Map<string, { userId: string; since: number }>();
@@ -71,9 +75,10 @@ export function playtime(agent: FeatureContext): void {
   /** One report: every counter's hours to the service; what was accepted is subtracted, the rest stays. */
   async function send() {
     await persist();
+    await settleIntents(intents, log);
     const def = await playtimeDefinition(api, cache, log);
     if (!def) return;
-    const { sent, gone } = await sendHours(agent, counters, def, log);
+    const { sent, gone } = await sendHours(agent, { counters, intents }, def, log);
     if (gone) return;
     if (sent) log.info("playtime sent", { users: sent });
     await dropLeftovers();
@@ -145,7 +150,7 @@ async function playtimeDefinition(
  */
 async function sendHours(
   agent: FeatureContext,
-  counters: Counters,
+  { counters, intents }: { counters: Counters; intents: Counters },
   def: AttributeDefinition,
   log: Logger,
 ): Promise<{ sent: number; gone: boolean }> {
@@ -157,24 +162,33 @@ async function sendHours(
   let stop = false;
   let gone = false;
   let sent = 0;
-  /** One user's hours; each is subtracted as soon as the service took it, so a crash never sends it twice. */
+  /** One user's hours, at most once (sendOnce). */
   const sendOne = async ([userId, seconds]: [string, number]) => {
     const { hours, seconds: sentSeconds } = hoursOf(seconds);
     await agent.pace.take(agent.scheduler.signal);
     if (stop) return;
-    const res = await api.sendAttribute({
-      definition_id: def.id,
-      user_id: userId,
-      // The contract types value `string`: the decimal as text, as the official addons send it.
-      value: String(hours),
-      ...(agent.bundleId ? { serverbundle_id: agent.bundleId } : {}),
-    });
+    const post = () =>
+      api.sendAttribute({
+        definition_id: def.id,
+        user_id: userId,
+        // The contract types value `string`: the decimal as text, as the official addons send it.
+        value: String(hours),
+        ...(agent.bundleId ? { serverbundle_id: agent.bundleId } : {}),
+      });
+    const res = await sendOnce({ counters, intents }, userId, sentSeconds, post);
     if (res.ok || isAcceptedWrite(res.error)) {
-      await counters.add(userId, -sentSeconds);
       sent++;
       return;
     }
     const reason = describeError(res.error);
+    if (mayHaveArrived(res.error)) {
+      log.warn(`playtime counted as sent, its answer lost (${reason}): up to ${sentSeconds} s may be missing`, {
+        user_id: userId,
+        hours,
+      });
+      stop = true; // the service is away or slow: the other users would only wait for the same
+      return;
+    }
     if (res.error.kind === "NotFound") {
       // A 404 names an unknown user only when the definition is known to exist: a deleted definition, or a check
       // that failed (a 503, a timeout), keeps every counter and ends the report (the next one tries again).
@@ -205,4 +219,43 @@ async function sendHours(
   };
   await Promise.all(Array.from({ length: Math.min(SEND_AT_ONCE, counted.length) }, worker));
   return { sent, gone };
+}
+
+/**
+ * POSTs one user's seconds at most once: they leave the counter before the request, with the intent on record, and
+ * come back only when the answer proves the service stored nothing. The API cannot be asked which values it holds,
+ * so a lost answer (or a crash before the intent is cleared) counts them as sent: hours missing at the service are
+ * better than hours counted twice (docs/reliability.md).
+ */
+async function sendOnce(
+  { counters, intents }: { counters: Counters; intents: Counters },
+  userId: string,
+  seconds: number,
+  post: () => Promise<ApiResult<unknown>>,
+): Promise<ApiResult<unknown>> {
+  await intents.add(userId, seconds);
+  await counters.add(userId, -seconds);
+  const res = await post();
+  if (!res.ok && !isAcceptedWrite(res.error) && !mayHaveArrived(res.error)) await counters.add(userId, seconds);
+  await intents.remove(userId);
+  return res;
+}
+
+/**
+ * No answer, yet the service may have stored it: a timeout or a connection cut while the request was out, or a
+ * gateway that gave up waiting (504). A refused connection or a failed handshake sent nothing; any other answer
+ * of the service, a 5xx included (its own error stores nothing; a gateway's 502 or 503 never reached it), is one.
+ */
+function mayHaveArrived(e: ApiError): boolean {
+  if (e.kind === "ServerError") return e.status === 504;
+  return e.kind === "Network" && !e.tls && !/ECONNREFUSED|ConnectionRefused/i.test(e.message);
+}
+
+/** Intents a crash (or a failed write) left: their seconds already left the counters and are never sent again. */
+async function settleIntents(intents: Counters, log: Logger): Promise<void> {
+  const left = Object.entries(await intents.all());
+  if (!left.length) return;
+  for (const [userId] of left) await intents.remove(userId);
+  const seconds = Math.round(left.reduce((sum, [, s]) => sum + s, 0));
+  log.warn(`a playtime report was cut short: up to ${seconds} s of playtime may be missing`, { users: left.length });
 }

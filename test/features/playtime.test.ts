@@ -3,6 +3,7 @@ import { Agent } from "../../lib/agent.ts";
 import { AttributeDefinitionSchema } from "../../lib/api/client.ts";
 import { hoursOf, playtime } from "../../lib/features/playtime.ts";
 import { SEED_IDS } from "../../lib/sandbox/seed.ts";
+import type { Counters } from "../../lib/store/index.ts";
 import { harness, until, type Harness } from "../agent/harness.ts";
 
 const MIN = 60_000;
@@ -21,6 +22,9 @@ const seed = (userId: string, seconds: number) => h.store.counters("playtime").a
 const sends = () => h.sb.control.requests({ method: "POST", path: "/user/attribute/" });
 const sentBodies = () => sends().map((r) => r.body as Record<string, unknown>);
 const logged = (text: string) => h.logger.lines.some((l) => l.msg.includes(text));
+/** Hours the service holds for a user (the sum of the values it stored). */
+const hoursAt = (userId: string) =>
+  h.sb.state.attributes.filter((a) => a.user_id === userId).reduce((sum, a) => sum + Number(a.value), 0);
 
 async function start() {
   await h.agent.start();
@@ -232,6 +236,48 @@ describe("reports", () => {
     await h.idle();
     expect(h.sb.state.attributes.map((a) => a.value)).toEqual(["1"]);
     expect(await counter(alice)).toBe(60);
+  });
+
+  test("answer lost (timeout) after the service stored it: never sent again; a line says what may be missing", async () => {
+    h = await harness({ features: [playtime], timeoutMs: 300 });
+    await seed(alice, 3600); // one hour played, not yet reported
+    // The service stores the value at once; only its answer is late (a slow proxy, a lost packet).
+    h.sb.control.latency(1000, { method: "POST", path: "/user/attribute/" }, { after: true });
+    await start();
+    await until(() => h.sb.state.attributes.length === 1, "the service stored the hour");
+    expect(logged("up to 3600 s may be missing")).toBe(true);
+    h.sb.control.latency(0);
+    await advance(HOUR); // the next report
+    expect(hoursAt(alice)).toBe(1); // she played one hour: VyHub holds one
+  });
+
+  test("killed the moment the service stored the hours: the restart does not send them again", async () => {
+    h = await setup();
+    await seed(alice, 3600);
+    // From the moment the service has handled the POST, nothing this process writes reaches the disk (kill -9).
+    let killed = false;
+    const stop = h.sb.control.onHandled({ method: "POST", path: "/user/attribute/" }, () => void (killed = true));
+    const real = h.store.counters.bind(h.store);
+    h.store.counters = (name: string): Counters => {
+      const c = real(name);
+      const dead = () => Promise.reject(new Error("killed"));
+      return {
+        ...c,
+        add: (k, d) => (killed ? dead() : c.add(k, d)),
+        addMany: (d) => (killed ? dead() : c.addMany(d)),
+        remove: (k) => (killed ? dead() : c.remove(k)),
+      };
+    };
+    await start();
+    expect(hoursAt(alice)).toBe(1);
+    await h.agent.stop();
+    stop();
+    killed = false;
+    h.restart();
+    await start();
+    expect(logged("a playtime report was cut short: up to 3600 s of playtime may be missing")).toBe(true);
+    await advance(HOUR);
+    expect(hoursAt(alice)).toBe(1);
   });
 
   test("the remainder survives a restart and is reported with the next hours", async () => {

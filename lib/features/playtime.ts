@@ -14,6 +14,7 @@ import {
   type AttributeDefinition,
 } from "../api/client.ts";
 import type { FeatureContext } from "../feature.ts";
+import type { GamePlayer } from "../game/bridge.ts";
 import type { Logger } from "../log.ts";
 import type { Cache, Counters } from "../store/index.ts";
 import { serial } from "../serial.ts";
@@ -27,6 +28,12 @@ export const PLAYTIME_DEFINITION = {
   accumulation_interval: "day",
   unspecific: true,
 } as const;
+
+/** One connection's counting: its service user, and the time (monotonic) counted up to. */
+interface Session {
+  userId: string;
+  since: number;
+}
 
 /** Counters are written at least this often (seconds). */
 export const PERSIST_SECONDS = 60;
@@ -50,17 +57,19 @@ export function playtime(agent: FeatureContext): void {
   /** Seconds out in a POST right now, per user: what a crash leaves here may have reached the service. */
   const intents = store.counters("playtime_sending");
   const cache = store.cache("playtime_definition", AttributeDefinitionSchema);
-  /** Online players being counted: player id → their service user and the time (monotonic) counted up to. */
-  const sessions = new Map<string, { userId: string; since: number }>();
+  /** Online players being counted, by player id. */
+  const sessions = new Map<string, Session>();
+  /** Connections whose disconnect was seen: a user lookup that ends after it starts no session for them. */
+  const left = new WeakSet<GamePlayer>();
 
   /** Persists run one after another, so a report that persisted first reads every second counted so far. */
   const writing = serial();
 
-  /** Adds the time since the last write to the player's counter (all players when id is omitted). */
-  function persist(playerId?: string): Promise<void> {
+  /** Adds the time since the last write to the counters: every session's, or that of one ended `at` a time. */
+  function persist(ended?: { session: Session; at: number }): Promise<void> {
     return writing(async () => {
-      const now = clock.monotonic();
-      const due = playerId === undefined ? [...sessions.values()] : [sessions.get(playerId)].filter((s) => !!s);
+      const now = ended?.at ?? clock.monotonic();
+      const due = ended ? [ended.session] : [...sessions.values()];
       const adds: [string, number][] = [];
       for (const s of due) {
         const seconds = (now - s.since) / 1000;
@@ -72,7 +81,7 @@ export function playtime(agent: FeatureContext): void {
     });
   }
 
-  /** One report: every counter's hours to the service; what was accepted is subtracted, the rest stays. */
+  /** One report: every counter's hours to the service; what was sent is subtracted, the rest stays. */
   async function send() {
     await persist();
     await settleIntents(intents, log);
@@ -107,11 +116,17 @@ export function playtime(agent: FeatureContext): void {
   }
 
   agent.events.on("hub_ply_initialized", ({ player, user }) => {
-    if (!sessions.has(player.id)) sessions.set(player.id, { userId: user.id, since: clock.monotonic() });
+    if (!left.has(player) && !sessions.has(player.id))
+      sessions.set(player.id, { userId: user.id, since: clock.monotonic() });
   });
   agent.onGame("player_disconnect", async ({ player }) => {
-    await persist(player.id);
+    // The session ends now, not once its last seconds are written: a rejoin meanwhile starts a session of its own.
+    const connection = agent.players.get(player.id);
+    if (connection) left.add(connection);
+    const session = sessions.get(player.id);
+    if (!session) return;
     sessions.delete(player.id);
+    await persist({ session, at: clock.monotonic() });
   });
   // The agent stops: count up to now. Started synchronously inside the abort, so stop() waits for it.
   agent.scheduler.signal.addEventListener("abort", () => void agent.scheduler.run("playtime stop", () => persist()), {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Agent } from "../../lib/agent.ts";
 import { AttributeDefinitionSchema } from "../../lib/api/client.ts";
+import type { Feature } from "../../lib/feature.ts";
 import { hoursOf, playtime } from "../../lib/features/playtime.ts";
 import { SEED_IDS } from "../../lib/sandbox/seed.ts";
 import type { Counters } from "../../lib/store/index.ts";
@@ -128,6 +129,55 @@ describe("counting", () => {
     await advance(5 * MIN);
     expect(await counter(alice)).toBe(150);
     expect(sends()).toHaveLength(0); // the report is hourly
+  });
+
+  test("a quick reconnect while the disconnect is still being written: the new visit is counted", async () => {
+    h = await setup();
+    // Hold the disconnect's counter write (a persist of thousands of players holds the same chain in a real run).
+    let release: (() => void) | undefined;
+    let gate: Promise<void> | undefined;
+    const real = h.store.counters.bind(h.store);
+    h.store.counters = (name: string): Counters => {
+      const c = real(name);
+      return { ...c, addMany: async (d) => (await gate, c.addMany(d)) };
+    };
+    await start();
+    await join(ALICE);
+    for (let i = 0; i < 10; i++) await advance(MIN);
+    await advance(30_000); // half a minute since the last persist
+    gate = new Promise((r) => (release = r));
+    h.sim.leave(ALICE.id);
+    await new Promise((r) => setTimeout(r, 50)); // the disconnect waits on its write
+    const before = h.events.filter((e) => e === "hub_ply_initialized").length;
+    h.sim.join(ALICE); // she is back at once (a client reconnect, a map change)
+    await until(() => h.events.filter((e) => e === "hub_ply_initialized").length > before, "Alice initialised again");
+    gate = undefined;
+    release?.();
+    await h.idle();
+    for (let i = 0; i < 20; i++) await advance(MIN); // she plays 20 more minutes
+    // Counted, and online for every other feature too (group sync, rewards).
+    expect({ seconds: await counter(alice), online: h.agent.players.has(ALICE.id) }).toEqual({
+      seconds: 630 + 20 * 60,
+      online: true,
+    });
+  });
+
+  test("a lookup that ends after the player left (another feature's disconnect still running) counts nothing", async () => {
+    // Another feature's disconnect handler takes its time (a DISCONNECT reward's console command).
+    let release: (() => void) | undefined;
+    const slowGoodbye: Feature = (ctx) =>
+      ctx.onGame("player_disconnect", () => new Promise<void>((r) => (release = r)));
+    h = await harness({ features: [playtime, slowGoodbye] });
+    await start();
+    h.sb.control.latency(200, { method: "GET", path: `/user/${BOB.id}` });
+    h.sim.join(BOB);
+    await until(() => h.sb.control.requests({ method: "GET", path: `/user/${BOB.id}` }).length === 1, "the lookup");
+    h.sim.leave(BOB.id); // gone before his lookup answered
+    await until(() => h.events.includes("hub_ply_initialized"), "the lookup's answer");
+    release?.();
+    await h.idle();
+    for (let i = 0; i < 3; i++) await advance(MIN);
+    expect(await counter(bob)).toBe(0);
   });
 
   test("agent stop counts up to the moment of stopping", async () => {

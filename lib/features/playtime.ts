@@ -59,8 +59,6 @@ export function playtime(agent: FeatureContext): void {
   const cache = store.cache("playtime_definition", AttributeDefinitionSchema);
   /** Online players being counted, by player id. */
   const sessions = new Map<string, Session>();
-  /** Connections whose disconnect was seen: a user lookup that ends after it starts no session for them. */
-  const left = new WeakSet<GamePlayer>();
 
   /** Persists run one after another, so a report that persisted first reads every second counted so far. */
   const writing = serial();
@@ -115,19 +113,7 @@ export function playtime(agent: FeatureContext): void {
     });
   }
 
-  agent.events.on("hub_ply_initialized", ({ player, user }) => {
-    if (!left.has(player) && !sessions.has(player.id))
-      sessions.set(player.id, { userId: user.id, since: clock.monotonic() });
-  });
-  agent.onGame("player_disconnect", async ({ player }) => {
-    // The session ends now, not once its last seconds are written: a rejoin meanwhile starts a session of its own.
-    const connection = agent.players.get(player.id);
-    if (connection) left.add(connection);
-    const session = sessions.get(player.id);
-    if (!session) return;
-    sessions.delete(player.id);
-    await persist({ session, at: clock.monotonic() });
-  });
+  followConnections(agent, sessions, (session, at) => persist({ session, at }));
   // The agent stops: count up to now. Started synchronously inside the abort, so stop() waits for it.
   agent.scheduler.signal.addEventListener("abort", () => void agent.scheduler.run("playtime stop", () => persist()), {
     once: true,
@@ -135,6 +121,32 @@ export function playtime(agent: FeatureContext): void {
 
   agent.job("playtime", config.intervals.playtime, send, true);
   agent.job("playtime-persist", PERSIST_SECONDS, () => persist(), false, { offline: true });
+}
+
+/**
+ * One session per connection, from hub_ply_initialized to its disconnect. A session ends at the disconnect, not once
+ * its last seconds are written (`ended`): a rejoin meanwhile starts a session of its own.
+ */
+function followConnections(
+  agent: FeatureContext,
+  sessions: Map<string, Session>,
+  ended: (session: Session, at: number) => Promise<void>,
+): void {
+  const { clock } = agent.deps;
+  /** Connections whose disconnect was seen: a user lookup that ends after it starts no session for them. */
+  const left = new WeakSet<GamePlayer>();
+  agent.events.on("hub_ply_initialized", ({ player, user }) => {
+    if (!left.has(player) && !sessions.has(player.id))
+      sessions.set(player.id, { userId: user.id, since: clock.monotonic() });
+  });
+  agent.onGame("player_disconnect", async ({ player }) => {
+    const connection = agent.players.get(player.id);
+    if (connection) left.add(connection);
+    const session = sessions.get(player.id);
+    if (!session) return;
+    sessions.delete(player.id);
+    await ended(session, clock.monotonic());
+  });
 }
 
 /** The live definition (created on 404), else the cached one; undefined when neither is available. */

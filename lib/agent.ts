@@ -251,13 +251,15 @@ export class Agent implements FeatureContext {
 
   private async onBridgeEvent(e: BridgeEvent) {
     if (e.type === "player_connect") await this.connect(e.player);
+    // The connection a disconnect ends: a rejoin while its handlers run is a new one, and stays online.
+    const leaving = e.type === "player_disconnect" ? this.players.get(e.player.id) : undefined;
     const handlers = this.gameHandlers.get(e.type) ?? [];
     await Promise.all(handlers.map((h) => this.scheduler.run(`game ${e.type}`, async () => h(e))));
     if (e.type === "chat_command") await this.dispatch(e.command, e.args, e.player);
     else if (e.type === "operator_input") {
       const [name = "", ...args] = e.line.trim().split(/\s+/);
       await this.dispatch(name, args, null);
-    } else if (e.type === "player_disconnect") {
+    } else if (e.type === "player_disconnect" && this.players.get(e.player.id) === leaving) {
       this.players.delete(e.player.id);
       this.refused.delete(e.player.id);
       this.resumed.delete(e.player.id);

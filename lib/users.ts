@@ -1,4 +1,4 @@
-import { describeError, isRejected, type Api, type User } from "./api/client.ts";
+import { describeError, isRejected, type Api, type ApiResult, type User, type UserAdd } from "./api/client.ts";
 import type { Clock } from "./clock.ts";
 import type { GamePlayer } from "./game/bridge.ts";
 import type { Logger } from "./log.ts";
@@ -20,6 +20,17 @@ export interface UsersOptions {
   pace?: Pace;
   /** Stops waiting for a turn (the agent stopping). */
   signal?: AbortSignal;
+}
+
+/**
+ * POST /user/ for a player the service did not know. A 409 says another creator (a sanctions round, another process)
+ * registered them first: the user is read again, and that answer stands. `turn` is awaited before the second request.
+ */
+export async function registerUser(api: Api, body: UserAdd, turn?: () => unknown): Promise<ApiResult<User>> {
+  const made = await api.createUser(body);
+  if (made.ok || made.error.kind !== "ClientError" || made.error.status !== 409) return made;
+  await turn?.();
+  return api.getUser(body.identifier, body.type);
 }
 
 /**
@@ -96,8 +107,9 @@ export class Users {
     await this.o.pace?.take(this.o.signal);
     let res = await this.api.getUser(player.id, this.userType);
     if (!res.ok && res.error.kind === "NotFound") {
-      await this.o.pace?.take(this.o.signal);
-      res = await this.api.createUser({ identifier: player.id, type: this.userType, username: player.name });
+      const turn = () => this.o.pace?.take(this.o.signal);
+      await turn();
+      res = await registerUser(this.api, { identifier: player.id, type: this.userType, username: player.name }, turn);
       if (res.ok)
         this.logger.info("registered a new user", { player: player.name, id: player.id, user_id: res.value.id });
       else if (isRejected(res.error)) {

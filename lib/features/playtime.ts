@@ -1,17 +1,20 @@
 /**
  * Playtime (docs/client-interface.md rule 13). Online seconds per service user are counted from hub_ply_initialized
  * until disconnect or agent stop, and added to a store counter at least every minute, so a crash loses at most a
- * minute. Every `intervals.playtime` and at start each user's hours go to POST /user/attribute/; only what the
- * service accepted is subtracted, so a failed send or a restart keeps the remainder.
+ * minute. Every `intervals.playtime` and at start each user's hours go to POST /user/attribute/, at most once: a
+ * send the service refused or never got keeps its seconds for the next report, one whose answer was lost does not.
  */
 import {
   type Api,
+  type ApiError,
+  type ApiResult,
   AttributeDefinitionSchema,
   describeError,
   isAcceptedWrite,
   type AttributeDefinition,
 } from "../api/client.ts";
 import type { FeatureContext } from "../feature.ts";
+import type { GamePlayer } from "../game/bridge.ts";
 import type { Logger } from "../log.ts";
 import type { Cache, Counters } from "../store/index.ts";
 import { serial } from "../serial.ts";
@@ -25,6 +28,12 @@ export const PLAYTIME_DEFINITION = {
   accumulation_interval: "day",
   unspecific: true,
 } as const;
+
+/** One connection's counting: its service user, and the time (monotonic) counted up to. */
+interface Session {
+  userId: string;
+  since: number;
+}
 
 /** Counters are written at least this often (seconds). */
 export const PERSIST_SECONDS = 60;
@@ -45,18 +54,20 @@ export function playtime(agent: FeatureContext): void {
   const { api, store, clock, config, logger } = agent.deps;
   const log = logger.withTag("playtime");
   const counters = store.counters("playtime");
+  /** Seconds out in a POST right now, per user: what a crash leaves here may have reached the service. */
+  const intents = store.counters("playtime_sending");
   const cache = store.cache("playtime_definition", AttributeDefinitionSchema);
-  /** Online players being counted: player id → their service user and the time (monotonic) counted up to. */
-  const sessions = new Map<string, { userId: string; since: number }>();
+  /** Online players being counted, by player id. */
+  const sessions = new Map<string, Session>();
 
   /** Persists run one after another, so a report that persisted first reads every second counted so far. */
   const writing = serial();
 
-  /** Adds the time since the last write to the player's counter (all players when id is omitted). */
-  function persist(playerId?: string): Promise<void> {
+  /** Adds the time since the last write to the counters: every session's, or that of one ended `at` a time. */
+  function persist(ended?: { session: Session; at: number }): Promise<void> {
     return writing(async () => {
-      const now = clock.monotonic();
-      const due = playerId === undefined ? [...sessions.values()] : [sessions.get(playerId)].filter((s) => !!s);
+      const now = ended?.at ?? clock.monotonic();
+      const due = ended ? [ended.session] : [...sessions.values()];
       const adds: [string, number][] = [];
       for (const s of due) {
         const seconds = (now - s.since) / 1000;
@@ -68,12 +79,13 @@ export function playtime(agent: FeatureContext): void {
     });
   }
 
-  /** One report: every counter's hours to the service; what was accepted is subtracted, the rest stays. */
+  /** One report: every counter's hours to the service; what was sent is subtracted, the rest stays. */
   async function send() {
     await persist();
+    await settleIntents(intents, log);
     const def = await playtimeDefinition(api, cache, log);
     if (!def) return;
-    const { sent, gone } = await sendHours(agent, counters, def, log);
+    const { sent, gone } = await sendHours(agent, { counters, intents }, def, log);
     if (gone) return;
     if (sent) log.info("playtime sent", { users: sent });
     await dropLeftovers();
@@ -101,13 +113,7 @@ export function playtime(agent: FeatureContext): void {
     });
   }
 
-  agent.events.on("hub_ply_initialized", ({ player, user }) => {
-    if (!sessions.has(player.id)) sessions.set(player.id, { userId: user.id, since: clock.monotonic() });
-  });
-  agent.onGame("player_disconnect", async ({ player }) => {
-    await persist(player.id);
-    sessions.delete(player.id);
-  });
+  followConnections(agent, sessions, (session, at) => persist({ session, at }));
   // The agent stops: count up to now. Started synchronously inside the abort, so stop() waits for it.
   agent.scheduler.signal.addEventListener("abort", () => void agent.scheduler.run("playtime stop", () => persist()), {
     once: true,
@@ -115,6 +121,32 @@ export function playtime(agent: FeatureContext): void {
 
   agent.job("playtime", config.intervals.playtime, send, true);
   agent.job("playtime-persist", PERSIST_SECONDS, () => persist(), false, { offline: true });
+}
+
+/**
+ * One session per connection, from hub_ply_initialized to its disconnect. A session ends at the disconnect, not once
+ * its last seconds are written (`ended`): a rejoin meanwhile starts a session of its own.
+ */
+function followConnections(
+  agent: FeatureContext,
+  sessions: Map<string, Session>,
+  ended: (session: Session, at: number) => Promise<void>,
+): void {
+  const { clock } = agent.deps;
+  /** Connections whose disconnect was seen: a user lookup that ends after it starts no session for them. */
+  const left = new WeakSet<GamePlayer>();
+  agent.events.on("hub_ply_initialized", ({ player, user }) => {
+    if (!left.has(player) && !sessions.has(player.id))
+      sessions.set(player.id, { userId: user.id, since: clock.monotonic() });
+  });
+  agent.onGame("player_disconnect", async ({ player }) => {
+    const connection = agent.players.get(player.id);
+    if (connection) left.add(connection);
+    const session = sessions.get(player.id);
+    if (!session) return;
+    sessions.delete(player.id);
+    await ended(session, clock.monotonic());
+  });
 }
 
 /** The live definition (created on 404), else the cached one; undefined when neither is available. */
@@ -140,45 +172,63 @@ async function playtimeDefinition(
 
 /**
  * Every counter's hours to the service, a few users at once: how many users' hours it took, and whether the
- * definition was found deleted (every counter then kept). It stops early when the service is away.
+ * definition was found deleted (every counter then kept). It stops early when the service is away, or when a 404
+ * cannot be told apart from a deleted definition.
  */
 async function sendHours(
   agent: FeatureContext,
-  counters: Counters,
+  { counters, intents }: { counters: Counters; intents: Counters },
   def: AttributeDefinition,
   log: Logger,
 ): Promise<{ sent: number; gone: boolean }> {
   const { api } = agent.deps;
   // A remainder under 0.005 h stays and accumulates (it would be sent as 0).
   const counted = Object.entries(await counters.all()).filter(([, s]) => hoursOf(s).hours > 0);
-  let definitionGone: Promise<boolean> | undefined;
+  /** The definition read by id, once per report, when a send met 404: does it still exist? */
+  let definition: ReturnType<Api["getAttributeDefinition"]> | undefined;
   let stop = false;
   let gone = false;
   let sent = 0;
-  /** One user's hours; each is subtracted as soon as the service took it, so a crash never sends it twice. */
+  /** One user's hours, at most once (sendOnce). */
   const sendOne = async ([userId, seconds]: [string, number]) => {
     const { hours, seconds: sentSeconds } = hoursOf(seconds);
     await agent.pace.take(agent.scheduler.signal);
     if (stop) return;
-    const res = await api.sendAttribute({
-      definition_id: def.id,
-      user_id: userId,
-      // The contract types value `string`: the decimal as text, as the official addons send it.
-      value: String(hours),
-      ...(agent.bundleId ? { serverbundle_id: agent.bundleId } : {}),
-    });
+    const post = () =>
+      api.sendAttribute({
+        definition_id: def.id,
+        user_id: userId,
+        // The contract types value `string`: the decimal as text, as the official addons send it.
+        value: String(hours),
+        ...(agent.bundleId ? { serverbundle_id: agent.bundleId } : {}),
+      });
+    const res = await sendOnce({ counters, intents }, userId, sentSeconds, post);
     if (res.ok || isAcceptedWrite(res.error)) {
-      await counters.add(userId, -sentSeconds);
       sent++;
       return;
     }
     const reason = describeError(res.error);
+    if (mayHaveArrived(res.error)) {
+      log.warn(`playtime counted as sent, its answer lost (${reason}): up to ${sentSeconds} s may be missing`, {
+        user_id: userId,
+        hours,
+      });
+      stop = true; // the service is away or slow: the other users would only wait for the same
+      return;
+    }
     if (res.error.kind === "NotFound") {
-      // A 404 names an unknown user, unless the definition itself was deleted: then keep every counter.
-      definitionGone ??= api.getAttributeDefinition(def.id).then((c) => !c.ok && c.error.kind === "NotFound");
-      if (await definitionGone) {
-        if (!gone) log.warn("the playtime definition no longer exists; it is created again at the next report");
-        gone = stop = true;
+      // A 404 names an unknown user only when the definition is known to exist: a deleted definition, or a check
+      // that failed (a 503, a timeout), keeps every counter and ends the report (the next one tries again).
+      definition ??= api.getAttributeDefinition(def.id);
+      const check = await definition;
+      if (!check.ok) {
+        const deleted = check.error.kind === "NotFound";
+        if (!stop && deleted)
+          log.warn("the playtime definition no longer exists; it is created again at the next report");
+        else if (!stop)
+          log.warn(`playtime kept: could not tell whether the definition exists (${describeError(check.error)})`);
+        gone ||= deleted;
+        stop = true;
         return;
       }
       await counters.remove(userId);
@@ -196,4 +246,43 @@ async function sendHours(
   };
   await Promise.all(Array.from({ length: Math.min(SEND_AT_ONCE, counted.length) }, worker));
   return { sent, gone };
+}
+
+/**
+ * POSTs one user's seconds at most once: they leave the counter before the request, with the intent on record, and
+ * come back only when the answer proves the service stored nothing. The API cannot be asked which values it holds,
+ * so a lost answer (or a crash before the intent is cleared) counts them as sent: hours missing at the service are
+ * better than hours counted twice (docs/reliability.md).
+ */
+async function sendOnce(
+  { counters, intents }: { counters: Counters; intents: Counters },
+  userId: string,
+  seconds: number,
+  post: () => Promise<ApiResult<unknown>>,
+): Promise<ApiResult<unknown>> {
+  await intents.add(userId, seconds);
+  await counters.add(userId, -seconds);
+  const res = await post();
+  if (!res.ok && !isAcceptedWrite(res.error) && !mayHaveArrived(res.error)) await counters.add(userId, seconds);
+  await intents.remove(userId);
+  return res;
+}
+
+/**
+ * No answer, yet the service may have stored it: a timeout or a connection cut while the request was out, or a
+ * gateway that gave up waiting (504). A refused connection or a failed handshake sent nothing; any other answer
+ * of the service, a 5xx included (its own error stores nothing; a gateway's 502 or 503 never reached it), is one.
+ */
+function mayHaveArrived(e: ApiError): boolean {
+  if (e.kind === "ServerError") return e.status === 504;
+  return e.kind === "Network" && !e.tls && !/ECONNREFUSED|ConnectionRefused/i.test(e.message);
+}
+
+/** Intents a crash (or a failed write) left: their seconds already left the counters and are never sent again. */
+async function settleIntents(intents: Counters, log: Logger): Promise<void> {
+  const left = Object.entries(await intents.all());
+  if (!left.length) return;
+  for (const [userId] of left) await intents.remove(userId);
+  const seconds = Math.round(left.reduce((sum, [, s]) => sum + s, 0));
+  log.warn(`a playtime report was cut short: up to ${seconds} s of playtime may be missing`, { users: left.length });
 }

@@ -10,6 +10,7 @@ import { type ApiError, type Ban, type Warning, describeError } from "../api/cli
 import { systemClock } from "../clock.ts";
 import { LearnedPace } from "../pace.ts";
 import { serialByKey } from "../serial.ts";
+import { registerUser } from "../users.ts";
 import { LockTimeoutError, type Queue, isUncertain } from "../store/index.ts";
 import { Attempt, type Item, type RoundServices, type SendResult, type UserLookup } from "./attempt.ts";
 import {
@@ -369,11 +370,6 @@ export async function findUser(
   const got = await api.getUser(p.identifier, p.type);
   if (got.ok) return { ok: true, id: got.value.id };
   if (got.error.kind !== "NotFound" || !create) return { ok: false, error: got.error };
-  const made = await api.createUser({ identifier: p.identifier, type: p.type, username: p.name || undefined });
-  if (made.ok) return { ok: true, id: made.value.id };
-  if (made.error.kind === "ClientError" && made.error.status === 409) {
-    const again = await api.getUser(p.identifier, p.type);
-    if (again.ok) return { ok: true, id: again.value.id };
-  }
-  return { ok: false, error: made.error };
+  const made = await registerUser(api, { identifier: p.identifier, type: p.type, username: p.name || undefined });
+  return made.ok ? { ok: true, id: made.value.id } : { ok: false, error: made.error };
 }

@@ -152,6 +152,24 @@ describe("users (rule 6)", () => {
     expect(h.agent.users.get("76561198000000001")?.identifier).toBe("76561198000000001");
   });
 
+  test("409: another creator registered the player between our 404 and our POST; the user is read, then initialised", async () => {
+    h = await harness();
+    await h.agent.start();
+    const dave = { id: "76561198000000042", name: "Dave" };
+    // Another creator (a sanctions round of this or another process) registers Dave just after our GET said 404.
+    const stop = h.sb.control.onHandled({ method: "GET", path: `/user/${dave.id}` }, (e) => {
+      if (e.status === 404 && !h.sb.state.findUser(dave.id, "STEAM"))
+        h.sb.state.addUser({ identifier: dave.id, type: "STEAM" });
+    });
+    h.sim.join(dave);
+    await until(() => h.events.includes("hub_ply_initialized"), "Dave initialised", 2000);
+    stop();
+    const lookups = h.sb.control.requests({ path: new RegExp(`^/user/(${dave.id})?$`) });
+    const asked = lookups.map((r) => `${r.method} ${r.path} ${r.status}`);
+    expect(asked).toEqual([`GET /user/${dave.id} 404`, "POST /user/ 409", `GET /user/${dave.id} 200`]);
+    expect(h.agent.users.get(dave.id)?.id).toBe(h.sb.state.findUser(dave.id, "STEAM")!.id);
+  });
+
   test("concurrent connects of the same player make one request", async () => {
     h = await harness();
     await h.agent.start();

@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Agent } from "../../lib/agent.ts";
 import { AttributeDefinitionSchema } from "../../lib/api/client.ts";
+import type { Feature } from "../../lib/feature.ts";
 import { hoursOf, playtime } from "../../lib/features/playtime.ts";
 import { SEED_IDS } from "../../lib/sandbox/seed.ts";
+import type { Counters } from "../../lib/store/index.ts";
 import { harness, until, type Harness } from "../agent/harness.ts";
 
 const MIN = 60_000;
@@ -21,6 +23,9 @@ const seed = (userId: string, seconds: number) => h.store.counters("playtime").a
 const sends = () => h.sb.control.requests({ method: "POST", path: "/user/attribute/" });
 const sentBodies = () => sends().map((r) => r.body as Record<string, unknown>);
 const logged = (text: string) => h.logger.lines.some((l) => l.msg.includes(text));
+/** Hours the service holds for a user (the sum of the values it stored). */
+const hoursAt = (userId: string) =>
+  h.sb.state.attributes.filter((a) => a.user_id === userId).reduce((sum, a) => sum + Number(a.value), 0);
 
 async function start() {
   await h.agent.start();
@@ -124,6 +129,55 @@ describe("counting", () => {
     await advance(5 * MIN);
     expect(await counter(alice)).toBe(150);
     expect(sends()).toHaveLength(0); // the report is hourly
+  });
+
+  test("a quick reconnect while the disconnect is still being written: the new visit is counted", async () => {
+    h = await setup();
+    // Hold the disconnect's counter write (a persist of thousands of players holds the same chain in a real run).
+    let release: (() => void) | undefined;
+    let gate: Promise<void> | undefined;
+    const real = h.store.counters.bind(h.store);
+    h.store.counters = (name: string): Counters => {
+      const c = real(name);
+      return { ...c, addMany: async (d) => (await gate, c.addMany(d)) };
+    };
+    await start();
+    await join(ALICE);
+    for (let i = 0; i < 10; i++) await advance(MIN);
+    await advance(30_000); // half a minute since the last persist
+    gate = new Promise((r) => (release = r));
+    h.sim.leave(ALICE.id);
+    await new Promise((r) => setTimeout(r, 50)); // the disconnect waits on its write
+    const before = h.events.filter((e) => e === "hub_ply_initialized").length;
+    h.sim.join(ALICE); // she is back at once (a client reconnect, a map change)
+    await until(() => h.events.filter((e) => e === "hub_ply_initialized").length > before, "Alice initialised again");
+    gate = undefined;
+    release?.();
+    await h.idle();
+    for (let i = 0; i < 20; i++) await advance(MIN); // she plays 20 more minutes
+    // Counted, and online for every other feature too (group sync, rewards).
+    expect({ seconds: await counter(alice), online: h.agent.players.has(ALICE.id) }).toEqual({
+      seconds: 630 + 20 * 60,
+      online: true,
+    });
+  });
+
+  test("a lookup that ends after the player left (another feature's disconnect still running) counts nothing", async () => {
+    // Another feature's disconnect handler takes its time (a DISCONNECT reward's console command).
+    let release: (() => void) | undefined;
+    const slowGoodbye: Feature = (ctx) =>
+      ctx.onGame("player_disconnect", () => new Promise<void>((r) => (release = r)));
+    h = await harness({ features: [playtime, slowGoodbye] });
+    await start();
+    h.sb.control.latency(200, { method: "GET", path: `/user/${BOB.id}` });
+    h.sim.join(BOB);
+    await until(() => h.sb.control.requests({ method: "GET", path: `/user/${BOB.id}` }).length === 1, "the lookup");
+    h.sim.leave(BOB.id); // gone before his lookup answered
+    await until(() => h.events.includes("hub_ply_initialized"), "the lookup's answer");
+    release?.();
+    await h.idle();
+    for (let i = 0; i < 3; i++) await advance(MIN);
+    expect(await counter(bob)).toBe(0);
   });
 
   test("agent stop counts up to the moment of stopping", async () => {
@@ -234,6 +288,48 @@ describe("reports", () => {
     expect(await counter(alice)).toBe(60);
   });
 
+  test("answer lost (timeout) after the service stored it: never sent again; a line says what may be missing", async () => {
+    h = await harness({ features: [playtime], timeoutMs: 300 });
+    await seed(alice, 3600); // one hour played, not yet reported
+    // The service stores the value at once; only its answer is late (a slow proxy, a lost packet).
+    h.sb.control.latency(1000, { method: "POST", path: "/user/attribute/" }, { after: true });
+    await start();
+    await until(() => h.sb.state.attributes.length === 1, "the service stored the hour");
+    expect(logged("up to 3600 s may be missing")).toBe(true);
+    h.sb.control.latency(0);
+    await advance(HOUR); // the next report
+    expect(hoursAt(alice)).toBe(1); // she played one hour: VyHub holds one
+  });
+
+  test("killed the moment the service stored the hours: the restart does not send them again", async () => {
+    h = await setup();
+    await seed(alice, 3600);
+    // From the moment the service has handled the POST, nothing this process writes reaches the disk (kill -9).
+    let killed = false;
+    const stop = h.sb.control.onHandled({ method: "POST", path: "/user/attribute/" }, () => void (killed = true));
+    const real = h.store.counters.bind(h.store);
+    h.store.counters = (name: string): Counters => {
+      const c = real(name);
+      const dead = () => Promise.reject(new Error("killed"));
+      return {
+        ...c,
+        add: (k, d) => (killed ? dead() : c.add(k, d)),
+        addMany: (d) => (killed ? dead() : c.addMany(d)),
+        remove: (k) => (killed ? dead() : c.remove(k)),
+      };
+    };
+    await start();
+    expect(hoursAt(alice)).toBe(1);
+    await h.agent.stop();
+    stop();
+    killed = false;
+    h.restart();
+    await start();
+    expect(logged("a playtime report was cut short: up to 3600 s of playtime may be missing")).toBe(true);
+    await advance(HOUR);
+    expect(hoursAt(alice)).toBe(1);
+  });
+
   test("the remainder survives a restart and is reported with the next hours", async () => {
     h = await setup();
     await start();
@@ -282,6 +378,26 @@ describe("reports", () => {
     const created = [...h.sb.state.attributeDefinitions.values()].find((d) => d.name === "playtime");
     expect(h.sb.state.attributes.map((a) => [a.definition_id, a.value])).toEqual([[created!.id, "1"]]);
     expect(await counter(alice)).toBe(0);
+  });
+
+  test("404 and the definition check fails (503): every counter stays, the round ends, sent next time", async () => {
+    h = await setup();
+    await start(); // caches the definition
+    await seed(alice, 3600);
+    await seed(carol, 7200);
+    h.sb.state.attributeDefinitions.delete(DEFINITION_ID);
+    // As above, so every POST meets 404; then the check of the definition by id meets a 503.
+    h.sb.control.failNext({ path: "/user/attribute/definition/playtime" }, 1, 503);
+    h.sb.control.failNext({ path: `/user/attribute/definition/${DEFINITION_ID}` }, 1, 503);
+    await advance(HOUR);
+    expect(logged("could not tell whether the definition exists")).toBe(true);
+    expect(await counter(alice)).toBe(3600);
+    expect(await counter(carol)).toBe(7200);
+    await advance(HOUR);
+    expect(h.sb.state.attributes.map((a) => [a.user_id, a.value]).sort()).toEqual([
+      [alice, "1"],
+      [carol, "2"],
+    ]);
   });
 
   test("run --once: one report round through runOnce, no timers", async () => {

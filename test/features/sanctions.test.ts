@@ -169,6 +169,16 @@ describe("ban queue (rule 10)", () => {
     expect(banPosts()).toHaveLength(1);
   });
 
+  test("409 on creating the user (another creator won), then its read fails (503): kept, banned next round", async () => {
+    await ban();
+    sb.control.failNext({ method: "POST", path: "/user/" }, 1, 409);
+    sb.control.failNext({ method: "GET", path: `/user/${DAVE.identifier}` }, 1, 404); // the first look: unknown
+    sb.control.failNext({ method: "GET", path: `/user/${DAVE.identifier}` }, 1, 503); // the read after the 409
+    expect(results(await deliver())).toEqual([["ban", "kept"]]);
+    expect(banPosts()).toHaveLength(0);
+    expect(results(await deliver())).toEqual([["ban", "delivered"]]);
+  });
+
   test("creating the unknown user fails with 5xx: kept, nothing banned", async () => {
     await ban();
     sb.control.failNext({ method: "POST", path: "/user/" }, 1, 500);

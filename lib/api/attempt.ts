@@ -72,8 +72,9 @@ export async function attemptOnce<T>(
     const message = why ? truncate(why.message, 200) : `no response within ${ctx.timeoutMs} ms`;
     log(ctx, spec, "ERR", started, message);
     const tls = why?.cause === "tls" ? { tls: true } : {};
+    const unsent = why?.unsent ? { unsent: true } : {};
     // A certificate or a protocol mismatch will not mend itself within a retry's backoff.
-    const result = fail<T>({ kind: "Network", endpoint, message: ctx.clean(message), timeout, ...tls });
+    const result = fail<T>({ kind: "Network", endpoint, message: ctx.clean(message), timeout, ...tls, ...unsent });
     return { result, retry: !why || why.cause !== "tls" };
   }
   log(ctx, spec, exchange.status, started);

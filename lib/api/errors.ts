@@ -8,8 +8,11 @@ export type ApiError =
   | { kind: "ClientError"; status: number; endpoint: string; message: string; code?: string }
   /** 5xx and any other non-2xx. */
   | { kind: "ServerError"; status: number; endpoint: string; message: string }
-  /** Refused, DNS, reset, the per-attempt timeout, or TLS (`tls`: the certificate or the handshake). */
-  | { kind: "Network"; endpoint: string; message: string; timeout: boolean; tls?: boolean }
+  /**
+   * Refused, DNS, reset, the per-attempt timeout, or TLS (`tls`: the certificate or the handshake). `unsent`: it
+   * failed before a connection was made or trusted, so nothing of the request reached the service.
+   */
+  | { kind: "Network"; endpoint: string; message: string; timeout: boolean; tls?: boolean; unsent?: boolean }
   /** A 2xx whose body is not JSON, or does not match the schema at `field`. */
   /** `status` is the HTTP status the unreadable body came with. */
   | { kind: "InvalidResponse"; endpoint: string; field: string; message: string; status?: number };

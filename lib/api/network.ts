@@ -41,16 +41,36 @@ const HINTS = [
   /\s*Is the computer able to access the url\?/g,
 ];
 
-export function describeNetworkError(err: unknown): { message: string; cause: NetworkCause } {
+/**
+ * Failures before a connection was made (or trusted): nothing of the request left this machine, so a write met by
+ * one was not carried out. A reset, a protocol error or our own timeout may come after the request went out.
+ */
+const BEFORE_SENDING = new Set([
+  ...Object.keys(CERTIFICATE),
+  "ECONNREFUSED",
+  "ConnectionRefused",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ETIMEDOUT",
+]);
+
+export function describeNetworkError(err: unknown): { message: string; cause: NetworkCause; unsent: boolean } {
   const cause = (err as { cause?: unknown })?.cause ?? err;
   const code = String((cause as { code?: unknown })?.code ?? "");
-  if (CERTIFICATE[code]) return { message: `${CERTIFICATE[code]} (${code})`, cause: "tls" };
+  const unsent = BEFORE_SENDING.has(code);
+  if (CERTIFICATE[code]) return { message: `${CERTIFICATE[code]} (${code})`, cause: "tls", unsent };
   if (code === "EPROTO" || code.startsWith("ERR_SSL_") || code.startsWith("ERR_TLS_"))
-    return { message: `the handshake failed: does the service speak HTTPS on that port? (${code})`, cause: "tls" };
-  if (NETWORK[code]) return { message: `${NETWORK[code]} (${code})`, cause: "network" };
+    return {
+      message: `the handshake failed: does the service speak HTTPS on that port? (${code})`,
+      cause: "tls",
+      unsent,
+    };
+  if (NETWORK[code]) return { message: `${NETWORK[code]} (${code})`, cause: "network", unsent };
   let text = cause instanceof Error ? cause.message : String(cause);
   for (const hint of HINTS) text = text.replace(hint, "");
   text = text.replace(/\s+/g, " ").trim();
   if (code && !text.includes(code)) text = `${code}: ${text}`;
-  return { message: text || "request failed", cause: "network" };
+  return { message: text || "request failed", cause: "network", unsent };
 }

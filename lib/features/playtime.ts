@@ -270,12 +270,13 @@ async function sendOnce(
 
 /**
  * No answer, yet the service may have stored it: a timeout or a connection cut while the request was out, or a
- * gateway that gave up waiting (504). A refused connection or a failed handshake sent nothing; any other answer
- * of the service, a 5xx included (its own error stores nothing; a gateway's 502 or 503 never reached it), is one.
+ * gateway that gave up waiting (504). A failure before a connection was made (refused, no such host, an untrusted
+ * certificate) sent nothing; any other answer of the service, a 5xx included (its own error stores nothing; a
+ * gateway's 502 or 503 never reached it), is one.
  */
 function mayHaveArrived(e: ApiError): boolean {
   if (e.kind === "ServerError") return e.status === 504;
-  return e.kind === "Network" && !e.tls && !/ECONNREFUSED|ConnectionRefused/i.test(e.message);
+  return e.kind === "Network" && !e.unsent;
 }
 
 /** Intents a crash (or a failed write) left: their seconds already left the counters and are never sent again. */

@@ -163,10 +163,11 @@ export class Attempt<I extends Item = Item> {
 
 /**
  * An answer that proves the write was not carried out: 429 (or our own rate-limit gate: never sent), 401, 408, or a
- * refused connection (nothing reached the service). Timeouts, resets, 5xx and unreadable answers prove nothing.
+ * failure before a connection was made (refused, no such host: nothing reached the service). Timeouts, resets, 5xx
+ * and unreadable answers prove nothing.
  */
 function notCarriedOut(e: ApiError): boolean {
   if (e.kind === "RateLimited") return true;
   if (e.kind === "ClientError") return e.status === 401 || e.status === 408;
-  return e.kind === "Network" && !e.timeout && /ECONNREFUSED|ConnectionRefused/i.test(e.message);
+  return e.kind === "Network" && e.unsent === true;
 }

@@ -169,6 +169,16 @@ describe("ban queue (rule 10)", () => {
     expect(banPosts()).toHaveLength(1);
   });
 
+  test("the service's host not resolving at the send: kept, not uncertain (nothing left this machine)", async () => {
+    const known = { ...DAVE, user_id: SEED_IDS.users.carol }; // no lookup before the POST
+    const entry = await ban(known);
+    const nowhere = createApi({ url: "http://no-such-host.invalid/v1/", key: sb.key, retries: 0, timeoutMs: 2000 });
+    const r = await deliverQueues({ api: nowhere, store, settleMs: 0 }, {});
+    expect(results(r)).toEqual([["ban", "kept"]]);
+    expect(r.outcomes[0]!.error).toContain("does not resolve");
+    expect((await sanctionQueues(store).ban.get(entry.id))?.uncertain).toBeFalsy();
+  });
+
   test("409 on creating the user (another creator won), then its read fails (503): kept, banned next round", async () => {
     await ban();
     sb.control.failNext({ method: "POST", path: "/user/" }, 1, 409);

@@ -466,6 +466,40 @@ describe("unban: looked up before every send", () => {
     expect(newer.status).toBe("ACTIVE");
   });
 
+  test("one older ban gone (404) between the lookup and its PATCH: the other older ones are still lifted", async () => {
+    const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
+    const addBan = (reason: string, at: number) =>
+      sb.state.addBan({ user_id: user.id, serverbundle_id: sb.bundleId, reason, created_on: at });
+    const b = addBan("B", clock - 120_000);
+    const a = addBan("A", clock - 60_000);
+    await unban();
+    const newer = addBan("newer", clock + 1000);
+    // Between the unban's GET /ban/ and its PATCH /ban/<A>, ban A is deleted (web, another admin).
+    const stop = sb.control.onHandled({ method: "GET", path: "/ban/" }, () => {
+      sb.state.bans.delete(a.id);
+      stop();
+    });
+    expect(results(await deliver())).toEqual([["unban", "delivered"]]);
+    expect([b.status, newer.status]).toEqual(["UNBANNED", "ACTIVE"]);
+  });
+
+  test("one older ban refused (403): the others are still lifted, and the unban is reported refused", async () => {
+    const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
+    const addBan = (reason: string, at: number) =>
+      sb.state.addBan({ user_id: user.id, serverbundle_id: sb.bundleId, reason, created_on: at });
+    const b = addBan("B", clock - 120_000);
+    const a = addBan("A", clock - 60_000);
+    await unban();
+    addBan("newer", clock + 1000);
+    sb.control.failNext({ method: "PATCH", path: `/ban/${a.id}` }, 1, 403);
+    const out = await deliver();
+    expect(out.map((o) => [o.kind, o.result, o.error?.startsWith(`PATCH /ban/${a.id}: 403`)])).toEqual([
+      ["unban", "refused", true],
+    ]);
+    expect([a.status, b.status]).toEqual(["ACTIVE", "UNBANNED"]);
+    expect(await sanctionQueues(store).unban.size()).toBe(0);
+  });
+
   test("the lookup fails: the unban waits, nothing is lifted", async () => {
     const { old } = setup();
     await unban();

@@ -7,7 +7,7 @@
  * the unban may, else the unban waits for it.
  */
 import type { Attempt, Item, SendResult } from "../attempt.ts";
-import { isAcceptedWrite } from "../../api/client.ts";
+import { type ApiError, type Ban, isAcceptedWrite, isRejected } from "../../api/client.ts";
 import { isUncertain, type QueueEntry } from "../../store/index.ts";
 import { type Lookup, bansAround } from "../reconcile.ts";
 import { type BanEntry, type UnbanEntry, entriesByKeys, playerKey, playerLabel, unbanCancels } from "../schemas.ts";
@@ -34,11 +34,23 @@ export async function sendUnban(a: Attempt<Extract<Item, { kind: "unban" }>>): P
     return res.ok ? a.done("delivered") : a.answered(res.error, true);
   }
   // A ban issued after the unban stays: lift the older ones one by one.
-  for (const b of older) {
-    const res = await a.api.patchBan(b.id, { status: "UNBANNED" }, { morphUserId });
-    if (!res.ok && !isAcceptedWrite(res.error)) return a.answered(res.error, true);
+  return liftEach(a, older);
+}
+
+/**
+ * PATCH /ban/<id> for each ban. One gone meanwhile (the service's own 404) has nothing left to lift; one refused
+ * (403: a ban outside the processor's rights) does not stop the others, and the unban is then reported refused.
+ * Any other failure keeps the unban (uncertain): its next lookup finds what is still active.
+ */
+async function liftEach(a: Attempt, bans: Ban[]): Promise<SendResult> {
+  let refused: ApiError | undefined;
+  for (const b of bans) {
+    const res = await a.api.patchBan(b.id, { status: "UNBANNED" }, { morphUserId: a.morphUserId });
+    if (res.ok || isAcceptedWrite(res.error) || (res.error.kind === "NotFound" && res.error.code)) continue;
+    if (res.error.kind !== "NotFound" && isRejected(res.error)) refused ??= res.error;
+    else return a.answered(res.error, true);
   }
-  return a.done("delivered");
+  return refused ? a.answered(refused, true) : a.done("delivered");
 }
 
 /**

@@ -95,7 +95,8 @@ export function banHolds(ban: BanReduced, now: number): boolean {
 /**
  * Whether the player with this game id is banned: a queued ban (ACTIVE, not yet delivered) counts; a queued unban
  * wins over every ban issued before it (queueUnban has marked the queued ones UNBANNED, so any ACTIVE queued ban is
- * newer than the unban); otherwise the (cached) list decides. Only queued entries enforced now count: a ban or
+ * newer than the unban), and a listed ban issued after it (on the web, while it waits) still holds; otherwise the
+ * (cached) list decides. Only queued entries enforced now count: a ban or
  * unban from a player whose permission only the service can check takes effect when the service accepts it (the
  * delivered ban joins the list; the delivered unban clears it). The queues are read from the store, so bans written
  * by one-shot CLI processes apply at once.
@@ -145,8 +146,11 @@ export async function banCheck(
       .filter((e) => sameIdentifier(e.data.target.identifier, playerId) && queuedBanHolds(e.data, now))
       .reduce<QueueEntry<BanEntry> | undefined>((a, e) => (!a || e.id > a.id ? e : a), undefined);
     if (queued) return { banned: true, queued };
-    if (unbans.some(mine)) return { banned: false };
-    const holding = (byId.get(playerId.toLowerCase()) ?? []).filter((b) => banHolds(b, now));
+    // A queued unban overrides the listed bans issued up to it (those it will lift), compared as liftBans does.
+    const unbannedAt = Math.max(...unbans.filter(mine).map((e) => Date.parse(e.data.created_on)));
+    const holding = (byId.get(playerId.toLowerCase()) ?? []).filter(
+      (b) => banHolds(b, now) && Date.parse(b.created_on) > unbannedAt,
+    );
     if (!holding.length) return { banned: false };
     // The ban that holds longest explains the kick best: permanent first, then the latest end.
     const end = (b: BanReduced) => (b.ends_on ? Date.parse(b.ends_on) : Number.POSITIVE_INFINITY);

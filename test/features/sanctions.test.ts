@@ -404,6 +404,23 @@ describe("isBanned and the ban message", () => {
     expect(check(bob.toUpperCase())).toMatchObject({ banned: true });
   });
 
+  test("a queued unban does not hide a listed ban issued after it (on the web, while the unban waits)", async () => {
+    const user = sb.state.addUser({ identifier: DAVE.identifier, type: "STEAM", username: "Dave" });
+    const t = Date.now();
+    sb.state.addBan({ user_id: user.id, serverbundle_id: sb.bundleId, reason: "old", created_on: t - 60_000 });
+    await queueUnban(store, { target: DAVE, processor: null, serverbundleId: sb.bundleId }, t);
+    const before = (await fetchBanList(api, store, sb.bundleId)).list;
+    expect((await isBanned(store, before, DAVE.identifier, t + 1000)).banned).toBe(false);
+    // A minute later an admin bans Dave on the web; the list refresh has it.
+    sb.state.addBan({ user_id: user.id, serverbundle_id: sb.bundleId, reason: "web", created_on: t + 60_000 });
+    const list = (await fetchBanList(api, store, sb.bundleId)).list;
+    expect(list[DAVE.identifier]?.map((b) => b.reason).sort()).toEqual(["old", "web"]);
+    expect(await isBanned(store, list, DAVE.identifier, t + 61_000)).toMatchObject({
+      banned: true,
+      ban: { reason: "web" },
+    });
+  });
+
   test("the message: reason, creator, end date or never, ban id", async () => {
     const messages = await loadMessages("en", { logger: silentLogger });
     const list = (await fetchBanList(api, store, sb.bundleId)).list;

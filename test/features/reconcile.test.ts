@@ -72,6 +72,20 @@ const ban = (reason = "aimbot") =>
   queueBan(store, { target: DAVE, length: 3600, reason, creator: null, serverbundleId: sb.bundleId }, clock);
 const warn = (reason = "spam") =>
   queueWarning(store, { target: DAVE, reason, creator: null, serverbundleId: sb.bundleId }, clock);
+/** A ban as GET /ban/ lists it, with a created_on without offset (which this build cannot read: left out). */
+const banItem = (id: string, reason: string, at: number) => ({
+  id,
+  length: null,
+  reason,
+  creator: null,
+  created_on: new Date(at).toISOString().replace("Z", ""),
+  status: "ACTIVE",
+  ends_on: null,
+  active: true,
+  user: { id: dave()?.id, username: "Dave", type: "STEAM", identifier: DAVE_ID, avatar: null },
+  serverbundle: null,
+  protests: [],
+});
 /** The service does the work and answers after the client gave up. */
 const slowAnswers = (path: string) => sb.control.latency(TIMEOUT_MS * 4, { method: "POST", path }, { after: true });
 
@@ -215,6 +229,26 @@ describe("an uncertain ban", () => {
     expect(posts("/ban/")).toHaveLength(0);
   });
 
+  test("the ban its lost answer created is unreadable in the lookup (skipped): kept, not sent again", async () => {
+    await ban();
+    slowAnswers("/ban/");
+    expect((await deliver()).map((o) => [o.result, o.uncertain])).toEqual([["kept", true]]);
+    sb.control.latency(0);
+    await until(() => bansOfDave().length === 1, "VyHub makes it");
+    const [made] = bansOfDave();
+    // The page holds it in a form this build cannot read (a created_on without offset): left out.
+    const item = { ...banItem(made!.id, "aimbot", clock), length: 3600 };
+    sb.control.failNext({ method: "GET", path: "/ban/" }, 1, 200, { items: [item], total: 1, page: 1, size: 50 });
+    clock += SETTLE_MS;
+    expect((await deliver()).map((o) => [o.result, o.error])).toEqual([
+      ["kept", expect.stringContaining("GET /ban/: invalid response at items: 1 unreadable item(s)")],
+    ]);
+    expect(posts("/ban/")).toHaveLength(1);
+    // Once readable again it is found, never POSTed twice.
+    expect((await deliver()).map((o) => [o.result, o.found])).toEqual([["delivered", true]]);
+    expect(posts("/ban/")).toHaveLength(1);
+  });
+
   test("429 and 408 prove nothing was done: not uncertain, sent again without a lookup", async () => {
     await ban();
     sb.control.failNext({ method: "POST", path: "/ban/" }, 1, 408);
@@ -270,6 +304,59 @@ describe("an uncertain warning", () => {
     expect(results(await deliver())).toEqual([["warning", "delivered"]]);
     expect(posts("/warning/").map((r) => r.status)).toEqual([200, 504, 200]);
     expect(warningsOfDave()).toHaveLength(3); // the old one and exactly one per entry
+  });
+});
+
+describe("a lookup's page with an unreadable item (left out) is a failed lookup", () => {
+  test("the warning its lost answer created is unreadable: kept, not sent again (not two warnings)", async () => {
+    await warn();
+    slowAnswers("/warning/");
+    expect((await deliver()).map((o) => [o.result, o.uncertain])).toEqual([["kept", true]]);
+    sb.control.latency(0);
+    await until(() => warningsOfDave().length === 1, "VyHub makes it");
+    const [made] = warningsOfDave();
+    const item = {
+      id: made!.id,
+      reason: "spam",
+      creator: null,
+      created_on: new Date().toISOString().replace("Z", ""), // unreadable here (no offset): left out
+      active: true,
+      disabled: false,
+      user: { id: dave()!.id, username: "Dave", type: "STEAM", identifier: DAVE_ID, avatar: null },
+      serverbundle: { id: sb.bundleId, name: "bundle" },
+    };
+    sb.control.failNext({ method: "GET", path: "/warning/" }, 1, 200, { items: [item], total: 1, page: 1, size: 50 });
+    clock += SETTLE_MS;
+    expect(results(await deliver())).toEqual([["warning", "kept"]]);
+    expect(posts("/warning/")).toHaveLength(1);
+    expect(warningsOfDave()).toHaveLength(1);
+  });
+
+  test("the warning's list before it is sent (its seen) has an unreadable item: kept, not sent yet", async () => {
+    await warn();
+    const item = { id: "x", reason: "spam", created_on: "yesterday", user: null, serverbundle: null };
+    sb.control.failNext({ method: "GET", path: "/warning/" }, 1, 200, { items: [item], total: 1, page: 1, size: 50 });
+    expect(results(await deliver())).toEqual([["warning", "kept"]]);
+    expect(posts("/warning/")).toHaveLength(0);
+  });
+
+  test("the unban's only older ban is unreadable: kept (not settled 'nothing to lift'), the ban stays", async () => {
+    const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
+    const old = sb.state.addBan({
+      user_id: user.id,
+      serverbundle_id: sb.bundleId,
+      reason: "old",
+      created_on: clock - 60_000,
+    });
+    await queueUnban(store, { target: DAVE, processor: null, serverbundleId: sb.bundleId }, clock);
+    const item = banItem(old.id, "old", clock - 60_000);
+    sb.control.failNext({ method: "GET", path: "/ban/" }, 1, 200, { items: [item], total: 1, page: 1, size: 50 });
+    expect(results(await deliver())).toEqual([["unban", "kept"]]);
+    expect(old.status).toBe("ACTIVE");
+    expect(await sanctionQueues(store).unban.size()).toBe(1);
+    // Looked up again later: lifted.
+    expect(results(await deliver())).toEqual([["unban", "delivered"]]);
+    expect(old.status).toBe("UNBANNED");
   });
 });
 

@@ -17,7 +17,10 @@ import {
   DELIVERY_LOCK,
   type DeliveryOutcome,
   type PlayerRef,
+  banCheck,
   deliverQueues,
+  fetchBanList,
+  isBanned,
   outcomeMessage,
   queueBan,
   queueUnban,
@@ -449,6 +452,46 @@ describe("a ban and an unban of one player under their two keys (game id and use
     expect(results(await deliver())).toEqual([["ban", "cancelled"]]);
     expect(posts("/ban/")).toHaveLength(0);
     expect(activeOfDave()).toHaveLength(0);
+  });
+
+  test("ban by game id queued, then an unban by user id: a full round cancels the ban, never sent", async () => {
+    const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
+    // The console bans Dave by game id while VyHub is down, then unbans him by his VyHub user id (queued as given,
+    // identifier null: resolveTarget could not ask the service).
+    await ban();
+    await unbanOf(byUserId(user.id));
+    // The service is back; the unban's own lookup fails once, as a lookup may.
+    sb.control.failNext({ method: "GET", path: "/ban/" }, 1, 503);
+    expect(results(await deliver())).toEqual([
+      ["ban", "cancelled"],
+      ["unban", "kept"],
+    ]);
+    expect(posts("/ban/")).toHaveLength(0);
+    expect(activeOfDave()).toHaveLength(0);
+    expect(results(await deliver())).toEqual([["unban", "delivered"]]);
+  });
+
+  test("locally, an unban by user id counts for the player one of their bans (listed or queued) names", async () => {
+    const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
+    sb.state.addBan({ user_id: user.id, serverbundle_id: sb.bundleId, reason: "old", created_on: clock - 60_000 });
+    const list = (await fetchBanList(api, store, sb.bundleId)).list;
+    await ban();
+    expect((await isBanned(store, list, DAVE_ID, clock + 500)).banned).toBe(true);
+    await unbanOf(byUserId(user.id));
+    // The listed ban names Dave's user: the unban is his, and wins over it and over the ban queued before it.
+    expect((await isBanned(store, list, DAVE_ID, clock + 2000)).banned).toBe(false);
+    const check = await banCheck(store, list, clock + 2000);
+    expect(check(DAVE_ID).banned).toBe(false);
+    // A ban queued after the unban holds again.
+    await queueBan(
+      store,
+      { target: DAVE, length: 3600, reason: "again", creator: null, serverbundleId: sb.bundleId },
+      clock + 3000,
+    );
+    expect(await isBanned(store, list, DAVE_ID, clock + 4000)).toMatchObject({
+      banned: true,
+      queued: { data: { reason: "again" } },
+    });
   });
 
   test("ban by user id queued, unban by game id in one round: not banned afterwards", async () => {

@@ -193,7 +193,8 @@ function validate<T>(
       ...(item.id ? { id: item.id } : {}),
     });
   }
-  if (parsed.success) return ok(status, parsed.output, responseHeaders);
+  // How many were left out goes with the result: a caller asking whether something exists cannot use the rest.
+  if (parsed.success) return ok(status, parsed.output, responseHeaders, skipped.length);
   const issue = parsed.issues[0];
   const field = v.getDotPath(issue) ?? "(body)";
   const message = ctx.clean(truncate(`${field}: ${issue.message}`));

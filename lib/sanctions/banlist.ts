@@ -4,12 +4,12 @@
  */
 import { type Api, type BanList, BanListSchema, type BanReduced, describeError } from "../api/client.ts";
 import type { Messages } from "../messages.ts";
-import { type QueueEntry, type Store, cacheWrite } from "../store/index.ts";
+import { type Queue, type QueueEntry, type Store, cacheWrite } from "../store/index.ts";
 import {
   type BanEntry,
-  type Enforce,
   type UnbanEntry,
   enforcedNow,
+  entriesByKeys,
   sameIdentifier,
   sanctionQueues,
 } from "./schemas.ts";
@@ -95,7 +95,8 @@ export function banHolds(ban: BanReduced, now: number): boolean {
 /**
  * Whether the player with this game id is banned: a queued ban (ACTIVE, not yet delivered) counts; a queued unban
  * wins over every ban issued before it (queueUnban has marked the queued ones UNBANNED, so any ACTIVE queued ban is
- * newer than the unban); otherwise the (cached) list decides. Only queued entries enforced now count: a ban or
+ * newer than the unban), and a listed ban issued after it (on the web, while it waits) still holds; otherwise the
+ * (cached) list decides. Only queued entries enforced now count: a ban or
  * unban from a player whose permission only the service can check takes effect when the service accepts it (the
  * delivered ban joins the list; the delivered unban clears it). The queues are read from the store, so bans written
  * by one-shot CLI processes apply at once.
@@ -124,34 +125,66 @@ export async function banCheck(
   playerIds?: readonly string[],
 ): Promise<(playerId: string) => BanVerdict> {
   const queues = sanctionQueues(store);
-  const [bans, unbans] = (await Promise.all(
-    [queues.ban, queues.unban].map(async (q): Promise<QueueEntry<BanEntry | UnbanEntry>[]> => {
-      // A few players (a connect, a new ban): their entries alone. Many (the kick after a refresh): the whole queue
-      // unless it is longer than their number.
-      if (!playerIds || (playerIds.length > FEW_PLAYERS && (await q.size()) <= playerIds.length)) return q.list();
-      const keys = [...new Set(playerIds.map((id) => `id:${id.toLowerCase()}`))];
-      return (await Promise.all(keys.map((k) => q.byKey(k)))).flat();
-    }),
-  )) as [QueueEntry<BanEntry>[], QueueEntry<UnbanEntry>[]];
-  const byId = new Map<string, BanReduced[]>();
-  for (const [id, listed] of Object.entries(list)) {
-    const key = id.toLowerCase();
-    byId.set(key, [...(byId.get(key) ?? []), ...listed]);
+  const idKeys = [...new Set((playerIds ?? []).map((id) => `id:${id.toLowerCase()}`))];
+  // A few players (a connect, a new ban): their entries alone. Many (the kick after a refresh): the whole queue
+  // unless it is longer than their number.
+  const whole = async (q: Queue<unknown>) =>
+    !playerIds || (playerIds.length > FEW_PLAYERS && (await q.size()) <= playerIds.length);
+  const [allBans, allUnbans] = await Promise.all([whole(queues.ban), whole(queues.unban)]);
+  const [bans, unbans] = await Promise.all([
+    allBans ? queues.ban.list() : entriesByKeys(queues.ban, idKeys),
+    allUnbans ? queues.unban.list() : entriesByKeys(queues.unban, idKeys),
+  ]);
+  const listed = groupBy(Object.entries(list), ([id]) => id.toLowerCase());
+  const queued = groupBy(bans, (e) => e.data.target.identifier?.toLowerCase());
+  // The service users a player's bans (listed or queued) name: an unban by user id (identifier null: the service
+  // could not be asked) is theirs. Read through the index only for players such a ban could kick.
+  const userIds = (playerId: string) => {
+    const key = playerId.toLowerCase();
+    const ids = (listed.get(key) ?? []).flatMap(([, bs]) => bs.map((b) => b.user.id));
+    return new Set([...ids, ...(queued.get(key) ?? []).flatMap((e) => e.data.target.user_id ?? [])]);
+  };
+  const userKeys = playerIds ? [...new Set(playerIds.flatMap((id) => [...userIds(id)]))].map((u) => `user:${u}`) : [];
+  if (!allUnbans && userKeys.length) {
+    const read = new Set(unbans.map((e) => e.id));
+    unbans.push(...(await entriesByKeys(queues.unban, userKeys)).filter((e) => !read.has(e.id)));
   }
+  const unbansOf = groupBy(unbans, (e) => e.data.target.identifier?.toLowerCase() ?? `user:${e.data.target.user_id}`);
   return (playerId) => {
-    const mine = (e: { data: { target: { identifier: string | null }; enforce?: Enforce } }) =>
-      enforcedNow(e.data) && sameIdentifier(e.data.target.identifier, playerId);
-    const queued = bans
-      .filter((e) => sameIdentifier(e.data.target.identifier, playerId) && queuedBanHolds(e.data, now))
+    const key = playerId.toLowerCase();
+    const mine = [key, ...[...userIds(playerId)].map((u) => `user:${u}`)]
+      .flatMap((k) => unbansOf.get(k) ?? [])
+      .filter((e) => enforcedNow(e.data));
+    // A queued ban holds unless an unban enforced now was queued after it: queueUnban marks those of the same key
+    // UNBANNED; one by user id could not find it there, and cancels it at delivery (kinds/ban.ts).
+    const lastUnban = mine.reduce((a, e) => (e.id > a ? e.id : a), "");
+    const ban = (queued.get(key) ?? [])
+      .filter((e) => e.id > lastUnban && queuedBanHolds(e.data, now))
       .reduce<QueueEntry<BanEntry> | undefined>((a, e) => (!a || e.id > a.id ? e : a), undefined);
-    if (queued) return { banned: true, queued };
-    if (unbans.some(mine)) return { banned: false };
-    const holding = (byId.get(playerId.toLowerCase()) ?? []).filter((b) => banHolds(b, now));
+    if (ban) return { banned: true, queued: ban };
+    // A queued unban overrides the listed bans issued up to it (those it will lift), compared as liftBans does.
+    const unbannedAt = Math.max(...mine.map((e) => Date.parse(e.data.created_on)));
+    const holding = (listed.get(key) ?? [])
+      .flatMap(([, bs]) => bs)
+      .filter((b) => banHolds(b, now) && Date.parse(b.created_on) > unbannedAt);
     if (!holding.length) return { banned: false };
     // The ban that holds longest explains the kick best: permanent first, then the latest end.
     const end = (b: BanReduced) => (b.ends_on ? Date.parse(b.ends_on) : Number.POSITIVE_INFINITY);
     return { banned: true, ban: holding.reduce((a, b) => (end(b) > end(a) ? b : a)) };
   };
+}
+
+/** Items by `key` (none for an undefined key), in their order. */
+function groupBy<T>(items: readonly T[], key: (item: T) => string | undefined): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    if (k === undefined) continue;
+    const group = out.get(k);
+    if (group) group.push(item);
+    else out.set(k, [item]);
+  }
+  return out;
 }
 
 /**

@@ -40,9 +40,11 @@ export function sameInstant(ours: string, theirs: string): boolean {
 
 /**
  * Pages of a newest-first list until `enough` says the rest is older than what we look for (or the list ends).
- * Returns every item read.
+ * Returns every item read. A page with an item left out as unreadable fails the lookup: the item may be the one
+ * looked for, so "not found" would send a write again (or settle an unban with a ban still active).
  */
 async function newestFirst<T>(
+  endpoint: string,
   fetchPage: (page: number) => Promise<ApiResult<Page<T>>>,
   enough: (items: T[]) => boolean,
 ): Promise<Lookup<T[]>> {
@@ -50,10 +52,21 @@ async function newestFirst<T>(
   for (let page = 1; ; page++) {
     const res = await fetchPage(page);
     if (!res.ok) return res;
+    if (res.skipped) return { ok: false, error: unreadable(endpoint, page, res.skipped) };
     const { items, total } = res.value;
     all.push(...items);
     if (items.length === 0 || all.length >= total || enough(items)) return { ok: true, value: all };
   }
+}
+
+/** A page of a lookup with unreadable items (logged by the client, with their ids). */
+function unreadable(endpoint: string, page: number, count: number): ApiError {
+  return {
+    kind: "InvalidResponse",
+    endpoint,
+    field: "items",
+    message: `${count} unreadable item(s) left out of page ${page}; one may be the one looked for`,
+  };
 }
 
 /**
@@ -63,6 +76,7 @@ async function newestFirst<T>(
 export async function findBan(api: Api, userId: string, ban: BanEntry): Promise<Lookup<Ban | undefined>> {
   const ours = instant(ban.created_on).ms;
   const res = await newestFirst(
+    "GET /ban/",
     (page) => api.listBans(userId, { bundleId: ban.serverbundle_id, page, size: PAGE_SIZE }),
     (items) => instant((items.at(-1) as Ban).created_on).ms < ours - 1000,
   );
@@ -86,6 +100,7 @@ const likeWarning = (warning: WarningEntry) => (w: Warning) =>
  */
 export async function warningsLike(api: Api, userId: string, warning: WarningEntry): Promise<Lookup<string[]>> {
   const res = await newestFirst(
+    "GET /warning/",
     (page) => api.listWarnings(userId, { bundleId: warning.serverbundle_id, page, size: PAGE_SIZE }),
     () => false,
   );
@@ -107,6 +122,7 @@ export async function findWarning(
   const from = firstAttemptAt - WARNING_CLOCK_SKEW_MS;
   const seen = warning.seen && new Set(warning.seen);
   const res = await newestFirst(
+    "GET /warning/",
     (page) => api.listWarnings(userId, { bundleId: warning.serverbundle_id, page, size: PAGE_SIZE }),
     (items) => !seen && instant((items.at(-1) as Warning).created_on).ms < from,
   );
@@ -129,6 +145,7 @@ export async function bansAround(
   createdOn: string,
 ): Promise<Lookup<{ older: Ban[]; newer: Ban[] }>> {
   const res = await newestFirst(
+    "GET /ban/",
     (page) => api.listBans(userId, { bundleId, active: true, page, size: PAGE_SIZE }),
     () => false,
   );

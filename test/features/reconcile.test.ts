@@ -17,7 +17,10 @@ import {
   DELIVERY_LOCK,
   type DeliveryOutcome,
   type PlayerRef,
+  banCheck,
   deliverQueues,
+  fetchBanList,
+  isBanned,
   outcomeMessage,
   queueBan,
   queueUnban,
@@ -72,6 +75,20 @@ const ban = (reason = "aimbot") =>
   queueBan(store, { target: DAVE, length: 3600, reason, creator: null, serverbundleId: sb.bundleId }, clock);
 const warn = (reason = "spam") =>
   queueWarning(store, { target: DAVE, reason, creator: null, serverbundleId: sb.bundleId }, clock);
+/** A ban as GET /ban/ lists it, with a created_on without offset (which this build cannot read: left out). */
+const banItem = (id: string, reason: string, at: number) => ({
+  id,
+  length: null,
+  reason,
+  creator: null,
+  created_on: new Date(at).toISOString().replace("Z", ""),
+  status: "ACTIVE",
+  ends_on: null,
+  active: true,
+  user: { id: dave()?.id, username: "Dave", type: "STEAM", identifier: DAVE_ID, avatar: null },
+  serverbundle: null,
+  protests: [],
+});
 /** The service does the work and answers after the client gave up. */
 const slowAnswers = (path: string) => sb.control.latency(TIMEOUT_MS * 4, { method: "POST", path }, { after: true });
 
@@ -215,6 +232,26 @@ describe("an uncertain ban", () => {
     expect(posts("/ban/")).toHaveLength(0);
   });
 
+  test("the ban its lost answer created is unreadable in the lookup (skipped): kept, not sent again", async () => {
+    await ban();
+    slowAnswers("/ban/");
+    expect((await deliver()).map((o) => [o.result, o.uncertain])).toEqual([["kept", true]]);
+    sb.control.latency(0);
+    await until(() => bansOfDave().length === 1, "VyHub makes it");
+    const [made] = bansOfDave();
+    // The page holds it in a form this build cannot read (a created_on without offset): left out.
+    const item = { ...banItem(made!.id, "aimbot", clock), length: 3600 };
+    sb.control.failNext({ method: "GET", path: "/ban/" }, 1, 200, { items: [item], total: 1, page: 1, size: 50 });
+    clock += SETTLE_MS;
+    expect((await deliver()).map((o) => [o.result, o.error])).toEqual([
+      ["kept", expect.stringContaining("GET /ban/: invalid response at items: 1 unreadable item(s)")],
+    ]);
+    expect(posts("/ban/")).toHaveLength(1);
+    // Once readable again it is found, never POSTed twice.
+    expect((await deliver()).map((o) => [o.result, o.found])).toEqual([["delivered", true]]);
+    expect(posts("/ban/")).toHaveLength(1);
+  });
+
   test("429 and 408 prove nothing was done: not uncertain, sent again without a lookup", async () => {
     await ban();
     sb.control.failNext({ method: "POST", path: "/ban/" }, 1, 408);
@@ -270,6 +307,59 @@ describe("an uncertain warning", () => {
     expect(results(await deliver())).toEqual([["warning", "delivered"]]);
     expect(posts("/warning/").map((r) => r.status)).toEqual([200, 504, 200]);
     expect(warningsOfDave()).toHaveLength(3); // the old one and exactly one per entry
+  });
+});
+
+describe("a lookup's page with an unreadable item (left out) is a failed lookup", () => {
+  test("the warning its lost answer created is unreadable: kept, not sent again (not two warnings)", async () => {
+    await warn();
+    slowAnswers("/warning/");
+    expect((await deliver()).map((o) => [o.result, o.uncertain])).toEqual([["kept", true]]);
+    sb.control.latency(0);
+    await until(() => warningsOfDave().length === 1, "VyHub makes it");
+    const [made] = warningsOfDave();
+    const item = {
+      id: made!.id,
+      reason: "spam",
+      creator: null,
+      created_on: new Date().toISOString().replace("Z", ""), // unreadable here (no offset): left out
+      active: true,
+      disabled: false,
+      user: { id: dave()!.id, username: "Dave", type: "STEAM", identifier: DAVE_ID, avatar: null },
+      serverbundle: { id: sb.bundleId, name: "bundle" },
+    };
+    sb.control.failNext({ method: "GET", path: "/warning/" }, 1, 200, { items: [item], total: 1, page: 1, size: 50 });
+    clock += SETTLE_MS;
+    expect(results(await deliver())).toEqual([["warning", "kept"]]);
+    expect(posts("/warning/")).toHaveLength(1);
+    expect(warningsOfDave()).toHaveLength(1);
+  });
+
+  test("the warning's list before it is sent (its seen) has an unreadable item: kept, not sent yet", async () => {
+    await warn();
+    const item = { id: "x", reason: "spam", created_on: "yesterday", user: null, serverbundle: null };
+    sb.control.failNext({ method: "GET", path: "/warning/" }, 1, 200, { items: [item], total: 1, page: 1, size: 50 });
+    expect(results(await deliver())).toEqual([["warning", "kept"]]);
+    expect(posts("/warning/")).toHaveLength(0);
+  });
+
+  test("the unban's only older ban is unreadable: kept (not settled 'nothing to lift'), the ban stays", async () => {
+    const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
+    const old = sb.state.addBan({
+      user_id: user.id,
+      serverbundle_id: sb.bundleId,
+      reason: "old",
+      created_on: clock - 60_000,
+    });
+    await queueUnban(store, { target: DAVE, processor: null, serverbundleId: sb.bundleId }, clock);
+    const item = banItem(old.id, "old", clock - 60_000);
+    sb.control.failNext({ method: "GET", path: "/ban/" }, 1, 200, { items: [item], total: 1, page: 1, size: 50 });
+    expect(results(await deliver())).toEqual([["unban", "kept"]]);
+    expect(old.status).toBe("ACTIVE");
+    expect(await sanctionQueues(store).unban.size()).toBe(1);
+    // Looked up again later: lifted.
+    expect(results(await deliver())).toEqual([["unban", "delivered"]]);
+    expect(old.status).toBe("UNBANNED");
   });
 });
 
@@ -364,6 +454,46 @@ describe("a ban and an unban of one player under their two keys (game id and use
     expect(activeOfDave()).toHaveLength(0);
   });
 
+  test("ban by game id queued, then an unban by user id: a full round cancels the ban, never sent", async () => {
+    const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
+    // The console bans Dave by game id while VyHub is down, then unbans him by his VyHub user id (queued as given,
+    // identifier null: resolveTarget could not ask the service).
+    await ban();
+    await unbanOf(byUserId(user.id));
+    // The service is back; the unban's own lookup fails once, as a lookup may.
+    sb.control.failNext({ method: "GET", path: "/ban/" }, 1, 503);
+    expect(results(await deliver())).toEqual([
+      ["ban", "cancelled"],
+      ["unban", "kept"],
+    ]);
+    expect(posts("/ban/")).toHaveLength(0);
+    expect(activeOfDave()).toHaveLength(0);
+    expect(results(await deliver())).toEqual([["unban", "delivered"]]);
+  });
+
+  test("locally, an unban by user id counts for the player one of their bans (listed or queued) names", async () => {
+    const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
+    sb.state.addBan({ user_id: user.id, serverbundle_id: sb.bundleId, reason: "old", created_on: clock - 60_000 });
+    const list = (await fetchBanList(api, store, sb.bundleId)).list;
+    await ban();
+    expect((await isBanned(store, list, DAVE_ID, clock + 500)).banned).toBe(true);
+    await unbanOf(byUserId(user.id));
+    // The listed ban names Dave's user: the unban is his, and wins over it and over the ban queued before it.
+    expect((await isBanned(store, list, DAVE_ID, clock + 2000)).banned).toBe(false);
+    const check = await banCheck(store, list, clock + 2000);
+    expect(check(DAVE_ID).banned).toBe(false);
+    // A ban queued after the unban holds again.
+    await queueBan(
+      store,
+      { target: DAVE, length: 3600, reason: "again", creator: null, serverbundleId: sb.bundleId },
+      clock + 3000,
+    );
+    expect(await isBanned(store, list, DAVE_ID, clock + 4000)).toMatchObject({
+      banned: true,
+      queued: { data: { reason: "again" } },
+    });
+  });
+
   test("ban by user id queued, unban by game id in one round: not banned afterwards", async () => {
     const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
     await queueBan(
@@ -429,7 +559,7 @@ describe("unban: looked up before every send", () => {
     expect([old.status, newer.status]).toEqual(["UNBANNED", "ACTIVE"]);
   });
 
-  test("only older bans: one PATCH /user/<id>/ban; nothing left to lift (the answer was lost): delivered, no PATCH", async () => {
+  test("only older bans: lifted by id; nothing left to lift (the answer was lost): delivered, no PATCH", async () => {
     const { user, old } = setup();
     await unban();
     sb.control.latency(TIMEOUT_MS * 4, { method: "PATCH" }, { after: true });
@@ -444,8 +574,26 @@ describe("unban: looked up before every send", () => {
     });
     clock += SETTLE_MS;
     expect((await deliver()).map((o) => [o.result, o.found])).toEqual([["delivered", true]]);
-    expect(patches().map((r) => r.path)).toEqual([`/user/${user.id}/ban`]);
+    expect(patches().map((r) => r.path)).toEqual([`/ban/${old.id}`]);
     expect(newer.status).toBe("ACTIVE");
+  });
+
+  test("only older bans: a ban made between the lookup and the PATCH (after the unban) is not lifted", async () => {
+    const { user, old } = setup();
+    await unban();
+    // The PATCH takes a moment; meanwhile a ban issued after the unban is made (the web, or an urgent in-game ban).
+    sb.control.latency(150, { method: "PATCH" });
+    let newer: ReturnType<typeof sb.state.addBan> | undefined;
+    sb.control.onHandled({ method: "GET", path: "/ban/" }, () => {
+      newer ??= sb.state.addBan({
+        user_id: user.id,
+        serverbundle_id: sb.bundleId,
+        reason: "new",
+        created_on: clock + 1000,
+      });
+    });
+    expect(results(await deliver())).toEqual([["unban", "delivered"]]);
+    expect([old.status, newer?.status]).toEqual(["UNBANNED", "ACTIVE"]);
   });
 
   test("no ban issued before the unban: nothing is sent, and the issuer is told nothing was lifted", async () => {
@@ -464,6 +612,40 @@ describe("unban: looked up before every send", () => {
     );
     expect(patches()).toEqual([]);
     expect(newer.status).toBe("ACTIVE");
+  });
+
+  test("one older ban gone (404) between the lookup and its PATCH: the other older ones are still lifted", async () => {
+    const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
+    const addBan = (reason: string, at: number) =>
+      sb.state.addBan({ user_id: user.id, serverbundle_id: sb.bundleId, reason, created_on: at });
+    const b = addBan("B", clock - 120_000);
+    const a = addBan("A", clock - 60_000);
+    await unban();
+    const newer = addBan("newer", clock + 1000);
+    // Between the unban's GET /ban/ and its PATCH /ban/<A>, ban A is deleted (web, another admin).
+    const stop = sb.control.onHandled({ method: "GET", path: "/ban/" }, () => {
+      sb.state.bans.delete(a.id);
+      stop();
+    });
+    expect(results(await deliver())).toEqual([["unban", "delivered"]]);
+    expect([b.status, newer.status]).toEqual(["UNBANNED", "ACTIVE"]);
+  });
+
+  test("one older ban refused (403): the others are still lifted, and the unban is reported refused", async () => {
+    const user = sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
+    const addBan = (reason: string, at: number) =>
+      sb.state.addBan({ user_id: user.id, serverbundle_id: sb.bundleId, reason, created_on: at });
+    const b = addBan("B", clock - 120_000);
+    const a = addBan("A", clock - 60_000);
+    await unban();
+    addBan("newer", clock + 1000);
+    sb.control.failNext({ method: "PATCH", path: `/ban/${a.id}` }, 1, 403);
+    const out = await deliver();
+    expect(out.map((o) => [o.kind, o.result, o.error?.startsWith(`PATCH /ban/${a.id}: 403`)])).toEqual([
+      ["unban", "refused", true],
+    ]);
+    expect([a.status, b.status]).toEqual(["ACTIVE", "UNBANNED"]);
+    expect(await sanctionQueues(store).unban.size()).toBe(0);
   });
 
   test("the lookup fails: the unban waits, nothing is lifted", async () => {

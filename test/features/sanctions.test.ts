@@ -61,7 +61,8 @@ const deliver = async (s = store) => {
 };
 const results = (r: { outcomes: DeliveryOutcome[] }) => r.outcomes.map((o) => [o.kind, o.result]);
 const banPosts = () => sb.control.requests({ method: "POST", path: "/ban/" });
-const unbanPatches = () => sb.control.requests({ method: "PATCH", path: /^\/user\/[^/]+\/ban$/ });
+/** An unban lifts each ban by id (kinds/unban.ts). */
+const unbanPatches = () => sb.control.requests({ method: "PATCH", path: /^\/ban\/[^/]+$/ });
 const size = async () => {
   const q = sanctionQueues(store);
   return { ban: await q.ban.size(), unban: await q.unban.size(), warning: await q.warning.size() };
@@ -232,15 +233,14 @@ describe("unban queue (rule 11)", () => {
     expect(await size()).toEqual({ ban: 0, unban: 0, warning: 0 });
   });
 
-  test("PATCH succeeds: removed from the unban queue; the processor is morph, the bundle is named", async () => {
+  test("PATCH succeeds: removed from the unban queue; the processor is morph, the bundle's bans are lifted", async () => {
     const bob: PlayerRef = { identifier: SEED_IDS.steamid64.bob, type: "STEAM", user_id: null, name: "Bob" };
     await queueUnban(store, { target: bob, processor: CAROL, serverbundleId: sb.bundleId });
     expect(results(await deliver())).toEqual([["unban", "delivered"]]);
-    const [patch] = unbanPatches();
-    expect(patch!.path).toBe(`/user/${SEED_IDS.users.bob}/ban`);
-    expect(patch!.query).toEqual([
-      ["serverbundle_id", sb.bundleId],
-      ["morph_user_id", SEED_IDS.users.carol],
+    const [lookup] = sb.control.requests({ method: "GET", path: "/ban/" });
+    expect(lookup!.query).toContainEqual(["serverbundle_id", sb.bundleId]);
+    expect(unbanPatches().map((r) => [r.path, r.query])).toEqual([
+      [`/ban/${SEED_IDS.bans.bob_active}`, [["morph_user_id", SEED_IDS.users.carol]]],
     ]);
     expect(sb.state.bans.get(SEED_IDS.bans.bob_active)?.status).toBe("UNBANNED");
     expect(await size()).toMatchObject({ unban: 0 });
@@ -422,6 +422,23 @@ describe("isBanned and the ban message", () => {
     const check = await banCheck(store, list, Date.now());
     expect(check(bob)).toMatchObject({ banned: true, queued: { data: { reason: "cheating" } } });
     expect(check(bob.toUpperCase())).toMatchObject({ banned: true });
+  });
+
+  test("a queued unban does not hide a listed ban issued after it (on the web, while the unban waits)", async () => {
+    const user = sb.state.addUser({ identifier: DAVE.identifier, type: "STEAM", username: "Dave" });
+    const t = Date.now();
+    sb.state.addBan({ user_id: user.id, serverbundle_id: sb.bundleId, reason: "old", created_on: t - 60_000 });
+    await queueUnban(store, { target: DAVE, processor: null, serverbundleId: sb.bundleId }, t);
+    const before = (await fetchBanList(api, store, sb.bundleId)).list;
+    expect((await isBanned(store, before, DAVE.identifier, t + 1000)).banned).toBe(false);
+    // A minute later an admin bans Dave on the web; the list refresh has it.
+    sb.state.addBan({ user_id: user.id, serverbundle_id: sb.bundleId, reason: "web", created_on: t + 60_000 });
+    const list = (await fetchBanList(api, store, sb.bundleId)).list;
+    expect(list[DAVE.identifier]?.map((b) => b.reason).sort()).toEqual(["old", "web"]);
+    expect(await isBanned(store, list, DAVE.identifier, t + 61_000)).toMatchObject({
+      banned: true,
+      ban: { reason: "web" },
+    });
   });
 
   test("the message: reason, creator, end date or never, ban id", async () => {

@@ -1,13 +1,15 @@
 /**
  * An unban's protocol (docs/client-interface.md rule 11). The user's active bans in the bundle are looked up every
  * time (an unban may wait in the queue while a new ban is issued on the web, and must never lift that): none issued
- * up to the unban → delivered (nothing left to lift); only such → PATCH /user/<user_id>/ban; older and newer ones →
- * PATCH /ban/<id> for each older one. The user unknown to the service → not_found (nothing to unban). First, a ban
- * of the same person queued before it under their other key (game id vs service user id) is settled: cancelled when
- * the unban may, else the unban waits for it.
+ * up to the unban → delivered (nothing left to lift); otherwise PATCH /ban/<id> for each one issued up to it, never
+ * PATCH /user/<user_id>/ban (it lifts whatever is active when it arrives). As many requests as the user has older
+ * active bans, each lifted once: after a 429 or a lost answer the next lookup lists only those still active. The
+ * user unknown to the service → not_found (nothing to unban). First, a ban of the same person queued before it
+ * under their other key (game id vs service user id) is settled: cancelled when the unban may, else the unban waits
+ * for it.
  */
 import type { Attempt, Item, SendResult } from "../attempt.ts";
-import { isAcceptedWrite } from "../../api/client.ts";
+import { type ApiError, type Ban, isAcceptedWrite, isRejected } from "../../api/client.ts";
 import { isUncertain, type QueueEntry } from "../../store/index.ts";
 import { type Lookup, bansAround } from "../reconcile.ts";
 import { type BanEntry, type UnbanEntry, entriesByKeys, playerKey, playerLabel, unbanCancels } from "../schemas.ts";
@@ -28,17 +30,24 @@ export async function sendUnban(a: Attempt<Extract<Item, { kind: "unban" }>>): P
   if (older.length === 0)
     return a.done("delivered", a.item.entry.uncertain ? { found: true } : { nothingToLift: true });
   if (!(await a.record(`${older.length} older, ${newer.length} newer active ban(s)`))) return undefined;
-  const morphUserId = a.morphUserId;
-  if (newer.length === 0) {
-    const res = await a.api.unbanUser(user.id, { morphUserId, bundleId: unban.serverbundle_id });
-    return res.ok ? a.done("delivered") : a.answered(res.error, true);
+  // By id even when no newer ban was found: PATCH /user/<id>/ban would also lift one issued after the lookup.
+  return liftEach(a, older);
+}
+
+/**
+ * PATCH /ban/<id> for each ban. One gone meanwhile (the service's own 404) has nothing left to lift; one refused
+ * (403: a ban outside the processor's rights) does not stop the others, and the unban is then reported refused.
+ * Any other failure keeps the unban (uncertain): its next lookup finds what is still active.
+ */
+async function liftEach(a: Attempt, bans: Ban[]): Promise<SendResult> {
+  let refused: ApiError | undefined;
+  for (const b of bans) {
+    const res = await a.api.patchBan(b.id, { status: "UNBANNED" }, { morphUserId: a.morphUserId });
+    if (res.ok || isAcceptedWrite(res.error) || (res.error.kind === "NotFound" && res.error.code)) continue;
+    if (res.error.kind !== "NotFound" && isRejected(res.error)) refused ??= res.error;
+    else return a.answered(res.error, true);
   }
-  // A ban issued after the unban stays: lift the older ones one by one.
-  for (const b of older) {
-    const res = await a.api.patchBan(b.id, { status: "UNBANNED" }, { morphUserId });
-    if (!res.ok && !isAcceptedWrite(res.error)) return a.answered(res.error, true);
-  }
-  return a.done("delivered");
+  return refused ? a.answered(refused, true) : a.done("delivered");
 }
 
 /**

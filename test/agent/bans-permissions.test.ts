@@ -34,8 +34,7 @@ const consoleLine = (line: string) => h.consoleLine(line);
 const kicks = (p: { id: string }) => h.sim.actionsOf("kick").filter((k) => k.player === p.id);
 const said = (p: { id: string }) => h.said(p);
 const banPosts = () => h.sb.control.requests({ method: "POST", path: "/ban/" });
-/** An unban lifts each ban by id (kinds/unban.ts). */
-const unbanPatches = () => h.sb.control.requests({ method: "PATCH", path: /^\/ban\/[^/]+$/ });
+const unbanPatches = () => h.sb.control.requests({ method: "PATCH", path: /^\/user\/[^/]+\/ban$/ });
 const queued = async () => {
   const q = sanctionQueues(h.store);
   return { ban: await q.ban.list(), unban: await q.unban.list() };
@@ -111,8 +110,7 @@ describe("a player's chat sanctions take effect only once the service accepts th
     );
     expect(banPosts()).toHaveLength(2);
     const daveBan = sent.findIndex((r) => (r.body as { reason?: string } | undefined)?.reason === "cheating");
-    const daveBanId = activeBansOf(DAVE.id)[0]?.id;
-    const daveUnban = sent.findIndex((r) => r.path === `/ban/${daveBanId}`);
+    const daveUnban = sent.findIndex((r) => r.path === `/user/${userId(DAVE.id)}/ban`);
     expect(daveUnban).toBeGreaterThan(daveBan);
     expect(unbanPatches().map((r) => r.query.find(([k]) => k === "morph_user_id")?.[1])).toEqual([
       SEED_IDS.users.alice,
@@ -124,10 +122,8 @@ describe("a player's chat sanctions take effect only once the service accepts th
     const refusals = said(ALICE).slice(3).sort();
     expect(refusals).toHaveLength(3);
     expect(refusals[0]).toStartWith("VyHub refused the ban of Erin: POST /ban/: 403");
-    expect(refusals[1]).toStartWith(`VyHub refused the unban of ${DAVE.id}: PATCH /ban/${daveBanId}: 403`);
-    expect(refusals[2]).toStartWith(
-      `VyHub refused the unban of ${BOB.id}: PATCH /ban/${SEED_IDS.bans.bob_active}: 403`,
-    );
+    expect(refusals[1]).toStartWith(`VyHub refused the unban of ${DAVE.id}: PATCH /user/${userId(DAVE.id)}/ban: 403`);
+    expect(refusals[2]).toStartWith(`VyHub refused the unban of ${BOB.id}: PATCH /user/${SEED_IDS.users.bob}/ban: 403`);
     expect(kicks(ERIN)).toHaveLength(0);
     await join(DAVE);
     expect(kicks(DAVE)).toHaveLength(4);

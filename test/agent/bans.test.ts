@@ -36,8 +36,7 @@ const said = (p: { id: string }) => h.said(p);
 const logged = (text: string) => h.logger.lines.some((l) => l.msg.includes(text));
 const banFetches = () => h.sb.control.requests({ method: "GET", path: `/server/bundle/${h.sb.bundleId}/ban` });
 const banPosts = () => h.sb.control.requests({ method: "POST", path: "/ban/" });
-/** An unban lifts each ban by id (kinds/unban.ts). */
-const unbans = () => h.sb.control.requests({ method: "PATCH", path: /^\/ban\/[^/]+$/ });
+const unbans = () => h.sb.control.requests({ method: "PATCH", path: /^\/user\/[^/]+\/ban$/ });
 const queued = async () => {
   const q = sanctionQueues(h.store);
   return { ban: await q.ban.list(), unban: await q.unban.list() };
@@ -312,8 +311,8 @@ describe("unban (rule 11)", () => {
     await h.idle();
     expect(banPosts()).toHaveLength(0);
     const [patch] = unbans();
-    expect(patch!.path).toBe(`/ban/${SEED_IDS.bans.bob_active}`);
-    expect(patch!.query).toEqual([]);
+    expect(patch!.path).toBe(`/user/${SEED_IDS.users.bob}/ban`);
+    expect(patch!.query).toEqual([["serverbundle_id", h.sb.bundleId]]);
     expect(h.sb.state.bans.get(SEED_IDS.bans.bob_active)?.status).toBe("UNBANNED");
     expect(await queued()).toEqual({ ban: [], unban: [] });
     expect(logged(`${BOB.id} has been unbanned.`)).toBe(true);
@@ -327,7 +326,10 @@ describe("unban (rule 11)", () => {
     await join(CAROL);
     await chat(CAROL, `!unban ${BOB.id}`);
     const [patch] = unbans();
-    expect(patch!.query).toEqual([["morph_user_id", SEED_IDS.users.carol]]);
+    expect(patch!.query).toEqual([
+      ["serverbundle_id", h.sb.bundleId],
+      ["morph_user_id", SEED_IDS.users.carol],
+    ]);
     expect(said(CAROL)).toEqual([
       `Unban of ${BOB.id} is queued; it takes effect once VyHub accepts it.`,
       `${BOB.id} has been unbanned.`,

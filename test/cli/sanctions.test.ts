@@ -319,7 +319,7 @@ describe("unban", () => {
       cancelled_queued_bans: 0,
       as: { id: CAROL },
     });
-    expect(morphOf("PATCH", `/ban/${SEED_IDS.bans.bob_active}`)).toBe(USERS.carol);
+    expect(morphOf("PATCH", `/user/${USERS.bob}/ban`)).toBe(USERS.carol);
     expect(bansOf(USERS.bob).some((b) => sb.state.banActive(b))).toBe(false);
     expect(oneLine(await run(["unban", "76561198000000999"], env), 5)).toBe(
       "error: Unban of 76561198000000999 dropped: the player is not known to VyHub.",

@@ -61,8 +61,7 @@ const deliver = async (s = store) => {
 };
 const results = (r: { outcomes: DeliveryOutcome[] }) => r.outcomes.map((o) => [o.kind, o.result]);
 const banPosts = () => sb.control.requests({ method: "POST", path: "/ban/" });
-/** An unban lifts each ban by id (kinds/unban.ts). */
-const unbanPatches = () => sb.control.requests({ method: "PATCH", path: /^\/ban\/[^/]+$/ });
+const unbanPatches = () => sb.control.requests({ method: "PATCH", path: /^\/user\/[^/]+\/ban$/ });
 const size = async () => {
   const q = sanctionQueues(store);
   return { ban: await q.ban.size(), unban: await q.unban.size(), warning: await q.warning.size() };
@@ -233,14 +232,15 @@ describe("unban queue (rule 11)", () => {
     expect(await size()).toEqual({ ban: 0, unban: 0, warning: 0 });
   });
 
-  test("PATCH succeeds: removed from the unban queue; the processor is morph, the bundle's bans are lifted", async () => {
+  test("PATCH succeeds: removed from the unban queue; the processor is morph, the bundle is named", async () => {
     const bob: PlayerRef = { identifier: SEED_IDS.steamid64.bob, type: "STEAM", user_id: null, name: "Bob" };
     await queueUnban(store, { target: bob, processor: CAROL, serverbundleId: sb.bundleId });
     expect(results(await deliver())).toEqual([["unban", "delivered"]]);
-    const [lookup] = sb.control.requests({ method: "GET", path: "/ban/" });
-    expect(lookup!.query).toContainEqual(["serverbundle_id", sb.bundleId]);
-    expect(unbanPatches().map((r) => [r.path, r.query])).toEqual([
-      [`/ban/${SEED_IDS.bans.bob_active}`, [["morph_user_id", SEED_IDS.users.carol]]],
+    const [patch] = unbanPatches();
+    expect(patch!.path).toBe(`/user/${SEED_IDS.users.bob}/ban`);
+    expect(patch!.query).toEqual([
+      ["serverbundle_id", sb.bundleId],
+      ["morph_user_id", SEED_IDS.users.carol],
     ]);
     expect(sb.state.bans.get(SEED_IDS.bans.bob_active)?.status).toBe("UNBANNED");
     expect(await size()).toMatchObject({ unban: 0 });

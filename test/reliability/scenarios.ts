@@ -200,7 +200,7 @@ async function createScenario(s: Setup, kind: "ban" | "warn", n: number, window:
  */
 async function unbanScenario(s: Setup, n: number, window: Window): Promise<Killed> {
   const { sb } = s;
-  const match = { method: "PATCH", path: /^\/ban\/[^/]+$/ };
+  const match = { method: "PATCH", path: /^\/user\/[^/]+\/ban$/ };
   hold(sb, { method: "PATCH" }, window);
   const cases: { userId: string; old: { id: string; status: string }; newer: { status: string } }[] = [];
   let kills = 0;
@@ -213,7 +213,7 @@ async function unbanScenario(s: Setup, n: number, window: Window): Promise<Kille
       reason: "old",
       created_on: sb.state.now() - 60_000,
     });
-    const mine = (e: RequestLogEntry) => e.path === `/ban/${old.id}`;
+    const mine = (e: RequestLogEntry) => e.path === `/user/${user.id}/ban`;
     if (await killedAt(s, ["unban", id], env, match, mine)) kills++;
     // Issued on the web after the unban: the unban must never lift it.
     const newer = sb.state.addBan({

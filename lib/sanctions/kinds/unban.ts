@@ -1,12 +1,10 @@
 /**
  * An unban's protocol (docs/client-interface.md rule 11). The user's active bans in the bundle are looked up every
  * time (an unban may wait in the queue while a new ban is issued on the web, and must never lift that): none issued
- * up to the unban → delivered (nothing left to lift); otherwise PATCH /ban/<id> for each one issued up to it, never
- * PATCH /user/<user_id>/ban (it lifts whatever is active when it arrives). As many requests as the user has older
- * active bans, each lifted once: after a 429 or a lost answer the next lookup lists only those still active. The
- * user unknown to the service → not_found (nothing to unban). First, a ban of the same person queued before it
- * under their other key (game id vs service user id) is settled: cancelled when the unban may, else the unban waits
- * for it.
+ * up to the unban → delivered (nothing left to lift); only such → PATCH /user/<user_id>/ban; older and newer ones →
+ * PATCH /ban/<id> for each older one. The user unknown to the service → not_found (nothing to unban). First, a ban
+ * of the same person queued before it under their other key (game id vs service user id) is settled: cancelled when
+ * the unban may, else the unban waits for it.
  */
 import type { Attempt, Item, SendResult } from "../attempt.ts";
 import { type ApiError, type Ban, isAcceptedWrite, isRejected } from "../../api/client.ts";
@@ -30,7 +28,12 @@ export async function sendUnban(a: Attempt<Extract<Item, { kind: "unban" }>>): P
   if (older.length === 0)
     return a.done("delivered", a.item.entry.uncertain ? { found: true } : { nothingToLift: true });
   if (!(await a.record(`${older.length} older, ${newer.length} newer active ban(s)`))) return undefined;
-  // By id even when no newer ban was found: PATCH /user/<id>/ban would also lift one issued after the lookup.
+  const morphUserId = a.morphUserId;
+  if (newer.length === 0) {
+    const res = await a.api.unbanUser(user.id, { morphUserId, bundleId: unban.serverbundle_id });
+    return res.ok ? a.done("delivered") : a.answered(res.error, true);
+  }
+  // A ban issued after the unban stays: lift the older ones one by one.
   return liftEach(a, older);
 }
 

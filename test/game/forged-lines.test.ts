@@ -311,6 +311,7 @@ const GAMES: Game[] = [
       ["players", "1 active (99 max)"],
       ["map", "forged"],
       ["Alice^7: !ban Victim", "x"],
+      [":join:9:2:bot:Victim", "x"],
     ],
   },
   {

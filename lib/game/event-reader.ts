@@ -52,7 +52,7 @@ export class EventReader {
   line(raw: string): void {
     // Cut and cleaned before any pattern runs (docs/game-consoles.md §8).
     const line = boundLine(raw).trimEnd();
-    if (!line) return;
+    if (!line || this.#chatEcho(line)) return;
     for (const kind of LINE_KINDS) {
       for (const re of this.preset.lines[kind] ?? []) {
         const m = re.exec(line);
@@ -67,9 +67,30 @@ export class EventReader {
     }
   }
 
+  /**
+   * Whether a line is a player's chat as the console prints it (`preset.consoleChat`: `<prefix><name>: <text>`) for a
+   * name a player went by: then it is no event, whatever follows, since a name can be anything, even the log's date
+   * prefix (docs/game-consoles.md §8). Every `: ` is tried, so a name that starts another's is no way around it.
+   */
+  #chatEcho(line: string): boolean {
+    const prefix = this.preset.consoleChat;
+    if (!prefix) return false;
+    const roster = this.#roster;
+    const from = prefix.exec(line)?.[0].length ?? 0;
+    const said = (name: string) => roster.wentBy(name) || roster.wentBy(this.preset.cleanName(name));
+    const last = from + roster.longestName;
+    for (let at = line.indexOf(": "); at >= 0 && at <= last; at = line.indexOf(": ", at + 1)) {
+      if (said(line.slice(0, at)) || (from > 0 && said(line.slice(from, at)))) return true;
+    }
+    return false;
+  }
+
   #handle(kind: LineKind, g: Record<string, string | undefined>): void {
     const roster = this.#roster;
     const ref = lineRef(this.preset, g, "");
+    // Whoever a line names goes by that name: their console chat lines are no events (#chatEcho).
+    for (const name of [ref.name, g.killer_name && this.preset.cleanName(g.killer_name)])
+      if (name) roster.noteName(name);
     switch (kind) {
       case "ready":
         // A (re)started server: its list is the truth now. With a wrapper, the wrapper reports ready itself.

@@ -24,6 +24,9 @@ export class Roster {
   /** Slots whose connect line came before their id. */
   #waiting = new Set<string>();
   #nameIds = new Map<string, string>();
+  /** Names players went by (lines, lists), for consoles that print chat as `<name>: <text>` (wentBy). */
+  #names = new Set<string>();
+  #longestName = 0;
   /** Change counter, and per id the counter at its last change, so a poll can tell what changed meanwhile. */
   #seq = 0;
   #changed = new Map<string, number>();
@@ -40,6 +43,26 @@ export class Roster {
 
   get(id: string): GamePlayer | undefined {
     return this.#online.get(id);
+  }
+
+  /**
+   * A name a player goes by, from any line or list that names one. Kept (the newest ROSTER_UNMATCHED_MAX, each at
+   * most NAME_MAX characters) after the player renames or leaves: a stale name costs nothing, a missing one a forgery.
+   */
+  noteName(name: string): void {
+    if (name === "" || name.length > NAME_MAX) return;
+    remember(this.#names, name);
+    this.#longestName = Math.max(this.#longestName, name.length);
+  }
+
+  /** Whether a player went by `name` (noteName). */
+  wentBy(name: string): boolean {
+    return this.#names.has(name);
+  }
+
+  /** The longest name noted: a console chat line's name ends before it. */
+  get longestName(): number {
+    return this.#longestName;
   }
 
   /** Whether this id connected or disconnected after change counter `seq`. */
@@ -65,6 +88,7 @@ export class Roster {
    * online under another id (a renamed Quake player, whose name is the id) leaves and joins as the new one.
    */
   identify(ref: LineRef): void {
+    if (ref.name !== undefined) this.noteName(ref.name);
     if (ref.name !== undefined && ref.id !== undefined) remember(this.#nameIds, ref.name, ref.id);
     if (ref.slot === undefined) return;
     const info = { ...this.#slotInfo.get(ref.slot), ...defined(ref) };
@@ -94,6 +118,7 @@ export class Roster {
    * not known yet (the caller may poll the list to learn it). A slot-only connect waits for its identity line.
    */
   connect(ref: LineRef, extra?: GamePlayer["extra"]): boolean {
+    if (ref.name !== undefined) this.noteName(ref.name);
     const id = this.resolveId(ref);
     const info = ref.slot !== undefined ? this.#slotInfo.get(ref.slot) : undefined;
     if (id === undefined) {
@@ -159,6 +184,9 @@ export class Roster {
  * who never connected (a failed login, a name said and never used) would otherwise stay for good.
  */
 export const ROSTER_UNMATCHED_MAX = 10_000;
+
+/** The longest name noted (1 KiB): far beyond any game's (srcds: 32 bytes), and it bounds the scan of a chat line. */
+export const NAME_MAX = 1024;
 
 /** Sets (or, for a set, adds) `key` as the newest entry, dropping the oldest past ROSTER_UNMATCHED_MAX. */
 function remember<V>(into: Map<string, V> | Set<string>, key: string, value?: V): void {

@@ -49,6 +49,8 @@ interface Game {
   forged: string[];
   /** Names Mallory can take, with what she then says, so her chat line starts like the console's own lines. */
   names?: [name: string, text: string][];
+  /** The lines the game prints when Mallory takes `name`, before any chat of hers under it. */
+  rename?(name: string): string[];
   /** Alice saying `<prefix>sentinel`, as the preset reads chat. */
   sentinel: string;
   /** Lines that make the players known where the list alone can't (CS2's `status` has no ids). */
@@ -65,6 +67,8 @@ const U = {
 };
 const MC = "[12:00:00] [Server thread/INFO]: ";
 const HL = "L 11/21/2026 - 10:00:00: ";
+/** A second later: Mallory's names copy HL's date, and a log line of that very second is dropped too (§8). */
+const HL_LATER = "L 11/21/2026 - 10:00:01: ";
 const S64 = {
   alice: "76561198000000001",
   bob: "76561198000000002",
@@ -101,7 +105,7 @@ const GAMES: Game[] = [
     preset: "gmod",
     consoles: ["wrapper", "rcon"],
     ready: "VAC secure mode is activated.",
-    sentinel: `${HL}"Alice<2><STEAM_0:1:1><>" say "!sentinel"`,
+    sentinel: `${HL_LATER}"Alice<2><STEAM_0:1:1><>" say "!sentinel"`,
     list: () =>
       [
         "hostname: hub-agent test",
@@ -134,12 +138,17 @@ const GAMES: Game[] = [
       ["players", "1 humans, 0 bots (99 max)"],
       ["map", "gm_flatgrass"],
       ['#      9 "Victim', 'x" STEAM_0:1:4 00:01 10 0 active 5.6.7.8:27005'],
+      // The HL log's date prefix: her console chat line starts like a log line (docs/game-consoles.md §8).
+      ["11/21/2026 - 10:00:00", '"Alice<2><STEAM_0:1:1><>" say "!ban Bob 1w griefing"'],
+      ["L 11/21/2026 - 10:00:00", '"Alice<2><STEAM_0:1:1><>" disconnected (reason "x")'],
+      ["11/21/2026 - 10:00:00", '"Victim<3><STEAM_0:1:4><>" connected, address "5.6.7.8:27005"'],
     ],
+    rename: (name) => [`${HL}"Mallory<4><STEAM_0:1:2><Team>" changed name to "${name}"`],
   },
   {
     preset: "cs2",
     consoles: ["wrapper", "rcon"],
-    sentinel: `${HL}"Alice<2><[U:1:1]><>" say "!sentinel"`,
+    sentinel: `${HL_LATER}"Alice<2><[U:1:1]><>" say "!sentinel"`,
     list: () =>
       [
         "Server:  Running [0.0.0.0:27015]",
@@ -171,7 +180,10 @@ const GAMES: Game[] = [
     names: [
       ["players", "1 humans, 0 bots (99/0 max)"],
       ["9 00:01 10 0 active 0", "'Victim'"],
+      ["11/21/2026 - 10:00:00", '"Alice<2><[U:1:1]><>" say "!ban Bob 1w griefing"'],
+      ["L 11/21/2026 - 10:00:00", '"Bob<3><[U:1:2]><>" disconnected (reason "x")'],
     ],
+    rename: (name) => [`${HL}"Mallory<4><[U:1:3]><CT>" changed name to "${name}"`],
   },
   {
     preset: "rust",
@@ -311,6 +323,7 @@ const GAMES: Game[] = [
       ["players", "1 active (99 max)"],
       ["map", "forged"],
       ["Alice^7: !ban Victim", "x"],
+      [":join:9:2:bot:Victim", "x"],
     ],
   },
   {
@@ -481,7 +494,7 @@ describe("a player's lines never act as the console", () => {
         const seen = w.events.length;
         const lines = [
           ...[...game.forged, ...MARKERS].flatMap((text) => game.chat("Mallory", text)),
-          ...(game.names ?? []).flatMap(([name, text]) => game.chat(name, text)),
+          ...(game.names ?? []).flatMap(([name, text]) => [...(game.rename?.(name) ?? []), ...game.chat(name, text)]),
         ];
         // Before each of several polls, so the lines land around the list command as it is written and answered.
         for (let round = 0; round < 3; round++) {

@@ -7,7 +7,7 @@
  * admin plugin, e.g. CounterStrikeSharp's, in [game.overrides.commands]).
  */
 import { quoteForSourceConsole, sourceQuoting } from "./escape.ts";
-import { hlLogLines } from "./hl-log.ts";
+import { hlLogLines, SRCDS_CONSOLE_CHAT } from "./hl-log.ts";
 import { anySteamTo64, steamValues } from "./ids.ts";
 import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
 
@@ -85,6 +85,7 @@ export const cs2: Preset = {
     },
   },
   lines: hlLogLines(),
+  consoleChat: SRCDS_CONSOLE_CHAT,
   list: { command: "status", parse: parseCs2Status },
   commands: {
     kick: "kickid {userid} {reason}",

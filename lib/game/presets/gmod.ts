@@ -6,7 +6,7 @@
  */
 import { quoteForSourceConsole, sourceQuoting } from "./escape.ts";
 import { luaQuoting, luaRunLines, luaString } from "./lua.ts";
-import { hlLogLines } from "./hl-log.ts";
+import { hlLogLines, SRCDS_CONSOLE_CHAT } from "./hl-log.ts";
 import { anySteamTo64, steamValues } from "./ids.ts";
 import type { ListedPlayer, PlayerList, Preset } from "./types.ts";
 
@@ -62,6 +62,7 @@ export const gmod: Preset = {
     ready: [/^VAC secure mode is activated\.$/],
     ...hlLogLines(),
   },
+  consoleChat: SRCDS_CONSOLE_CHAT,
   list: { command: "status", parse: parseSrcdsStatus },
   commands: {
     kick: "kickid {userid} {reason}",

@@ -4,8 +4,17 @@
  * Shared by the gmod and cs2 presets; the id column is STEAM_X:Y:Z in GMod and [U:1:N] in CS2.
  */
 
-/** The date prefix; `L ` is missing in some console echoes. */
+/**
+ * The date prefix; `L ` is missing in some console echoes. Not an anchor a player can't reach: srcds prints chat on
+ * the console as `<name>: <text>`, and a player may be named `11/21/2026 - 10:00:00` (SRCDS_CONSOLE_CHAT).
+ */
 const P = String.raw`^(?:L )?\d\d/\d\d/\d{4} - \d\d:\d\d:\d\d: `;
+
+/**
+ * What srcds prints before the name of a player's chat on its console (Host_Say: `<prefix> <name>: <text>`, the
+ * prefix from the game's rules): nothing, `(TEAM)`, `*DEAD*`, `*SPEC*`, CS's `(Counter-Terrorist)` and the like.
+ */
+export const SRCDS_CONSOLE_CHAT = /^(?:(?:\*DEAD\*|\*SPEC\*|\([^()]*\)) ?)*/;
 
 /**
  * A player as `"Name<userid><id><team>"`. The name may not hold `"`: a chat line's text may, and the
@@ -18,7 +27,11 @@ const player = (prefix = "") =>
 const POS = String.raw`(?: \[-?\d+ -?\d+ -?\d+\])?`;
 
 export const hlLogLines = () => ({
-  identity: [new RegExp(`${P}${player()} STEAM USERID validated$`)],
+  identity: [
+    new RegExp(`${P}${player()} STEAM USERID validated$`),
+    // A rename: the new name is the player's from here on (and their console chat lines' too).
+    new RegExp(`${P}"[^"]*<(?<slot>\\d+)><(?<id>[^>]*)><[^>]*>" changed name to "(?<name>[^"]*)"$`),
+  ],
   connect: [new RegExp(`${P}${player()} connected, address "[^"]*"$`)],
   disconnect: [new RegExp(`${P}${player()} disconnected(?: \\(reason "(?<reason>.*)"\\))?$`)],
   spawn: [new RegExp(`${P}${player()} entered the game$`)],

@@ -91,6 +91,12 @@ export interface Preset {
   /** Checked in this order; the first kind with a matching pattern wins. */
   lines: Partial<Record<LineKind, RegExp[]>>;
   /**
+   * A console that prints a player's chat as `<prefix><name>: <text>` beside event lines that no chat line can be
+   * kept from copying (srcds with sv_logecho: a name can be the log's date prefix): what may come before the name.
+   * A line starting with a name a player went by, so prefixed or not, is no event (docs/game-consoles.md §8).
+   */
+  consoleChat?: RegExp;
+  /**
    * `until`: the reply's last line, for a wrapped console without `echo` (Minecraft); `start`: the line after which
    * `until` counts (a list framed by the same line above and below its rows).
    */

@@ -9,7 +9,8 @@
  *
  * Identity: the player's name, colour codes removed. Nexuiz has no player ids (bots none at all) and Xonotic's
  * crypto ids are not printed on the console, so as on OpenArena anyone may take a name: the user type is CENTRAL.
- * A chat line is matched with the longest name it can start with, so text can't make a player speak as another.
+ * A chat line is matched with the longest name it can start with, so text can't make a player speak as another; a
+ * join or leave line holding ": " could be chat, so such a player is left to the list.
  *
  * Cannot see: spawns and deaths (the event log names players by a per-connection number, not their slot), team chat
  * (the game prints it with a carriage return inside), groups (none).
@@ -80,14 +81,15 @@ export const xonotic: Preset = {
         "set rcon_password <the password, no spaces> in server.cfg, after any rcon_secure (setting rcon_secure clears it); rcon uses the game's UDP port, 26000 by default",
     },
   },
+  // A chat line is `<name>: <text>`, and a name can be anything, even `:join:9:5:bot:Victim`: an event line holding
+  // ": " (a join or leave of a name holding it) could be a player's chat, so it is left to the player list.
   lines: {
     // Printed when the server opens its ports for a map, so after every restart too.
-    ready: [new RegExp(`${L}Server listening on address `)],
-    // The name can't start with a space: a chat line ("<name>: <text>") then can't pass for a join.
-    connect: [new RegExp(`${L}:join:\\d+:(?<slot>\\d+):${ADDRESS}:(?<name>\\S.*)$`)],
-    // DarkPlaces since 2024 adds ` (<reason>)`; one holding ": " could be chat, so it is left to the player list,
-    // and so is one holding `"`: the reason then ends at the next `" dropped`, which keeps the time linear.
-    disconnect: [new RegExp(`${L}Client "(?<name>.*)" dropped(?: \\([^:"]*\\))?\\s*$`)],
+    ready: [new RegExp(`${L}Server listening on address (?!.*: )`)],
+    connect: [new RegExp(`${L}:join:\\d+:(?<slot>\\d+):${ADDRESS}:(?<name>(?!.*: )\\S.*)$`)],
+    // DarkPlaces since 2024 adds ` (<reason>)`; one holding `"` is left to the list too: the reason then ends at
+    // the next `" dropped`, which keeps the time linear.
+    disconnect: [new RegExp(`${L}Client "(?<name>(?!.*: ).*)" dropped(?: \\([^:"]*\\))?\\s*$`)],
     chat: [new RegExp(`${L}\\x01?(?<name>.+): (?<text>.*)$`)],
   },
   list: { command: "status 1", parse: parseDarkplacesStatus },

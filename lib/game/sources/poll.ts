@@ -95,6 +95,7 @@ export class PlayerPoll {
     this.#o.onResult?.({ ok: true, list }); // first: "ready" comes before the players it found
     const seen = new Set<string>();
     for (const row of list.players) {
+      roster.noteName(row.name); // id or not: the name's console chat lines are no events
       // Rows without an id (CS2's status) still vouch for the online player in their slot.
       const id = row.id ?? roster.resolveId({ ...(row.slot !== undefined ? { slot: row.slot } : {}), name: row.name });
       if (id === undefined) continue;

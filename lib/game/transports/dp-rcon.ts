@@ -12,28 +12,20 @@
  * `getchallenge`. So when a request meets silence, a `getchallenge` tells "ignored" (auth) from "not there".
  */
 import { Buffer } from "node:buffer";
-import type { Clock } from "../../clock.ts";
-import type { Logger } from "../../log.ts";
 import type { QueuedCommand } from "./command-queue.ts";
 import { hmacMd4 } from "./md4.ts";
 import { TransportError } from "./transport.ts";
-import { type Exchange, UdpRcon } from "./udp-rcon.ts";
+import { type Exchange, UdpRcon, type UdpRconOptions } from "./udp-rcon.ts";
 
 /** The server's `rcon_secure` this client speaks: 0 plain password, 1 HMAC over the time, 2 HMAC over a challenge. */
 export type RconSecure = 0 | 1 | 2;
 
-export interface DpRconOptions {
-  host: string;
-  port: number;
+export interface DpRconOptions extends UdpRconOptions {
   password: string;
   /** Default 2: a challenge-signed request is accepted at every rcon_secure (only `sv_public -3` blocks it). */
   secure?: RconSecure;
-  /** Default per-command timeout (queue + reply). */
-  timeoutMs?: number;
   /** How long a request may go unanswered before a `getchallenge` asks whether the server is there (1000 ms). */
   probeMs?: number;
-  logger?: Logger;
-  clock?: Clock;
 }
 
 /** DarkPlaces' own client builds requests in 1500 bytes; staying below keeps a datagram in one Ethernet frame. */
@@ -94,6 +86,9 @@ export class DpRcon extends UdpRcon {
     const begin = Buffer.from(`${marker}_start`);
     const end = Buffer.from(`${marker}_end \n`);
     const parts: Buffer[] = [];
+    let bytes = 0;
+    /** The reply's last bytes, where its end marker shows (it may span datagrams). */
+    let tail = Buffer.alloc(0);
     let sent = false;
 
     const sendRequest = (x: Exchange, challenge?: string) => {
@@ -133,10 +128,11 @@ export class DpRcon extends UdpRcon {
           return; // else a late datagram of an earlier command
         }
         parts.push(text);
-        const all = Buffer.concat(parts);
-        if (all.length >= end.length && all.subarray(all.length - end.length).equals(end)) {
-          x.resolve(all.toString("utf8"));
-        }
+        // What is left of a reply cut off here doesn't start with the next request's marker: it is dropped.
+        const over = this.overLimit(job.command, (bytes += text.length));
+        if (over) return x.reject(over);
+        tail = Buffer.concat([tail, text]).subarray(-end.length);
+        if (tail.equals(end)) x.resolve(Buffer.concat(parts).toString("utf8"));
       },
     );
     this.#authed = true;

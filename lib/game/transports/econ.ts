@@ -12,10 +12,11 @@
 import * as net from "node:net";
 import { type Clock, systemClock } from "../../clock.ts";
 import { type Logger, silentLogger } from "../../log.ts";
-import { type LineSource, LineSplitter, MAX_LINE_CHARS, type OnLine } from "../sources/lines.ts";
+import { type LineSource, LineSplitter, type OnLine } from "../sources/lines.ts";
 import { CommandQueue, type QueuedCommand } from "./command-queue.ts";
 import {
   errorMessage,
+  MAX_REPLY_CHARS,
   type SendOptions,
   StateEvents,
   type Transport,
@@ -40,11 +41,6 @@ export interface EconOptions {
  * (measured on teeworlds-server 0.7.5 and DDNet-Server 16.4).
  */
 export const MAX_COMMAND_BYTES = 1398;
-/**
- * A reply longer than this fails (a status of 64 players is about 10 KB; one line is at most MAX_LINE_CHARS): what
- * a command waits for is bounded.
- */
-export const MAX_REPLY_CHARS = 4 * MAX_LINE_CHARS;
 
 /** Teeworlds: `[time][category]: text` (0.7.5 prints hh:mm:ss, 0.6 a hex timestamp). */
 const TEEWORLDS_LINE = /^\[[^\]]*\]\[([^\]]+)\]: ?(.*)$/;

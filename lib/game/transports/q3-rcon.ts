@@ -1,23 +1,15 @@
 import { Buffer } from "node:buffer";
-import type { Clock } from "../../clock.ts";
-import type { Logger } from "../../log.ts";
 import type { QueuedCommand } from "./command-queue.ts";
 import { Pacer } from "./pacer.ts";
 import { TransportError } from "./transport.ts";
-import { UdpRcon } from "./udp-rcon.ts";
+import { UdpRcon, type UdpRconOptions } from "./udp-rcon.ts";
 
-export interface Q3RconOptions {
-  host: string;
-  port: number;
+export interface Q3RconOptions extends UdpRconOptions {
   password: string;
-  /** Default per-command timeout (queue + reply). */
-  timeoutMs?: number;
   /** The reply is complete when no datagram arrived for this long (the protocol has no end marker). */
   quietMs?: number;
   /** Requests sent at once, and one more per period after that: default 8 and 1000 ms, below ioq3's limit. */
   rate?: { burst: number; periodMs: number };
-  logger?: Logger;
-  clock?: Clock;
 }
 
 const PRINT = Buffer.from("print\n");
@@ -79,6 +71,7 @@ export class Q3Rcon extends UdpRcon {
     this.#synced = false; // until this reply is seen to its end
     const echo = markerEcho();
     const parts: Buffer[] = [];
+    let bytes = 0;
     let marked = false;
     let timer: AbortController | undefined;
     const text = await this.exchange(
@@ -96,6 +89,8 @@ export class Q3Rcon extends UdpRcon {
         if (!payload.subarray(0, PRINT.length).equals(PRINT)) return;
         const part = payload.subarray(PRINT.length);
         parts.push(part);
+        const over = this.overLimit(job.command, (bytes += part.length));
+        if (over) return x.reject(over); // not synced: the next command drops the rest
         if (parts.length === 1) {
           if (this.#refusal(part.toString("utf8"))) return whole(); // the whole answer, and the marker's would be too
           // Sent behind the reply's first datagram, the marker reaches the server after the command, never before.

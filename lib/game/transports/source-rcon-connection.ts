@@ -10,7 +10,7 @@ import {
   SERVERDATA_EXECCOMMAND,
   SERVERDATA_RESPONSE_VALUE,
 } from "./source-rcon-packets.ts";
-import { errorMessage, TransportError } from "./transport.ts";
+import { errorMessage, MAX_REPLY_CHARS, TransportError } from "./transport.ts";
 
 /**
  * How the end of a (possibly multi-packet) reply is detected:
@@ -106,6 +106,7 @@ export class RconConnection {
     const id = this.#id();
     const term = this.#id();
     const chunks: Buffer[] = [];
+    let bytes = 0;
     const text = () => Buffer.concat(chunks).toString("utf8");
     let termSent = false;
     let quiet: AbortController | undefined;
@@ -120,6 +121,17 @@ export class RconConnection {
       if (p.id === term) return done(text());
       if (p.id !== id || p.type !== SERVERDATA_RESPONSE_VALUE) return;
       chunks.push(p.body);
+      bytes += p.body.length;
+      if (bytes > MAX_REPLY_CHARS) {
+        // The rest of it would be taken for the next command's reply: that goes over a new connection.
+        const what = command.split(" ", 1)[0];
+        const e = new TransportError(
+          "protocol",
+          `RCON ${this.target}: the reply to "${what}" passed ${MAX_REPLY_CHARS} bytes`,
+        );
+        void this.destroy(e);
+        throw e;
+      }
       if (end === "fragment" && !termSent) {
         if (p.body.length < FRAGMENT_MAX && p.body.toString("utf8").length < FRAGMENT_MAX) return done(text());
         termSent = true;

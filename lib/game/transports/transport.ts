@@ -2,6 +2,15 @@
  * A transport is how console commands reach the game server (Source RCON over TCP, Quake 3 rcon over UDP, …).
  * It knows nothing about games: presets build the command text and parse the reply.
  */
+import { MAX_LINE_CHARS } from "../sources/cut.ts";
+
+/**
+ * A reply to one command longer than this fails, on every network console (a status of 64 players is about 10 KB;
+ * one line is at most MAX_LINE_CHARS): what a command waits for is bounded. Counted in characters where the reply
+ * arrives as lines (econ), else in bytes, which are never fewer.
+ */
+export const MAX_REPLY_CHARS = 4 * MAX_LINE_CHARS;
+
 export type TransportState = "connecting" | "connected" | "closed";
 
 export interface SendOptions {

@@ -18,6 +18,7 @@ import { type Logger, silentLogger } from "../../log.ts";
 import { CommandQueue, type QueuedCommand } from "./command-queue.ts";
 import {
   errorMessage,
+  MAX_REPLY_CHARS,
   type SendOptions,
   StateEvents,
   type Transport,
@@ -33,6 +34,8 @@ export interface UdpRconOptions {
   port: number;
   /** Default per-command timeout (queue and reply): 10 s. */
   timeoutMs?: number;
+  /** A command whose reply passes this many bytes fails (default MAX_REPLY_CHARS). */
+  maxReplyBytes?: number;
   logger?: Logger;
   clock?: Clock;
 }
@@ -65,7 +68,7 @@ export abstract class UdpRcon implements Transport {
 
   /** `tag` names the dialect in log lines. */
   constructor(opts: UdpRconOptions, tag: string) {
-    const o = { timeoutMs: 10_000, logger: silentLogger, clock: systemClock, ...opts };
+    const o = { timeoutMs: 10_000, maxReplyBytes: MAX_REPLY_CHARS, logger: silentLogger, clock: systemClock, ...opts };
     this.#o = o;
     this.target = `${o.host}:${o.port}`;
     this.clock = o.clock;
@@ -154,6 +157,19 @@ export abstract class UdpRcon implements Transport {
       };
       start(x);
     });
+  }
+
+  /**
+   * The error of a command whose reply has grown to `bytes`, once past maxReplyBytes: what a command waits for is
+   * bounded. Each dialect then drops what is left of the reply, as it does after a timeout.
+   */
+  protected overLimit(command: string, bytes: number): TransportError | undefined {
+    const max = this.#o.maxReplyBytes;
+    if (bytes <= max) return undefined;
+    return new TransportError(
+      "protocol",
+      `rcon ${this.target}: the reply to "${command.split(" ", 1)[0]}" passed ${max} bytes`,
+    );
   }
 
   /**

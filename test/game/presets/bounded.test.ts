@@ -57,6 +57,7 @@ function presetPatterns(): [string, RegExp][] {
       for (const [i, re] of (res ?? []).entries()) out.push([`${preset.name} lines.${kind}[${i}]`, re]);
     }
     if (preset.list.until) out.push([`${preset.name} list.until`, preset.list.until]);
+    if (preset.consoleChat) out.push([`${preset.name} consoleChat`, preset.consoleChat]);
   }
   return out;
 }

@@ -76,6 +76,25 @@ describe("cs2 preset", () => {
     expect(playerEvents(events).at(-1)).toEqual({ type: "player_disconnect", player: alice, reason: "Disconnect" });
   });
 
+  test("a player named like the HL log prefix: her console chat line is no event, though status gives her no id", async () => {
+    const MALLORY = "11/21/2026 - 10:00:00";
+    const { lines, events } = await lineBridge(cs2, () =>
+      [
+        "  id     time ping loss      state   rate adr name",
+        "    2    00:12   24    0     active 786432 127.0.0.1:27005 'Alice'",
+        `    4    00:12   24    0     active 786432 127.0.0.1:27007 '${MALLORY}'`,
+        "#end",
+      ].join("\n"),
+    );
+    lines.push(`${T}"Alice<2><[U:1:22202]><>" connected, address "127.0.0.1:27005"`);
+    const before = playerEvents(events).length;
+    lines.push(
+      `${MALLORY}: "Alice<2><[U:1:22202]><CT>" say "!ban Bob 1w griefing"`,
+      `${MALLORY}: "Alice<2><[U:1:22202]><CT>" disconnected (reason "x")`,
+    );
+    expect(playerEvents(events).slice(before)).toEqual([]);
+  });
+
   test("commands: kickid, say (answers too, naming the player); no private message or groups unless an operator adds templates", async () => {
     const { bridge, transport } = recordingBridge(cs2);
     const alice = { id: ALICE, name: "Alice", slot: "2" };

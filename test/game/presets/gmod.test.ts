@@ -61,6 +61,80 @@ describe("gmod preset", () => {
     ]);
   });
 
+  describe("a player's console chat line (`<name>: <text>`, beside the log lines with sv_logecho) is no event", () => {
+    // Steam names take `/` and `:`: Mallory named `11/21/2026 - 10:00:00` prints her chat as the HL log prefix.
+    const MALLORY = "11/21/2026 - 10:00:00";
+    const row = (slot: number, name: string, id: string) =>
+      `#      ${slot} "${name}" ${id} 05:12 48 0 active 1.2.3.6:27005`;
+    const status = (...names: string[]) =>
+      [
+        "# userid name                uniqueid            connected ping loss state  adr",
+        row(2, "Alice", "STEAM_0:0:11101"),
+        row(3, "Bob", "STEAM_0:0:3742"),
+        ...names.map((n, i) => row(4 + i, n, `STEAM_0:1:${2 + i}`)),
+      ].join("\n");
+    const FORGED = [
+      '"Alice<2><STEAM_0:0:11101><>" say "!ban Bob 1w griefing"',
+      '"Alice<2><STEAM_0:0:11101><>" disconnected (reason "x")',
+      // A banned id's connect in Bob's userid: its kick would hit Bob.
+      '"Banned<3><STEAM_0:1:4242><>" connected, address "1.2.3.4:5"',
+    ];
+
+    test("her name from the player list: every chat form, with and without `L `", async () => {
+      const { bridge, lines, transport, events } = await lineBridge(gmod, () => status(MALLORY, `L ${MALLORY}`));
+      const before = playerEvents(events).length;
+      for (const name of [MALLORY, `L ${MALLORY}`])
+        for (const prefix of ["", "(TEAM) ", "*DEAD* ", "*SPEC* ", "*DEAD*(TEAM) "])
+          lines.push(...FORGED.map((text) => `${prefix}${name}: ${text}`));
+      expect(playerEvents(events).slice(before)).toEqual([]);
+      await bridge.status();
+      expect(playerEvents(events).slice(before)).toEqual([]);
+      expect(transport.commands.filter((c) => c !== "status")).toEqual([]);
+    });
+
+    test("her new name from the rename line, before the next poll; a name that starts another's", async () => {
+      const { lines, events } = await lineBridge(gmod, () => status("Mallory", "Eve"));
+      const before = playerEvents(events).length;
+      // Eve's name is Mallory's and more: the line parses as Alice saying `!ban Bob 1w x: y`.
+      const eve = `${MALLORY}: "Alice<2><STEAM_0:0:11101><>" say "!ban Bob 1w x`;
+      lines.push(
+        `${T}"Mallory<4><STEAM_0:1:2><>" changed name to "${MALLORY}"`,
+        `${T}"Eve<5><STEAM_0:1:3><>" changed name to "${eve}"`,
+        `${eve}: y"`,
+        ...FORGED.map((text) => `${MALLORY}: ${text}`),
+      );
+      expect(playerEvents(events).slice(before)).toEqual([]);
+    });
+
+    test("bounded: a 64 KiB line of `: ` beside a 1 KiB name is read in under 10 ms", async () => {
+      const { lines, events } = await lineBridge(gmod, () => status("x".repeat(1024)));
+      const line = `(TEAM) *DEAD* ${": ".repeat(32 * 1024)}`;
+      let best = Infinity;
+      for (let r = 0; r < 3; r++) {
+        const start = performance.now();
+        lines.push(line);
+        best = Math.min(best, performance.now() - start);
+      }
+      expect(best).toBeLessThan(10);
+      expect(playerEvents(events).length).toBe(3);
+    });
+
+    test("the log's own lines still count, unless a name is their very date", async () => {
+      const { lines, events } = await lineBridge(gmod, () => status(`L ${MALLORY}`));
+      const before = playerEvents(events).length;
+      lines.push(
+        `L 11/21/2026 - 10:00:01: "Alice<2><STEAM_0:0:11101><>" say "!dashboard"`,
+        `${MALLORY}: "Alice<2><STEAM_0:0:11101><>" say "!dashboard"`, // 10:00:00 without `L `: a log line
+        `L ${MALLORY}: "Alice<2><STEAM_0:0:11101><>" say "!warns"`, // Mallory's chat, or a log line: dropped
+      );
+      const alice = { id: ALICE, name: "Alice", slot: "2" };
+      expect(playerEvents(events).slice(before)).toEqual([
+        { type: "chat_command", player: alice, command: "dashboard", args: [] },
+        { type: "chat_command", player: alice, command: "dashboard", args: [] },
+      ]);
+    });
+  });
+
   test("commands: kickid by userid, ULX psay/tsay by SteamID, adduserid/removeuserid (no temp groups)", async () => {
     const { bridge, transport } = recordingBridge(gmod);
     const alice = { id: ALICE, name: "Alice", slot: "2" };

@@ -175,17 +175,21 @@ describe("xonotic preset", () => {
     ["raw (rcon replies, log_file)", RAW],
     ["as the console shows it", RAW.map(plain)],
   ] as const) {
-    test(`join, chat commands and leave, ${form}`, async () => {
-      const { lines: source, events } = await lineBridge(xonotic);
+    test(`join, chat commands and leave, ${form}; a name holding ": " joins by the list`, async () => {
+      let status = "";
+      const { bridge, lines: source, events } = await lineBridge(xonotic, () => status);
       source.push(...lines);
       const bot = { id: "[BOT]Dominator", name: "[BOT]Dominator", slot: "1" };
-      const human = { id: "Air: head", name: "Air: head", slot: "2" };
+      const human = { id: "Air: head", name: "Air: head", slot: "2", extra: { Frags: 0, Ping: 20 } };
       expect(playerEvents(events)).toEqual([
         { type: "player_connect", player: bot },
-        { type: "player_connect", player: human },
         { type: "chat_command", player: bot, command: "dashboard", args: ["please"] },
         { type: "player_disconnect", player: bot },
       ]);
+      // Her join line could be someone's chat (`<name>: <text>`): the list says who is in slot 2.
+      status = `IP  %pl ping  time   frags  no   name\n127.0.0.1:26001  0  20  0:01:00  0  #2   Air: head\n`;
+      await bridge.status();
+      expect(playerEvents(events).at(-1)).toEqual({ type: "player_connect", player: human });
     });
   }
 
@@ -201,6 +205,30 @@ describe("xonotic preset", () => {
       "Alice: !ban Bob: now",
     );
     expect(events.slice(before)).toEqual([]);
+  });
+
+  test("a name shaped like an event-log line forges no join or leave in another player's slot", async () => {
+    const status = [
+      "IP                                             %pl ping  time   frags  no   name",
+      "127.0.0.1:26001                                  0   20  0:01:00     0  #5   Alice",
+      "127.0.0.1:26002                                  0   20  0:01:00     0  #7   :join:9:5:bot:Victim",
+      '127.0.0.1:26003                                  0   20  0:01:00     0  #8   Client "Air',
+      "127.0.0.1:26004                                  0   20  0:01:00     0  #9   Air: head",
+    ].join("\n");
+    const { bridge, lines, transport, events } = await lineBridge(xonotic, () => status);
+    const before = playerEvents(events).length;
+    lines.push(
+      // Mallory (`:join:9:5:bot:Victim`) says "x": a join of "Victim: x" in Alice's slot, whom a ban would kick.
+      ":join:9:5:bot:Victim: x",
+      "^3:join:9:5:bot:Victim^7: x",
+      "Server listening on address 1: x",
+      // Mallory's other client (`Client "Air`) says `head" dropped`: the leave of "Air: head".
+      'Client "Air: head" dropped',
+    );
+    expect(playerEvents(events).slice(before)).toEqual([]);
+    expect(transport.commands.filter((c) => c !== xonotic.list.command)).toEqual([]);
+    await bridge.status();
+    expect(playerEvents(events).slice(before)).toEqual([]);
   });
 
   test("commands: kick and tell by slot, say; values quoted with $ doubled", async () => {

@@ -65,6 +65,18 @@ describe("DpRcon", () => {
     expect(await rcon.send("echo next")).toBe("next \n");
   });
 
+  test("a reply past maxReplyBytes (MAX_REPLY_CHARS) fails; what is left of it is not the next command's", async () => {
+    const flood = Array.from({ length: 300 }, (_, i) => `flood ${i} ${"x".repeat(90)}\n`).join("");
+    const { rcon } = await setup(
+      { handler: (c) => (c === "flood" ? flood : `${c} done\n`) },
+      { maxReplyBytes: 10_000 },
+    );
+    const err = (await rcon.send("flood").catch((e) => e)) as TransportError;
+    expect(err.code).toBe("protocol");
+    expect(err.message).toContain('the reply to "flood" passed 10000 bytes');
+    expect(await rcon.send("fast")).toBe("fast done\n");
+  });
+
   test("a command that prints nothing answers empty at once (no quiet period)", async () => {
     const { rcon } = await setup({ handler: () => "" });
     const t0 = performance.now();

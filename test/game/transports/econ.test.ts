@@ -4,7 +4,8 @@
  * reply that never ends. What every transport shares is in conformance.test.ts.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { Econ, MAX_COMMAND_BYTES, MAX_REPLY_CHARS } from "../../../lib/game/transports/econ.ts";
+import { Econ, MAX_COMMAND_BYTES } from "../../../lib/game/transports/econ.ts";
+import { MAX_REPLY_CHARS } from "../../../lib/game/transports/transport.ts";
 import type { TransportError } from "../../../lib/game/transports/transport.ts";
 import { until } from "../../support/until.ts";
 import { FakeEconServer } from "./fake-econ-server.ts";

@@ -82,6 +82,18 @@ describe("Q3Rcon", () => {
     expect(fake.datagramsSent).toBeGreaterThan(120);
   });
 
+  test("a reply past maxReplyBytes (MAX_REPLY_CHARS) fails; what is left of it is dropped before the next reply", async () => {
+    const flood = Array.from({ length: 300 }, (_, i) => `flood ${i} ${"x".repeat(90)}\n`).join("");
+    const { rcon } = await setup(
+      { handler: (c) => (c === "flood" ? flood : `${c} done\n`) },
+      { maxReplyBytes: 10_000 },
+    );
+    const err = (await rcon.send("flood").catch((e) => e)) as TransportError;
+    expect(err.code).toBe("protocol");
+    expect(err.message).toContain('the reply to "flood" passed 10000 bytes');
+    expect(await rcon.send("fast")).toBe("fast done\n");
+  });
+
   test("concurrent sends are serialised, each getting its own reply", async () => {
     const { rcon } = await setup({ handler: (c) => `said ${c}\n` });
     expect(await Promise.all(["say a", "say b", "say c"].map((c) => rcon.send(c)))).toEqual([

@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { Buffer } from "node:buffer";
+import * as net from "node:net";
 import { type Clock, ManualClock, systemClock } from "../../../lib/clock.ts";
 import { memoryLogger } from "../../../lib/log.ts";
 import { SourceRcon, type SourceRconOptions } from "../../../lib/game/transports/source-rcon.ts";
-import type { TransportError, TransportState } from "../../../lib/game/transports/transport.ts";
+import { MAX_REPLY_CHARS, type TransportError, type TransportState } from "../../../lib/game/transports/transport.ts";
 import { FakeSourceRconServer, type FakeSourceRconOptions } from "./fake-source-rcon-server.ts";
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -143,6 +145,17 @@ for (const dialect of ["source", "minecraft"] as const) {
       expect(fake.commands).toHaveLength(1);
     });
 
+    test("a reply past MAX_REPLY_CHARS fails with a clear error; the connection is reset for the next command", async () => {
+      const flood = "A".repeat(MAX_REPLY_CHARS + 4096);
+      const { fake, rcon } = await setup({ dialect, handler: (c) => (c === "flood" ? flood : handler("")(c)) });
+      const err = (await rcon.send("flood", { timeoutMs: 20_000 }).catch((e) => e)) as TransportError;
+      expect(err.code).toBe("protocol");
+      expect(err.message).toContain(`the reply to "flood" passed ${MAX_REPLY_CHARS} bytes`);
+      // What was left of the flood went with the old connection: the next reply is the next command's own.
+      expect(await rcon.send("echo next")).toBe("next");
+      expect(fake.connections).toBe(2);
+    }, 30_000);
+
     test("close() fails queued and in-flight commands", async () => {
       const { fake, rcon } = await setup({ dialect, handler: handler("") });
       const states: TransportState[] = [];
@@ -170,6 +183,38 @@ describe("SourceRcon (source dialect specifics)", () => {
     const { rcon } = await setup({ dialect: "source", writeMode: "split", maxBody: 700, handler: handler(big) });
     expect(await rcon.send("big")).toBe(big);
   });
+
+  test("a server that answers one command with packet after packet of 1 MiB is cut off at MAX_REPLY_CHARS", async () => {
+    const frame = (id: number, type: number, body: Buffer) => {
+      const head = Buffer.alloc(12);
+      head.writeInt32LE(body.length + 10, 0);
+      head.writeInt32LE(id, 4);
+      head.writeInt32LE(type, 8);
+      return Buffer.concat([head, body, Buffer.from([0, 0])]);
+    };
+    // Answers auth, then the command with 64 packets just under the reader's 1 MiB limit each, and no end.
+    const server = net.createServer((s) => {
+      let buf = Buffer.alloc(0);
+      s.on("data", (c: Buffer) => {
+        buf = Buffer.concat([buf, c]);
+        while (buf.length >= 4 && buf.length >= 4 + buf.readInt32LE(0)) {
+          const [id, type] = [buf.readInt32LE(4), buf.readInt32LE(8)];
+          buf = buf.subarray(4 + buf.readInt32LE(0));
+          if (type === 3) s.write(frame(id, 2, Buffer.alloc(0)));
+          else if (type === 2) for (let i = 0; i < 64; i++) s.write(frame(id, 0, Buffer.alloc(1024 * 1024 - 16, 0x41)));
+        }
+      });
+      s.on("error", () => {});
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    cleanups.push(() => new Promise((r) => server.close(() => r())));
+    const port = (server.address() as net.AddressInfo).port;
+    const rcon = new SourceRcon({ host: "127.0.0.1", port, password: "x", timeoutMs: 20_000 });
+    cleanups.push(() => rcon.close());
+    const err = (await rcon.send("status").catch((e) => e)) as TransportError;
+    expect(err.code).toBe("protocol");
+    expect(err.message).toContain(`passed ${MAX_REPLY_CHARS} bytes`);
+  }, 30_000);
 
   test("idle-period end detection, for servers that mishandle the terminator packet", async () => {
     const big = bigText();

@@ -73,9 +73,15 @@ export const groups: Feature = (agent) => {
     }
   };
 
+  // One player's failure (their console, the store) is theirs alone: the round goes on with the next.
+  const syncOrLog = (player: GamePlayer, catalogueNow: Group[]) =>
+    sync(player, catalogueNow).catch((e: unknown) => {
+      if (!agent.scheduler.signal.aborted) log.warn(`group sync of ${player.name} failed: ${(e as Error).message}`);
+    });
+
   agent.events.on("hub_ply_initialized", async ({ player }) => {
     const list = await allGroups();
-    if (list) await sync(player, list);
+    if (list) await syncOrLog(player, list);
   });
 
   agent.job(
@@ -86,7 +92,7 @@ export const groups: Feature = (agent) => {
       if (!list) return;
       const online = [...agent.players.values()].filter((p) => agent.users.get(p.id));
       const windowMs = agent.deps.once ? 0 : intervalMs * SPREAD_SHARE;
-      await spread(online, windowMs, (p) => sync(p, list), clock, agent.scheduler.signal);
+      await spread(online, windowMs, (p) => syncOrLog(p, list), clock, agent.scheduler.signal);
     },
     false,
     { fixedRate: true },

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { groups } from "../../lib/features/groups.ts";
 import { SEED_IDS } from "../../lib/sandbox/seed.ts";
+import type { GamePlayer } from "../../lib/game/bridge.ts";
 import type { SimAction } from "../../lib/game/sim.ts";
 import { harness, until, type Harness } from "./harness.ts";
 
@@ -99,6 +100,34 @@ describe("group sync (rule 7)", () => {
     await join(carol);
     expect(setGroups(carol.id)).toHaveLength(1); // not applied (nor announced) again
     expect(messagesTo(carol.id)).toHaveLength(1);
+  });
+});
+
+describe("group sync: one player's trouble is theirs alone", () => {
+  test("one player whose groups can't be read every round: the players after them are still synced", async () => {
+    h = await harness({ features: [groups] });
+    await h.agent.start();
+    await join(alice); // no active group (her VIP ended in 2024)
+    await join(carol); // superadmin
+    expect(h.sim.groupsOf(carol.id)).toEqual(["superadmin"]);
+    // Reading Alice's groups from the game fails every time (a console that times out on her).
+    const real = h.sim.playerGroups.bind(h.sim);
+    h.sim.playerGroups = async (p: GamePlayer) => {
+      if (p.id === alice.id) throw new Error("console: no reply");
+      return real(p);
+    };
+    const owner = h.sb.state.addGroup({ name: "Owner", permission_level: 200 });
+    h.sb.state.addMapping(owner.id, "owner", null);
+    for (const user of [SEED_IDS.users.alice, SEED_IDS.users.carol])
+      h.sb.state.addMembership({ user_id: user, group_id: owner.id, serverbundle_id: h.sb.bundleId });
+    // Two rounds, each spreading its players over 270 s of the clock: Alice first, then Carol.
+    for (let j = 0; j < 40; j++) {
+      await h.clock.advance(15_000);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await until(() => h.sim.groupsOf(carol.id)[0] === "owner", "Carol's owner group", 1000).catch(() => {});
+    expect(h.sim.groupsOf(carol.id)).toEqual(["owner"]);
+    expect(h.logger.lines.some((l) => l.msg === "group sync of Alice failed: console: no reply")).toBe(true);
   });
 });
 

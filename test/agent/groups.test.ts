@@ -131,6 +131,48 @@ describe("group sync: one player's trouble is theirs alone", () => {
   });
 });
 
+describe("group sync on a game that cannot tell a player's groups", () => {
+  /** Alice holds VIP and Moderator at VyHub; the game's `n`th group command fails once (a timeout, a restart). */
+  async function failingCommand(n: number) {
+    h = await harness({ features: [groups], sim: { multiGroup: true } });
+    Object.assign(h.sim, { playerGroups: undefined }); // as every preset bridge: the agent remembers what it applied
+    for (const group of [G.vip, G.moderator])
+      h.sb.state.addMembership({ user_id: SEED_IDS.users.alice, group_id: group, serverbundle_id: h.sb.bundleId });
+    const real = h.sim.setGroup.bind(h.sim);
+    let calls = 0;
+    h.sim.setGroup = async (p: GamePlayer, g: string, op: "add" | "remove", s?: number) => {
+      if (++calls === n) throw new Error("console: no reply");
+      return real(p, g, op, s);
+    };
+    await h.agent.start();
+    await join(alice);
+  }
+
+  test("a group given just before a failed command is taken back when VyHub ends it", async () => {
+    await failingCommand(2);
+    expect(h.sim.groupsOf(alice.id)).toEqual(["moderator", "vip"]); // the second command (operator) failed
+    h.sim.leave(alice.id);
+    await h.idle();
+    // While she is away, VyHub ends every membership she has (expired, or revoked on the web).
+    for (const group of [G.vip, G.moderator]) endMembership(SEED_IDS.users.alice, group);
+    await join(alice);
+    expect(h.sim.groupsOf(alice.id)).toEqual([]);
+  });
+
+  test("a failed command doesn't stop the rest of the change; it is sent again at the next round", async () => {
+    await failingCommand(1);
+    expect(h.sim.groupsOf(alice.id)).toEqual(["operator", "vip"]); // the first add (moderator) failed, not the rest
+    await h.clock.advance(300_000);
+    await until(() => h.sim.groupsOf(alice.id).includes("moderator"), "the moderator add sent again");
+    expect([...h.sim.groupsOf(alice.id)].sort()).toEqual(["moderator", "operator", "vip"]);
+    expect(messagesTo(alice.id).sort()).toEqual([
+      "You were added to the group moderator.",
+      "You were added to the group operator.",
+      "You were added to the group vip.",
+    ]);
+  });
+});
+
 describe("in-game group changes (rule 8)", () => {
   async function online() {
     h = await harness({ features: [groups], sim: { multiGroup: true } });

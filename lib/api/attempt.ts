@@ -192,7 +192,7 @@ function validate<T>(
       ...(item.id ? { id: item.id } : {}),
     });
   }
-  if (parsed.success) return ok(status, parsed.output, responseHeaders);
+  if (parsed.success) return ok(status, parsed.output, responseHeaders, skipped.length);
   const issue = parsed.issues[0];
   const field = v.getDotPath(issue) ?? "(body)";
   const message = ctx.clean(truncate(`${field}: ${issue.message}`));

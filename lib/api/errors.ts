@@ -14,7 +14,9 @@ export type ApiError =
   /** `status` is the HTTP status the unreadable body came with. */
   | { kind: "InvalidResponse"; endpoint: string; field: string; message: string; status?: number };
 
-export type ApiResult<T> = { ok: true; status: number; value: T; headers: Headers } | { ok: false; error: ApiError };
+export type ApiResult<T> =
+  /** `skipped`: how many unreadable list items were left out of `value` (lenient.ts); absent when none. */
+  { ok: true; status: number; value: T; headers: Headers; skipped?: number } | { ok: false; error: ApiError };
 
 /**
  * Default cap on a response body (api.max_response_bytes): 16 MiB holds a ban list of some 20,000 active bans; a

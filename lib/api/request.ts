@@ -75,8 +75,8 @@ export function outcomeOf(result: ApiResult<unknown>): RequestOutcome {
   }
 }
 
-export function ok<T>(status: number, value: T, headers: Headers): ApiResult<T> {
-  return { ok: true, status, value, headers };
+export function ok<T>(status: number, value: T, headers: Headers, skipped = 0): ApiResult<T> {
+  return { ok: true, status, value, headers, ...(skipped ? { skipped } : {}) };
 }
 export function fail<T>(error: ApiError): ApiResult<T> {
   return { ok: false, error };

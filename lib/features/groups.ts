@@ -42,11 +42,18 @@ export const groups: Feature = (agent) => {
     const wanted = ingameGroups(res.value, agent.bundleId, bridge.caps.multiGroup);
     const current = await applier.current(player);
     const diff = groupDiff(current, wanted, knownGroupNames(catalogueNow, agent.bundleId));
-    const add = [...new Set([...diff.add, ...applier.retries(player, wanted)])];
-    const remove = diff.remove;
-    if (!add.length && !remove.length) return;
+    let add = [...new Set([...diff.add, ...applier.retries(player, wanted)])];
+    let remove = diff.remove;
     // A single-group game replaces the group when one is set: then adding the new one is the whole change.
     const replaces = !bridge.caps.multiGroup && add.length > 0;
+    // Unreadable items were left out of the answer: a group missing from it may still be the player's. Nothing is
+    // taken away then; a single-group game's add would replace the group held, so it waits too.
+    if (res.skipped && remove.length) {
+      log.info(`${player.name}: ${remove.join(", ")} kept, VyHub's answer had unreadable groups`);
+      if (replaces) add = [];
+      remove = [];
+    }
+    if (!add.length && !remove.length) return;
     const { added, removed } = await applier.apply(player, add, remove, replaces);
     if (!added.length && !removed.length) return;
     log.info(`${player.name}: groups ${[...added.map((g) => `+${g}`), ...removed.map((g) => `-${g}`)].join(" ")}`);

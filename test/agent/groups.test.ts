@@ -103,6 +103,52 @@ describe("group sync (rule 7)", () => {
   });
 });
 
+describe("group sync on an answer with unreadable groups", () => {
+  /** A group as GET /user/<id>/group sends it; `unreadable`: in a shape this build can't read (a newer service). */
+  function answered(id: string, unreadable = false) {
+    const g = h.sb.state.groups.get(id)!;
+    const mappings = g.mappings.map((m) => ({ id: m.id, name: m.name, serverbundle_id: m.serverbundle_id }));
+    const level = unreadable ? { value: g.permission_level } : g.permission_level;
+    return { id: g.id, name: g.name, permission_level: level, color: "white", properties: {}, mappings };
+  }
+  /** Carol's next group answer: her Admin group unreadable, then `others`. */
+  function adminUnreadable(...others: string[]) {
+    const body = [answered(G.admin, true), ...others.map((id) => answered(id))];
+    h.sb.control.failNext({ method: "GET", path: `/user/${SEED_IDS.users.carol}/group` }, 1, 200, body);
+  }
+  async function nextRound() {
+    const asked = () => h.sb.control.requests({ method: "GET", path: `/user/${SEED_IDS.users.carol}/group` }).length;
+    const before = asked();
+    await h.clock.advance(300_000);
+    await until(() => asked() > before, "the next group sync");
+    await h.idle();
+  }
+
+  test("single-group game: the admin whose group could not be read keeps it", async () => {
+    h = await harness({ features: [groups] });
+    h.sb.state.addMembership({ user_id: SEED_IDS.users.carol, group_id: G.moderator, serverbundle_id: h.sb.bundleId });
+    await h.agent.start();
+    await join(carol);
+    expect(h.sim.groupsOf(carol.id)).toEqual(["superadmin"]);
+    adminUnreadable(G.moderator);
+    await nextRound();
+    expect(h.sim.groupsOf(carol.id)).toEqual(["superadmin"]);
+    expect(messagesTo(carol.id)).toEqual(["Your group has been changed to superadmin."]);
+    expect(h.logger.lines.map((l) => l.msg)).toContain("Carol: superadmin kept, VyHub's answer had unreadable groups");
+  });
+
+  test("multi-group game: nothing is taken away, a new group is still given", async () => {
+    h = await harness({ features: [groups], sim: { multiGroup: true } });
+    await h.agent.start();
+    await join(carol);
+    expect(h.sim.groupsOf(carol.id)).toEqual(["superadmin"]);
+    h.sb.state.addMembership({ user_id: SEED_IDS.users.carol, group_id: G.vip, serverbundle_id: h.sb.bundleId });
+    adminUnreadable(G.vip);
+    await nextRound();
+    expect([...h.sim.groupsOf(carol.id)].sort()).toEqual(["superadmin", "vip"]);
+  });
+});
+
 describe("group sync: one player's trouble is theirs alone", () => {
   test("one player whose groups can't be read every round: the players after them are still synced", async () => {
     h = await harness({ features: [groups] });

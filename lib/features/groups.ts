@@ -114,9 +114,13 @@ async function captureChange(
   const user = await agent.users.ensure(e.player);
   if (!user) return log.warn(`group change of ${e.player.name} not recorded: the player's user is unknown`);
   const initiator = e.by && (await agent.users.ensure(e.by));
+  const what = `${e.op === "add" ? "+" : "-"}${group.name} for ${e.player.name}${e.by ? ` by ${e.by.name}` : ""}`;
+  // Without morph_user_id the service takes the change with the server's own rights, not the initiator's.
+  if (e.by && !initiator) {
+    return log.warn(`membership ${what} not recorded: ${e.by.name}'s VyHub user could not be looked up`);
+  }
   const morph = initiator ? { morphUserId: initiator.id } : undefined;
   const bundle = agent.bundleId;
-  const what = `${e.op === "add" ? "+" : "-"}${group.name} for ${e.player.name}${initiator ? ` by ${e.by?.name}` : ""}`;
 
   if (e.op === "add") {
     const now = clock.now();

@@ -264,6 +264,19 @@ describe("in-game group changes (rule 8)", () => {
     );
   });
 
+  test("an initiator whose VyHub user can't be looked up: nothing is sent with the server's rights instead", async () => {
+    await online();
+    const bob = SEED_IDS.steamid64.bob; // a player with in-game rights, not online (or not yet looked up)
+    h.sb.control.failNext({ method: "GET", path: `/user/${bob}` }, 1, 503);
+    h.sim.groupChange(alice.id, "superadmin", "add", { byId: bob });
+    await until(() => h.logger.lines.some((l) => /membership/.test(l.msg)), "the change handled");
+    await h.idle();
+    expect(posts()).toEqual([]);
+    expect(h.logger.lines.map((l) => l.msg)).toContain(
+      `membership +Admin for Alice by ${bob} not recorded: ${bob}'s VyHub user could not be looked up`,
+    );
+  });
+
   test("multi-group removal ends the group's membership in one by-group DELETE, nothing listed", async () => {
     await online();
     const m = h.sb.state.addMembership({

@@ -1,5 +1,6 @@
 /**
- * Group sync (rule 7) and capture of in-game group changes (rule 8): the I/O around groups-diff.ts.
+ * Group sync (rule 7) and capture of in-game group changes (rule 8): the I/O around groups-diff.ts. Off where
+ * players are known only by name (the bridge's caps.identity "name").
  */
 import { describeError, type Group } from "../api/client.ts";
 import type { FeatureContext } from "../feature.ts";
@@ -16,6 +17,10 @@ export const groups: Feature = (agent) => {
   const { api, bridge, clock, config, logger, store } = agent.deps;
   const log = logger.withTag("groups");
   const intervalMs = config.intervals.groups * 1000;
+  // Known by a name anyone can take: a VyHub user's groups would go to whoever joins under that name, and a change
+  // made in game would be recorded for whoever owns it at VyHub.
+  if (bridge.caps.identity === "name")
+    return log.info("group sync is off: players here are only a name anyone can take");
 
   // GET /group/ once per interval at most: every sync and every captured change needs the mappings.
   let catalogue: { at: number; list: Group[] } | undefined;

@@ -149,6 +149,24 @@ describe("group sync on an answer with unreadable groups", () => {
   });
 });
 
+describe("players known only by name (OpenArena, Xonotic, Teeworlds, OpenTTD, …)", () => {
+  test("group sync is off: whoever takes a VyHub user's name gets none of their groups, records none", async () => {
+    h = await harness({ features: [groups], sim: { identity: "name", userType: "CENTRAL", multiGroup: true } });
+    // "Boss" is a CENTRAL user at VyHub with the Admin group (mapped "superadmin").
+    const boss = h.sb.state.addUser({ identifier: "Boss", type: "CENTRAL" });
+    h.sb.state.addMembership({ user_id: boss.id, group_id: G.admin, serverbundle_id: h.sb.bundleId });
+    await h.agent.start();
+    await join({ id: "Boss", name: "Boss" }); // anyone can join calling themselves Boss
+    h.sim.groupChange("Boss", "vip", "add");
+    await h.clock.advance(300_000);
+    await h.idle();
+    expect(h.sim.groupsOf("Boss")).toEqual(["vip"]); // only what was done in game
+    expect(h.sb.control.requests({ method: "POST", path: /\/membership$/ })).toEqual([]);
+    const said = h.logger.lines.filter((l) => l.msg.startsWith("group sync is off"));
+    expect(said.map((l) => l.msg)).toEqual(["group sync is off: players here are only a name anyone can take"]);
+  });
+});
+
 describe("group sync: one player's trouble is theirs alone", () => {
   test("one player whose groups can't be read every round: the players after them are still synced", async () => {
     h = await harness({ features: [groups] });

@@ -89,7 +89,8 @@ export function keyHelp(game: GameVocabulary): Record<string, string> {
     "http.allow_remote":
       "allow http.listen on an address other than loopback: the page and metrics have no password; off by default",
     "intervals.status": "seconds between status updates (spec: 60)",
-    "intervals.groups": "seconds between group syncs of online players (spec: 300)",
+    "intervals.groups":
+      "seconds between group syncs of online players (spec: 300); group sync is off where players are known only by name (openarena)",
     "intervals.bans": "seconds between ban-list refreshes (spec: 60)",
     "intervals.queues": "seconds between ban/unban/reward queue rounds (spec: about 60)",
     "intervals.playtime": "seconds between playtime reports (spec: 3600)",

@@ -1,21 +1,26 @@
 /**
- * Group sync (rule 7) and capture of in-game group changes (rule 8): the I/O around groups-diff.ts.
+ * Group sync (rule 7) and capture of in-game group changes (rule 8): the I/O around groups-diff.ts. Off where
+ * players are known only by name (the bridge's caps.identity "name").
  */
 import { describeError, type Group } from "../api/client.ts";
 import type { FeatureContext } from "../feature.ts";
 import type { GamePlayer } from "../game/bridge.ts";
-import { appliedGroupsCache, knownGroups } from "../players/groups.ts";
 import type { Clock } from "../clock.ts";
 import type { Feature } from "../feature.ts";
+import { groupApplier } from "./groups-apply.ts";
 import { groupByIngameName, groupDiff, ingameGroups, knownGroupNames } from "./groups-diff.ts";
 
 /** A round spreads its per-player requests over this share of the interval, leaving slack before the next. */
 const SPREAD_SHARE = 0.9;
 
 export const groups: Feature = (agent) => {
-  const { api, bridge, clock, config, logger, messages, store } = agent.deps;
+  const { api, bridge, clock, config, logger, store } = agent.deps;
   const log = logger.withTag("groups");
   const intervalMs = config.intervals.groups * 1000;
+  // Known by a name anyone can take: a VyHub user's groups would go to whoever joins under that name, and a change
+  // made in game would be recorded for whoever owns it at VyHub.
+  if (bridge.caps.identity === "name")
+    return log.info("group sync is off: players here are only a name anyone can take");
 
   // GET /group/ once per interval at most: every sync and every captured change needs the mappings.
   let catalogue: { at: number; list: Group[] } | undefined;
@@ -30,19 +35,7 @@ export const groups: Feature = (agent) => {
     return res.value;
   };
 
-  // For games that cannot tell a player's groups, what the agent applied (persisted across restarts).
-  const appliedCache = appliedGroupsCache(store);
-  let applied: Record<string, string[]> | undefined;
-  const appliedGroups = async () => (applied ??= (await appliedCache.get())?.data ?? {});
-  const currentGroups = (player: GamePlayer) => knownGroups(bridge, player, appliedGroups);
-  const remember = async (player: GamePlayer, now: string[]) => {
-    if (bridge.playerGroups) return;
-    const all = await appliedGroups();
-    // No group is what a player not listed has: the list holds only players who hold a group the agent gave.
-    if (now.length) all[player.id] = now;
-    else delete all[player.id];
-    await appliedCache.set(all);
-  };
+  const applier = groupApplier(bridge, store, log);
 
   const sync = async (player: GamePlayer, catalogueNow: Group[]) => {
     const user = agent.users.get(player.id);
@@ -52,30 +45,35 @@ export const groups: Feature = (agent) => {
     const res = await api.getUserGroups(user.id, agent.bundleId);
     if (!res.ok) return log.warn(`groups of ${player.name} not fetched: ${describeError(res.error)}`);
     const wanted = ingameGroups(res.value, agent.bundleId, bridge.caps.multiGroup);
-    const current = await currentGroups(player);
-    const { add, remove } = groupDiff(current, wanted, knownGroupNames(catalogueNow, agent.bundleId));
-    if (!add.length && !remove.length) return;
+    const current = await applier.current(player);
+    const diff = groupDiff(current, wanted, knownGroupNames(catalogueNow, agent.bundleId));
+    let add = [...new Set([...diff.add, ...applier.retries(player, wanted)])];
+    let remove = diff.remove;
     // A single-group game replaces the group when one is set: then adding the new one is the whole change.
     const replaces = !bridge.caps.multiGroup && add.length > 0;
-    for (const group of replaces ? [] : remove) {
-      await bridge.setGroup(player, group, "remove");
+    // Unreadable items were left out of the answer: a group missing from it may still be the player's. Nothing is
+    // taken away then; a single-group game's add would replace the group held, so it waits too.
+    if (res.skipped && remove.length) {
+      log.info(`${player.name}: ${remove.join(", ")} kept, VyHub's answer had unreadable groups`);
+      if (replaces) add = [];
+      remove = [];
     }
-    for (const group of add) {
-      await bridge.setGroup(player, group, "add");
-    }
-    await remember(player, replaces ? add : [...current.filter((g) => !remove.includes(g)), ...add]);
-    log.info(`${player.name}: groups ${[...add.map((g) => `+${g}`), ...remove.map((g) => `-${g}`)].join(" ")}`);
-    const say = (text: string) => bridge.caps.privateMessage && bridge.message(player, text);
-    if (!bridge.caps.multiGroup && add[0]) await say(messages.t("group.changed", { group: add[0] }));
-    else {
-      for (const group of add) await say(messages.t("group.added", { group }));
-      for (const group of remove) await say(messages.t("group.removed", { group }));
-    }
+    if (!add.length && !remove.length) return;
+    const { added, removed } = await applier.apply(player, add, remove, replaces);
+    if (!added.length && !removed.length) return;
+    log.info(`${player.name}: groups ${[...added.map((g) => `+${g}`), ...removed.map((g) => `-${g}`)].join(" ")}`);
+    await tell(agent, player, added, removed);
   };
+
+  // One player's failure (their console, the store) is theirs alone: the round goes on with the next.
+  const syncOrLog = (player: GamePlayer, catalogueNow: Group[]) =>
+    sync(player, catalogueNow).catch((e: unknown) => {
+      if (!agent.scheduler.signal.aborted) log.warn(`group sync of ${player.name} failed: ${(e as Error).message}`);
+    });
 
   agent.events.on("hub_ply_initialized", async ({ player }) => {
     const list = await allGroups();
-    if (list) await sync(player, list);
+    if (list) await syncOrLog(player, list);
   });
 
   agent.job(
@@ -86,7 +84,7 @@ export const groups: Feature = (agent) => {
       if (!list) return;
       const online = [...agent.players.values()].filter((p) => agent.users.get(p.id));
       const windowMs = agent.deps.once ? 0 : intervalMs * SPREAD_SHARE;
-      await spread(online, windowMs, (p) => sync(p, list), clock, agent.scheduler.signal);
+      await spread(online, windowMs, (p) => syncOrLog(p, list), clock, agent.scheduler.signal);
     },
     false,
     { fixedRate: true },
@@ -96,6 +94,16 @@ export const groups: Feature = (agent) => {
     await captureChange(agent, e, await allGroups());
   });
 };
+
+/** Tells the player what group sync changed (rule 7), where the game can message one player. */
+async function tell(agent: FeatureContext, player: GamePlayer, added: string[], removed: string[]) {
+  const { bridge, messages } = agent.deps;
+  if (!bridge.caps.privateMessage) return;
+  const say = (text: string) => bridge.message(player, text);
+  if (!bridge.caps.multiGroup && added[0]) return say(messages.t("group.changed", { group: added[0] }));
+  for (const group of added) await say(messages.t("group.added", { group }));
+  for (const group of removed) await say(messages.t("group.removed", { group }));
+}
 
 /** Rule 8: an admin changed a group in game; record it as a membership (or end one) at the service. */
 async function captureChange(
@@ -111,9 +119,13 @@ async function captureChange(
   const user = await agent.users.ensure(e.player);
   if (!user) return log.warn(`group change of ${e.player.name} not recorded: the player's user is unknown`);
   const initiator = e.by && (await agent.users.ensure(e.by));
+  const what = `${e.op === "add" ? "+" : "-"}${group.name} for ${e.player.name}${e.by ? ` by ${e.by.name}` : ""}`;
+  // Without morph_user_id the service takes the change with the server's own rights, not the initiator's.
+  if (e.by && !initiator) {
+    return log.warn(`membership ${what} not recorded: ${e.by.name}'s VyHub user could not be looked up`);
+  }
   const morph = initiator ? { morphUserId: initiator.id } : undefined;
   const bundle = agent.bundleId;
-  const what = `${e.op === "add" ? "+" : "-"}${group.name} for ${e.player.name}${initiator ? ` by ${e.by?.name}` : ""}`;
 
   if (e.op === "add") {
     const now = clock.now();

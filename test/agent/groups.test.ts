@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { groups } from "../../lib/features/groups.ts";
 import { SEED_IDS } from "../../lib/sandbox/seed.ts";
+import type { GamePlayer } from "../../lib/game/bridge.ts";
 import type { SimAction } from "../../lib/game/sim.ts";
 import { harness, until, type Harness } from "./harness.ts";
 
@@ -102,6 +103,140 @@ describe("group sync (rule 7)", () => {
   });
 });
 
+describe("group sync on an answer with unreadable groups", () => {
+  /** A group as GET /user/<id>/group sends it; `unreadable`: in a shape this build can't read (a newer service). */
+  function answered(id: string, unreadable = false) {
+    const g = h.sb.state.groups.get(id)!;
+    const mappings = g.mappings.map((m) => ({ id: m.id, name: m.name, serverbundle_id: m.serverbundle_id }));
+    const level = unreadable ? { value: g.permission_level } : g.permission_level;
+    return { id: g.id, name: g.name, permission_level: level, color: "white", properties: {}, mappings };
+  }
+  /** Carol's next group answer: her Admin group unreadable, then `others`. */
+  function adminUnreadable(...others: string[]) {
+    const body = [answered(G.admin, true), ...others.map((id) => answered(id))];
+    h.sb.control.failNext({ method: "GET", path: `/user/${SEED_IDS.users.carol}/group` }, 1, 200, body);
+  }
+  async function nextRound() {
+    const asked = () => h.sb.control.requests({ method: "GET", path: `/user/${SEED_IDS.users.carol}/group` }).length;
+    const before = asked();
+    await h.clock.advance(300_000);
+    await until(() => asked() > before, "the next group sync");
+    await h.idle();
+  }
+
+  test("single-group game: the admin whose group could not be read keeps it", async () => {
+    h = await harness({ features: [groups] });
+    h.sb.state.addMembership({ user_id: SEED_IDS.users.carol, group_id: G.moderator, serverbundle_id: h.sb.bundleId });
+    await h.agent.start();
+    await join(carol);
+    expect(h.sim.groupsOf(carol.id)).toEqual(["superadmin"]);
+    adminUnreadable(G.moderator);
+    await nextRound();
+    expect(h.sim.groupsOf(carol.id)).toEqual(["superadmin"]);
+    expect(messagesTo(carol.id)).toEqual(["Your group has been changed to superadmin."]);
+    expect(h.logger.lines.map((l) => l.msg)).toContain("Carol: superadmin kept, VyHub's answer had unreadable groups");
+  });
+
+  test("multi-group game: nothing is taken away, a new group is still given", async () => {
+    h = await harness({ features: [groups], sim: { multiGroup: true } });
+    await h.agent.start();
+    await join(carol);
+    expect(h.sim.groupsOf(carol.id)).toEqual(["superadmin"]);
+    h.sb.state.addMembership({ user_id: SEED_IDS.users.carol, group_id: G.vip, serverbundle_id: h.sb.bundleId });
+    adminUnreadable(G.vip);
+    await nextRound();
+    expect([...h.sim.groupsOf(carol.id)].sort()).toEqual(["superadmin", "vip"]);
+  });
+});
+
+describe("players known only by name (OpenArena, Xonotic, Teeworlds, OpenTTD, …)", () => {
+  test("group sync is off: whoever takes a VyHub user's name gets none of their groups, records none", async () => {
+    h = await harness({ features: [groups], sim: { identity: "name", userType: "CENTRAL", multiGroup: true } });
+    // "Boss" is a CENTRAL user at VyHub with the Admin group (mapped "superadmin").
+    const boss = h.sb.state.addUser({ identifier: "Boss", type: "CENTRAL" });
+    h.sb.state.addMembership({ user_id: boss.id, group_id: G.admin, serverbundle_id: h.sb.bundleId });
+    await h.agent.start();
+    await join({ id: "Boss", name: "Boss" }); // anyone can join calling themselves Boss
+    h.sim.groupChange("Boss", "vip", "add");
+    await h.clock.advance(300_000);
+    await h.idle();
+    expect(h.sim.groupsOf("Boss")).toEqual(["vip"]); // only what was done in game
+    expect(h.sb.control.requests({ method: "POST", path: /\/membership$/ })).toEqual([]);
+    const said = h.logger.lines.filter((l) => l.msg.startsWith("group sync is off"));
+    expect(said.map((l) => l.msg)).toEqual(["group sync is off: players here are only a name anyone can take"]);
+  });
+});
+
+describe("group sync: one player's trouble is theirs alone", () => {
+  test("one player whose groups can't be read every round: the players after them are still synced", async () => {
+    h = await harness({ features: [groups] });
+    await h.agent.start();
+    await join(alice); // no active group (her VIP ended in 2024)
+    await join(carol); // superadmin
+    expect(h.sim.groupsOf(carol.id)).toEqual(["superadmin"]);
+    // Reading Alice's groups from the game fails every time (a console that times out on her).
+    const real = h.sim.playerGroups.bind(h.sim);
+    h.sim.playerGroups = async (p: GamePlayer) => {
+      if (p.id === alice.id) throw new Error("console: no reply");
+      return real(p);
+    };
+    const owner = h.sb.state.addGroup({ name: "Owner", permission_level: 200 });
+    h.sb.state.addMapping(owner.id, "owner", null);
+    for (const user of [SEED_IDS.users.alice, SEED_IDS.users.carol])
+      h.sb.state.addMembership({ user_id: user, group_id: owner.id, serverbundle_id: h.sb.bundleId });
+    // Two rounds, each spreading its players over 270 s of the clock: Alice first, then Carol.
+    for (let j = 0; j < 40; j++) {
+      await h.clock.advance(15_000);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await until(() => h.sim.groupsOf(carol.id)[0] === "owner", "Carol's owner group", 1000).catch(() => {});
+    expect(h.sim.groupsOf(carol.id)).toEqual(["owner"]);
+    expect(h.logger.lines.some((l) => l.msg === "group sync of Alice failed: console: no reply")).toBe(true);
+  });
+});
+
+describe("group sync on a game that cannot tell a player's groups", () => {
+  /** Alice holds VIP and Moderator at VyHub; the game's `n`th group command fails once (a timeout, a restart). */
+  async function failingCommand(n: number) {
+    h = await harness({ features: [groups], sim: { multiGroup: true } });
+    Object.assign(h.sim, { playerGroups: undefined }); // as every preset bridge: the agent remembers what it applied
+    for (const group of [G.vip, G.moderator])
+      h.sb.state.addMembership({ user_id: SEED_IDS.users.alice, group_id: group, serverbundle_id: h.sb.bundleId });
+    const real = h.sim.setGroup.bind(h.sim);
+    let calls = 0;
+    h.sim.setGroup = async (p: GamePlayer, g: string, op: "add" | "remove", s?: number) => {
+      if (++calls === n) throw new Error("console: no reply");
+      return real(p, g, op, s);
+    };
+    await h.agent.start();
+    await join(alice);
+  }
+
+  test("a group given just before a failed command is taken back when VyHub ends it", async () => {
+    await failingCommand(2);
+    expect(h.sim.groupsOf(alice.id)).toEqual(["moderator", "vip"]); // the second command (operator) failed
+    h.sim.leave(alice.id);
+    await h.idle();
+    // While she is away, VyHub ends every membership she has (expired, or revoked on the web).
+    for (const group of [G.vip, G.moderator]) endMembership(SEED_IDS.users.alice, group);
+    await join(alice);
+    expect(h.sim.groupsOf(alice.id)).toEqual([]);
+  });
+
+  test("a failed command doesn't stop the rest of the change; it is sent again at the next round", async () => {
+    await failingCommand(1);
+    expect(h.sim.groupsOf(alice.id)).toEqual(["operator", "vip"]); // the first add (moderator) failed, not the rest
+    await h.clock.advance(300_000);
+    await until(() => h.sim.groupsOf(alice.id).includes("moderator"), "the moderator add sent again");
+    expect([...h.sim.groupsOf(alice.id)].sort()).toEqual(["moderator", "operator", "vip"]);
+    expect(messagesTo(alice.id).sort()).toEqual([
+      "You were added to the group moderator.",
+      "You were added to the group operator.",
+      "You were added to the group vip.",
+    ]);
+  });
+});
+
 describe("in-game group changes (rule 8)", () => {
   async function online() {
     h = await harness({ features: [groups], sim: { multiGroup: true } });
@@ -144,6 +279,19 @@ describe("in-game group changes (rule 8)", () => {
     expect(posts()).toEqual([]);
     expect(h.logger.lines.some((l) => l.msg.includes("in-game group builder of Alice maps to no VyHub group"))).toBe(
       true,
+    );
+  });
+
+  test("an initiator whose VyHub user can't be looked up: nothing is sent with the server's rights instead", async () => {
+    await online();
+    const bob = SEED_IDS.steamid64.bob; // a player with in-game rights, not online (or not yet looked up)
+    h.sb.control.failNext({ method: "GET", path: `/user/${bob}` }, 1, 503);
+    h.sim.groupChange(alice.id, "superadmin", "add", { byId: bob });
+    await until(() => h.logger.lines.some((l) => /membership/.test(l.msg)), "the change handled");
+    await h.idle();
+    expect(posts()).toEqual([]);
+    expect(h.logger.lines.map((l) => l.msg)).toContain(
+      `membership +Admin for Alice by ${bob} not recorded: ${bob}'s VyHub user could not be looked up`,
     );
   });
 

@@ -79,6 +79,20 @@ async function openToOthers(opts: LoadOptions, path: string): Promise<string | u
   return `${path} can be changed by every user on this machine (mode 0${(mode & 0o777).toString(8)}); what it holds runs with the rights of the user running hub-agent: \`chmod o-w ${path}\``;
 }
 
+/** The last part of each secret's key (`key`, `password`): a line that sets one is never printed whole. */
+const SECRET_NAMES = new Set([...SECRET_KEYS].map((k) => k.slice(k.lastIndexOf(".") + 1)));
+
+/**
+ * A TOML error's line and reason as printed. On a line that sets a secret (an unquoted API key, a password missing
+ * its closing quote), the value goes: the line stays up to its `=`, and Bun's reason, which quotes the value, has
+ * its quoted parts hidden. An operator's typo must not put the key in the journal.
+ */
+function withoutSecret(e: TomlError): { source: string; reason: string } {
+  const set = /^\s*(?:[\w-]+\s*\.\s*)*["']?([\w-]+)["']?\s*=\s*/.exec(e.source);
+  if (!set || !SECRET_NAMES.has(set[1]!)) return { source: e.source, reason: e.reason };
+  return { source: `${set[0]}[hidden: a secret]`, reason: e.reason.replace(/"[^"]*"?/g, '"[hidden]"') };
+}
+
 /** A TOML file's tables, or the failure that names it (a TOML error with its line and caret). */
 async function readToml(
   file: string,
@@ -92,7 +106,8 @@ async function readToml(
   } catch (e) {
     if (e instanceof TomlError) {
       const caret = `${" ".repeat(e.column - 1)}^`;
-      const problems = [`${file}:${e.line}:${e.column}: not valid TOML: ${e.reason}`, `| ${e.source}`, `| ${caret}`];
+      const { source, reason } = withoutSecret(e);
+      const problems = [`${file}:${e.line}:${e.column}: not valid TOML: ${reason}`, `| ${source}`, `| ${caret}`];
       const dir = storageDirOfText(text ?? "");
       return { ok: false, failure: { ok: false, problems, file, secrets: [], ...(dir ? { storage: { dir } } : {}) } };
     }

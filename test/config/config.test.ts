@@ -272,6 +272,26 @@ describe("configuration", () => {
     ]);
   });
 
+  test("a TOML error on a line setting a secret never prints the secret (a typo must not put it in the journal)", async () => {
+    const d = dir();
+    const file = join(d, "s.toml");
+    for (const [text, shown] of [
+      ["[api]\nkey = Sk_live_SECRET_0123\n", "| key = [hidden: a secret]"],
+      ['[api]\nkey = "Sk_live_SECRET_0123\n', "| key = [hidden: a secret]"],
+      ["[game.rcon]\n password = Sk_live_SECRET_0123 # x\n", "|  password = [hidden: a secret]"],
+      ["api.key = Sk_live_SECRET_0123\n", "| api.key = [hidden: a secret]"],
+    ] as const) {
+      writeFileSync(file, text);
+      const p = await problems({}, file);
+      expect(p.join("\n")).not.toContain("SECRET_0123");
+      expect(p[0]).toStartWith(`${file}:`);
+      expect(p[1]).toBe(shown);
+    }
+    // Any other line is shown as written, with the value the parser quotes.
+    writeFileSync(file, "[game]\nbridge = sim\n");
+    expect(await problems({}, file)).toContain("| bridge = sim");
+  });
+
   test("the caret points at the bad value, not at the start of its line", async () => {
     const d = dir();
     const file = join(d, "c.toml");

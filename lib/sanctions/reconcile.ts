@@ -40,32 +40,37 @@ export function sameInstant(ours: string, theirs: string): boolean {
 
 /**
  * Pages of a newest-first list until `enough` says the rest is older than what we look for (or the list ends).
- * Returns every item read. A page with an item left out as unreadable fails the lookup: the item may be the one
- * looked for, so "not found" would send a write again (or settle an unban with a ban still active).
+ * Returns every item read, and how many were left out as unreadable (logged by the client, with their ids): one
+ * of those may be the one looked for, so a caller about to conclude "not found" (and send a write again, or settle
+ * an unban with a ban still active) must fail instead (`unreadable`); a readable hit stands.
  */
 async function newestFirst<T>(
-  endpoint: string,
   fetchPage: (page: number) => Promise<ApiResult<Page<T>>>,
   enough: (items: T[]) => boolean,
-): Promise<Lookup<T[]>> {
+): Promise<Lookup<{ items: T[]; skipped: number }>> {
   const all: T[] = [];
+  let skipped = 0;
   for (let page = 1; ; page++) {
     const res = await fetchPage(page);
     if (!res.ok) return res;
-    if (res.skipped) return { ok: false, error: unreadable(endpoint, page, res.skipped) };
+    skipped += res.skipped ?? 0;
     const { items, total } = res.value;
     all.push(...items);
-    if (items.length === 0 || all.length >= total || enough(items)) return { ok: true, value: all };
+    if (items.length === 0 || all.length + skipped >= total || enough(items))
+      return { ok: true, value: { items: all, skipped } };
   }
 }
 
-/** A page of a lookup with unreadable items (logged by the client, with their ids). */
-function unreadable(endpoint: string, page: number, count: number): ApiError {
+/** A lookup that found nothing among what it could read, with unreadable items left out: it has failed. */
+function unreadable(endpoint: string, count: number): { ok: false; error: ApiError } {
   return {
-    kind: "InvalidResponse",
-    endpoint,
-    field: "items",
-    message: `${count} unreadable item(s) left out of page ${page}; one may be the one looked for`,
+    ok: false,
+    error: {
+      kind: "InvalidResponse",
+      endpoint,
+      field: "items",
+      message: `${count} unreadable item(s) left out of the lookup; one may be the one looked for`,
+    },
   };
 }
 
@@ -76,17 +81,17 @@ function unreadable(endpoint: string, page: number, count: number): ApiError {
 export async function findBan(api: Api, userId: string, ban: BanEntry): Promise<Lookup<Ban | undefined>> {
   const ours = instant(ban.created_on).ms;
   const res = await newestFirst(
-    "GET /ban/",
     (page) => api.listBans(userId, { bundleId: ban.serverbundle_id, page, size: PAGE_SIZE }),
     (items) => instant((items.at(-1) as Ban).created_on).ms < ours - 1000,
   );
   if (!res.ok) return res;
-  const hit = res.value.find(
+  const hit = res.value.items.find(
     (b) =>
       sameInstant(ban.created_on, b.created_on) &&
       (b.reason ?? "") === ban.reason &&
       (b.serverbundle?.id ?? null) === ban.serverbundle_id,
   );
+  if (!hit && res.value.skipped) return unreadable("GET /ban/", res.value.skipped);
   return { ok: true, value: hit };
 }
 
@@ -100,11 +105,12 @@ const likeWarning = (warning: WarningEntry) => (w: Warning) =>
  */
 export async function warningsLike(api: Api, userId: string, warning: WarningEntry): Promise<Lookup<string[]>> {
   const res = await newestFirst(
-    "GET /warning/",
     (page) => api.listWarnings(userId, { bundleId: warning.serverbundle_id, page, size: PAGE_SIZE }),
     () => false,
   );
-  return res.ok ? { ok: true, value: res.value.filter(likeWarning(warning)).map((w) => w.id) } : res;
+  // An unreadable old warning is left out: unreadable at the lookup too, it is never taken for this entry's (and
+  // failing here would stop every warning of that user for good).
+  return res.ok ? { ok: true, value: res.value.items.filter(likeWarning(warning)).map((w) => w.id) } : res;
 }
 
 /**
@@ -122,15 +128,15 @@ export async function findWarning(
   const from = firstAttemptAt - WARNING_CLOCK_SKEW_MS;
   const seen = warning.seen && new Set(warning.seen);
   const res = await newestFirst(
-    "GET /warning/",
     (page) => api.listWarnings(userId, { bundleId: warning.serverbundle_id, page, size: PAGE_SIZE }),
     (items) => !seen && instant((items.at(-1) as Warning).created_on).ms < from,
   );
   if (!res.ok) return res;
-  const hits = res.value.filter(
+  const hits = res.value.items.filter(
     (w) => !claimed.has(w.id) && likeWarning(warning)(w) && (seen ? !seen.has(w.id) : instant(w.created_on).ms >= from),
   );
   hits.sort((a, b) => instant(a.created_on).ms - instant(b.created_on).ms);
+  if (!hits[0] && res.value.skipped) return unreadable("GET /warning/", res.value.skipped);
   return { ok: true, value: hits[0] };
 }
 
@@ -145,13 +151,14 @@ export async function bansAround(
   createdOn: string,
 ): Promise<Lookup<{ older: Ban[]; newer: Ban[] }>> {
   const res = await newestFirst(
-    "GET /ban/",
     (page) => api.listBans(userId, { bundleId, active: true, page, size: PAGE_SIZE }),
     () => false,
   );
   if (!res.ok) return res;
+  // An unreadable active ban cannot be told older or newer: not lifted blindly, nor left standing unseen.
+  if (res.value.skipped) return unreadable("GET /ban/", res.value.skipped);
   const at = instant(createdOn).ms;
-  const active = res.value.filter((b) => b.active && b.status !== "UNBANNED");
+  const active = res.value.items.filter((b) => b.active && b.status !== "UNBANNED");
   return {
     ok: true,
     value: {

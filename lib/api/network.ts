@@ -42,8 +42,9 @@ const HINTS = [
 ];
 
 /**
- * Failures before a connection was made (or trusted): nothing of the request left this machine, so a write met by
- * one was not carried out. A reset, a protocol error or our own timeout may come after the request went out.
+ * Failures that only come before a connection was made (or trusted): nothing of the request left this machine, so
+ * a write met by one was not carried out. A reset, a protocol error or our own timeout may come after the request
+ * went out; so may ETIMEDOUT, EHOSTUNREACH and ENETUNREACH (a connected socket's retransmissions, an ICMP error).
  */
 const BEFORE_SENDING = new Set([
   ...Object.keys(CERTIFICATE),
@@ -51,9 +52,6 @@ const BEFORE_SENDING = new Set([
   "ConnectionRefused",
   "ENOTFOUND",
   "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "ETIMEDOUT",
 ]);
 
 export function describeNetworkError(err: unknown): { message: string; cause: NetworkCause; unsent: boolean } {

@@ -269,13 +269,13 @@ async function sendOnce(
 }
 
 /**
- * No answer, yet the service may have stored it: a timeout or a connection cut while the request was out, or a
- * gateway that gave up waiting (504). A failure before a connection was made (refused, no such host, an untrusted
- * certificate) sent nothing; any other answer of the service, a 5xx included (its own error stores nothing; a
- * gateway's 502 or 503 never reached it), is one.
+ * No proof that the service stored nothing: a timeout or a connection cut while the request was out, or a 5xx (a
+ * gateway's 502 or 504 may come after the service did the work, and a 500 after it committed), as the sanction
+ * queues read them too. A failure before a connection was made (refused, no such host, an untrusted certificate),
+ * a 503 (the service turning requests away) and a 4xx are answers that it did not.
  */
 function mayHaveArrived(e: ApiError): boolean {
-  if (e.kind === "ServerError") return e.status === 504;
+  if (e.kind === "ServerError") return e.status !== 503;
   return e.kind === "Network" && !e.unsent;
 }
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Agent } from "../../lib/agent.ts";
-import { AttributeDefinitionSchema } from "../../lib/api/client.ts";
+import { type ApiError, AttributeDefinitionSchema } from "../../lib/api/client.ts";
 import type { Feature } from "../../lib/feature.ts";
 import { hoursOf, playtime } from "../../lib/features/playtime.ts";
 import { SEED_IDS } from "../../lib/sandbox/seed.ts";
@@ -245,10 +245,10 @@ describe("reports", () => {
     expect(await counter(alice)).toBe(0);
   });
 
-  test("5xx: nothing is subtracted; the next report sends the remainder plus what was played since", async () => {
+  test("503 (the service turning requests away): nothing is subtracted; the next report sends it with what was played since", async () => {
     h = await setup();
     await seed(alice, 1800);
-    h.sb.control.failNext({ method: "POST", path: "/user/attribute/" }, 1, 500);
+    h.sb.control.failNext({ method: "POST", path: "/user/attribute/" }, 1, 503);
     await start();
     expect(sends()).toHaveLength(1);
     expect(await counter(alice)).toBe(1800);
@@ -341,15 +341,41 @@ describe("reports", () => {
     h.sim.leave(ALICE.id);
 
     h.restart();
-    h.sb.control.failNext({ method: "POST", path: "/user/attribute/" }, 1, 502);
+    h.sb.control.failNext({ method: "POST", path: "/user/attribute/" }, 1, 503);
     await start(); // 10 s round to 0 h: nothing to send
     expect(await counter(alice)).toBe(10);
     await join(ALICE);
     await advance(HOUR);
-    expect(await counter(alice)).toBe(3610); // the first try failed (502): all kept
+    expect(await counter(alice)).toBe(3610); // the first try was turned away (503): all kept
     await advance(HOUR);
     expect(h.sb.state.attributes.map((a) => a.value)).toEqual(["1", "2"]);
     expect(await counter(alice)).toBe(10);
+  });
+
+  test("the service stored the hour, a gateway in front answered 502: counted as sent, never twice", async () => {
+    h = await setup();
+    await seed(alice, 3600);
+    // nginx: "upstream prematurely closed connection while reading response header" after VyHub stored it.
+    const real = h.api.sendAttribute.bind(h.api);
+    let first = true;
+    (h.api as { sendAttribute: typeof real }).sendAttribute = async (body) => {
+      const res = await real(body);
+      if (!first) return res;
+      first = false;
+      const error: ApiError = {
+        kind: "ServerError",
+        status: 502,
+        endpoint: "POST /user/attribute/",
+        message: "Bad Gateway",
+      };
+      return { ok: false, error };
+    };
+    await start();
+    expect(logged("may be missing")).toBe(true);
+    await advance(HOUR);
+    const hours = h.sb.state.attributes.filter((a) => a.user_id === alice).reduce((s, a) => s + Number(a.value), 0);
+    expect(hours).toBe(1);
+    expect(await counter(alice)).toBe(0);
   });
 
   test("404 for an unknown user: that counter is dropped and logged, the others are sent", async () => {

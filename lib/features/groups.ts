@@ -47,7 +47,7 @@ export const groups: Feature = (agent) => {
     const wanted = ingameGroups(res.value, agent.bundleId, bridge.caps.multiGroup);
     const current = await applier.current(player);
     const diff = groupDiff(current, wanted, knownGroupNames(catalogueNow, agent.bundleId));
-    let add = [...new Set([...diff.add, ...applier.retries(player, wanted)])];
+    let add = [...new Set([...diff.add, ...(await applier.retries(player, wanted))])];
     let remove = diff.remove;
     // A single-group game replaces the group when one is set: then adding the new one is the whole change.
     const replaces = !bridge.caps.multiGroup && add.length > 0;

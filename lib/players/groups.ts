@@ -16,6 +16,12 @@ const AppliedSchema = v.record(v.string(), v.array(v.string()));
 export const appliedGroupsCache = (store: Store) => store.cache("groups_applied", AppliedSchema);
 
 /**
+ * Of those, the adds not known to have gone through (written before the command, cleared once it succeeded): sent
+ * again while VyHub still gives the group, after a restart too.
+ */
+export const unsureGroupsCache = (store: Store) => store.cache("groups_unsure", AppliedSchema);
+
+/**
  * A player's in-game groups as far as the agent knows: the game's own answer where the bridge can tell, else what
  * group sync applied (`applied`: the remembered groups by player id).
  */

@@ -235,6 +235,17 @@ describe("group sync on a game that cannot tell a player's groups", () => {
       "You were added to the group vip.",
     ]);
   });
+
+  test("a failed add, then a restart before the next round: sent again all the same", async () => {
+    await failingCommand(1);
+    expect(h.sim.groupsOf(alice.id)).not.toContain("moderator");
+    await h.agent.stop(); // an update, a crash
+    h.restart();
+    await h.agent.start();
+    await h.clock.advance(300_000);
+    await until(() => h.sim.groupsOf(alice.id).includes("moderator"), "the moderator add sent again");
+    expect([...h.sim.groupsOf(alice.id)].sort()).toEqual(["moderator", "operator", "vip"]);
+  });
 });
 
 describe("in-game group changes (rule 8)", () => {

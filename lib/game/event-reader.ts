@@ -16,6 +16,9 @@ import type { PlayerPoll } from "./sources/poll.ts";
 import type { StructuredEvent } from "./structured.ts";
 import { errorMessage } from "./transports/transport.ts";
 
+/** The longest chat prefix (#chatEcho) read: srcds' team and state marks, a few dozen characters. */
+const CHAT_PREFIX_MAX = 64;
+
 export interface EventReaderOptions {
   preset: Preset;
   roster: Roster;
@@ -76,7 +79,8 @@ export class EventReader {
     const prefix = this.preset.consoleChat;
     if (!prefix) return false;
     const roster = this.#roster;
-    const from = prefix.exec(line)?.[0].length ?? 0;
+    // A chat prefix is short ("(Counter-Terrorist) *DEAD* "): read past that, a long line's scan would grow with it.
+    const from = prefix.exec(line.slice(0, CHAT_PREFIX_MAX))?.[0].length ?? 0;
     const said = (name: string) => roster.wentBy(name) || roster.wentBy(this.preset.cleanName(name));
     const last = from + roster.longestName;
     for (let at = line.indexOf(": "); at >= 0 && at <= last; at = line.indexOf(": ", at + 1)) {

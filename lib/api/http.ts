@@ -48,6 +48,8 @@ export interface Transport {
 
 export interface Unreachable {
   since: number;
+  /** When (epoch ms) the latest attempt found none: with no request since, what is known may be old. */
+  last: number;
   error: string;
 }
 
@@ -110,7 +112,7 @@ export function createTransport(opts: ApiOptions): Transport {
     if (startedAt < heardFrom) return;
     heardFrom = startedAt;
     if (result.ok || result.error.kind !== "Network") down = undefined;
-    else down = { since: down?.since ?? clock.now(), error: describeError(result.error) };
+    else down = { since: down?.since ?? clock.now(), last: clock.now(), error: describeError(result.error) };
   }
 
   function observe(

@@ -30,6 +30,8 @@ const RECENT_OUTCOMES = 1_000;
  * most 89 ms).
  */
 export const HOLD_ANSWER_MS = 30;
+/** How long a request that found no service says so for a command's answer (longer: one attempt is waited for). */
+const DOWN_FRESH_MS = 30_000;
 /** While commands wait, how often the API client's 429 gates are looked at (a user lookup waits one out unseen). */
 const GATE_LOOK_MS = 25;
 
@@ -174,7 +176,8 @@ function heldAnswers(
     if (ms > HOLD_ANSWER_MS)
       return `VyHub asked to wait until ${new Date(clock.now() + ms).toISOString()} (rate limit); the running hub-agent sends it then`;
     const down = api.unreachable;
-    if (down) {
+    // Known lately: after a quiet spell, the command waits for one attempt (VyHub may be back).
+    if (down && clock.now() - down.last < DOWN_FRESH_MS) {
       const ago = Math.max(0, Math.round((clock.now() - down.since) / 1000));
       return `VyHub has not answered the running hub-agent for ${ago} s (${down.error}); it sends it once VyHub answers`;
     }

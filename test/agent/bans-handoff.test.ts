@@ -196,6 +196,19 @@ describe("a command beside a run that finds no service", () => {
     await deliveredOnce([DAVE, EVE]);
   }, 30_000);
 
+  test("after a quiet spell the service is back: the command waits for one attempt and has VyHub's answer", async () => {
+    h = await harness({ env: { ...env, HUB_INTERVALS_STATUS: "3600" }, features: [bans] }); // no retries
+    await h.startRun();
+    await h.sb.control.down();
+    expect((await cliBan(DAVE)).fate.result).toBe("kept"); // run's lookup found no service
+    await h.sb.control.up();
+    // run asks nothing for 31 s (its next queue round is at 60 s): what it knows of the service is that old.
+    await h.clock.advance(31_000);
+    const later = await cliBan(EVE);
+    expect(later.fate.result).toBe("delivered");
+    await pollUntil(() => bansOf(EVE).length === 1, "Eve's ban at the service");
+  }, 30_000);
+
   test("no answer at all: the first command waits one attempt (api.timeout), the next not at all", async () => {
     h = await harness({ env, features: [bans], retries: 2, timeoutMs: 1_000 }); // run's api.timeout, as env's
     await h.startRun();

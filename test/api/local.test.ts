@@ -118,9 +118,11 @@ describe("whether the service answers at all (Api.unreachable)", () => {
     expect(refused.unreachable).toBeUndefined();
     const since = clock.now();
     await refused.getServer("x");
-    expect(refused.unreachable).toEqual({ since, error: expect.stringContaining("network error: connection refused") });
-    await refused.getServer("x"); // later, after two more attempts (the backoff moved the clock): still since the first
-    expect(refused.unreachable?.since).toBe(since);
+    const error = expect.stringContaining("network error: connection refused");
+    expect(refused.unreachable).toEqual({ since, last: clock.now(), error }); // the retry came after a backoff
+    await refused.getServer("x"); // later, after two more attempts: still since the first, the last one now
+    expect(refused.unreachable).toEqual({ since, last: clock.now(), error });
+    expect(clock.now()).toBeGreaterThan(since);
     const api = createApi({ url: base, key: KEY, clock: new FastClock(), timeoutMs: 200 });
     await api.getServer("slow");
     expect(api.unreachable?.error).toContain("timed out");

@@ -102,7 +102,7 @@ export class HelloGate {
         if (conn.authed || conn.socket.destroyed) return;
         this.failed(conn, `a connection from ${conn.peer} sent no hello within ${ms} ms: closed`, {
           error: "hello_timeout",
-          message: "say hello first (with the token)",
+          message: "answer the challenge with a hello first",
         });
       },
       () => {},
@@ -115,7 +115,7 @@ export class HelloGate {
     if (m.t !== "hello") {
       this.failed(conn, `a connection from ${conn.peer} spoke before its hello: closed`, {
         error: "hello_first",
-        message: "say hello first (with the token)",
+        message: "answer the challenge with a hello first",
       });
       return false;
     }

@@ -8,11 +8,18 @@
  * Settings (flying-squid's `plugins` setting, keyed by this folder's path):
  *   { "host": "127.0.0.1", "port": 25585, "token": "<game.rcon.password of hub-agent>" }
  * No dependency besides Node's own modules.
+ *
+ * The token never crosses the wire (whoever holds the port while hub-agent is down would learn it): hub-agent's
+ * challenge and this plugin's nonce are signed with it, and hub-agent must prove it knows the token too before this
+ * plugin answers a request or sends an event.
  */
 "use strict";
+const crypto = require("node:crypto");
 const net = require("node:net");
 
-const PROTOCOL_VERSION = 1;
+const PROTOCOL_VERSION = 2;
+/** A nonce, and an HMAC-SHA256, as lower-case hex: 32 bytes. */
+const HEX32 = /^[0-9a-f]{64}$/;
 /** hub-agent's lines are short; a longer one is dropped whole. */
 const MAX_LINE_BYTES = 1024 * 1024;
 const BACKOFF_MS = [1000, 2000, 5000, 10000, 30000];
@@ -39,6 +46,12 @@ module.exports.server = function (serv) {
     if (socket && welcomed) socket.write(`${JSON.stringify(message)}\n`);
   }
   const ref = (player) => ({ id: player.uuid, name: player.username });
+  /** HMAC-SHA256(token, side + hub-agent's nonce + this plugin's nonce): one side's proof, for one connection. */
+  const mac = (side, agentNonce, pluginNonce) =>
+    crypto
+      .createHmac("sha256", token)
+      .update(side + agentNonce + pluginNonce, "utf8")
+      .digest();
   serv.hubAgent = { send, event: (e, fields) => send({ t: "event", e, ...fields }), ref };
 
   function connect() {
@@ -50,11 +63,8 @@ module.exports.server = function (serv) {
     let parts = [];
     let bytes = 0;
     let dropping = false;
-    s.on("connect", () => {
-      s.write(
-        `${JSON.stringify({ t: "hello", v: PROTOCOL_VERSION, token, game: "minecraft", software: "flying-squid" })}\n`,
-      );
-    });
+    /** This connection's nonces, once hub-agent's challenge came. */
+    const hs = { agent: null, plugin: null };
     s.on("data", (chunk) => {
       let start = 0;
       for (;;) {
@@ -74,7 +84,7 @@ module.exports.server = function (serv) {
         parts = [];
         bytes = 0;
         dropping = false;
-        if (!dropped && line.trim()) onLine(s, line);
+        if (!dropped && line.trim()) onLine(s, hs, line);
         start = nl + 1;
       }
     });
@@ -93,7 +103,7 @@ module.exports.server = function (serv) {
     });
   }
 
-  function onLine(s, line) {
+  function onLine(s, hs, line) {
     let m;
     try {
       m = JSON.parse(line);
@@ -101,12 +111,33 @@ module.exports.server = function (serv) {
       log("ignored a line from hub-agent that is not JSON");
       return;
     }
-    if (m.t === "welcome") {
+    if (m.t === "challenge" && !hs.agent) {
+      if (m.v !== PROTOCOL_VERSION || typeof m.nonce !== "string" || !HEX32.test(m.nonce)) {
+        const update = m.v > PROTOCOL_VERSION ? "update this plugin" : "not a challenge of this version";
+        log(
+          `hub-agent at ${host}:${port} speaks protocol version ${m.v}; this plugin speaks ${PROTOCOL_VERSION}: ${update}`,
+        );
+        return void s.destroy();
+      }
+      hs.agent = m.nonce;
+      hs.plugin = crypto.randomBytes(32).toString("hex");
+      const proof = mac("plugin", hs.agent, hs.plugin).toString("hex");
+      const hello = { t: "hello", v: PROTOCOL_VERSION, nonce: hs.plugin, mac: proof };
+      s.write(`${JSON.stringify({ ...hello, game: "minecraft", software: "flying-squid" })}\n`);
+    } else if (m.t === "welcome" && !welcomed) {
+      // Only hub-agent knows the token: anything else on the port (a program that took it while hub-agent was
+      // down) gets no answer and no event.
+      const theirs = typeof m.mac === "string" && HEX32.test(m.mac) ? Buffer.from(m.mac, "hex") : null;
+      if (!hs.agent || !theirs || !crypto.timingSafeEqual(theirs, mac("agent", hs.agent, hs.plugin))) {
+        log(`whatever listens on ${host}:${port} could not prove it knows the token: not hub-agent; disconnected`);
+        return void s.destroy();
+      }
       welcomed = true;
       attempt = 0;
       log(`connected to hub-agent at ${host}:${port}`);
     } else if (m.t === "error") {
-      log(`hub-agent says: ${m.message} (${m.error})`);
+      const older = !hs.agent && m.error === "hello_timeout" ? "; it sent no challenge: update hub-agent" : "";
+      log(`hub-agent says: ${m.message} (${m.error})${older}`);
     } else if (m.t === "ping") {
       s.write('{"t":"pong"}\n');
     } else if (m.t === "req" && welcomed) {

@@ -4,7 +4,7 @@
  * the plugin's restart resynced; its config checks; and doctor's check through the kind registry.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import * as net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,6 +26,7 @@ const base = {
   HUB_API_SERVER_ID: "541d1c41-1b58-40fc-8780-70c400ea5686",
 };
 const ALICE = "069a79f4-44e9-4726-a5be-fca90e38aaf5";
+const TOKEN = "a-plugin-token-long-enough";
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
@@ -46,7 +47,7 @@ async function setup() {
   const port = await freePort("tcp");
   const env = { HUB_GAME_BRIDGE: "plugin", HUB_GAME_PRESET: "minecraft", HUB_GAME_RCON_PORT: String(port) };
   const logger = memoryLogger();
-  const bridge = (await createBridge(await config({ ...env, HUB_GAME_RCON_PASSWORD: "tok" }), {
+  const bridge = (await createBridge(await config({ ...env, HUB_GAME_RCON_PASSWORD: TOKEN }), {
     clock: systemClock,
     logger,
   })) as PresetBridge;
@@ -55,7 +56,7 @@ async function setup() {
   bridge.on((e) => void events.push(e));
   await bridge.start();
   const online: { id: string; name: string }[] = [];
-  const plugin = FakePlugin.start({ port, token: "tok", players: () => online, handler: (c) => `did ${c}` });
+  const plugin = FakePlugin.start({ port, token: TOKEN, players: () => online, handler: (c) => `did ${c}` });
   cleanups.push(() => plugin.close());
   return { bridge, events, plugin, online, logger, port };
 }
@@ -130,22 +131,36 @@ describe("plugin config", () => {
   const env = { HUB_GAME_BRIDGE: "plugin", HUB_GAME_PRESET: "minecraft" };
   test("the token is required, and redacted like every secret", async () => {
     expect(await problems(env)).toEqual([expect.stringContaining("game.rcon.password is missing")]);
-    const r = await loadConfig({ env: { ...base, ...env, HUB_GAME_RCON_PASSWORD: "tok-123" }, cwd: "/" });
-    expect(r.secrets).toContain("tok-123");
+    const r = await loadConfig({ env: { ...base, ...env, HUB_GAME_RCON_PASSWORD: TOKEN }, cwd: "/" });
+    expect(r.secrets).toContain(TOKEN);
+  });
+
+  test("a short token is refused: a squatter on the port could guess it offline", async () => {
+    expect(await problems({ ...env, HUB_GAME_RCON_PASSWORD: "fifteen-chars-x" })).toEqual([
+      "game.rcon.password (from HUB_GAME_RCON_PASSWORD) is too short for a plugin token: use a random one of at least 16 characters (openssl rand -hex 24), in the plugin's settings too",
+    ]);
+    expect(await problems({ ...env, HUB_GAME_RCON_PASSWORD: "sixteen-chars-xx" })).toEqual([]);
+    // From a file, read after the check: refused before the port is opened.
+    const dir = mkdtempSync(join(tmpdir(), "hub-plugin-"));
+    writeFileSync(join(dir, "token"), "short\n");
+    const c = await config({ ...env, HUB_GAME_RCON_PASSWORD_FILE: join(dir, "token") });
+    await expect(createBridge(c, { clock: systemClock, logger: memoryLogger() })).rejects.toThrow(
+      /token .* is too short/,
+    );
   });
 
   test("listening beyond loopback needs game.rcon.allow_remote", async () => {
-    const remote = { ...env, HUB_GAME_RCON_PASSWORD: "t", HUB_GAME_RCON_HOST: "0.0.0.0" };
+    const remote = { ...env, HUB_GAME_RCON_PASSWORD: TOKEN, HUB_GAME_RCON_HOST: "0.0.0.0" };
     expect(await problems(remote)).toEqual([
       'game.rcon.host = "0.0.0.0" (from HUB_GAME_RCON_HOST) is not a loopback address, so plugins on other machines could try tokens: use 127.0.0.1 when the game server runs here, or set game.rcon.allow_remote = true if it runs elsewhere',
     ]);
     expect(await problems({ ...remote, HUB_GAME_RCON_ALLOW_REMOTE: "true" })).toEqual([]);
-    expect(await problems({ ...env, HUB_GAME_RCON_PASSWORD: "t", HUB_GAME_RCON_HOST: "::1" })).toEqual([]);
+    expect(await problems({ ...env, HUB_GAME_RCON_PASSWORD: TOKEN, HUB_GAME_RCON_HOST: "::1" })).toEqual([]);
   });
 });
 
 describe("doctor through the registry", () => {
-  const env = (port: number, token = "tok") => ({
+  const env = (port: number, token = TOKEN) => ({
     HUB_GAME_BRIDGE: "plugin",
     HUB_GAME_PRESET: "minecraft",
     HUB_GAME_RCON_PORT: String(port),
@@ -154,7 +169,7 @@ describe("doctor through the registry", () => {
 
   test("a plugin connects within the time: ok, with the players", async () => {
     const port = await freePort("tcp");
-    const plugin = FakePlugin.start({ port, token: "tok", players: () => [{ id: ALICE, name: "Alice" }] });
+    const plugin = FakePlugin.start({ port, token: TOKEN, players: () => [{ id: ALICE, name: "Alice" }] });
     cleanups.push(() => plugin.close());
     const [check] = await checkGame(await config(env(port)), { timeoutMs: 5000 });
     expect(check).toEqual({
@@ -201,7 +216,7 @@ describe("run", () => {
         HUB_GAME_BRIDGE: "plugin",
         HUB_GAME_PRESET: "minecraft",
         HUB_GAME_RCON_PORT: String(port),
-        HUB_GAME_RCON_PASSWORD: "tok",
+        HUB_GAME_RCON_PASSWORD: TOKEN,
       },
     });
     expect(r.code).toBe(1);

@@ -12,6 +12,12 @@ import { passwordProblems } from "./remote.ts";
 
 /** Where hub-agent listens for the plugin when `game.rcon.port` is not set. */
 export const PLUGIN_PORT = 25585;
+/**
+ * Whoever holds the port while hub-agent is down can get the plugin's HMAC of a challenge it chose, and try tokens
+ * against it offline: only a long random token makes that hopeless.
+ */
+export const MIN_TOKEN_CHARS = 16;
+const TOKEN_FIX = `use a random one of at least ${MIN_TOKEN_CHARS} characters (openssl rand -hex 24), in the plugin's settings too`;
 
 type PluginSection = RemoteConsoleSection & { allow_remote?: boolean };
 
@@ -24,6 +30,11 @@ export const plugin: BridgeKind<PluginSection> = {
   listsPlayers: true,
   validate(raw) {
     const problems = passwordProblems(raw, plugin);
+    const token = raw.get("game.rcon.password");
+    if (token !== undefined && String(token).trim().length < MIN_TOKEN_CHARS)
+      problems.push(
+        `game.rcon.password (${raw.where("game.rcon.password")}) is too short for a plugin token: ${TOKEN_FIX}`,
+      );
     const host = String(raw.get("game.rcon.host") ?? "127.0.0.1").trim();
     const allow = raw.get("game.rcon.allow_remote");
     if (!isLoopback(host) && !(allow === true || ["true", "1", "yes"].includes(String(allow).toLowerCase())))
@@ -83,5 +94,8 @@ export const plugin: BridgeKind<PluginSection> = {
 
 function addressOf(section: PluginSection): { host: string; port: number; token: string } {
   if (section.password === undefined) throw new Error("game.rcon.password is missing");
+  // A token from password_file is read after validate: checked here, before the port is opened.
+  if (section.password.length < MIN_TOKEN_CHARS)
+    throw new Error(`the plugin token (game.rcon.password or password_file) is too short: ${TOKEN_FIX}`);
   return { host: section.host, port: section.port ?? PLUGIN_PORT, token: section.password };
 }

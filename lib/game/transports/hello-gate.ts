@@ -3,8 +3,11 @@
  * the token. Who is let in before a line is read (hello-throttle.ts is the policy), how many connections may wait
  * for their hello and how long, whether a hello is correct, and what a failed one costs and logs. Separate from
  * plugin-link.ts, which serves the plugin once it is in.
+ *
+ * The token never crosses the wire: whoever holds the port while hub-agent is down hears the plugin's hello, so a
+ * hello proves the token with an HMAC over a fresh challenge instead, and the welcome proves it back to the plugin.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type * as net from "node:net";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
@@ -40,12 +43,12 @@ export class HelloGate {
   #throttle: HelloThrottle;
   /** Lines about failed and refused hellos: one per address and minute, the rest counted. */
   #hellos: RepeatedWarnings;
-  #tokenDigest: Buffer;
+  #token: string;
 
   constructor(o: HelloGateOptions) {
     this.#o = o;
     this.#log = o.log;
-    this.#tokenDigest = digest(o.token);
+    this.#token = o.token;
     const { clock } = o;
     this.#throttle = new HelloThrottle(() => clock.monotonic(), o.limits);
     this.#hellos = new RepeatedWarnings(this.#log, clock, { what: "failed or refused hellos" });
@@ -85,6 +88,12 @@ export class HelloGate {
     return true;
   }
 
+  /** The greeting: a fresh nonce the hello's HMAC must cover, so a hello heard elsewhere is useless here. */
+  challenge(conn: Conn): void {
+    conn.nonce = randomBytes(32).toString("hex");
+    reply(conn, { t: "challenge", v: PROTOCOL_VERSION, nonce: conn.nonce });
+  }
+
   /** A connection has `ms` to say hello; aborting the returned controller (at close) stops the wait. */
   deadline(conn: Conn, ms: number): AbortController {
     const hello = new AbortController();
@@ -93,7 +102,7 @@ export class HelloGate {
         if (conn.authed || conn.socket.destroyed) return;
         this.failed(conn, `a connection from ${conn.peer} sent no hello within ${ms} ms: closed`, {
           error: "hello_timeout",
-          message: "say hello first (with the token)",
+          message: "answer the challenge with a hello first",
         });
       },
       () => {},
@@ -106,18 +115,24 @@ export class HelloGate {
     if (m.t !== "hello") {
       this.failed(conn, `a connection from ${conn.peer} spoke before its hello: closed`, {
         error: "hello_first",
-        message: "say hello first (with the token)",
+        message: "answer the challenge with a hello first",
       });
       return false;
     }
     if (m.v !== PROTOCOL_VERSION) {
-      this.failed(conn, `the plugin at ${conn.peer} speaks protocol version ${m.v}; this hub-agent speaks 1: closed`, {
-        error: "version",
-        message: `this hub-agent speaks version ${PROTOCOL_VERSION}`,
-      });
+      const update = m.v < PROTOCOL_VERSION ? "update the plugin" : "update hub-agent";
+      this.failed(
+        conn,
+        `the plugin at ${conn.peer} speaks protocol version ${m.v}; this hub-agent speaks ${PROTOCOL_VERSION}: ${update}: closed`,
+        {
+          error: "version",
+          message: `this hub-agent speaks protocol version ${PROTOCOL_VERSION}, in which the token never crosses the wire: ${update} (docs/plugin-protocol.md §4.1)`,
+        },
+      );
       return false;
     }
-    if (!timingSafeEqual(digest(m.token), this.#tokenDigest)) {
+    // Both are 32 bytes (the parser checked the hex), so the comparison takes one time whatever the mac.
+    if (!timingSafeEqual(Buffer.from(m.mac, "hex"), mac(this.#token, "plugin", conn.nonce, m.nonce))) {
       const err = new TransportError(
         "auth",
         `the plugin at ${conn.peer} presented a wrong token: copy game.rcon.password into the plugin's settings`,
@@ -132,6 +147,11 @@ export class HelloGate {
     this.#throttle.succeeded(conn.address);
     this.pending.delete(conn);
     return true;
+  }
+
+  /** The welcome to a correct hello: hub-agent's own proof that it knows the token, which the plugin checks. */
+  welcome(conn: Conn, m: Hello): Record<string, unknown> {
+    return { t: "welcome", v: PROTOCOL_VERSION, mac: mac(this.#token, "agent", conn.nonce, m.nonce).toString("hex") };
   }
 
   /** A hello that failed: logged (counted past the first of its address this minute), answered, closed. */
@@ -168,9 +188,14 @@ export class HelloGate {
   }
 }
 
-/** The token compared in constant time: digests have one length whatever the token's. */
-function digest(token: string): Buffer {
-  return createHash("sha256").update(token, "utf8").digest();
+/**
+ * HMAC-SHA256(token, side + agent's nonce + plugin's nonce). Each side's name keeps one side's proof from being
+ * replayed as the other's; both nonces make each proof good for this connection only.
+ */
+export function mac(token: string, side: "plugin" | "agent", agentNonce: string, pluginNonce: string): Buffer {
+  return createHmac("sha256", token)
+    .update(side + agentNonce + pluginNonce, "utf8")
+    .digest();
 }
 
 function seconds(ms: number): string {

@@ -13,6 +13,8 @@ export interface Conn {
   /** The peer's address without its port: what failed hellos are counted by. */
   address: string;
   authed: boolean;
+  /** hub-agent's challenge to this connection (hex); its hello's HMAC covers it. */
+  nonce: string;
   /** Dropped: the lines still buffered (sent in the same write as a refused hello) are not read. */
   dropped: boolean;
   /** Requests in flight by id. */
@@ -22,7 +24,7 @@ export interface Conn {
 
 /** A connection just accepted: not authenticated, nothing in flight. */
 export function newConn(socket: net.Socket, peer: string, address: string, now: number): Conn {
-  return { socket, peer, address, authed: false, dropped: false, pending: new Map(), lastHeard: now };
+  return { socket, peer, address, authed: false, nonce: "", dropped: false, pending: new Map(), lastHeard: now };
 }
 
 /** Closes a connection without reading more of it; its requests in flight fail with `error` when given. */

@@ -1,7 +1,7 @@
 /**
  * The plugin protocol's listener (docs/plugin-protocol.md): hub-agent listens on a TCP address, a plugin inside the
- * game server connects to it, says hello with the shared token, then sends events and answers requests, each
- * correlated by id. One plugin at a time: a newly authenticated connection replaces the old one (a restarted game
+ * game server connects to it, proves it knows the shared token (hello-gate.ts), then sends events and answers
+ * requests, each correlated by id. One plugin at a time: a newly authenticated connection replaces the old one (a restarted game
  * server's plugin comes back before the old socket is known dead). A bad line is logged and answered with an
  * error, never fatal; a line longer than the limit is dropped whole (bounded-lines.ts). Connections before their
  * hello pass a gate (hello-gate.ts): failed hellos slow their address down (hello-throttle.ts), and their log lines
@@ -25,7 +25,6 @@ import {
   parseOutput,
   parsePlayers,
   type PluginMessage,
-  PROTOCOL_VERSION,
 } from "./plugin-protocol.ts";
 import { errorMessage, type SendOptions, StateEvents, type Transport, TransportError } from "./transport.ts";
 
@@ -240,6 +239,7 @@ export class PluginLink implements Transport, StructuredConsole {
     const conn = newConn(socket, peer, address, this.#o.clock.monotonic());
     this.#gate.pending.add(conn);
     const hello = this.#gate.deadline(conn, this.#o.helloTimeoutMs);
+    this.#gate.challenge(conn);
     const lines = new BoundedLines(
       (line) => this.#line(conn, line),
       (bytes) => {
@@ -317,7 +317,7 @@ export class PluginLink implements Transport, StructuredConsole {
       reply(old, { t: "error", error: "replaced", message: "a newer connection took over" });
       drop(old, this.#error("disconnected", "the plugin reconnected while the request was in flight", true));
     }
-    reply(conn, { t: "welcome", v: PROTOCOL_VERSION });
+    reply(conn, this.#gate.welcome(conn, m));
     const what = [m.game, m.software].filter(Boolean).join(", ");
     this.#log.info(`the plugin connected from ${conn.peer}${what ? ` (${what})` : ""}`);
     this.#state.emit("connected");

@@ -5,14 +5,18 @@
 import type { PlayerRef, StructuredEvent } from "../structured.ts";
 import { isRecord } from "../../is-record.ts";
 
-export const PROTOCOL_VERSION = 1;
+/** 2: the token never crosses the wire (a challenge and HMACs, §4.1); 1 sent it in the hello. */
+export const PROTOCOL_VERSION = 2;
+/** A nonce, and an HMAC-SHA256, as lower-case hex: 32 bytes. */
+export const HEX32 = /^[0-9a-f]{64}$/;
 
 /** The operations hub-agent asks of a plugin; each `req` gets exactly one `res`. */
 export const OPS = ["players", "kick", "message", "group", "exec"] as const;
 export type Op = (typeof OPS)[number];
 
 export type PluginMessage =
-  | { t: "hello"; v: number; token: string; game?: string; software?: string }
+  /** `nonce` and `mac` are checked only when `v` is this version's: another version is refused whatever it sent. */
+  | { t: "hello"; v: number; nonce: string; mac: string; game?: string; software?: string }
   | { t: "event"; event: StructuredEvent }
   | { t: "res"; id: number; ok: true; r: unknown }
   | { t: "res"; id: number; ok: false; err: string }
@@ -46,12 +50,14 @@ export function parseLine(line: string): PluginMessage {
   if (!isRecord(m)) throw new BadLine("not a JSON object");
   switch (m.t) {
     case "hello":
-      if (typeof m.v !== "number") throw new BadLine('hello needs "v", the protocol version (1)');
-      if (typeof m.token !== "string") throw new BadLine('hello needs "token", a string');
+      if (typeof m.v !== "number") throw new BadLine(`hello needs "v", the protocol version (${PROTOCOL_VERSION})`);
+      if (m.v === PROTOCOL_VERSION && !(hex32(m.nonce) && hex32(m.mac)))
+        throw new BadLine('hello needs "nonce" and "mac", each 64 lower-case hex digits');
       return {
         t: "hello",
         v: m.v,
-        token: m.token,
+        nonce: hex32(m.nonce) ? m.nonce : "",
+        mac: hex32(m.mac) ? m.mac : "",
         ...(typeof m.game === "string" ? { game: m.game.slice(0, 64) } : {}),
         ...(typeof m.software === "string" ? { software: m.software.slice(0, 128) } : {}),
       };
@@ -136,6 +142,10 @@ export function parseOutput(r: unknown): string {
 /** One line to the plugin, ending in "\n". JSON escapes every line break inside strings. */
 export function encode(message: Record<string, unknown>): string {
   return `${JSON.stringify(message)}\n`;
+}
+
+function hex32(x: unknown): x is string {
+  return typeof x === "string" && HEX32.test(x);
 }
 
 function str(x: unknown): string | undefined {

@@ -179,7 +179,7 @@ describe("loading a configuration with the generic preset", () => {
     expect(ps[0]).toContain(': game.preset = "generic" (in ');
     expect(ps[0]).toContain('needs the console\'s player list (e.g. list_command = "clients"');
     expect(ps[1]).toStartWith("game.overrides.list_row is missing");
-    const plugin = '[game]\nbridge = "plugin"\npreset = "generic"\n[game.rcon]\npassword = "a-long-token"\n';
+    const plugin = '[game]\nbridge = "plugin"\npreset = "generic"\n[game.rcon]\npassword = "a-long-random-token"\n';
     expect(await problems(plugin)).toEqual([]);
   });
 

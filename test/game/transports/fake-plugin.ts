@@ -1,10 +1,24 @@
 /**
  * A game-server plugin for tests, speaking the plugin protocol as docs/plugin-protocol.md tells plugin authors to:
- * it connects to hub-agent, says hello with its token, answers every `req` with one `res` (exec through `handler`:
+ * it connects to hub-agent, answers the challenge with an HMAC of its token, checks hub-agent's proof in the
+ * welcome (a listener that can't give it is dropped), answers every `req` with one `res` (exec through `handler`:
  * `hang` is never answered), answers `ping` with `pong`, and reconnects with a short backoff whenever the connection
  * ends (a refused token included). Tests push events and raw lines through it.
  */
+import { createHmac, randomBytes } from "node:crypto";
 import * as net from "node:net";
+
+/** HMAC-SHA256(token, side + hub-agent's nonce + the plugin's nonce), hex (docs/plugin-protocol.md §4.1). */
+export function proof(token: string, side: "plugin" | "agent", agentNonce: string, pluginNonce: string): string {
+  return createHmac("sha256", token)
+    .update(side + agentNonce + pluginNonce)
+    .digest("hex");
+}
+
+/** The hello line a plugin with `token` answers a challenge's `nonce` with; `nonce` (the plugin's) is fresh. */
+export function helloLine(agentNonce: string, token: string, nonce = randomBytes(32).toString("hex")): string {
+  return `${JSON.stringify({ t: "hello", v: 2, nonce, mac: proof(token, "plugin", agentNonce, nonce) })}\n`;
+}
 
 export interface FakePluginOptions {
   host?: string;
@@ -101,14 +115,12 @@ export class FakePlugin {
     const socket = net.connect({ host: this.o.host ?? "127.0.0.1", port: this.o.port });
     this.#socket = socket;
     let partial = "";
+    const nonces = { agent: "", plugin: randomBytes(32).toString("hex") };
     socket.setEncoding("utf8");
-    socket.on("connect", () => {
-      this.send({ t: "hello", v: 1, token: this.o.token, game: "test", software: "fake-plugin" });
-    });
     socket.on("data", (text: string) => {
       const lines = (partial + text).split("\n");
       partial = lines.pop() ?? "";
-      for (const line of lines) if (line.trim()) this.#message(socket, JSON.parse(line));
+      for (const line of lines) if (line.trim()) this.#message(socket, nonces, JSON.parse(line));
     });
     socket.on("error", () => {});
     socket.on("close", () => {
@@ -118,11 +130,19 @@ export class FakePlugin {
     });
   }
 
-  #message(socket: net.Socket, m: Record<string, unknown>): void {
+  #message(socket: net.Socket, nonces: { agent: string; plugin: string }, m: Record<string, unknown>): void {
     this.messages.push(m);
-    if (m.t === "welcome") this.#welcomed = true;
+    if (m.t === "challenge" && !nonces.agent) {
+      nonces.agent = String(m.nonce);
+      const hello = JSON.parse(helloLine(nonces.agent, this.o.token, nonces.plugin));
+      this.send({ ...hello, game: "test", software: "fake-plugin" });
+    }
+    if (m.t === "welcome") {
+      if (!nonces.agent || m.mac !== proof(this.o.token, "agent", nonces.agent, nonces.plugin)) socket.destroy();
+      else this.#welcomed = true;
+    }
     if (m.t === "ping") this.send({ t: "pong" });
-    if (m.t === "req") {
+    if (m.t === "req" && this.#welcomed) {
       const req = m as ReceivedRequest;
       this.requests.push(req);
       void this.#answer(socket, req);

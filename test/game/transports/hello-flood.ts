@@ -1,11 +1,12 @@
 /**
  * A token guesser, run as its own process (`bun hello-flood.ts '<json>'`) so the plugin link under test shares no event
  * loop with it: opens `count` connections to the plugin port, paced evenly over `durationMs` and at most `parallel` at
- * once, each from one of `from` (local addresses, in turn: 127.0.0.2, or many to rotate), each saying hello with a wrong
- * token as a plugin would. Prints one JSON line: how many connections were made, how many hellos got the answer
+ * once, each from one of `from` (local addresses, in turn: 127.0.0.2, or many to rotate), each answering the challenge with a
+ * wrong token as a plugin would. Prints one JSON line: how many connections were made, how many hellos got the answer
  * "wrong token" (each of those reached the token check), how many were refused with "throttled", and the rest.
  */
 import * as net from "node:net";
+import { helloLine } from "./fake-plugin.ts";
 
 interface Args {
   port: number;
@@ -46,10 +47,13 @@ function attempt(localAddress: string, i: number): void {
   socket.setEncoding("utf8");
   socket.on("connect", () => {
     connected = true;
-    socket.write(`${JSON.stringify({ t: "hello", v: 1, token: `guess-${i}`, game: "x", software: "guesser" })}\n`);
   });
   socket.on("data", (t: string) => {
+    // The challenge comes first; the guess answers it as a plugin would.
+    const first = !text.includes("\n");
     text += t;
+    const challenge = first && text.includes("\n") ? JSON.parse(text.slice(0, text.indexOf("\n"))) : undefined;
+    if (challenge?.t === "challenge") socket.write(helloLine(challenge.nonce, `guess-${i}`));
   });
   socket.on("error", () => {});
   socket.on("close", () => {

@@ -15,7 +15,7 @@ import { memoryLogger } from "../../../lib/log.ts";
 import { noLoopbackAlias } from "../../support/loopback.ts";
 import { spawn } from "../../support/procs.ts";
 import { until } from "../../support/until.ts";
-import { FakePlugin } from "./fake-plugin.ts";
+import { FakePlugin, helloLine } from "./fake-plugin.ts";
 import type { FloodReport } from "./hello-flood.ts";
 
 const TOKEN = "the-real-plugin-token";
@@ -55,18 +55,24 @@ function flood(opts: { port: number; from: string[]; count: number; durationMs: 
   })();
 }
 
-/** One connection that says hello with `token` from `from`; what hub-agent answered before closing it. */
+/** One connection that answers the challenge with `token` from `from`; what hub-agent answered before closing it. */
 async function hello(port: number, token: string, from = "127.0.0.1"): Promise<{ error?: string; message?: string }> {
   const socket = net.connect({ host: "127.0.0.1", port, localAddress: from });
   cleanups.push(() => void socket.destroy());
   let text = "";
   socket.setEncoding("utf8");
-  socket.on("data", (t: string) => (text += t));
+  let said = false;
+  socket.on("data", (t: string) => {
+    text += t;
+    if (said || !text.includes("\n")) return;
+    said = true;
+    const first = JSON.parse(text.slice(0, text.indexOf("\n")));
+    if (first.t === "challenge") socket.write(helloLine(first.nonce, token));
+  });
   socket.on("error", () => {});
-  socket.on("connect", () => socket.write(`${JSON.stringify({ t: "hello", v: 1, token })}\n`));
   await new Promise((resolve) => socket.on("close", resolve));
-  const first = text.split("\n")[0];
-  return first ? (JSON.parse(first) as { error?: string; message?: string }) : {};
+  const answer = text.split("\n").find((l) => l.includes('"t":"error"') || l.includes('"t":"welcome"'));
+  return answer ? (JSON.parse(answer) as { error?: string; message?: string }) : {};
 }
 
 /** A connection that says nothing (it holds a slot until its hello timeout). */

@@ -10,7 +10,7 @@ import type { StructuredEvent } from "../../../lib/game/structured.ts";
 import type { TransportError } from "../../../lib/game/transports/transport.ts";
 import { noLoopbackAlias } from "../../support/loopback.ts";
 import { until } from "../../support/until.ts";
-import { FakePlugin } from "./fake-plugin.ts";
+import { FakePlugin, helloLine, proof } from "./fake-plugin.ts";
 
 const noAlias = await noLoopbackAlias("127.0.0.5");
 if (noAlias) console.warn(`SKIPPED: two plugin link tests need peers on other loopback addresses: ${noAlias}`);
@@ -56,6 +56,14 @@ async function rawPeer(port: number, from?: string) {
   socket.on("error", () => {});
   await new Promise((resolve) => socket.once("connect", resolve));
   return { socket, text: () => text, closed: () => closed };
+}
+
+/** The nonce of the challenge hub-agent greets a raw peer with. */
+async function challengeOf(peer: { text(): string }): Promise<string> {
+  await until(() => peer.text().includes("\n"), "the challenge");
+  const m = JSON.parse(peer.text().split("\n")[0]!);
+  expect(m).toMatchObject({ t: "challenge", v: 2 });
+  return m.nonce;
 }
 
 describe("plugin link", () => {
@@ -157,7 +165,8 @@ describe("plugin link", () => {
     const states: string[] = [];
     link.on("state", (s) => states.push(s));
     const guesser = await rawPeer(port);
-    const hello = (token: string) => `${JSON.stringify({ t: "hello", v: 1, token })}\n`;
+    const nonce = await challengeOf(guesser);
+    const hello = (token: string) => helloLine(nonce, token);
     const chat = '{"t":"event","e":"chat","p":{"id":"1","name":"x"},"text":"!ban Alice 1d x"}\n';
     guesser.socket.write(hello("wrong-1") + hello("wrong-2") + hello("s3cret-token") + chat);
     await until(guesser.closed, "the guesser closed");
@@ -232,17 +241,46 @@ describe("plugin link", () => {
     await p.close();
     // A peer that says hello and then nothing, not even pong.
     const mute = await rawPeer(port);
-    mute.socket.write('{"t":"hello","v":1,"token":"s3cret-token"}\n');
+    mute.socket.write(helloLine(await challengeOf(mute), "s3cret-token"));
     await until(mute.closed, "the mute plugin dropped", { timeoutMs: 5000 });
   });
 
-  test("a wrong protocol version is refused with one line", async () => {
+  test("a plugin of version 1 (it sends the token) is refused with one line naming the fix", async () => {
     const { port, warnings } = await setup();
     const peer = await rawPeer(port);
-    peer.socket.write('{"t":"hello","v":2,"token":"s3cret-token"}\n');
+    peer.socket.write('{"t":"hello","v":1,"token":"s3cret-token"}\n');
     await until(peer.closed, "closed");
-    expect(peer.text()).toContain('"error":"version"');
-    expect(warnings()[0]).toContain("protocol version 2");
+    const answer = JSON.parse(peer.text().trim().split("\n").at(-1)!);
+    expect(answer).toEqual({
+      t: "error",
+      error: "version",
+      message:
+        "this hub-agent speaks protocol version 2, in which the token never crosses the wire: update the plugin (docs/plugin-protocol.md §4.1)",
+    });
+    expect(warnings()).toEqual([
+      expect.stringMatching(/speaks protocol version 1; this hub-agent speaks 2: update the plugin/),
+    ]);
+    expect(JSON.stringify(warnings())).not.toContain("s3cret-token");
+  });
+
+  test("a hello proves the token for this challenge only; the welcome proves it back", async () => {
+    const { port, warnings } = await setup();
+    const peer = await rawPeer(port);
+    const nonce = await challengeOf(peer);
+    const mine = "ab".repeat(32);
+    peer.socket.write(helloLine(nonce, "s3cret-token", mine));
+    await until(() => peer.text().includes("welcome"), "the welcome");
+    const welcome = JSON.parse(peer.text().split("\n")[1]!);
+    expect(welcome).toEqual({ t: "welcome", v: 2, mac: proof("s3cret-token", "agent", nonce, mine) });
+    expect(peer.text()).not.toContain("s3cret-token");
+    // The same hello on a new connection (another challenge) is a wrong token.
+    const replay = await rawPeer(port);
+    await challengeOf(replay);
+    replay.socket.write(helloLine(nonce, "s3cret-token", mine));
+    await until(replay.closed, "the replay closed");
+    expect(replay.text()).toContain('"error":"auth"');
+    expect(peer.closed()).toBe(false);
+    expect(warnings()).toEqual([expect.stringContaining("presented a wrong token")]);
   });
 
   test("no plugin: a command waits its timeout and says where hub-agent listens", async () => {

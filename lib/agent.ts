@@ -251,8 +251,13 @@ export class Agent implements FeatureContext {
 
   private async onBridgeEvent(e: BridgeEvent) {
     if (e.type === "player_connect") await this.connect(e.player);
-    // The connection a disconnect ends: a rejoin while its handlers run is a new one, and stays online.
+    // The connection a disconnect ends: a rejoin while its handlers run is a new one, and stays online. It is seen
+    // connecting, so it is not the one the previous run or the initial list knew.
     const leaving = e.type === "player_disconnect" ? this.players.get(e.player.id) : undefined;
+    if (e.type === "player_disconnect") {
+      this.resumed.delete(e.player.id);
+      this.previousOnline.delete(e.player.id);
+    }
     const handlers = this.gameHandlers.get(e.type) ?? [];
     await Promise.all(handlers.map((h) => this.scheduler.run(`game ${e.type}`, async () => h(e))));
     if (e.type === "chat_command") await this.dispatch(e.command, e.args, e.player);
@@ -262,8 +267,6 @@ export class Agent implements FeatureContext {
     } else if (e.type === "player_disconnect" && this.players.get(e.player.id) === leaving) {
       this.players.delete(e.player.id);
       this.refused.delete(e.player.id);
-      this.resumed.delete(e.player.id);
-      this.previousOnline.delete(e.player.id);
       this.users.left(e.player.id);
     }
   }

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { ServerSchema } from "../../lib/api/client.ts";
 import { SERVER_CACHE_MAX_AGE_MS } from "../../lib/agent.ts";
+import type { Feature } from "../../lib/feature.ts";
 import { harness, until, type Harness } from "./harness.ts";
 import { SEED_IDS } from "../../lib/sandbox/seed.ts";
 
@@ -217,6 +218,28 @@ describe("users (rule 6)", () => {
 });
 
 describe("players online at start (initial players)", () => {
+  test("one who leaves and is back while the disconnect's handlers still run is a new connection: not resumed", async () => {
+    const alice = { id: SEED_IDS.steamid64.alice, name: "Alice" };
+    let release: (() => void) | undefined;
+    const slowGoodbye: Feature = (ctx) =>
+      ctx.onGame("player_disconnect", () => new Promise<void>((r) => (release = r)));
+    h = await harness({ sim: { players: [alice] }, features: [slowGoodbye] });
+    const flags: [string, boolean][] = [];
+    h.agent.events.on("hub_ply_initialized", ({ player, resumed }) => void flags.push([player.name, resumed]));
+    await h.agent.start();
+    await until(() => flags.length === 1, "Alice initialised");
+    h.sim.leave(alice.id);
+    await until(() => release !== undefined, "the disconnect's handler running");
+    h.sim.join(alice); // a client's reconnect: seen connecting
+    await until(() => flags.length === 2, "Alice initialised again");
+    release?.();
+    await h.idle();
+    expect(flags).toEqual([
+      ["Alice", true],
+      ["Alice", false],
+    ]);
+  });
+
   test("initialised with resumed: true, unlike one seen connecting or reconnecting; the previous run's list is read first", async () => {
     const alice = { id: SEED_IDS.steamid64.alice, name: "Alice" };
     const carol = { id: SEED_IDS.steamid64.carol, name: "Carol" };

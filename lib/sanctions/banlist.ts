@@ -94,9 +94,9 @@ export function banHolds(ban: BanReduced, now: number): boolean {
 
 /**
  * Whether the player with this game id is banned: a queued ban (ACTIVE, not yet delivered) counts; a queued unban
- * wins over every ban issued before it (queueUnban has marked the queued ones UNBANNED, so any ACTIVE queued ban is
- * newer than the unban), and a listed ban issued after it (on the web, while it waits) still holds; otherwise the
- * (cached) list decides. Only queued entries enforced now count: a ban or
+ * wins over every ban issued before it (queueUnban has marked those of its key UNBANNED; one queued under the
+ * player's other key counts only if queued after it), and a listed ban issued after it (on the web, while it
+ * waits) still holds; otherwise the (cached) list decides. Only queued entries enforced now count: a ban or
  * unban from a player whose permission only the service can check takes effect when the service accepts it (the
  * delivered ban joins the list; the delivered unban clears it). The queues are read from the store, so bans written
  * by one-shot CLI processes apply at once.

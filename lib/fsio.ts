@@ -44,6 +44,7 @@ type Name =
   | "mkdir"
   | "readdir"
   | "readFile"
+  | "readlink"
   | "rename"
   | "rm"
   | "rmdir"
@@ -68,6 +69,7 @@ export const rmdir = either("rmdir");
 export const mkdir = either("mkdir");
 export const readdir = either("readdir");
 export const readFile = either("readFile");
+export const readlink = either("readlink");
 export const rename = either("rename");
 export const rm = either("rm");
 export const stat = either("stat");

@@ -138,6 +138,29 @@ export async function instanceHolder(
  */
 const releasing = teardownsByKey();
 
+function lockError(e: unknown, dir: string, path: string): InstanceLockError {
+  const fix =
+    code(e) === "EISDIR"
+      ? "remove that directory: hub-agent creates the file itself"
+      : `make ${dir} a directory this user can write (storage.dir)`;
+  return new InstanceLockError(`cannot take the instance lock ${path}: ${reason(e)}; ${fix}`, code(e));
+}
+
+/**
+ * Throws InstanceBusyError when `held` names a live holder (or one on another host); otherwise returns the holder,
+ * which is gone, or undefined for an unreadable file.
+ */
+async function refuseLive(
+  path: string,
+  held: LockInfo,
+  self: { host: string; boot?: string },
+): Promise<InstanceHolder | undefined> {
+  const holder = holderOf(held);
+  const verdict = await judge(holder, self);
+  if (verdict === "live" || verdict === "foreign") throw new InstanceBusyError(path, holder!, verdict === "foreign");
+  return verdict === "gone" ? holder : undefined;
+}
+
 /** Takes the storage directory's instance lock, or throws InstanceBusyError naming the holder. */
 export async function holdInstance(dir: string): Promise<Instance> {
   // A store a newer build made is not used: not even its lock is taken. Other failures are the lock's to report.
@@ -159,25 +182,28 @@ export async function holdInstance(dir: string): Promise<Instance> {
   for (let attempt = 0; ; attempt++) {
     let held: LockInfo | undefined;
     try {
-      if (await createLockFile(path, body)) break;
+      // Looked at before anything is written: a full or read-only disk refuses the write, and must not hide a
+      // live holder (a second `run` would then serve beside it, without the lock).
       held = await readLock(path);
+      if (!held && (await createLockFile(path, body))) break;
+      held ??= await readLock(path);
     } catch (e) {
-      const fix =
-        code(e) === "EISDIR"
-          ? "remove that directory: hub-agent creates the file itself"
-          : `make ${dir} a directory this user can write (storage.dir)`;
-      throw new InstanceLockError(`cannot take the instance lock ${path}: ${reason(e)}; ${fix}`, code(e));
+      // One that appeared meanwhile is still refused, whatever the disk said.
+      const now = await readLock(path).catch(() => undefined);
+      if (now) await refuseLive(path, now, self);
+      throw lockError(e, dir, path);
     }
     if (!held) continue; // released between our attempt and the read
-    const holder = holderOf(held);
-    const verdict = await judge(holder, self);
-    if (verdict === "live" || verdict === "foreign") throw new InstanceBusyError(path, holder!, verdict === "foreign");
-    if (verdict === "unreadable" && Date.now() - held.mtimeMs <= UNREADABLE_STALE_MS) {
+    const gone = await refuseLive(path, held, self);
+    if (!gone && Date.now() - held.mtimeMs <= UNREADABLE_STALE_MS) {
       await sleep(100);
       continue;
     }
-    await breakStale(path, held);
-    if (holder) tookOverFrom = holder;
+    // A disk that refuses the breaker's file (read-only, full) is the disk's failure, as for the lock itself.
+    await breakStale(path, held).catch((e: unknown) => {
+      throw lockError(e, dir, path);
+    });
+    if (gone) tookOverFrom = gone;
     if (attempt > 100) throw new InstanceLockError(`cannot take the instance lock ${path}: it keeps changing`);
     if (attempt > 0) await sleep(10 + Math.random() * 20); // another breaker is at work
   }

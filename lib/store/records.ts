@@ -11,6 +11,7 @@ import * as v from "valibot";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import { type OnShown, isMissing, keyToPath } from "./driver.ts";
+import { foreignFile } from "./secure.ts";
 
 export interface QuarantineRecord {
   /** The store key, e.g. `queue:ban:000001764000000000-…`. */
@@ -108,13 +109,20 @@ const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.e
 const code = (e: unknown) => (e as NodeJS.ErrnoException).code;
 /**
  * A record file's bytes, or its size when it is over `maxBytes` (measured on the opened file, so the file judged is
- * the file read, in one open); undefined when there is none.
+ * the file read, in one open); undefined when there is none. Only the store's owner writes its records: one another
+ * user owns came in through a folder they can reach, and is refused (secure.ts; the fstat is made anyway).
  */
-async function readCapped(path: string, maxBytes: number): Promise<Uint8Array | { size: number } | undefined> {
+async function readCapped(
+  path: string,
+  maxBytes: number,
+  dir: string,
+): Promise<Uint8Array | { size: number } | undefined> {
+  const uid = process.getuid?.();
   try {
     const fh = await openToRead(path);
     try {
-      const { size } = await fh.stat();
+      const { size, uid: owner } = await fh.stat();
+      if (uid !== undefined && owner !== uid) throw await foreignFile(dir, path, owner);
       return size > maxBytes ? { size } : await fh.readFile();
     } finally {
       await fh.close();
@@ -161,7 +169,7 @@ export function createRecords(
 
   /** The bytes at `key`, or the reason they were not read (too large); undefined when there is no record. */
   async function readBytes(key: string): Promise<Uint8Array | { tooLarge: string } | undefined> {
-    const read = await readCapped(keyToPath(dir, key), maxBytes);
+    const read = await readCapped(keyToPath(dir, key), maxBytes, dir);
     return read && "size" in read ? { tooLarge: oversize(read.size) } : read;
   }
 
@@ -183,7 +191,7 @@ export function createRecords(
       throw e;
     }
     // A file small enough to read that differs from what we judged may be a newer, valid version.
-    const read = await readCapped(dest, maxBytes);
+    const read = await readCapped(dest, maxBytes, dir);
     const moved = read && !("size" in read) ? read : undefined;
     if (moved && !(seen && sameBytes(moved, seen)) && (await decode(moved, check)).ok) {
       // link() does not overwrite, so a version written after our rename wins over this one.

@@ -10,13 +10,17 @@
  *   so that nothing more can be planted while it is looked through; a file or folder another user owns may have
  *   been planted, so the store is refused (its mode put back as found, so that it is checked again until the
  *   operator has looked); otherwise files are corrected to 0600;
- * - owned by us, only readable by others: corrected to 0700 (nobody else could have written in it).
+ * - owned by us, only readable by others: corrected to 0700 (nobody else could have written in it);
+ * - then what the store follows inside it (its top-level entries and their children: queue/<kind>, cache/<name>, …,
+ *   a few dozen lstats whatever the queues hold): a link, or anything another user owns or a folder others may
+ *   write in, is refused, since another user may reach it from elsewhere (a shared disk, a bind mount). Deeper
+ *   files are checked as they are read (records.ts: one another user owns is refused).
  *
  * Folders the store creates are 0700 and files 0600 (the driver, the locks). A refusal is a StoreWriteError (exit 8,
  * like the other storage errors) whose one line names the path and the fix.
  */
 import { constants } from "node:fs";
-import { access, chmod, lstat, readdir, readFile, stat } from "../fsio.ts";
+import { access, chmod, lstat, readdir, readFile, readlink, stat } from "../fsio.ts";
 import { join } from "node:path";
 import { StoreWriteError } from "./errors.ts";
 
@@ -122,7 +126,10 @@ export async function secureStore(
         `put bans in it; run hub-agent as its owner, or give it to this user (\`chown -R ${uid} ${dir}\`)`,
     );
   }
-  if ((mode & OTHERS) === 0) return {};
+  if ((mode & OTHERS) === 0) {
+    await checkInside(dir, uid);
+    return {};
+  }
   const cannot = (e: unknown) =>
     `the store ${dir} is open to other users (mode ${octal(mode)}) and could not be corrected ` +
     `(${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): \`chmod -R go-rwx ${dir}\``;
@@ -155,5 +162,44 @@ export async function secureStore(
     // The folders are closed: others could read these files until now, and can no longer reach them.
     return { corrected: mode, warning: cannot(e) };
   }
+  await checkInside(dir, uid); // a link is not looked through above
   return { corrected: mode };
+}
+
+/**
+ * Refuses what the store would follow out of its 0700 directory: a link, or an entry another user owns or a folder
+ * others may write in, among its top-level entries and their children (two levels: the store's layout, not its
+ * entries, so a long queue costs nothing here).
+ */
+async function checkInside(dir: string, uid: number, folder = dir, depth = 2): Promise<void> {
+  const names = await readdir(folder).catch(() => [] as string[]);
+  await Promise.all(
+    names.map(async (name) => {
+      const path = join(folder, name);
+      const info = await lstat(path).catch(() => undefined);
+      if (!info) return; // removed meanwhile
+      const why = info.isSymbolicLink()
+        ? `, a link to ${await readlink(path).catch(() => "?")}`
+        : info.uid !== uid
+          ? `, which ${await userName(info.uid)} owns`
+          : info.isDirectory() && info.mode & OTHERS_WRITE
+            ? `, which other users may write in (mode ${octal(info.mode)})`
+            : undefined;
+      if (why) throw new StoreUnsafeError(path, dir, unsafeInside(dir, path, why, info.isSymbolicLink(), uid));
+      if (info.isDirectory() && depth > 1) await checkInside(dir, uid, path, depth - 1);
+    }),
+  );
+}
+
+/** The refusal of a record file another user owns, found as it is read (records.ts). */
+export async function foreignFile(dir: string, path: string, owner: number): Promise<StoreUnsafeError> {
+  const why = `, which ${await userName(owner)} owns`;
+  return new StoreUnsafeError(path, dir, unsafeInside(dir, path, why, false, process.getuid?.() ?? 0));
+}
+
+function unsafeInside(dir: string, path: string, why: string, link: boolean, uid: number): string {
+  const fix = link
+    ? `replace it with a folder of its own (\`rm ${path}\`); to keep the store on another disk, set storage.dir there`
+    : `remove what is not hub-agent's (\`find ${path} ! -user ${uid}\` lists it), then \`chown -R ${uid} ${path}\` and \`chmod -R go-rwx ${path}\``;
+  return `the store ${dir} holds ${path}${why}: it is not used, since another user could put bans in it; ${fix}`;
 }

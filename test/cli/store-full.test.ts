@@ -6,7 +6,17 @@
  * wrong in one line and exits 8: nothing was queued.
  */
 import { afterEach, expect, test } from "bun:test";
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Sandbox } from "../../lib/sandbox/index.ts";
@@ -222,6 +232,46 @@ test.skipIf(!!cannotMount)(
     expect(ban.stderr).toContain(
       "(EROFS): remount it read-write or set storage.dir to a writable directory; nothing was queued",
     );
+  },
+  120_000,
+);
+
+test.skipIf(!!cannotMount)(
+  "a second run on a store whose disk filled up exits 7 and leaves the first run its kick line",
+  async () => {
+    const s = await cachedStore();
+    const bin = await binary();
+    const env = { PATH: process.env.PATH ?? "", ...s.env };
+    const log = join(s.dir, "first.log");
+    const first = spawn([bin, "run"], { cwd: s.dir, env, stdin: "ignore", stdout: "ignore", stderr: Bun.file(log) });
+    // Its first round done and its delivery lock released (a page freed): the disk then stays full for the second.
+    const settled = () =>
+      existsSync(log) &&
+      readFileSync(log, "utf8").includes("status sent") &&
+      !existsSync(join(s.mnt, "store", "locks", "sanctions.lock"));
+    await until(settled, "the first run's first round", {
+      abort: () => (first.exitCode !== null ? `run exited with ${first.exitCode}` : undefined),
+    });
+    const sock = join(s.mnt, "store", "kick.sock");
+    const ino = statSync(sock).ino;
+    fill(s.mnt);
+    const second = spawn([bin, "run"], {
+      cwd: s.dir,
+      env,
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "pipe",
+      timeout: 15_000,
+    });
+    const [code, stderr] = await Promise.all([second.exited, new Response(second.stderr).text()]);
+    expect({ code, line: stderr.split(" (")[0] }).toEqual({
+      code: 7,
+      line: expect.stringMatching(/^error: another hub-agent run holds this storage directory: pid \d+ on host/),
+    });
+    expect(first.exitCode).toBeNull();
+    expect(statSync(sock).ino).toBe(ino);
+    first.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
   },
   120_000,
 );

@@ -5,7 +5,7 @@
  * deliver nothing; once the operator has removed it, the store is corrected to 0700 and used. Needs root.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Sandbox } from "../../lib/sandbox/index.ts";
@@ -28,6 +28,28 @@ const missing =
       : undefined;
 if (missing) console.warn(`SKIPPED: the planted-entry test needs ${missing}`);
 
+/** What the console's `ban` would have queued: no creator, so sent with the server's own rights. */
+function plantedBan() {
+  const id = `${String(Date.now()).padStart(15, "0")}-${crypto.randomUUID()}`;
+  const entry = {
+    v: 1,
+    id,
+    createdAt: Date.now(),
+    attempts: 0,
+    data: {
+      target: { identifier: "76561198000000777", type: "STEAM", user_id: null, name: "" },
+      length: null,
+      reason: "planted",
+      creator: null,
+      created_on: new Date().toISOString(),
+      status: "ACTIVE",
+      serverbundle_id: sb.bundleId,
+      enforce: "now",
+    },
+  };
+  return { id, entry };
+}
+
 let sb: Sandbox;
 useSandbox((s) => (sb = s));
 beforeAll(async () => {
@@ -49,24 +71,7 @@ test.skipIf(missing !== undefined)(
     mkdirSync(store);
     chmodSync(store, 0o777);
     const env = sandboxEnv(sb, store);
-    // What the console's `ban` would have queued: no creator, so sent with the server's own rights.
-    const id = `${String(Date.now()).padStart(15, "0")}-${crypto.randomUUID()}`;
-    const entry = {
-      v: 1,
-      id,
-      createdAt: Date.now(),
-      attempts: 0,
-      data: {
-        target: { identifier: "76561198000000777", type: "STEAM", user_id: null, name: "" },
-        length: null,
-        reason: "planted",
-        creator: null,
-        created_on: new Date().toISOString(),
-        status: "ACTIVE",
-        serverbundle_id: sb.bundleId,
-        enforce: "now",
-      },
-    };
+    const { id, entry } = plantedBan();
     const plant = `mkdir -p ${store}/queue/ban && printf '%s' '${JSON.stringify(entry)}' > ${store}/queue/ban/${id}`;
     const planted = await run(["runuser", "-u", USER, "--", "sh", "-c", plant]);
     expect(planted).toEqual({ code: 0, out: "" });
@@ -97,6 +102,38 @@ test.skipIf(missing !== undefined)(
       .requests({ method: "POST", path: "/ban/" })
       .map((q) => (q.body as { reason: string }).reason);
     expect(made).toEqual(["cheating"]);
+  },
+  60_000,
+);
+
+test.skipIf(missing !== undefined)(
+  "a 0700 store whose queue folder links to a place another user can write: refused, nothing is delivered",
+  async () => {
+    const home = mkdtempSync(join(tmpdir(), "hub-owner-"));
+    chmodSync(home, 0o755);
+    const store = join(home, "store");
+    mkdirSync(store, { mode: 0o700 });
+    // Another disk, say, where the game server's user may write too.
+    const shared = join(home, "shared-queue");
+    mkdirSync(shared);
+    chmodSync(shared, 0o1777);
+    symlinkSync(shared, join(store, "queue"));
+    const { id, entry } = plantedBan();
+    const plant = `mkdir -p ${shared}/ban && printf '%s' '${JSON.stringify(entry)}' > ${shared}/ban/${id}`;
+    expect(await run(["runuser", "-u", USER, "--", "sh", "-c", plant])).toEqual({ code: 0, out: "" });
+    const env = sandboxEnv(sb, store);
+    const link = join(store, "queue");
+    const posts = () => sb.control.requests({ method: "POST", path: "/ban/" }).length;
+    const before = posts();
+    for (const args of [
+      ["run", "--once"],
+      ["ban", "76561198000000778", "1h", "cheating"],
+    ]) {
+      const r = await hubBinary(args, { env, cwd: home });
+      expect({ args, code: r.code }).toEqual({ args, code: 8 });
+      expect(r.stderr).toContain(`error: the store ${store} holds ${link}, a link to ${shared}:`);
+    }
+    expect(posts()).toBe(before);
   },
   60_000,
 );

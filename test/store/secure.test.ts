@@ -5,7 +5,7 @@
  * otherwise); test/reliability/store-owner.test.ts has a real second user planting an entry.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -129,4 +129,68 @@ describe("a store only its owner can use", () => {
       expect([mode(dir), mode(join(dir, "queue")), mode(join(dir, "queue", "ban"))]).toEqual([0o700, 0o700, 0o700]);
     },
   );
+
+  describe("what a 0700 store follows inside it", () => {
+    const refused = async () => {
+      const e = await open().catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(StoreUnsafeError);
+      return (e as Error).message;
+    };
+
+    test("a link in place of a queue's folder: refused, naming the link, where it goes and the fix", async () => {
+      await (await open()).store.queue("unban", Ban).add({ player: "p" });
+      const shared = join(dir, "..", "shared");
+      mkdirSync(shared);
+      symlinkSync(shared, join(dir, "queue", "ban"));
+      const link = join(dir, "queue", "ban");
+      expect(await refused()).toBe(
+        `the store ${dir} holds ${link}, a link to ${shared}: it is not used, since another user could put bans in it; replace it with a folder of its own (\`rm ${link}\`); to keep the store on another disk, set storage.dir there`,
+      );
+    });
+
+    test("a top-level link (cache, index, box…) is refused alike", async () => {
+      await open();
+      symlinkSync(join(dir, ".."), join(dir, "cache"));
+      expect(await refused()).toContain(`holds ${join(dir, "cache")}, a link to `);
+    });
+
+    test("a folder others may write in: refused with the fix, even in a 0700 store", async () => {
+      await (await open()).store.queue("ban", Ban).add({ player: "p" });
+      chmodSync(join(dir, "queue"), 0o777);
+      const folder = join(dir, "queue");
+      expect(await refused()).toBe(
+        `the store ${dir} holds ${folder}, which other users may write in (mode 0777): it is not used, since another user could put bans in it; remove what is not hub-agent's (\`find ${folder} ! -user 0\` lists it), then \`chown -R 0 ${folder}\` and \`chmod -R go-rwx ${folder}\``.replaceAll(
+          " 0 ",
+          ` ${process.getuid?.()} `,
+        ),
+      );
+      chmodSync(folder, 0o700);
+      await open();
+    });
+
+    test.skipIf(!root)("a folder another user owns: refused", async () => {
+      await (await open()).store.queue("ban", Ban).add({ player: "p" });
+      chownSync(join(dir, "queue", "ban"), OTHER, OTHER);
+      expect(await refused()).toStartWith(
+        `the store ${dir} holds ${join(dir, "queue", "ban")}, which user nobody (uid ${OTHER}) owns: it is not used`,
+      );
+    });
+
+    test.skipIf(!root)("a record another user owns, deeper than the check looks: refused as it is read", async () => {
+      const { store } = await open();
+      const e = await store.queue("ban", Ban).add({ player: "p" });
+      const file = join(dir, "queue", "ban", e.id);
+      chownSync(file, OTHER, OTHER);
+      const again = await open(); // the layout is ours: opened
+      const read = await again.store
+        .queue("ban", Ban)
+        .list()
+        .catch((x: unknown) => x);
+      expect(read).toBeInstanceOf(StoreUnsafeError);
+      expect((read as Error).message).toStartWith(
+        `the store ${dir} holds ${file}, which user nobody (uid ${OTHER}) owns`,
+      );
+      expect(existsSync(file)).toBe(true); // not quarantined: left for the operator
+    });
+  });
 });

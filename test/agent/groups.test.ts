@@ -229,6 +229,7 @@ describe("group sync on a game that cannot tell a player's groups", () => {
     await h.clock.advance(300_000);
     await until(() => h.sim.groupsOf(alice.id).includes("moderator"), "the moderator add sent again");
     expect([...h.sim.groupsOf(alice.id)].sort()).toEqual(["moderator", "operator", "vip"]);
+    await h.idle(); // she is told once the change is recorded
     expect(messagesTo(alice.id).sort()).toEqual([
       "You were added to the group moderator.",
       "You were added to the group operator.",

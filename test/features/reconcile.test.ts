@@ -252,6 +252,22 @@ describe("an uncertain ban", () => {
     expect(posts("/ban/")).toHaveLength(1);
   });
 
+  test("ours readable on the page beside an unreadable old item: found at once, the item no reason to wait", async () => {
+    await ban();
+    slowAnswers("/ban/");
+    expect((await deliver()).map((o) => [o.result, o.uncertain])).toEqual([["kept", true]]);
+    sb.control.latency(0);
+    await until(() => bansOfDave().length === 1, "VyHub makes it");
+    const raw = await api.listBans(dave()!.id, { bundleId: sb.bundleId });
+    const ours = raw.ok ? raw.value.items : [];
+    const old = { ...banItem("00000000-0000-4000-8000-000000000001", "old", clock - 86_400_000), active: false };
+    const page = { items: [...ours, old], total: 2, page: 1, size: 50 };
+    sb.control.failNext({ method: "GET", path: "/ban/" }, 1, 200, page);
+    clock += SETTLE_MS;
+    expect((await deliver()).map((o) => [o.result, o.found])).toEqual([["delivered", true]]);
+    expect(posts("/ban/")).toHaveLength(1);
+  });
+
   test("429 and 408 prove nothing was done: not uncertain, sent again without a lookup", async () => {
     await ban();
     sb.control.failNext({ method: "POST", path: "/ban/" }, 1, 408);
@@ -310,7 +326,7 @@ describe("an uncertain warning", () => {
   });
 });
 
-describe("a lookup's page with an unreadable item (left out) is a failed lookup", () => {
+describe("a lookup's page with an unreadable item (left out): failed where it could be the one looked for", () => {
   test("the warning its lost answer created is unreadable: kept, not sent again (not two warnings)", async () => {
     await warn();
     slowAnswers("/warning/");
@@ -340,6 +356,17 @@ describe("a lookup's page with an unreadable item (left out) is a failed lookup"
     const item = { id: "x", reason: "spam", created_on: "yesterday", user: null, serverbundle: null };
     sb.control.failNext({ method: "GET", path: "/warning/" }, 1, 200, { items: [item], total: 1, page: 1, size: 50 });
     expect(results(await deliver())).toEqual([["warning", "delivered"]]);
+    expect(posts("/warning/")).toHaveLength(1);
+  });
+
+  test("a user with an unreadable old warning still gets new ones, each once", async () => {
+    sb.state.addUser({ identifier: DAVE_ID, type: "STEAM", username: "Dave" });
+    await warn();
+    const old = { id: "00000000-0000-4000-8000-000000000002", reason: "old", created_on: "2020-01-01T00:00:00" };
+    const page = { items: [{ ...old, creator: null, user: null, serverbundle: null }], total: 1, page: 1, size: 50 };
+    sb.control.failNext({ method: "GET", path: "/warning/" }, 5, 200, page);
+    expect(results(await deliver())).toEqual([["warning", "delivered"]]);
+    expect(results(await deliver())).toEqual([]);
     expect(posts("/warning/")).toHaveLength(1);
   });
 

@@ -67,8 +67,10 @@ export class Rewards {
     agent.onGame("player_spawn", (e) => this.runFor(e.player, "SPAWN"));
     agent.onGame("player_death", (e) => this.runFor(e.player, "DEATH"));
     agent.onGame("player_disconnect", async (e) => {
+      const had = this.byPlayer.get(e.player.id);
       await this.runFor(e.player, "DISCONNECT");
-      this.byPlayer.delete(e.player.id);
+      // Back meanwhile: the rewards now kept are the new connection's refresh.
+      if (this.byPlayer.get(e.player.id) === had) this.byPlayer.delete(e.player.id);
     });
   }
 

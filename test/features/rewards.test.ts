@@ -145,6 +145,36 @@ describe("triggers (Events: reward execution triggers)", () => {
     expect(execs()).toHaveLength(6);
   });
 
+  test("back while the DISCONNECT rewards still run: the new connection keeps its rewards (CONNECT, SPAWN)", async () => {
+    await setup();
+    for (const on_event of ["CONNECT", "SPAWN", "DISCONNECT"])
+      give(USERS.bob, { on_event, data: { command: `ev ${on_event} %nick%` } });
+    const ran = () => execs().map((c) => parseSimConsole(c)[0]![1]);
+    await join(BOB);
+    // The DISCONNECT reward's command hangs a while (a slow console), and Bob reconnects meanwhile.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let hanging = false;
+    const real = h.sim.exec.bind(h.sim);
+    h.sim.exec = async (command: string) => {
+      if (command.startsWith("ev DISCONNECT")) {
+        hanging = true;
+        await held;
+      }
+      return real(command);
+    };
+    h.sim.leave(BOB.id);
+    await until(() => hanging, "the DISCONNECT reward's command sent");
+    h.sim.join(BOB);
+    await until(() => h.events.filter((e) => e === "hub_ply_initialized").length === 2, "Bob initialised again");
+    release();
+    await until(() => ran().length === 3, "the CONNECT rewards of the new connection");
+    await h.idle();
+    h.sim.spawn(BOB.id);
+    await until(() => ran().length === 4, "SPAWN");
+    expect(ran()).toEqual(["CONNECT", "DISCONNECT", "CONNECT", "SPAWN"]);
+  });
+
   test("the timer runs DIRECT for every online user, each with their own values", async () => {
     await setup();
     give(USERS.alice, { on_event: "DIRECT", data: { command: "hello %nick% %user_id% %steamid64%" } });

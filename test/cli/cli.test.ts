@@ -74,6 +74,13 @@ describe("the compiled binary", () => {
     const again = await run(["init"], { cwd });
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("already exists");
+    for (const force of [[], ["--force"]]) {
+      const folder = await run(["init", "--config", cwd, ...force], { cwd });
+      expect([folder.code, folder.stderr.trim()]).toEqual([
+        1,
+        `error: ${cwd} is a directory: give the configuration file's path (${join(cwd, "hub-agent.toml")})`,
+      ]);
+    }
     const filled = readFileSync(file, "utf8")
       .replaceAll("https://api.vyhub.app/<instance>/v1", sb.url)
       .replaceAll("<paste the server's API key here>", KEY)

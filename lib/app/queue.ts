@@ -13,7 +13,7 @@ import type { FateStatus } from "./sanction.ts";
 import type { Session } from "./session.ts";
 import { type StoreDeps, openConfiguredStore } from "./storage.ts";
 
-export { type FoundEntry, type QueueName, type QueueSummary, findEntry } from "../queues.ts";
+export { type FoundEntry, type QueueName, type QueueSummary, MIN_ID_PART, findEntry } from "../queues.ts";
 export { QUARANTINE_FIX } from "../store/records.ts";
 
 /** Records moved aside as unreadable (`<storage.dir>/corrupt/`): never acted on, so shown every time. */

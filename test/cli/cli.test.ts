@@ -170,6 +170,14 @@ describe("the compiled binary", () => {
     expect(r.stdout).toContain("- server   the service did not answer");
   });
 
+  test("queue drop of an id part shorter than 8 characters says so (exit 2), not that no entry has it", async () => {
+    const r = await run(["queue", "drop", "0017962"], { env });
+    expect([r.code, r.stderr.trim()]).toEqual([
+      2,
+      'error: "0017962" is too short to find an entry by: give 8 characters or more of its id (`hub-agent queue status` lists them)',
+    ]);
+  });
+
   test("queue status --json lists every queue, even empty ones", async () => {
     const r = await run(["queue", "status", "--json"], { env });
     expect(r.code).toBe(0);

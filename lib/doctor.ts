@@ -7,6 +7,7 @@ import type { Check } from "./check.ts";
 import { fsErrorLine, isStoreErrno } from "./store/errors.ts";
 import { checkFormat, StoreFormatError } from "./store/format.ts";
 import { QUARANTINE_FIX, listCorrupt } from "./store/records.ts";
+import { StoreUnsafeError, secureStore } from "./store/secure.ts";
 import type { Logger } from "./log.ts";
 
 export type { Check, FailureKind } from "./check.ts";
@@ -63,6 +64,8 @@ export async function checkStorage(dir: string): Promise<Check> {
   const probe = join(dir, `.doctor-${process.pid}`);
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
+    // As every other command opens it: another user's store is refused (exit 8), before anything is written in it.
+    await secureStore(dir);
     await checkFormat(dir);
     await writeFile(probe, "ok", { mode: 0o600 });
     await unlink(probe);
@@ -71,6 +74,7 @@ export async function checkStorage(dir: string): Promise<Check> {
     const err = e as NodeJS.ErrnoException;
     if (e instanceof StoreFormatError)
       return { name: "storage", status: "fail", message: e.problem, fix: e.fix, kind: "store" };
+    if (e instanceof StoreUnsafeError) return { name: "storage", status: "fail", message: e.message, kind: "store" };
     return {
       name: "storage",
       status: "fail",

@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { mkdir, open } from "node:fs/promises";
+import { mkdir, open, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { globalArgs, createContext } from "../context.ts";
 import { CliError, EXIT } from "../exit.ts";
@@ -36,6 +36,12 @@ export default defineCommand({
       handle = await open(file, args.force ? "w" : "wx", 0o600);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
+      // `--config <folder>`: neither "edit it" nor --force can help there.
+      if ((code === "EEXIST" || code === "EISDIR") && (await stat(file)).isDirectory())
+        throw new CliError(
+          `${file} is a directory: give the configuration file's path (${join(file, DEFAULT_CONFIG_FILE)})`,
+          EXIT.FAILURE,
+        );
       if (code === "EEXIST")
         throw new CliError(
           `${file} already exists: edit it, or run \`hub-agent init --force\` to replace it`,

@@ -5,6 +5,7 @@ import {
   type QueueStatus,
   type ReportRetry,
   type Unfound,
+  MIN_ID_PART,
   QUARANTINE_FIX,
   dropEntry,
   queueStatus,
@@ -182,6 +183,12 @@ function unfound(id: string, f: Unfound): CliError {
   if (f.reason === "ambiguous")
     return new CliError(
       `"${id}" is part of ${f.matches.length} entries' ids: ${f.matches.map((m) => `${m.id} (${m.queue})`).join(", ")}; give more of it`,
+      EXIT.USAGE,
+    );
+  // A part this short is never looked for: "no entry has it" would send the operator looking for a typo.
+  if (id.trim().length < MIN_ID_PART)
+    return new CliError(
+      `"${id}" is too short to find an entry by: give ${MIN_ID_PART} characters or more of its id (\`hub-agent queue status\` lists them)`,
       EXIT.USAGE,
     );
   return new CliError(`no queued entry has the id "${id}": \`hub-agent queue status\` lists them`, EXIT.NOT_FOUND);

@@ -13,7 +13,7 @@ import type { FateStatus } from "./sanction.ts";
 import type { Session } from "./session.ts";
 import { type StoreDeps, openConfiguredStore } from "./storage.ts";
 
-export { type FoundEntry, type QueueName, type QueueSummary, findEntry } from "../queues.ts";
+export { type FoundEntry, type QueueName, type QueueSummary, MIN_ID_PART, findEntry } from "../queues.ts";
 export { QUARANTINE_FIX } from "../store/records.ts";
 
 /** Records moved aside as unreadable (`<storage.dir>/corrupt/`): never acted on, so shown every time. */
@@ -82,8 +82,13 @@ export async function dropEntry(deps: StoreDeps, id: string, opts: { force?: boo
     import("../store/index.ts"),
     import("./valibot-parts.ts"),
   ]);
-  const remove = () => store.queue(queue, v.unknown()).remove(entry.id);
-  let removed: boolean;
+  const q = store.queue(queue, v.unknown());
+  // Read again as it is removed: a round that held the lock meanwhile may have sent it and lost the answer.
+  const remove = async () => {
+    const now = await q.get(entry.id);
+    return now && (await q.remove(entry.id, now)) ? now : undefined;
+  };
+  let removed: QueueEntry<unknown> | undefined;
   try {
     // Under the delivery lock: a sanction is either sent by a round or dropped here, never both.
     removed = queue.startsWith("reward_") ? await remove() : await store.withLock(DELIVERY_LOCK, remove);
@@ -92,8 +97,9 @@ export async function dropEntry(deps: StoreDeps, id: string, opts: { force?: boo
     return { kind: "busy" };
   }
   if (!removed) return { kind: "gone", id: entry.id };
+  const said = await describeEntry(queue, removed.data, removed.attempts, removed.id);
   // Dropping stops a resend, not what a lost answer may already have done: the operator must look at VyHub.
-  return { kind: "dropped", queue, entry, what, uncertain: entryUncertain(queue, entry) };
+  return { kind: "dropped", queue, entry: removed, what: said, uncertain: entryUncertain(queue, removed) };
 }
 
 /** A reward report sent again now: PATCH executed_on, the same rules as `run`'s rounds (lib/rewards/executed.ts). */

@@ -119,7 +119,9 @@ async function readToml(
           : `not found: create it with \`hub-agent init --config ${opts.file ?? opts.env.HUB_CONFIG}\`, or set every required key as HUB_* environment variables`
         : err.code === "EACCES"
           ? "cannot be read: check its owner and mode (it should be readable by the user running hub-agent)"
-          : `is not valid TOML: ${err.message.split("\n")[0]}`;
+          : err.code === "EISDIR"
+            ? "is a directory: give the configuration file's path"
+            : `is not valid TOML: ${err.message.split("\n")[0]}`;
     return { ok: false, failure: { ok: false, problems: [`config file ${file} ${why}`], file, secrets: [] } };
   }
 }

@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { loadConfig } from "../../lib/app/config.ts";
 import { dropEntry, queueStatus } from "../../lib/app/queue.ts";
 import { silentLogger } from "../../lib/log.ts";
-import { queueBan } from "../../lib/sanctions/index.ts";
+import * as v from "valibot";
+import { DELIVERY_LOCK, queueBan } from "../../lib/sanctions/index.ts";
 import { openStore } from "../../lib/store/index.ts";
 
 async function withBans(n: number) {
@@ -62,4 +63,20 @@ test("dropEntry: by a unique part of the id, never twice; no entry, or a part se
   ]);
   expect(await dropEntry(deps, ids[1]!)).toMatchObject({ kind: "unfound", reason: "none" });
   expect((await queueStatus(deps)).queues[0]!.entries).toBe(1);
+});
+
+test("dropEntry: an entry a delivery round marked uncertain while the drop waited for it is said to be uncertain", async () => {
+  const { ids, deps } = await withBans(1);
+  const store = await openStore({ dir: deps.config.storage.dir, fsync: false });
+  const bans = store.queue("ban", v.unknown());
+  // `run`'s round holds the delivery lock, sends the ban and loses the answer while the operator drops it.
+  const drop = await store.withLock(DELIVERY_LOCK, async () => {
+    const drop = dropEntry(deps, ids[0]!);
+    await Bun.sleep(50); // the drop has read the entry and waits for the lock
+    await bans.update(ids[0]!, { attempts: 1, lastAttemptAt: Date.now(), uncertain: true });
+    return { drop };
+  });
+  const dropped = await drop.drop;
+  expect(dropped).toMatchObject({ kind: "dropped", queue: "ban", uncertain: true });
+  expect(dropped.kind === "dropped" && dropped.entry.attempts).toBe(1);
 });

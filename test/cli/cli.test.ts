@@ -74,6 +74,13 @@ describe("the compiled binary", () => {
     const again = await run(["init"], { cwd });
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("already exists");
+    for (const force of [[], ["--force"]]) {
+      const folder = await run(["init", "--config", cwd, ...force], { cwd });
+      expect([folder.code, folder.stderr.trim()]).toEqual([
+        1,
+        `error: ${cwd} is a directory: give the configuration file's path (${join(cwd, "hub-agent.toml")})`,
+      ]);
+    }
     const filled = readFileSync(file, "utf8")
       .replaceAll("https://api.vyhub.app/<instance>/v1", sb.url)
       .replaceAll("<paste the server's API key here>", KEY)
@@ -161,6 +168,14 @@ describe("the compiled binary", () => {
     expect(r.code).toBe(4);
     expect(r.stdout).toContain("✘ service  http://127.0.0.1:1/sandbox/v1");
     expect(r.stdout).toContain("- server   the service did not answer");
+  });
+
+  test("queue drop of an id part shorter than 8 characters says so (exit 2), not that no entry has it", async () => {
+    const r = await run(["queue", "drop", "0017962"], { env });
+    expect([r.code, r.stderr.trim()]).toEqual([
+      2,
+      'error: "0017962" is too short to find an entry by: give 8 characters or more of its id (`hub-agent queue status` lists them)',
+    ]);
   });
 
   test("queue status --json lists every queue, even empty ones", async () => {

@@ -264,6 +264,7 @@ describe("configuration", () => {
       "not found: create it with `hub-agent init --config /nonexistent/hub.toml`",
     );
     const d = dir();
+    expect(await problems({}, d)).toEqual([`config file ${d} is a directory: give the configuration file's path`]);
     writeFileSync(join(d, "bad.toml"), "[api\nurl = 1");
     expect(await problems({}, join(d, "bad.toml"))).toEqual([
       `${join(d, "bad.toml")}:1:1: not valid TOML: Expected ']' to close a table header but found (0x0A)`,

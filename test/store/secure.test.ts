@@ -5,11 +5,21 @@
  * otherwise); test/reliability/store-owner.test.ts has a real second user planting an entry.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, mkdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
+import { checkStorage } from "../../lib/doctor.ts";
 import { memoryLogger } from "../../lib/log.ts";
 import { openStore, StoreUnsafeError } from "../../lib/store/index.ts";
 import { secureStore } from "../../lib/store/secure.ts";
@@ -194,3 +204,15 @@ describe("a store only its owner can use", () => {
     });
   });
 });
+
+test.skipIf(!root)(
+  "doctor refuses another user's store as every command does (exit 8), writing nothing in it",
+  async () => {
+    mkdirSync(dir, { mode: 0o700 });
+    chownSync(dir, OTHER, OTHER);
+    const check = await checkStorage(dir);
+    expect(check).toMatchObject({ name: "storage", status: "fail", kind: "store" });
+    expect(check.message).toContain(`the store ${dir} belongs to user nobody (uid ${OTHER}), not to user root (uid 0)`);
+    expect(readdirSync(dir)).toEqual([]); // not even a format file
+  },
+);

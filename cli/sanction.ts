@@ -8,9 +8,24 @@ import { type Session, openSession as newSession } from "../lib/app/session.ts";
 import type { Context } from "./context.ts";
 import { CliError, EXIT, type ExitCode } from "./exit.ts";
 
-/** The command line's session: its configuration, logger and phases; its service client watched for a refused key. */
+/**
+ * The command line's session: its configuration, logger and phases; its service client watched for a refused key.
+ * Interrupted once its entry is queued (Ctrl-C while it waits for VyHub), the command says the entry stays queued
+ * and how to withdraw it: an operator who typed it again would have it twice.
+ */
 export const sessionOf = (ctx: Context): Session =>
-  newSession({ config: () => ctx.config(), logger: ctx.logger, watched: ctx.invocation.guards, mark: ctx.mark });
+  newSession({
+    config: () => ctx.config(),
+    logger: ctx.logger,
+    watched: ctx.invocation.guards,
+    mark: ctx.mark,
+    queued: (kind, id) =>
+      ctx.invocation.onInterrupt?.(
+        () =>
+          `interrupted: the ${kind} is queued (${id}) and will be sent; \`hub-agent queue drop ${id}\` withdraws it`,
+        EXIT.QUEUED,
+      ),
+  });
 
 /** The README's "Exit codes", for every status an operation answers with. */
 const EXIT_OF: Record<Status, ExitCode> = {

@@ -13,6 +13,11 @@ export interface Io {
   stderr(text: string): void;
   /** Whether stderr is a terminal (the log's colours), asked at the first log line. */
   stderrIsTty(): boolean;
+  /**
+   * Ctrl-C (SIGINT) or SIGTERM from now on: `say` the line, then exit with `code`. The process's only: a test's
+   * command line leaves the tests' own process alone.
+   */
+  onInterrupt?(say: () => string, code: number): void;
 }
 
 /**
@@ -28,6 +33,14 @@ export const processIo = (): Io => ({
   stdout: (text) => console.log(text),
   stderr: writeStderr,
   stderrIsTty: () => process.getBuiltinModule("node:tty").isatty(2),
+  onInterrupt(say, code) {
+    const stop = () => {
+      writeStderr(say());
+      process.exit(code);
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  },
 });
 
 /**

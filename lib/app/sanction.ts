@@ -131,6 +131,7 @@ async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Wri
         };
   try {
     const { entryId, cancelled } = await queueSanction(p.store, sanction, now, shown);
+    s.queued(sanction.kind, entryId);
     return { entryId, cancelled, early: handed?.early ?? null };
   } catch (e) {
     if (kicked && !handed)

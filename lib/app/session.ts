@@ -18,11 +18,15 @@ export interface SessionOptions {
   watched: Watched[];
   /** Marks a moment of the start-up (the command's phases, npm run bench:startup). */
   mark?: (name: string) => void;
+  /** The command's entry is queued (written, it will be sent whatever the command does next). */
+  queued?: (kind: "ban" | "unban" | "warning", entryId: string) => void;
 }
 
 export interface Session {
   readonly logger: Logger;
   mark(name: string): void;
+  /** Says the command's entry is queued (SessionOptions.queued). */
+  queued(kind: "ban" | "unban" | "warning", entryId: string): void;
   config(): Promise<Config>;
   api(): Promise<Api>;
   store(): Promise<Store>;
@@ -49,6 +53,7 @@ export function openSession(o: SessionOptions): Session {
   return {
     logger,
     mark: (name) => o.mark?.(name),
+    queued: (kind, entryId) => o.queued?.(kind, entryId),
     config,
     // One attempt: an unanswered request is the queue's to retry, not a reason to keep the operator waiting.
     api: once(async () => {

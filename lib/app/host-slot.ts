@@ -36,10 +36,20 @@ export interface HostOptions {
 /** What every server's slot shares. */
 export type Host = HostOptions & { monitor: HostMonitor };
 
+/** The bridges that connect to the game's network console (game.rcon): the others run or await the game. */
+const REMOTE_CONSOLES = new Set(["rcon", "q3rcon", "webrcon", "econ", "dprcon"]);
+
+/** The game console a server's agent connects to, as "host:port" (the same unset port: the same preset's). */
+function consoleOf(c: Config): string | undefined {
+  if (!REMOTE_CONSOLES.has(c.game.bridge)) return undefined;
+  return `${c.game.rcon.host}:${c.game.rcon.port ?? `<the ${c.game.preset ?? "default"} ${c.game.bridge} port>`}`;
+}
+
 /**
  * A server's configuration, refused when it would share what only one agent can hold with a server already loaded:
- * the store (its instance lock would stop the second at every start), the status page's address, or its server at
- * VyHub (the service lists each `once` reward to that server: two agents would both run it).
+ * the store (its instance lock would stop the second at every start), the status page's address, its server at
+ * VyHub (the service lists each `once` reward to that server: two agents would both run it), or its game's console
+ * (two agents would kick, reward and count the same players, each for its own server at VyHub).
  */
 export function clashing(name: string, r: LoadResult, others: (readonly [string, Config])[]): LoadResult {
   if (!r.ok) return r;
@@ -51,7 +61,9 @@ export function clashing(name: string, r: LoadResult, others: (readonly [string,
           ? `http.listen = "${c.http.listen}" is also ${other}'s: give each server its own address in its file`
           : c.api.url === r.config.api.url && c.api.server_id === r.config.api.server_id
             ? `api.server_id ${c.api.server_id} is also ${other}'s: VyHub would see the two as one server (a \`once\` reward would run on both, their status reports overwrite each other): give each server its own api.server_id in its file`
-            : undefined;
+            : consoleOf(r.config) !== undefined && consoleOf(c) === consoleOf(r.config)
+              ? `game.rcon ${consoleOf(c)} is also ${other}'s: two agents would act on one game's players, each for its own server at VyHub: give each server its own game.rcon.port (or host) in its file`
+              : undefined;
     if (line)
       return { ok: false, problems: [`${name}: ${line}`], ...(r.file ? { file: r.file } : {}), secrets: r.secrets };
   }

@@ -428,6 +428,22 @@ test("two servers with one api.server_id: the second is refused, since VyHub wou
   });
 }, 60_000);
 
+test("two servers on one game console (game.rcon's host and port): the second is refused in one line", async () => {
+  const dir = host({});
+  // A file copied with its api.server_id changed and its port not: both agents would kick and reward in one game.
+  const rcon = `[game]\nbridge = "rcon"\npreset = "minecraft"\n\n[game.rcon]\nport = 25999\npassword = "secret"\n`;
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), `[api]\nserver_id = "${serverIdOf(dir, "alpha")}"\n\n${rcon}`);
+  writeFileSync(join(dir, "servers.d", "beta.toml"), `[api]\nserver_id = "${serverIdOf(dir, "beta")}"\n\n${rcon}`);
+  await withHost(dir, async (run) => {
+    await logged(
+      run,
+      said(run, "beta", /is not valid, so it is not running: beta: game\.rcon 127\.0\.0\.1:25999 is also alpha's: /),
+      "beta refused",
+    );
+    expect(run.lines().some(said(run, "alpha", /is not valid/))).toBe(false);
+  });
+}, 60_000);
+
 test("SIGHUP with the shared http.listen changed: the host's page moves there, as a single run's does", async () => {
   const dir = host({});
   writeFileSync(join(dir, "hub-agent.toml"), `[http]\nlisten = "127.0.0.1:0"\n\n`, { flag: "a" });

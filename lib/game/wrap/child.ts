@@ -87,13 +87,7 @@ export async function spawnChild(
   const as = runAs ? ` as ${runAs.name}` : "";
   let gone = false;
   const signal = (sig: NodeJS.Signals) => {
-    if (gone || child.pid === undefined) return;
-    try {
-      if (process.platform === "win32") child.kill(sig);
-      else process.kill(-child.pid, sig);
-    } catch {
-      // already gone
-    }
+    if (!gone) killGroup(child, sig);
   };
   const killOnExit = () => signal("SIGTERM");
 
@@ -115,8 +109,15 @@ export async function spawnChild(
     child.once("exit", (code, sig) => {
       status = { code, signal: sig };
       pipe?.close(); // what the server did not read must not run on the next one
+      // What the server forked (a script's real server) ends with it: left, it would keep the game's port and its
+      // players, out of hub-agent's sight and bans. SIGTERM now, SIGKILL 2 s on (the group's id is not yet reused).
+      signal("SIGTERM");
+      const reap = () => {
+        killGroup(child, "SIGKILL");
+        finish();
+      };
       // "close" follows once the pipes are drained; a grandchild holding them open must not stall us.
-      o.clock.sleep(2000).then(finish, finish);
+      o.clock.sleep(2000).then(reap, reap);
     });
     child.once("close", () => finish());
   });
@@ -144,6 +145,17 @@ export async function spawnChild(
       resolve(run);
     });
   });
+}
+
+/** Signals the child's process group (on Windows, the child); nothing when it is gone. */
+function killGroup(child: ChildProcessWithoutNullStreams, sig: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    if (process.platform === "win32") child.kill(sig);
+    else process.kill(-child.pid, sig);
+  } catch {
+    // already gone
+  }
 }
 
 async function stop(child: ServerChild, how: StopSteps, o: ChildOptions): Promise<void> {

@@ -128,6 +128,31 @@ describe("Supervisor: stop, crash and restart", () => {
     expect(w.logger.lines.some((l) => l.level === "error" && l.msg.includes("2 restarts in a row failed"))).toBe(true);
   });
 
+  test("what the server forked ends with it: stopped, or crashed with a child that ignores SIGTERM", async () => {
+    // A script that forks the real server (as srcds_run does) and holds the pipes through it.
+    const forks = (then: string, trap = "") =>
+      new Supervisor({
+        command: ["sh", "-c", `(${trap} exec sleep 300) & echo "child $!"; echo "Server ready"; ${then}`],
+        stopCommand: "quit",
+        ready: /^Server ready/,
+      });
+    for (const [server, trap] of [
+      [forks("read x; exit 0"), ""],
+      [forks("sleep 0.3; exit 3"), "trap '' TERM;"], // the pause: the trap is set before the exit
+    ] as const) {
+      const lines: string[] = [];
+      cleanups.push(() => server.stop());
+      const exited = new Promise((resolve) => server.on("exit", resolve));
+      await server.start((line) => lines.push(line));
+      await until(() => lines.some((l) => l.startsWith("child ")), "the forked child's pid");
+      const child = Number(lines.find((l) => l.startsWith("child "))?.slice(6));
+      cleanups.push(() => void (isAlive(child) && process.kill(child, "SIGKILL")));
+      if (!trap) await server.stop();
+      await exited;
+      await until(() => !isAlive(child), `the forked child ${trap ? "(ignoring SIGTERM) " : ""}gone`, 5000);
+    }
+  });
+
   test("a command that can't be started is a clear error", async () => {
     const server = new Supervisor({ command: ["/nonexistent/ioq3ded", "+map", "oa_dm1"] });
     const err = (await server.start().catch((e) => e)) as Error;

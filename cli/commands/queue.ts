@@ -165,6 +165,11 @@ const drop = defineCommand({
       `dropped ${entry.id} from the ${queue} queue${what ? `: ${what}` : ""}` +
         (uncertain ? `; its answer was lost, so VyHub may have carried it out already: check there` : ""),
     );
+    // Queued, the unban cancelled the player's queued bans for good: dropping it does not bring them back.
+    if (queue === "unban")
+      ctx.say(
+        "the queued bans it cancelled when it was queued stay cancelled: `hub-agent ban` again any that was meant",
+      );
   },
 });
 

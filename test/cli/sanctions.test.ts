@@ -500,6 +500,20 @@ describe("queue", () => {
     expect(oneLine(await run(["queue", "retry", ban], env), 5)).toContain("no queued entry");
   });
 
+  test("dropping an unban says the queued bans it cancelled stay cancelled", async () => {
+    const env = fresh();
+    await run(["warns", ALICE], env); // the server record cached
+    const down = { ...env, HUB_API_URL: DOWN };
+    const ban = json(await run(["ban", ALICE, "1h", "meant", "--json"], down)).entry_id as string;
+    const unban = json(await run(["unban", ALICE, "--json"], down)).entry_id as string;
+    const dropped = await run(["queue", "drop", unban], env);
+    expect(dropped.code).toBe(0);
+    expect(dropped.stdout.split("\n")[1]).toBe(
+      "the queued bans it cancelled when it was queued stay cancelled: `hub-agent ban` again any that was meant",
+    );
+    expect((await run(["queue", "status"], env)).stdout).toContain(ban.slice(0, 15));
+  });
+
   test("dropping an uncertain entry says VyHub may have carried it out already", async () => {
     const env = { ...fresh(), HUB_API_TIMEOUT: "1" };
     sb.control.latency(2500, { method: "POST", path: "/ban/" }, { after: true });

@@ -115,7 +115,8 @@ export class Rewards {
   /**
    * Fetches the rewards of these players' users, in requests of at most MAX_URL_BYTES of URL (appliedRewardChunks),
    * each taking its turn at the pace. Each chunk's answer stands for its own players only: a chunk that fails leaves
-   * its players' last known rewards as they were. With `all`, players no longer online are forgotten. A refresh
+   * its players' last known rewards as they were; one the network failed ends the refresh (the service is away, the
+   * others would each wait as long). With `all`, players no longer online are forgotten. A refresh
    * that started before a newer one finished never overwrites the newer result.
    */
   private async refresh(players: readonly GamePlayer[], all = false): Promise<void> {
@@ -133,13 +134,19 @@ export class Rewards {
       const chunks = appliedRewardChunks(config.api.url, { ...q, userIds: [...playerOf.keys()] });
       let missed = 0;
       let error = "";
-      for (const userIds of chunks) {
+      for (const [i, userIds] of chunks.entries()) {
         await this.agent.pace.take(this.agent.scheduler.signal);
         const res = await api.getAppliedRewards({ ...q, userIds });
-        if (res.ok) this.apply(refresh, userIds, playerOf, res.value);
-        else {
-          missed += userIds.length;
-          error ||= describeError(res.error);
+        if (res.ok) {
+          this.apply(refresh, userIds, playerOf, res.value);
+          continue;
+        }
+        missed += userIds.length;
+        error ||= describeError(res.error);
+        // The service away: every other chunk would wait out its own timeouts and retries the same way.
+        if (res.error.kind === "Network") {
+          for (const rest of chunks.slice(i + 1)) missed += rest.length;
+          break;
         }
       }
       if (missed)

@@ -29,8 +29,9 @@ export const rewards = (agent: FeatureContext): void => new Rewards(agent).insta
 
 export class Rewards {
   /** Applied rewards of online players by player id, with the number of the refresh that produced them (a player
-   * who leaves is dropped: after their DISCONNECT rewards, and by the next round). */
-  private byPlayer = new Map<string, { refresh: number; rewards: AppliedReward[] }>();
+   * who leaves is dropped: after their DISCONNECT rewards, and by the next round). `partial`: the answer left out an
+   * unreadable item, maybe one of theirs, so a reward missing from `rewards` may still be listed. */
+  private byPlayer = new Map<string, { refresh: number; rewards: AppliedReward[]; partial?: boolean }>();
   private executed: ExecutedRewards;
   private failures: RewardFailures;
   /** Runs are serialised: two triggers at once must not both pass the executed check for one reward. */
@@ -115,7 +116,8 @@ export class Rewards {
   /**
    * Fetches the rewards of these players' users, in requests of at most MAX_URL_BYTES of URL (appliedRewardChunks),
    * each taking its turn at the pace. Each chunk's answer stands for its own players only: a chunk that fails leaves
-   * its players' last known rewards as they were. With `all`, players no longer online are forgotten. A refresh
+   * its players' last known rewards as they were; one the network failed ends the refresh (the service is away, the
+   * others would each wait as long). With `all`, players no longer online are forgotten. A refresh
    * that started before a newer one finished never overwrites the newer result.
    */
   private async refresh(players: readonly GamePlayer[], all = false): Promise<void> {
@@ -133,13 +135,19 @@ export class Rewards {
       const chunks = appliedRewardChunks(config.api.url, { ...q, userIds: [...playerOf.keys()] });
       let missed = 0;
       let error = "";
-      for (const userIds of chunks) {
+      for (const [i, userIds] of chunks.entries()) {
         await this.agent.pace.take(this.agent.scheduler.signal);
         const res = await api.getAppliedRewards({ ...q, userIds });
-        if (res.ok) this.apply(refresh, userIds, playerOf, res.value);
-        else {
-          missed += userIds.length;
-          error ||= describeError(res.error);
+        if (res.ok) {
+          this.apply(refresh, userIds, playerOf, res.value, (res.skipped ?? 0) > 0);
+          continue;
+        }
+        missed += userIds.length;
+        error ||= describeError(res.error);
+        // The service away: every other chunk would wait out its own timeouts and retries the same way.
+        if (res.error.kind === "Network") {
+          for (const rest of chunks.slice(i + 1)) missed += rest.length;
+          break;
         }
       }
       if (missed)
@@ -151,8 +159,14 @@ export class Rewards {
     }
   }
 
-  /** One chunk's answer: the rewards of exactly these users (none listed: none open). */
-  private apply(refresh: number, userIds: readonly string[], playerOf: Map<string, string>, value: AppliedRewardMap) {
+  /** One chunk's answer: the rewards of exactly these users (none listed: none open, unless `partial`). */
+  private apply(
+    refresh: number,
+    userIds: readonly string[],
+    playerOf: Map<string, string>,
+    value: AppliedRewardMap,
+    partial: boolean,
+  ) {
     // The map is keyed by game identifier; each reward also names its user, which is what was asked for.
     const found = new Map<string, AppliedReward[]>();
     for (const list of Object.values(value))
@@ -161,7 +175,7 @@ export class Rewards {
       const playerId = playerOf.get(userId);
       if (playerId === undefined || !this.agent.players.has(playerId)) continue;
       if ((this.byPlayer.get(playerId)?.refresh ?? 0) > refresh) continue;
-      this.byPlayer.set(playerId, { refresh, rewards: found.get(userId) ?? [] });
+      this.byPlayer.set(playerId, { refresh, rewards: found.get(userId) ?? [], ...(partial ? { partial } : {}) });
     }
     this.executed.refreshed(refresh, new Set(userIds));
   }
@@ -231,12 +245,12 @@ export class Rewards {
     return this.byPlayer.get(playerId)?.rewards.some((r) => r.id === rewardId) ?? false;
   }
 
-  /** The reward ids of the last listing of each online user. */
+  /** The reward ids of the last listing of each online user; not of one that left an unreadable item out. */
   private listed(): Map<string, Set<string>> {
     const listed = new Map<string, Set<string>>();
-    for (const [playerId, { rewards }] of this.byPlayer) {
+    for (const [playerId, { rewards, partial }] of this.byPlayer) {
       const user = this.agent.users.get(playerId);
-      if (user) listed.set(user.id, new Set(rewards.map((r) => r.id)));
+      if (user && !partial) listed.set(user.id, new Set(rewards.map((r) => r.id)));
     }
     return listed;
   }

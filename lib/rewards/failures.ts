@@ -3,7 +3,7 @@
  * forever). One durable queue entry per applied reward id counts the refusals: the next try waits 1, 2, 4, 8
  * rounds after the last, and the GIVE_UP_AFTER-th refusal gives up with one error line. The entries show in
  * `queue status`; `queue drop` clears one, so the reward is tried again at its next trigger. A success, or the
- * service no longer listing the reward, removes the entry.
+ * service no longer listing the reward (in an answer that left no unreadable item out), removes the entry.
  */
 import * as v from "valibot";
 import type { Clock } from "../clock.ts";

@@ -110,3 +110,26 @@ test("a chunk that fails: its players keep their last known rewards, nothing run
   expect(execs().filter((c) => c === "once")).toHaveLength(1);
   expect(execs().filter((c) => c === "elsewhere")).toHaveLength(1);
 }, 60_000);
+
+test("the service away: a round's refresh stops at the first network failure, not one wait per chunk", async () => {
+  await fullServer();
+  const real = h.api.getAppliedRewards;
+  let asked = 0;
+  h.api.getAppliedRewards = (q) => {
+    asked++;
+    return real(q);
+  };
+  await h.sb.control.down();
+  await h.clock.advance(MIN);
+  await h.idle();
+  // Every chunk would wait out its own timeouts and retries: a full server's round would last many minutes.
+  expect(asked).toBe(1);
+  expect(h.logger.lines.some((l) => /applied rewards not refreshed for 300 of 300 players/.test(l.msg))).toBe(true);
+
+  await h.sb.control.up();
+  const back = give(299, "back", true);
+  await h.clock.advance(MIN);
+  await h.idle();
+  expect(execs()).toEqual(["back"]);
+  expect(h.sb.state.appliedRewards.get(back.id)!.executed_on).toEqual([h.sb.serverId]);
+}, 60_000);

@@ -812,6 +812,25 @@ describe("once", () => {
     expect(await failed()).toEqual([]);
   });
 
+  test("a refused reward the service lists unreadably (an item left out) is still listed: its count is kept", async () => {
+    await setup();
+    const r = give(USERS.bob, { on_event: "DIRECT", data: { command: "refused" } });
+    h.sim.fail("exec", GIVE_UP_AFTER, "sim: Unknown command");
+    await join(BOB);
+    for (let m = 0; m < 31; m++) await advance(MIN);
+    expect((await failed()).map((e) => [e.data.id, e.attempts])).toEqual([[r.id, GIVE_UP_AFTER]]);
+    // A field the agent cannot read: the item is left out of the answer, yet the service still lists the reward.
+    const stored = h.sb.state.appliedRewards.get(r.id)!;
+    (stored.reward as { name: unknown }).name = 42;
+    await advance(MIN);
+    expect((await failed()).map((e) => [e.data.id, e.attempts])).toEqual([[r.id, GIVE_UP_AFTER]]);
+    // Readable again: still given up, not refused five times more.
+    stored.reward.name = "Refused";
+    await advance(MIN);
+    expect(execs()).toEqual([]);
+    expect((await failed()).map((e) => [e.data.id, e.attempts])).toEqual([[r.id, GIVE_UP_AFTER]]);
+  });
+
   test("a later line refused: executed in part, counts as executed, reported", async () => {
     await setup();
     const r = give(USERS.bob, { on_event: "CONNECT", once: true, data: { command: "one\ntwo\nthree" } });

@@ -71,17 +71,25 @@ export function lenientArray<T extends v.GenericSchema>(item: T, name = "") {
   ) as unknown as v.GenericSchema<v.InferInput<T>[], v.InferOutput<T>[]>;
 }
 
-/** A keyed answer of lists (foreign id → items), read item by item (see keepValid). */
+/**
+ * A keyed answer of lists (foreign id → items), read item by item (see keepValid); a key whose value is no list is
+ * left out and collected like an unreadable item: it never voids the other keys.
+ */
 export function lenientListMap<T extends v.GenericSchema>(item: T) {
   return v.pipe(
-    v.record(v.string(), v.array(v.unknown())),
+    v.record(v.string(), v.unknown()),
     v.transform((map) => {
       const out: Record<string, v.InferOutput<T>[]> = {};
-      for (const [key, list] of Object.entries(map)) out[key] = keepValid(item, list, (i) => `${key}[${i}]`);
+      for (const [key, list] of Object.entries(map)) {
+        if (Array.isArray(list)) out[key] = keepValid(item, list, (i) => `${key}[${i}]`);
+        else skipped?.push({ at: key, problem: `Invalid type: Expected Array but received ${typeName(list)}` });
+      }
       return out;
     }),
   ) as unknown as v.GenericSchema<Record<string, v.InferInput<T>[]>, Record<string, v.InferOutput<T>[]>>;
 }
+
+const typeName = (x: unknown) => (x === null ? "null" : typeof x);
 
 export interface Page<T> {
   items: T[];

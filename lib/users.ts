@@ -23,14 +23,21 @@ export interface UsersOptions {
 }
 
 /**
- * POST /user/ for a player the service did not know. A 409 says another creator (a sanctions round, another process)
- * registered them first: the user is read again, and that answer stands. `turn` is awaited before the second request.
+ * POST /user/ for a player the service did not know. Another creator (a sanctions round, another process, the web)
+ * may register them first: the service documents no answer for that duplicate, and the addons saw a 500 there
+ * ("Fix 404 and 500 error on user creation"). So after any failed create the service answered (or that may have
+ * reached it), the user is read again: found, that answer stands; a 404 leaves the create's own error (the create
+ * really failed); another failure of the read is returned (the user may exist: try again later). Not after a 429 or
+ * a request that never left this machine. `turn` is awaited before the second request.
  */
 export async function registerUser(api: Api, body: UserAdd, turn?: () => unknown): Promise<ApiResult<User>> {
   const made = await api.createUser(body);
-  if (made.ok || made.error.kind !== "ClientError" || made.error.status !== 409) return made;
+  if (made.ok) return made;
+  const e = made.error;
+  if (e.kind === "RateLimited" || (e.kind === "Network" && e.unsent)) return made;
   await turn?.();
-  return api.getUser(body.identifier, body.type);
+  const read = await api.getUser(body.identifier, body.type);
+  return !read.ok && read.error.kind === "NotFound" ? made : read;
 }
 
 /**

@@ -10,6 +10,7 @@ import type { Recent } from "./recent.ts";
 import { anySteamTo64, minecraftUuid } from "../game/presets/ids.ts";
 import type { PlayerRef } from "../sanctions/schemas.ts";
 import { cacheAge } from "../store/cache.ts";
+import { registerUser } from "../users.ts";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Names a service user id explicitly; needed on Minecraft, where a bare dashed UUID is a player's UUID. */
@@ -268,7 +269,7 @@ async function lookupUser(id: string, name: string | null, o: ResolveOptions & {
   let res = await api.getUser(id, type);
   if (!res.ok && res.error.kind === "NotFound") {
     if (!o.create) throw new PlayerError("unknown", `the service knows no ${o.userType} player ${id}`);
-    res = await api.createUser({ identifier: id, type, ...(name ? { username: name } : {}) });
+    res = await registerUser(api, { identifier: id, type, ...(name ? { username: name } : {}) });
   }
   if (!res.ok) throw apiFailure(res.error, id);
   return res.value;

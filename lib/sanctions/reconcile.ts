@@ -142,7 +142,9 @@ export async function findWarning(
 
 /**
  * What an unban issued at `createdOn` may lift: the user's active bans in the bundle (and global ones), split into
- * those issued up to then and those issued after it (which it must never lift).
+ * those issued up to then and those issued after it (which it must never lift). GET /ban/ is asked without
+ * serverbundle_id: that filter is only said to narrow to the bundle (PATCH /user/{id}/ban alone says it keeps global
+ * bans), so a global ban could be missing from its answer; the bundle is chosen here.
  */
 export async function bansAround(
   api: Api,
@@ -151,14 +153,15 @@ export async function bansAround(
   createdOn: string,
 ): Promise<Lookup<{ older: Ban[]; newer: Ban[] }>> {
   const res = await newestFirst(
-    (page) => api.listBans(userId, { bundleId, active: true, page, size: PAGE_SIZE }),
+    (page) => api.listBans(userId, { active: true, page, size: PAGE_SIZE }),
     () => false,
   );
   if (!res.ok) return res;
   // An unreadable active ban cannot be told older or newer: not lifted blindly, nor left standing unseen.
   if (res.value.skipped) return unreadable("GET /ban/", res.value.skipped);
   const at = instant(createdOn).ms;
-  const active = res.value.items.filter((b) => b.active && b.status !== "UNBANNED");
+  const here = (b: Ban) => !b.serverbundle || b.serverbundle.id === bundleId;
+  const active = res.value.items.filter((b) => here(b) && b.active && b.status !== "UNBANNED");
   return {
     ok: true,
     value: {

@@ -153,7 +153,7 @@ describe("users (rule 6)", () => {
     expect(h.agent.users.get("76561198000000001")?.identifier).toBe("76561198000000001");
   });
 
-  test("409: another creator registered the player between our 404 and our POST; the user is read, then initialised", async () => {
+  test("another creator registered the player between our 404 and our POST (the service's 500); the user is read, then initialised", async () => {
     h = await harness();
     await h.agent.start();
     const dave = { id: "76561198000000042", name: "Dave" };
@@ -167,7 +167,7 @@ describe("users (rule 6)", () => {
     stop();
     const lookups = h.sb.control.requests({ path: new RegExp(`^/user/(${dave.id})?$`) });
     const asked = lookups.map((r) => `${r.method} ${r.path} ${r.status}`);
-    expect(asked).toEqual([`GET /user/${dave.id} 404`, "POST /user/ 409", `GET /user/${dave.id} 200`]);
+    expect(asked).toEqual([`GET /user/${dave.id} 404`, "POST /user/ 500", `GET /user/${dave.id} 200`]);
     expect(h.agent.users.get(dave.id)?.id).toBe(h.sb.state.findUser(dave.id, "STEAM")!.id);
   });
 

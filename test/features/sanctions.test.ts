@@ -246,6 +246,21 @@ describe("unban queue (rule 11)", () => {
     expect(await size()).toMatchObject({ unban: 0 });
   });
 
+  test("a global ban is among what the bundle's unban lifts; another bundle's ban is not", async () => {
+    const bob: PlayerRef = { identifier: SEED_IDS.steamid64.bob, type: "STEAM", user_id: null, name: "Bob" };
+    const other = sb.state.addServerbundle({ name: "Other" });
+    const before = sb.state.now() - 60_000;
+    sb.state.bans.get(SEED_IDS.bans.bob_active)!.status = "UNBANNED";
+    const global = sb.state.addBan({ user_id: SEED_IDS.users.bob, reason: "global", created_on: before });
+    const elsewhere = sb.state.addBan({ user_id: SEED_IDS.users.bob, serverbundle_id: other.id, created_on: before });
+    await queueUnban(store, { target: bob, processor: CAROL, serverbundleId: sb.bundleId });
+    // GET /ban/?serverbundle_id= filters on the bundle alone (global bans have none): the list is asked without it.
+    expect(results(await deliver())).toEqual([["unban", "delivered"]]);
+    expect(unbanPatches()).toHaveLength(1);
+    expect(sb.state.bans.get(global.id)?.status).toBe("UNBANNED");
+    expect(sb.state.bans.get(elsewhere.id)?.status).toBe("ACTIVE");
+  });
+
   test("PATCH 5xx: kept; 4xx: dropped and the processor told why", async () => {
     const bob: PlayerRef = {
       identifier: SEED_IDS.steamid64.bob,

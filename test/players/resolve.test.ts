@@ -141,6 +141,23 @@ describe("resolvePlayer", () => {
     expect(created.userId).toBe(sb.state.findUser(newcomer, "STEAM")!.id);
   });
 
+  test("a player registered by another creator between our 404 and our POST (the service's 500) is read again", async () => {
+    const newcomer = "76561198000000078";
+    const before = sb.control.requests().length; // the sandbox is shared: only this test's requests
+    const stop = sb.control.onHandled({ method: "GET", path: `/user/${newcomer}` }, (e) => {
+      if (e.status === 404 && !sb.state.findUser(newcomer, "STEAM"))
+        sb.state.addUser({ identifier: newcomer, type: "STEAM" });
+    });
+    const found = await resolvePlayer(newcomer, opts({ user: "ensure" }));
+    stop();
+    expect(found.userId).toBe(sb.state.findUser(newcomer, "STEAM")!.id);
+    const asked = sb.control
+      .requests()
+      .slice(before)
+      .filter((r) => new RegExp(`^/user/(${newcomer})?$`).test(r.path));
+    expect(asked.map((r) => `${r.method} ${r.status}`)).toEqual(["GET 404", "POST 500", "GET 200"]);
+  });
+
   test("a service user id is looked up for its platform id; unknown ids are refused; without the service it is taken as given", async () => {
     expect(await resolvePlayer(SEED_IDS.users.bob, opts())).toEqual({
       id: SEED_IDS.steamid64.bob,

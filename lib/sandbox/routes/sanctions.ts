@@ -74,7 +74,11 @@ function unban(ctx: Ctx) {
   return null;
 }
 
-/** Filters shared by GET /ban/ and GET /warning/; a serverbundle filter keeps global records too. */
+/**
+ * Filters shared by GET /ban/ and GET /warning/. `serverbundle_id` narrows to those bundles only: the typedef calls it
+ * a filter by serverbundle and says "Global bans are also included" for PATCH /user/{id}/ban alone
+ * (docs/service-api.md §3.13), so a global record (no bundle) is not in a filtered answer.
+ */
 function listFilter(ctx: Ctx) {
   const userId = ctx.input.query(ctx.query, "user_id", "uuid");
   const bundles = ctx.input.queryList(ctx.query, "serverbundle_id", "uuid");
@@ -83,7 +87,7 @@ function listFilter(ctx: Ctx) {
     !text || `${r.reason ?? ""}\n${u?.username ?? ""}\n${u?.identifier ?? ""}`.toLowerCase().includes(text);
   return (r: { user_id: string; serverbundle_id: string | null; reason: string | null }) =>
     (!userId || r.user_id === userId) &&
-    (!bundles || r.serverbundle_id === null || bundles.includes(r.serverbundle_id)) &&
+    (!bundles || (r.serverbundle_id !== null && bundles.includes(r.serverbundle_id))) &&
     reasonOrName(r, ctx.state.users.get(r.user_id));
 }
 

@@ -1,6 +1,6 @@
 // Users, groups and memberships.
 import { groupModel, membershipModel, userModel, userShort } from "../models.ts";
-import { ApiError, byPath, morph, must, notFound, page, type Ctx, type Route } from "../http.ts";
+import { byPath, morph, must, notFound, page, type Ctx, type Route } from "../http.ts";
 import { MEMBERSHIP_PROPERTY, USER_TYPES, type MembershipRecord, type UserRecord } from "../state.ts";
 import { opt, req } from "../validate.ts";
 
@@ -19,7 +19,11 @@ function getUser(ctx: Ctx) {
   return userModel(found);
 }
 
-/** A second user with the same (type, identifier) is refused with 409 `already_exists` (the real answer is unknown). */
+/**
+ * A second user with the same (type, identifier) fails as an unhandled database error would: 500 with Starlette's
+ * plain-text page. The service documents no answer; the official addons only say that creating one player twice at
+ * once gave "404 and 500 error on user creation" (gmod, fixed by merging concurrent creates; minecraft by a lock).
+ */
 function createUser(ctx: Ctx) {
   const body = ctx.input.body<{ type: string; identifier: string; username: string | null }>(ctx.body, {
     type: req({ enum: USER_TYPES }),
@@ -27,7 +31,11 @@ function createUser(ctx: Ctx) {
     username: opt("str"),
   });
   ctx.input.done();
-  if (ctx.state.findUser(body.identifier, body.type)) throw new ApiError(409, "already_exists", "User already exists.");
+  if (ctx.state.findUser(body.identifier, body.type))
+    return new Response("Internal Server Error", {
+      status: 500,
+      headers: { "content-type": "text/plain; charset=utf-8" },
+    });
   return userModel(
     ctx.state.addUser({ type: body.type, identifier: body.identifier, username: body.username ?? body.identifier }),
   );

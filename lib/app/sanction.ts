@@ -119,28 +119,30 @@ async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Wri
     sanction.enforce !== "on_accept" &&
     (await sendKick(p.store.dir, banEntry(sanction, now)));
   if (kicked) s.mark("announced");
-  // The handover, begun once the entry is in place (only with a `run` beside).
-  let handed: { entryId: string; early: { pid: number; note: Promise<void> } } | undefined;
-  const shown: Shown | undefined =
-    pid === undefined
-      ? undefined
-      : (entry) => {
-          const note = announce(p.store, sanction.kind, entry.id);
-          handed = { entryId: entry.id, early: { pid, note } };
-          return note.catch(() => {}); // awaited by handOff, which reports it
-        };
+  // The entry is flushed once in place (docs/reliability.md, "Why each fsync": the folder's flush then finds the
+  // rename already on disk), and the handover begins then (only with a `run` beside).
+  let placed: string | undefined;
+  let early: { pid: number; note: Promise<void> } | null = null;
+  const shown: Shown = (entry) => {
+    placed = entry.id;
+    if (pid === undefined) return;
+    const note = announce(p.store, sanction.kind, entry.id);
+    early = { pid, note };
+    return note.catch(() => {}); // awaited by handOff, which reports it
+  };
   try {
     const { entryId, cancelled } = await queueSanction(p.store, sanction, now, shown);
     s.queued(sanction.kind, entryId);
-    return { entryId, cancelled, early: handed?.early ?? null };
+    return { entryId, cancelled, early };
   } catch (e) {
-    if (kicked && !handed)
+    if (kicked && !early)
       s.logger.warn(
         `the running hub-agent (pid ${pid}) was told to kick ${playerLabel(sanction.target)}, but the ban could not be queued: they may be kicked without a ban`,
       );
-    if (!flushFailed(e) || !handed) throw e;
+    if (!flushFailed(e) || placed === undefined) throw e;
+    s.queued(sanction.kind, placed);
     s.logger.warn(`the ${sanction.kind} is queued, but the disk did not confirm it: ${(e as Error).message}`);
-    return { ...handed, cancelled: 0, flushError: (e as Error).message };
+    return { entryId: placed, cancelled: 0, early, flushError: (e as Error).message };
   }
 }
 

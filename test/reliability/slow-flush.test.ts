@@ -112,6 +112,30 @@ test.skipIf(!canTrace)(
 );
 
 test.skipIf(!canTrace)(
+  "no run beside: the entry's flush fails after its rename: queued and delivered once, the line saying so",
+  async () => {
+    const dir = mkdtempSync(join(root, "t-"));
+    // A store in use (the first ban makes its folders), so that the next ban's first fsync is its entry's own, after
+    // its rename (lib/app/sanction.ts writeEntry): the entry is in place.
+    const first = await tracedBan(dir, BOB, "inject=fsync:delay_enter=1");
+    expect(await first.exited).toBe(0);
+    const bansBefore = sb.state.bans.size;
+    const ban = await tracedBan(dir, CAROL, "inject=fsync:error=EIO:when=1");
+    const [code, out, err] = await Promise.all([
+      ban.exited,
+      new Response(ban.stdout).text(),
+      new Response(ban.stderr).text(),
+    ]);
+    expect(code).toBe(0);
+    expect(out).toContain("has been banned");
+    expect(out).toContain("the disk did not confirm the ban is flushed");
+    expect(err).not.toContain("nothing was queued");
+    expect(sb.state.bans.size).toBe(bansBefore + 1);
+  },
+  30_000,
+);
+
+test.skipIf(!canTrace)(
   "a stalled file system (every rename held 2 s): the kick line kicks before the entry is even in place, once",
   async () => {
     const { kickMs, answerMs } = await heldBan(RENAMES);

@@ -2,7 +2,8 @@
  * Rule 1's server record as the store caches it ("server", written by `run` and by one-shot commands that had to
  * ask), and the serverbundle it names: one reading of both for the agent and the CLI.
  */
-import { ServerSchema, type Api, type ApiError, type Server } from "./api/client.ts";
+import type { Api, ApiError, Server } from "./api/client.ts";
+import { ServerSchema } from "./api/schemas-server.ts";
 import type { Store } from "./store/index.ts";
 
 export const serverCache = (store: Store) => store.cache("server", ServerSchema);

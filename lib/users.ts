@@ -1,4 +1,5 @@
-import { describeError, isRejected, type Api, type ApiResult, type User, type UserAdd } from "./api/client.ts";
+import type { Api, ApiResult, User, UserAdd } from "./api/client.ts";
+import { describeError, isRejected } from "./api/errors.ts";
 import type { Clock } from "./clock.ts";
 import type { GamePlayer } from "./game/bridge.ts";
 import type { Logger } from "./log.ts";

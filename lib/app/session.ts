@@ -56,10 +56,12 @@ export function openSession(o: SessionOptions): Session {
     queued: (kind, entryId) => o.queued?.(kind, entryId),
     config,
     // One attempt: an unanswered request is the queue's to retry, not a reason to keep the operator waiting.
-    api: once(async () => {
-      const { serviceApi } = await import("./service.ts");
-      return (await serviceApi(await config(), { retries: 0, logger: logger.withTag("api"), watched })).api;
-    }),
+    api: once(async () =>
+      lazyApi(async () => {
+        const { serviceApi } = await import("./service.ts");
+        return (await serviceApi(await config(), { retries: 0, logger: logger.withTag("api"), watched })).api;
+      }),
+    ),
     store: once(async () => {
       const { openStore } = await import("../store/index.ts");
       return openStore({ dir: (await config()).storage.dir, logger, sweep: false });
@@ -75,4 +77,26 @@ export function openSession(o: SessionOptions): Session {
     ),
     refusal: async () => (await import("./service.ts")).credentialRefusal(watched),
   };
+}
+
+/**
+ * The service client, built at its first request: a command that asks the service nothing (a `ban` held because the
+ * service was unreachable moments ago, a `ban` handed to a `run`) never loads the HTTP client and the response
+ * schemas (bench:startup). Until then it has met no limit and no outage.
+ */
+function lazyApi(make: () => Promise<Api>): Api {
+  let real: Api | undefined;
+  let making: Promise<Api> | undefined;
+  const built = () => (making ??= make().then((api) => (real = api)));
+  return new Proxy({} as Api, {
+    get(_, name: string | symbol) {
+      if (name === "rateLimitedMs") return real?.rateLimitedMs ?? 0;
+      if (name === "unreachable") return real?.unreachable;
+      if (typeof name !== "string" || name === "then") return undefined; // not a promise when awaited
+      return async (...args: unknown[]) => {
+        const api = (await built()) as unknown as Record<string, (...a: unknown[]) => unknown>;
+        return api[name]!(...args);
+      };
+    },
+  });
 }

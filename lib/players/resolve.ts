@@ -4,7 +4,8 @@
  * or the nick of an online player (from the "online" cache that `run` keeps, see ./online.ts) or of one seen
  * recently (the "recent" cache, ./recent.ts).
  */
-import { describeError, isRejected, type Api, type ApiError, type User, type UserType } from "../api/client.ts";
+import type { Api, ApiError, User, UserType } from "../api/client.ts";
+import { describeError, isRejected } from "../api/errors.ts";
 import type { Online, OnlinePlayer } from "./online.ts";
 import type { Recent } from "./recent.ts";
 import { anySteamTo64, minecraftUuid } from "../game/presets/ids.ts";

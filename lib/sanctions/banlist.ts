@@ -2,7 +2,9 @@
  * Rule 9: the bundle's active bans (GET /server/bundle/<bundle>/ban?active=true, keyed by game identifier), cached
  * in the store as "bans", and the one is-banned check used by the connect hook and the kick after every refresh.
  */
-import { type Api, type BanList, BanListSchema, type BanReduced, describeError } from "../api/client.ts";
+import type { Api, BanList, BanReduced } from "../api/client.ts";
+import { describeError } from "../api/errors.ts";
+import { BanListSchema } from "../api/schemas-sanctions.ts";
 import type { Messages } from "../messages.ts";
 import { type Queue, type QueueEntry, type Store, cacheWrite } from "../store/index.ts";
 import {

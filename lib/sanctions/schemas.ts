@@ -5,7 +5,7 @@
  * or truncated file is quarantined instead of poisoning the queue (docs/pitfalls.md, pitfall 7).
  */
 import * as v from "valibot";
-import { TimestampSchema } from "../api/schemas.ts";
+import { TimestampSchema } from "../api/schemas-common.ts";
 import type { Queue, QueueEntry, Store } from "../store/index.ts";
 
 const text = v.pipe(v.string(), v.nonEmpty());

@@ -1,5 +1,5 @@
 /** `warns <player>` (rule 12): a player's warnings in the bundle, active and inactive, newest first. */
-import { type Api, type ApiError, type Warning } from "../api/client.ts";
+import type { Api, ApiError, Warning } from "../api/client.ts";
 import type { Messages } from "../messages.ts";
 import { formatDate } from "./banlist.ts";
 import type { PlayerRef } from "./schemas.ts";

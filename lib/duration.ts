@@ -31,16 +31,17 @@ export function parseLength(input: string): ParsedLength {
     error: `"${input}" is too long for a ban: the longest is ${MAX_BAN_TEXT}; use 0/perm for a permanent ban`,
   });
   if (text === "perm" || text === "permanent") return { ok: true, seconds: null };
-  if (/^\d+$/.test(text)) {
-    const minutes = Number(text);
+  const parts = lengthParts(text);
+  if (!parts) return bad("");
+  if (parts.length === 1 && parts[0]![1] === "") {
+    const minutes = Number(parts[0]![0]);
     if (minutes * 60 > MAX_BAN_SECONDS) return tooLong();
     return { ok: true, seconds: minutes === 0 ? null : minutes * 60 };
   }
-  const parts = [...text.matchAll(/(\d+)([a-z]+)/g)];
-  if (!parts.length || parts.map((p) => p[0]).join("") !== text) return bad("");
   let seconds = 0;
   let last = -1;
-  for (const [, amount, unit] of parts) {
+  for (const [amount, unit] of parts) {
+    if (!unit) return bad("");
     const at = ORDER.indexOf(unit as Unit);
     if (at === -1) return bad(` (unknown unit "${unit}")`);
     // Largest unit first, each once: `1m1m` or `30m2h` is more likely a typo than a length.
@@ -51,6 +52,27 @@ export function parseLength(input: string): ParsedLength {
   if (seconds > MAX_BAN_SECONDS) return tooLong();
   if (seconds === 0) return bad(" (zero; a permanent ban is 0 or perm)");
   return { ok: true, seconds };
+}
+
+const isDigit = (c: string) => c >= "0" && c <= "9";
+const isLetter = (c: string) => c >= "a" && c <= "z";
+
+/**
+ * `1d12h` as [["1", "d"], ["12", "h"]], `90` as [["90", ""]]: digits, each followed by letters (the last may have
+ * none); undefined for anything else. A scan, not a regular expression: matchAll cost 0.1 ms of `ban`'s start.
+ */
+function lengthParts(text: string): [string, string][] | undefined {
+  const parts: [string, string][] = [];
+  let i = 0;
+  while (i < text.length) {
+    const start = i;
+    while (i < text.length && isDigit(text[i]!)) i++;
+    const unitStart = i;
+    while (i < text.length && isLetter(text[i]!)) i++;
+    if (unitStart === start) return undefined;
+    parts.push([text.slice(start, unitStart), text.slice(unitStart, i)]);
+  }
+  return parts.length ? parts : undefined;
 }
 
 /** `1d 12h`, `30m`, `permanent`: the compound form back, for output. */

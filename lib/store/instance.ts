@@ -11,7 +11,6 @@
  */
 import { readFile } from "../fsio.ts";
 import { teardownsByKey } from "../serial.ts";
-import { hostname } from "node:os";
 import { join } from "node:path";
 import { checkFormat, StoreFormatError } from "./format.ts";
 import {
@@ -25,6 +24,9 @@ import {
   UNREADABLE_STALE_MS,
   type LockInfo,
 } from "./lock.ts";
+
+/** This host's name, where a lock is read or taken: node:os is not loaded by a command that finds no lock. */
+const hostname = async (): Promise<string> => (await import("node:os")).hostname();
 
 export const INSTANCE_LOCK = "instance.lock";
 
@@ -128,7 +130,7 @@ export async function instanceHolder(
   const held = await readLock(join(dir, INSTANCE_LOCK));
   if (!held) return { verdict: "none" };
   const holder = holderOf(held);
-  const verdict = await judge(holder, { host: hostname(), boot: await bootId() });
+  const verdict = await judge(holder, { host: await hostname(), boot: await bootId() });
   return holder && verdict !== "unreadable" ? { verdict, holder } : { verdict: "unreadable" };
 }
 
@@ -169,7 +171,7 @@ export async function holdInstance(dir: string): Promise<Instance> {
   });
   const path = join(dir, INSTANCE_LOCK);
   await releasing.settled(path);
-  const self = { host: hostname(), boot: await bootId() };
+  const self = { host: await hostname(), boot: await bootId() };
   const me: InstanceHolder = {
     pid: process.pid,
     host: self.host,

@@ -35,8 +35,11 @@ const STALE_MARKER_MS = 5 * 60_000;
 
 /** A key's folder name: the first 32 hex digits of its SHA-256 (any key is a safe name; a collision is filtered). */
 export async function segment(key: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key));
-  return Array.from(new Uint8Array(digest).slice(0, 16), (b) => b.toString(16).padStart(2, "0")).join("");
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)));
+  // A plain loop: Array.from with a mapping function cost 0.2 ms of a command's start (its first run).
+  let hex = "";
+  for (let i = 0; i < 16; i++) hex += digest[i]!.toString(16).padStart(2, "0");
+  return hex;
 }
 
 export interface KeyIndex {

@@ -73,12 +73,11 @@ export const delivererCache = (store: Store) => store.cache(DELIVERER_CACHE, Del
 
 /** The pid of a running `run` that takes handed-off entries, if there is one on this host; else undefined. */
 export async function deliverer(store: Store): Promise<number | undefined> {
-  const [said, held] = await Promise.all([
-    delivererCache(store)
-      .get()
-      .catch(() => undefined),
-    instanceHolder(store.dir).catch(() => undefined),
-  ]);
+  const said = await delivererCache(store)
+    .get()
+    .catch(() => undefined);
+  // The instance lock only when a `run` said it takes entries: that it still holds the store.
+  const held = said && (await instanceHolder(store.dir).catch(() => undefined));
   if (!said || !held || held.verdict !== "live") return undefined;
   return held.holder.pid === said.data.pid ? said.data.pid : undefined;
 }

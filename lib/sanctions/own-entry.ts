@@ -12,11 +12,12 @@
  */
 import * as v from "valibot";
 import type { Messages } from "../messages.ts";
-import type { Store } from "../store/index.ts";
+import { type Store, isUncertain } from "../store/index.ts";
 import { describeFsError } from "../store/errors.ts";
 import { liftCachedBans } from "./banlist.ts";
 import { markSanctionsChanged } from "./changed.ts";
-import { isUncertain, type DeliverDeps, type DeliveryOutcome, type DeliveryReport } from "./deliver.ts";
+// Types only: the round (deliver.ts, reconcile.ts) is loaded when this command runs one.
+import type { DeliverDeps, DeliveryOutcome, DeliveryReport } from "./deliver.ts";
 import { type EntryFate, deliverer, handOff } from "./handoff.ts";
 import { outcomeMessage } from "./report.ts";
 import { playerKey, sanctionQueues } from "./schemas.ts";

@@ -29,7 +29,7 @@ import * as fsio from "../fsio.ts";
 import { isCompiled } from "./runtime.ts";
 
 /** The entry's format: a change makes every older entry a miss. */
-const FORMAT = 1;
+const FORMAT = 2;
 export const CACHE_FILE = "config.cache";
 
 /** One look the loader took at a file, and what it saw: its text, its mode (`null`: it failed). */
@@ -47,19 +47,11 @@ export interface CachedLoadOptions extends LoadOptions {
   build?: string;
 }
 
-/** A 53-bit checksum of `text` (cyrb53): finds a torn or garbled entry; nothing relies on it against an attacker. */
-function checksum(text: string): string {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 2654435761);
-    h2 = Math.imul(h2 ^ c, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16);
-}
+/**
+ * A checksum of `text` (Bun.hash, wyhash: native, where the JavaScript loop it replaced took 0.1 ms of each start):
+ * finds a torn or garbled entry; nothing relies on it against an attacker. Only a compiled Bun program has a cache.
+ */
+const checksum = (text: string): string => Bun.hash(text).toString(16);
 
 /** loadConfig (lib/app/config.ts), through the cache when there is a build to key it by. */
 export async function loadCachedConfig(opts: CachedLoadOptions): Promise<LoadResult> {

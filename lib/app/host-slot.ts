@@ -92,6 +92,13 @@ export class Slot {
   private readonly done: Promise<void>;
   /** The configuration its agent started with, while it runs. */
   running: Config | undefined;
+  /**
+   * What the others are checked against (clashing): its running configuration, or the one it started with while it
+   * pauses before starting again; a server added meanwhile does not take what it holds.
+   */
+  get holds(): Config | undefined {
+    return this.running ?? (this.backingOff ? this.lastStarted : undefined);
+  }
   /** The configuration its agent last started with (a pause after a failure ends early when its file changed). */
   private lastStarted: Config | undefined;
   /** Sleeping out a pause after a failure (not waiting for a mended file). */
@@ -116,7 +123,9 @@ export class Slot {
   private async loop(loaded?: LoadResult): Promise<void> {
     let pause = RESTART_FIRST_MS;
     for (let config = loaded; !this.stopping; config = undefined) {
-      const result = config ?? (await this.load());
+      // Checked against the others again here, with nothing awaited before `running` is set: two servers loaded at
+      // one SIGHUP could otherwise both pass the check in load() before either runs.
+      const result = clashing(this.name, config ?? (await this.load()), this.others());
       if (this.stopping) return;
       if (!result.ok) {
         const why = `${result.file ?? this.name} is not valid, so it is not running: ${problemOf(result)}`;

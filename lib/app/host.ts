@@ -214,4 +214,7 @@ const loadedConfigs = (loaded: Map<string, LoadResult>) =>
 
 /** What the other servers' agents hold while they run. */
 const othersOf = (slots: Map<string, Slot>, name: string) => () =>
-  [...slots].flatMap(([other, slot]) => (other !== name && slot.running ? [[other, slot.running] as const] : []));
+  [...slots].flatMap(([other, slot]) => {
+    const held = other === name ? undefined : slot.holds;
+    return held ? [[other, held] as const] : [];
+  });

@@ -511,3 +511,42 @@ test("a SIGHUP with nothing changed does not cut short the pause of a server tha
     expect(count(run, "alpha", "ready")).toBe(1);
   });
 }, 60_000);
+
+test("SIGHUP adds two servers with one api.server_id: one runs, the other is refused, however their loads interleave", async () => {
+  const dir = host({});
+  writeFileSync(join(dir, "servers.d", "alpha.toml"), simServer(dir, "alpha", [ALICE]));
+  await withHost(dir, async (run) => {
+    await allReady(run, "alpha");
+    // Neither new file sets api.server_id: both take the shared file's (alpha has its own). Their loads begin at
+    // the same SIGHUP and end together: the check that refuses the second must see the first.
+    writeFileSync(join(dir, "servers.d", "beta.toml"), simGame(dir, "beta", []));
+    writeFileSync(join(dir, "servers.d", "gamma.toml"), simGame(dir, "gamma", []));
+    run.proc.kill("SIGHUP");
+    const refused = (name: string) =>
+      said(run, name, /is not valid, so it is not running: \S+: api\.server_id \S+ is also/);
+    await until(() => run.lines().some(refused("beta")) || run.lines().some(refused("gamma")), "one refused");
+    await until(() => count(run, "beta", "ready") + count(run, "gamma", "ready") >= 1, "the other ready");
+    await Bun.sleep(500);
+    expect(count(run, "beta", "ready") + count(run, "gamma", "ready")).toBe(1);
+  });
+}, 60_000);
+
+test("a server in its restart pause keeps its api.server_id: one added at a SIGHUP meanwhile is refused", async () => {
+  const dir = host({});
+  // beta takes the shared file's api.server_id, and its game keeps exiting.
+  writeFileSync(
+    join(dir, "servers.d", "beta.toml"),
+    `[game]\nbridge = "wrapper"\npreset = "openarena"\n\n[game.wrapper]\ncommand = ["sh", "-c", "exit 3"]\n`,
+  );
+  await withHost(dir, async (run) => {
+    await logged(run, said(run, "beta", /starting it again in 2 s$/), "beta's second pause", 20_000);
+    writeFileSync(join(dir, "servers.d", "gamma.toml"), simGame(dir, "gamma", []));
+    run.proc.kill("SIGHUP");
+    await logged(
+      run,
+      said(run, "gamma", /is not valid, so it is not running: gamma: api\.server_id \S+ is also beta's/),
+      "gamma refused",
+    );
+    expect(count(run, "gamma", "ready")).toBe(0);
+  });
+}, 60_000);

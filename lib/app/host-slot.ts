@@ -39,10 +39,18 @@ export type Host = HostOptions & { monitor: HostMonitor };
 /** The bridges that connect to the game's network console (game.rcon): the others run or await the game. */
 const REMOTE_CONSOLES = new Set(["rcon", "q3rcon", "webrcon", "econ", "dprcon"]);
 
-/** The game console a server's agent connects to, as "host:port" (the same unset port: the same preset's). */
-function consoleOf(c: Config): string | undefined {
+/** The usual names of this machine's console: `localhost`, `127.0.0.1` and `::1` reach one game bound to all. */
+const THIS_MACHINE = new Set(["localhost", "127.0.0.1", "::1"]);
+
+/**
+ * The game console a server's agent connects to, as "host:port" (the same unset port: the same preset's); `same`:
+ * this machine's names as one, to compare.
+ */
+function consoleOf(c: Config, same = false): string | undefined {
   if (!REMOTE_CONSOLES.has(c.game.bridge)) return undefined;
-  return `${c.game.rcon.host}:${c.game.rcon.port ?? `<the ${c.game.preset ?? "default"} ${c.game.bridge} port>`}`;
+  const written = c.game.rcon.host;
+  const host = !same ? written : THIS_MACHINE.has(written.toLowerCase()) ? "localhost" : written.toLowerCase();
+  return `${host}:${c.game.rcon.port ?? `<the ${c.game.preset ?? "default"} ${c.game.bridge} port>`}`;
 }
 
 /**
@@ -61,8 +69,8 @@ export function clashing(name: string, r: LoadResult, others: (readonly [string,
           ? `http.listen = "${c.http.listen}" is also ${other}'s: give each server its own address in its file`
           : c.api.url === r.config.api.url && c.api.server_id === r.config.api.server_id
             ? `api.server_id ${c.api.server_id} is also ${other}'s: VyHub would see the two as one server (a \`once\` reward would run on both, their status reports overwrite each other): give each server its own api.server_id in its file`
-            : consoleOf(r.config) !== undefined && consoleOf(c) === consoleOf(r.config)
-              ? `game.rcon ${consoleOf(c)} is also ${other}'s: two agents would act on one game's players, each for its own server at VyHub: give each server its own game.rcon.port (or host) in its file`
+            : consoleOf(r.config) !== undefined && consoleOf(c, true) === consoleOf(r.config, true)
+              ? `game.rcon ${consoleOf(r.config)} is also ${other}'s${consoleOf(c) === consoleOf(r.config) ? "" : ` (${consoleOf(c)})`}: two agents would act on one game's players, each for its own server at VyHub: give each server its own game.rcon.port (or host) in its file`
               : undefined;
     if (line)
       return { ok: false, problems: [`${name}: ${line}`], ...(r.file ? { file: r.file } : {}), secrets: r.secrets };

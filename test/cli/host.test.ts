@@ -550,3 +550,25 @@ test("a server in its restart pause keeps its api.server_id: one added at a SIGH
     expect(count(run, "gamma", "ready")).toBe(0);
   });
 }, 60_000);
+
+test("one game console named two ways (localhost, 127.0.0.1): the second server is refused", async () => {
+  const dir = host({});
+  const rcon = (host: string) =>
+    `[game]\nbridge = "rcon"\npreset = "minecraft"\n\n[game.rcon]\nhost = "${host}"\nport = 25998\npassword = "secret"\n`;
+  writeFileSync(
+    join(dir, "servers.d", "alpha.toml"),
+    `[api]\nserver_id = "${serverIdOf(dir, "alpha")}"\n\n${rcon("localhost")}`,
+  );
+  writeFileSync(
+    join(dir, "servers.d", "beta.toml"),
+    `[api]\nserver_id = "${serverIdOf(dir, "beta")}"\n\n${rcon("127.0.0.1")}`,
+  );
+  await withHost(dir, async (run) => {
+    await logged(
+      run,
+      said(run, "beta", /not running: beta: game\.rcon 127\.0\.0\.1:25998 is also alpha's \(localhost:25998\): /),
+      "beta refused",
+    );
+    expect(run.lines().some(said(run, "alpha", /is not valid/))).toBe(false);
+  });
+}, 60_000);

@@ -31,14 +31,21 @@ export interface UsersOptions {
  * really failed); another failure of the read is returned (the user may exist: try again later). Not after a 429 or
  * a request that never left this machine. `turn` is awaited before the second request.
  */
-export async function registerUser(api: Api, body: UserAdd, turn?: () => unknown): Promise<ApiResult<User>> {
+export async function registerUser(
+  api: Api,
+  body: UserAdd,
+  turn?: () => unknown,
+): Promise<
+  ApiResult<User> & { /** Found by the read after a failed create: another creator registered them. */ found?: true }
+> {
   const made = await api.createUser(body);
   if (made.ok) return made;
   const e = made.error;
   if (e.kind === "RateLimited" || (e.kind === "Network" && e.unsent)) return made;
   await turn?.();
   const read = await api.getUser(body.identifier, body.type);
-  return !read.ok && read.error.kind === "NotFound" ? made : read;
+  if (read.ok) return { ...read, found: true };
+  return read.error.kind === "NotFound" ? made : read;
 }
 
 /**
@@ -117,13 +124,22 @@ export class Users {
     if (!res.ok && res.error.kind === "NotFound") {
       const turn = () => this.o.pace?.take(this.o.signal);
       await turn();
-      res = await registerUser(this.api, { identifier: player.id, type: this.userType, username: player.name }, turn);
-      if (res.ok)
-        this.logger.info("registered a new user", { player: player.name, id: player.id, user_id: res.value.id });
-      else if (isRejected(res.error)) {
+      const made = await registerUser(
+        this.api,
+        { identifier: player.id, type: this.userType, username: player.name },
+        turn,
+      );
+      res = made;
+      if (made.ok)
+        this.logger.info(made.found ? "found the user another request had just registered" : "registered a new user", {
+          player: player.name,
+          id: player.id,
+          user_id: made.value.id,
+        });
+      else if (isRejected(made.error)) {
         // The service will not create this user (an id it does not accept): asking again every minute cannot help.
         this.pending.delete(player.id);
-        this.logger.error(`the service refused to register this player: ${describeError(res.error)}`, {
+        this.logger.error(`the service refused to register this player: ${describeError(made.error)}`, {
           player: player.name,
           id: player.id,
         });

@@ -82,3 +82,20 @@ test("at most USER_KEEP_MAX players who left are kept, the oldest forgotten firs
   expect(h.agent.users.get(player(49).id)).toBeUndefined();
   expect(h.agent.users.get(player(50).id)).toBeDefined();
 }, 60_000);
+
+test("a player another request registers between our 404 and our create is said as found, not as registered by us", async () => {
+  h = await harness({ features: [] });
+  await h.agent.start();
+  await h.idle();
+  const newcomer = { id: "76561198000000079", name: "Newcomer" };
+  const stop = h.sb.control.onHandled({ method: "GET", path: `/user/${newcomer.id}` }, (e) => {
+    if (e.status === 404 && !h.sb.state.findUser(newcomer.id, "STEAM"))
+      h.sb.state.addUser({ identifier: newcomer.id, type: "STEAM" });
+  });
+  await join(newcomer);
+  stop();
+  expect(h.agent.users.get(newcomer.id)?.id).toBe(h.sb.state.findUser(newcomer.id, "STEAM")!.id);
+  const said = h.logger.lines.filter((l) => l.data?.id === newcomer.id).map((l) => l.msg);
+  expect(said).toContain("found the user another request had just registered");
+  expect(said).not.toContain("registered a new user");
+});

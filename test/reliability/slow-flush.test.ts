@@ -78,6 +78,25 @@ async function heldBan(syscalls: string) {
   return { kickMs, answerMs };
 }
 
+/**
+ * Carol banned in `dir` with the command's first fsync failing (EIO) once her entry is in place: delivered once, and
+ * the command says the disk did not confirm it, never that nothing was queued.
+ */
+async function unconfirmedBan(dir: string): Promise<void> {
+  const bansBefore = sb.state.bans.size;
+  const ban = await tracedBan(dir, CAROL, "inject=fsync:error=EIO:when=1");
+  const [code, out, err] = await Promise.all([
+    ban.exited,
+    new Response(ban.stdout).text(),
+    new Response(ban.stderr).text(),
+  ]);
+  expect(code).toBe(0);
+  expect(out).toContain("has been banned");
+  expect(out).toContain("the disk did not confirm the ban is flushed");
+  expect(err).not.toContain("nothing was queued");
+  expect(sb.state.bans.size).toBe(bansBefore + 1);
+}
+
 test.skipIf(!canTrace)(
   "the kick does not wait for the ban's flush; the answer does",
   async () => {
@@ -93,20 +112,9 @@ test.skipIf(!canTrace)(
   "a flush that fails after run took the entry: queued and delivered, with a line saying so, never 'nothing queued'",
   async () => {
     const dir = await runBeside();
-    const bansBefore = sb.state.bans.size;
     // The first fsync is the entry's own, after it is in place and handed over (lib/store/driver.ts flushShown).
-    const ban = await tracedBan(dir, CAROL, "inject=fsync:error=EIO:when=1");
-    const [code, out, err] = await Promise.all([
-      ban.exited,
-      new Response(ban.stdout).text(),
-      new Response(ban.stderr).text(),
-    ]);
-    expect(code).toBe(0);
-    expect(out).toContain("has been banned");
-    expect(out).toContain("the disk did not confirm the ban is flushed");
-    expect(err).not.toContain("nothing was queued");
+    await unconfirmedBan(dir);
     await until(() => kicksOf(dir, CAROL).length > 0, "the kick");
-    expect(sb.state.bans.size).toBe(bansBefore + 1);
   },
   30_000,
 );
@@ -119,18 +127,7 @@ test.skipIf(!canTrace)(
     // its rename (lib/app/sanction.ts writeEntry): the entry is in place.
     const first = await tracedBan(dir, BOB, "inject=fsync:delay_enter=1");
     expect(await first.exited).toBe(0);
-    const bansBefore = sb.state.bans.size;
-    const ban = await tracedBan(dir, CAROL, "inject=fsync:error=EIO:when=1");
-    const [code, out, err] = await Promise.all([
-      ban.exited,
-      new Response(ban.stdout).text(),
-      new Response(ban.stderr).text(),
-    ]);
-    expect(code).toBe(0);
-    expect(out).toContain("has been banned");
-    expect(out).toContain("the disk did not confirm the ban is flushed");
-    expect(err).not.toContain("nothing was queued");
-    expect(sb.state.bans.size).toBe(bansBefore + 1);
+    await unconfirmedBan(dir);
   },
   30_000,
 );

@@ -105,10 +105,11 @@ interface Written {
 }
 
 /**
- * queueSanction for a one-shot command. With a `run` beside it that takes handed-over entries (lib/sanctions/
- * handoff.ts), a ban is announced to it first over the kick line (kick-line.ts: `run` kicks before anything waits for
- * the disk), and the entry is handed over as soon as it is in place, before its flush (a flush can take hundreds of
- * ms on a busy disk); the command answers only once it is flushed.
+ * queueSanction for a one-shot command. The entry is flushed once in place (docs/reliability.md, "Why each fsync": the
+ * folder's flush then finds the rename on disk), and the command answers only once it is. With a `run` beside it that
+ * takes handed-over entries (lib/sanctions/handoff.ts), a ban is announced to it first over the kick line
+ * (kick-line.ts: `run` kicks before anything waits for the disk), and the entry is handed over as soon as it is in
+ * place, before its flush (a flush can take hundreds of ms on a busy disk).
  */
 async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Written> {
   const pid = await deliverer(p.store);
@@ -119,8 +120,6 @@ async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Wri
     sanction.enforce !== "on_accept" &&
     (await sendKick(p.store.dir, banEntry(sanction, now)));
   if (kicked) s.mark("announced");
-  // The entry is flushed once in place (docs/reliability.md, "Why each fsync": the folder's flush then finds the
-  // rename already on disk), and the handover begins then (only with a `run` beside).
   let placed: string | undefined;
   let early: { pid: number; note: Promise<void> } | null = null;
   const shown: Shown = (entry) => {

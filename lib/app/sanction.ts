@@ -120,10 +120,12 @@ async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Wri
     sanction.enforce !== "on_accept" &&
     (await sendKick(p.store.dir, banEntry(sanction, now)));
   if (kicked) s.mark("announced");
-  let placed: string | undefined;
+  let placed: { id: string; cancelled?: number } | undefined;
   let early: { pid: number; note: Promise<void> } | null = null;
   const shown: Shown = (entry) => {
-    placed = entry.id;
+    placed = entry;
+    // From here a Ctrl-C leaves it queued (the flush may still be under way): the operator is told so.
+    s.queued(sanction.kind, entry.id);
     if (pid === undefined) return;
     const note = announce(p.store, sanction.kind, entry.id);
     early = { pid, note };
@@ -131,7 +133,6 @@ async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Wri
   };
   try {
     const { entryId, cancelled } = await queueSanction(p.store, sanction, now, shown);
-    s.queued(sanction.kind, entryId);
     return { entryId, cancelled, early };
   } catch (e) {
     if (kicked && !early)
@@ -139,9 +140,8 @@ async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Wri
         `the running hub-agent (pid ${pid}) was told to kick ${playerLabel(sanction.target)}, but the ban could not be queued: they may be kicked without a ban`,
       );
     if (!flushFailed(e) || placed === undefined) throw e;
-    s.queued(sanction.kind, placed);
     s.logger.warn(`the ${sanction.kind} is queued, but the disk did not confirm it: ${(e as Error).message}`);
-    return { entryId: placed, cancelled: 0, early, flushError: (e as Error).message };
+    return { entryId: placed.id, cancelled: placed.cancelled ?? 0, early, flushError: (e as Error).message };
   }
 }
 
@@ -261,19 +261,13 @@ export async function deliverEntry(
   entryId: string,
   opts: { askAnyway?: boolean; early?: EarlyHandoff } = {},
 ): Promise<{ status: FateStatus; fate: EntryFate } | (Failed & { status: "credentials" })> {
-  const [config, api, store, messages, settleMs] = await Promise.all([
-    s.config(),
-    s.api(),
-    s.store(),
-    s.messages(),
-    s.settleMs(),
-  ]);
+  const [config, api, store, messages] = await Promise.all([s.config(), s.api(), s.store(), s.messages()]);
   const fate = await deliverOwnEntry(
     {
       api,
       store,
       logger: s.logger.withTag("queue"),
-      settleMs,
+      settleMs: s.settleMs,
       messages,
       // A running `run` takes the entry (lib/sanctions/handoff.ts): its user lookup and the send itself, each within
       // api.timeout, are what the answer waits for.

@@ -37,7 +37,9 @@ const serviceBox = (store: Store) =>
 
 export type { EntryFate } from "./handoff.ts";
 
-export interface OwnEntryDeps extends DeliverDeps {
+export interface OwnEntryDeps extends Omit<DeliverDeps, "settleMs"> {
+  /** The round's settle time (DeliverDeps.settleMs), asked for only when this command runs a round. */
+  settleMs?: () => Promise<number>;
   messages: Messages;
   handoffWaitMs?: number;
   /** Ask the service even when a round found none moments ago (`queue retry`: the operator asks for an attempt). */
@@ -82,16 +84,21 @@ export async function deliverOwnEntry(
   try {
     // Loaded here: a command that hands its entry over, or holds it, never needs the round's modules.
     const { deliverQueues } = await import("./round.ts");
-    report = await deliverQueues(deps, {
-      players: new Set([key]),
-      onOutcome: async (o) => {
-        // The cached ban list must not kick a player this round unbanned (`run` starting next enforces it first).
-        if (o.kind === "unban" && o.result === "delivered") await liftCachedBans(deps.store, o.entry.data);
-        if (o.entry.id === entryId) own = o;
-        else if (o.result === "kept" && playerKey(o.entry.data.target) === key) blocked = o.error;
-        else if (o.result !== "kept") log?.info(outcomeMessage(deps.messages, o) ?? `${o.kind} ${o.result}`);
+    const { settleMs: settle, ...round } = deps;
+    const settleMs = await settle?.();
+    report = await deliverQueues(
+      { ...round, ...(settleMs === undefined ? {} : { settleMs }) },
+      {
+        players: new Set([key]),
+        onOutcome: async (o) => {
+          // The cached ban list must not kick a player this round unbanned (`run` starting next enforces it first).
+          if (o.kind === "unban" && o.result === "delivered") await liftCachedBans(deps.store, o.entry.data);
+          if (o.entry.id === entryId) own = o;
+          else if (o.result === "kept" && playerKey(o.entry.data.target) === key) blocked = o.error;
+          else if (o.result !== "kept") log?.info(outcomeMessage(deps.messages, o) ?? `${o.kind} ${o.result}`);
+        },
       },
-    });
+    );
   } catch (e) {
     // The entry is written: whatever failed after that (a lock path that is a directory), the caller must hear
     // that it is queued, or an operator retrying would queue it twice.
@@ -145,7 +152,7 @@ function unreachableNote(deps: OwnEntryDeps) {
 }
 
 /** Tells a running `run` to refresh its ban list now (changed.ts); a failure only delays that. */
-async function markChanged(deps: DeliverDeps, kind: DeliveryOutcome["kind"]): Promise<void> {
+async function markChanged(deps: Pick<DeliverDeps, "store" | "logger">, kind: DeliveryOutcome["kind"]): Promise<void> {
   try {
     await markSanctionsChanged(deps.store, [kind]);
   } catch (e) {

@@ -47,8 +47,11 @@ export interface NewWarning {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** Told the entry's id once it is in place, before it is flushed: a running `run` may take it then (own-entry.ts). */
-export type Shown = (entry: { id: string }) => void | Promise<void>;
+/**
+ * Told the entry's id once it is in place, before it is flushed: a running `run` may take it then (own-entry.ts). An
+ * unban's also says how many queued bans it cancelled (before its entry was written).
+ */
+export type Shown = (entry: { id: string; cancelled?: number }) => void | Promise<void>;
 
 /**
  * Writes a ban to the "ban" queue (status ACTIVE). From then on isBanned counts it before it is delivered, if it is
@@ -113,7 +116,7 @@ export async function queueUnban(
       serverbundle_id: unban.serverbundleId,
       enforce,
     },
-    shown,
+    shown && ((e) => shown({ id: e.id, cancelled })),
   );
   return { entry, cancelled };
 }

@@ -38,10 +38,15 @@ const kicksOf = (dir: string, p: { id: string }) =>
 
 /** `hub-agent ban <p> 1h griefing`, its fsyncs (or `syscalls`) altered by strace's `inject` spec. */
 async function tracedBan(dir: string, p: { id: string }, inject: string, args: string[] = [], syscalls = "fsync") {
-  const trace = ["strace", "-f", "-qq", "-o", "/dev/null", "-e", `trace=${syscalls}`, "-e", inject];
-  return spawn([...trace, await binary(), "ban", p.id, "1h", "griefing", ...args], {
+  return traced(dir, ["ban", p.id, "1h", "griefing", ...args], inject, syscalls);
+}
+
+/** `hub-agent <args>`, its `syscalls` altered by strace's `inject` spec (`env` over agentEnv's). */
+async function traced(dir: string, args: string[], inject: string, syscalls = "fsync", env = {}, log = "/dev/null") {
+  const trace = ["strace", "-f", "-qq", "-o", log, "-e", `trace=${syscalls}`, "-e", inject];
+  return spawn([...trace, await binary(), ...args], {
     cwd: dir,
-    env: agentEnv(sb, dir),
+    env: { ...agentEnv(sb, dir), ...env },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -157,6 +162,59 @@ test.skipIf(!canTrace)(
     await until(() => kicksOf(dir, CAROL).length > 0, "the kick");
     await Bun.sleep(300);
     expect(sb.state.bans.size).toBe(bansBefore);
+  },
+  30_000,
+);
+
+test.skipIf(!canTrace)(
+  "an unban whose entry's flush fails still says the queued ban it cancelled",
+  async () => {
+    const dir = mkdtempSync(join(root, "t-"));
+    const down = { HUB_API_URL: "http://127.0.0.1:1/sandbox/v1" };
+    const warns = await traced(dir, ["warns", BOB.id], "inject=fsync:delay_enter=1"); // the server record cached
+    expect(await warns.exited).toBe(0);
+    const ban = await traced(dir, ["ban", BOB.id, "1h", "griefing"], "inject=fsync:delay_enter=1", "fsync", down);
+    expect(await ban.exited).toBe(6); // queued: no service
+    // The unban rewrites the queued ban as cancelled (its file, its folder: two fsyncs), then writes its own entry:
+    // the third fsync is that entry's, after its rename.
+    const unban = await traced(dir, ["unban", BOB.id, "--json"], "inject=fsync:error=EIO:when=3", "fsync", down);
+    const [out, err] = await Promise.all([new Response(unban.stdout).text(), new Response(unban.stderr).text()]);
+    await unban.exited;
+    expect(err).toContain("the unban is queued, but the disk did not confirm it");
+    expect(JSON.parse(out)).toMatchObject({ cancelled_queued_bans: 1 });
+  },
+  30_000,
+);
+
+test.skipIf(!canTrace)(
+  "Ctrl-C while the entry's flush is held: the command says the ban is queued, and how to withdraw it",
+  async () => {
+    const dir = mkdtempSync(join(root, "t-"));
+    const first = await tracedBan(dir, BOB, "inject=fsync:delay_enter=1"); // the store's folders made
+    expect(await first.exited).toBe(0);
+    const log = join(dir, "strace.log");
+    const ban = await traced(
+      dir,
+      ["ban", CAROL.id, "1h", "griefing"],
+      `inject=fsync:delay_enter=${DELAY_MS * 1000}:when=1`,
+      "fsync",
+      {},
+      log,
+    );
+    // In the entry's flush (the first fsync, after its rename): Ctrl-C to the command, not to strace.
+    const inFlush = async () =>
+      /^(\d+) +fsync\(/m.exec(
+        await Bun.file(log)
+          .text()
+          .catch(() => ""),
+      )?.[1];
+    await until(async () => (await inFlush()) !== undefined, "the entry's flush");
+    process.kill(Number(await inFlush()), "SIGINT");
+    const [code, err] = await Promise.all([ban.exited, new Response(ban.stderr).text()]);
+    expect(code).toBe(6);
+    expect(err).toMatch(
+      /interrupted: the ban is queued \((\S+)\) and will be sent; `hub-agent queue drop \1` withdraws it/,
+    );
   },
   30_000,
 );

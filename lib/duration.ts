@@ -38,10 +38,10 @@ export function parseLength(input: string): ParsedLength {
     if (minutes * 60 > MAX_BAN_SECONDS) return tooLong();
     return { ok: true, seconds: minutes === 0 ? null : minutes * 60 };
   }
+  if (parts.some(([, unit]) => !unit)) return bad(""); // a number without its unit after a unit: not a length
   let seconds = 0;
   let last = -1;
   for (const [amount, unit] of parts) {
-    if (!unit) return bad("");
     const at = ORDER.indexOf(unit as Unit);
     if (at === -1) return bad(` (unknown unit "${unit}")`);
     // Largest unit first, each once: `1m1m` or `30m2h` is more likely a typo than a length.

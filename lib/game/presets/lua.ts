@@ -54,8 +54,10 @@ export const luaQuoting: Quoting = {
       const c = code[i];
       if (state.in === "quote") {
         if (c === "\\" && offsets[out.length] === i + 1) out.push({ refused: AFTER_BACKSLASH });
+        // Only its quote ends a string: Lua carries it over an escaped line break (`\z`, a backslash before CR LF),
+        // and one not escaped is a syntax error that runs nothing.
         if (c === "\\") i++;
-        else if (c === state.quote || c === "\n") state = { in: "code" };
+        else if (c === state.quote) state = { in: "code" };
       } else if (state.in === "line") {
         if (c === "\n") state = { in: "code" };
       } else if (state.in === "long") {

@@ -59,7 +59,8 @@ export const luaQuoting: Quoting = {
         if (c === "\\") i++;
         else if (c === state.quote) state = { in: "code" };
       } else if (state.in === "line") {
-        if (c === "\n") state = { in: "code" };
+        // Lua ends a line at LF or CR alike.
+        if (c === "\n" || c === "\r") state = { in: "code" };
       } else if (state.in === "long") {
         if (code.startsWith(state.close, i)) {
           i += state.close.length - 1;

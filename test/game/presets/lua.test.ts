@@ -103,6 +103,14 @@ describe.skipIf(!lua)(`string literals, checked by ${lua ?? "a Lua interpreter (
     expectText({ code: 'io.write("thanks \\z\n  %nick%!")', out: (v) => `thanks ${inQuotes(v).trimStart()}!` });
     expectText({ code: 'io.write("thanks \\\r\n%nick%!")', out: (v) => `thanks \n${inQuotes(v)}!` });
   });
+
+  test("a line comment ended by a CR alone: the nick in the string on the line after is text", () => {
+    expectText({ code: '-- thanks\rio.write("%nick%")', out: inQuotes });
+    // Garry's Mod's `//` comments too (LuaJIT has none to run): were one still open there, the nick would be in it.
+    expect(fillTemplate('// thanks\rprint("%nick%")', { nick: 'M"l' }, gmod.script!).text).toBe(
+      '// thanks\rprint("M\u201dl")',
+    );
+  });
 });
 
 describe("where no value can go in Lua", () => {

@@ -81,12 +81,26 @@ export function quoteForDarkplacesConsole(value: string): string {
 }
 
 /**
+ * Longest Minecraft value, in characters as Java counts them (UTF-16 units): vanilla refuses a message argument
+ * (`kick`'s reason, `say`) of more than 256 ("Chat message was too long"), and with it the whole command, so a
+ * banned player would not be kicked.
+ */
+export const MINECRAFT_VALUE_CHARS = 256;
+
+/**
  * Minecraft (Brigadier): one line is one command, with no separator, so a value is safe once it holds no line
  * break. Values go where the command takes the rest of the line (`kick <target> <reason>`), where `@a`, `@e`, …
- * would be expanded to entity names: a zero-width space after `@` keeps them literal.
+ * would be expanded to entity names: a zero-width space after `@` keeps them literal. Cut to MINECRAFT_VALUE_CHARS.
  */
 export function escapeForMinecraftConsole(value: string): string {
-  return sanitize(value).replace(/@(?=[aeprsn])/g, "@\u200b");
+  const escaped = sanitize(value).replace(/@(?=[aeprsn])/g, "@\u200b");
+  if (escaped.length <= MINECRAFT_VALUE_CHARS) return escaped;
+  // Not inside a surrogate pair, nor between an `@` and its zero-width space (the template's next letter could
+  // make the `@` a selector).
+  return escaped
+    .slice(0, MINECRAFT_VALUE_CHARS)
+    .replace(/[\ud800-\udbff]$/, "")
+    .replace(/@$/, "");
 }
 
 /** A JSON string literal of the sanitised value (Minecraft `tellraw` text components). */

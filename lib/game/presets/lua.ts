@@ -54,10 +54,13 @@ export const luaQuoting: Quoting = {
       const c = code[i];
       if (state.in === "quote") {
         if (c === "\\" && offsets[out.length] === i + 1) out.push({ refused: AFTER_BACKSLASH });
+        // Only its quote ends a string: Lua carries it over an escaped line break (`\z`, a backslash before CR LF),
+        // and one not escaped is a syntax error that runs nothing.
         if (c === "\\") i++;
-        else if (c === state.quote || c === "\n") state = { in: "code" };
+        else if (c === state.quote) state = { in: "code" };
       } else if (state.in === "line") {
-        if (c === "\n") state = { in: "code" };
+        // Lua ends a line at LF or CR alike.
+        if (c === "\n" || c === "\r") state = { in: "code" };
       } else if (state.in === "long") {
         if (code.startsWith(state.close, i)) {
           i += state.close.length - 1;

@@ -69,31 +69,48 @@ const SCRIPTS: { code: string; out: (value: string) => string; console?: (value:
   },
 ];
 
+/** Runs the script with every hostile nick filled in: Lua must print what `script.out` says, and nothing else run. */
+function expectText(script: (typeof SCRIPTS)[number]): void {
+  const dir = mkdtempSync(join(tmpdir(), "hub-lua-"));
+  try {
+    for (const [i, value] of [...HOSTILE, ...LUA_HOSTILE].entries()) {
+      // What a SCRIPT reward's code looks like with its placeholder filled by the preset's escaping.
+      const { text } = fillTemplate(`${script.code} io.write("|end")`, { nick: value }, gmod.script!);
+      const file = join(dir, `${i}.lua`);
+      writeFileSync(file, text);
+      const proc = Bun.spawnSync([lua!, file]);
+      const out = proc.stdout.toString();
+      expect({ value, out, err: proc.stderr.toString(), code: proc.exitCode }).toEqual({
+        value,
+        out: `${script.out(value)}|end`,
+        err: "",
+        code: 0,
+      });
+      if (script.console) expect(parseSourceConsole(out.slice(0, -"|end".length))).toEqual(script.console(value));
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe.skipIf(!lua)(`string literals, checked by ${lua ?? "a Lua interpreter (install luajit)"}`, () => {
   for (const script of SCRIPTS) {
-    test(`${script.code}: every hostile nick is that text, never code`, () => {
-      const dir = mkdtempSync(join(tmpdir(), "hub-lua-"));
-      try {
-        for (const [i, value] of [...HOSTILE, ...LUA_HOSTILE].entries()) {
-          // What a SCRIPT reward's code looks like with its placeholder filled by the preset's escaping.
-          const { text } = fillTemplate(`${script.code} io.write("|end")`, { nick: value }, gmod.script!);
-          const file = join(dir, `${i}.lua`);
-          writeFileSync(file, text);
-          const proc = Bun.spawnSync([lua!, file]);
-          const out = proc.stdout.toString();
-          expect({ value, out, err: proc.stderr.toString(), code: proc.exitCode }).toEqual({
-            value,
-            out: `${script.out(value)}|end`,
-            err: "",
-            code: 0,
-          });
-          if (script.console) expect(parseSourceConsole(out.slice(0, -"|end".length))).toEqual(script.console(value));
-        }
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    });
+    test(`${script.code}: every hostile nick is that text, never code`, () => expectText(script));
   }
+
+  test("a string Lua carries over a line break (\\z, a backslash before CR LF): the nick on the next line is text", () => {
+    // `\z` skips the line break and the spaces after it (the nick's own too); a backslash takes CR LF as one.
+    expectText({ code: 'io.write("thanks \\z\n  %nick%!")', out: (v) => `thanks ${inQuotes(v).trimStart()}!` });
+    expectText({ code: 'io.write("thanks \\\r\n%nick%!")', out: (v) => `thanks \n${inQuotes(v)}!` });
+  });
+
+  test("a line comment ended by a CR alone: the nick in the string on the line after is text", () => {
+    expectText({ code: '-- thanks\rio.write("%nick%")', out: inQuotes });
+    // Garry's Mod's `//` comments too (LuaJIT has none to run): were one still open there, the nick would be in it.
+    expect(fillTemplate('// thanks\rprint("%nick%")', { nick: 'M"l' }, gmod.script!).text).toBe(
+      '// thanks\rprint("M\u201dl")',
+    );
+  });
 });
 
 describe("where no value can go in Lua", () => {

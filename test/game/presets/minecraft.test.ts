@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { silentLogger } from "../../../lib/log.ts";
+import { loadMessages } from "../../../lib/messages.ts";
 import { minecraft, parseMinecraftList } from "../../../lib/game/presets/minecraft.ts";
 import { until } from "../../agent/harness.ts";
 import { lineBridge, playerEvents, recordingBridge } from "./recording.ts";
@@ -102,5 +104,35 @@ describe("minecraft preset", () => {
     expect(bridge.userType).toBe("MINECRAFT");
     expect(bridge.caps.multiGroup).toBe(true);
     expect(bridge.escape("@a says hi")).toBe("@\u200ba says hi");
+  });
+
+  test("a ban's kick message fits vanilla's message argument: /kick refuses a reason of more than 256 characters", async () => {
+    // MessageArgument.parseText: more than 256 characters (Java's, UTF-16 units) left to read is "Chat message was too
+    // long", the command does not run, and the banned player stays; on every join again, with the same message.
+    const messages = await loadMessages("en", { logger: silentLogger });
+    const reason =
+      "Griefing the spawn with lava and TNT, again after two warnings, see the screenshots on the forum, and insulting players in chat";
+    const kick = messages.t("ban.kick", {
+      reason: `${reason} @a 🎮🎮🎮`,
+      creator: "Moderator",
+      end: "2026-11-21 12:00 UTC",
+      ban_id: "7f0c5b6e-3d0a-4c8e-9a51-6f2d1e8b9c40",
+    });
+    expect(kick.length).toBeGreaterThan(256);
+    const said = async (text: string) => {
+      const { bridge, transport } = recordingBridge(minecraft);
+      await bridge.kick({ id: ALICE, name: "Alice" }, text);
+      return transport.commands[0]!.slice(`kick ${ALICE} `.length);
+    };
+    const shown = await said(kick);
+    expect(shown.length).toBeLessThanOrEqual(256);
+    expect(kick.replace("@a", "@\u200ba").startsWith(shown)).toBe(true);
+    // Cut where it can't split a character or free a selector: no lone surrogate, no `@` without its zero-width space.
+    for (const cut of [256, 255, 254, 253, 252].map((n) => `${"x".repeat(n)}@a🎮`)) {
+      const text = await said(cut);
+      expect(text.length).toBeLessThanOrEqual(256);
+      expect(text.isWellFormed()).toBe(true);
+      expect(text).not.toMatch(/@(?!\u200b)/);
+    }
   });
 });

@@ -136,13 +136,14 @@ function banEnforcement(agent: FeatureContext, log: Logger, exclusive: ReturnTyp
     .catch((e: unknown) => log.error(`reading the cached ban list failed: ${(e as Error).message}`));
 
   // Kicks in flight or done, by player: a connect and a refresh racing must not kick twice. A new connect clears it;
-  // a player still online a whole refresh interval later (the game ignored the kick) is kicked again.
+  // a player still online a whole refresh interval later (the game ignored the kick) is kicked again. Monotonic
+  // time: a wall clock set back an hour would leave that player on for the hour.
   const kicked = new Map<string, number>();
   /** Kicks a banned player with the ban message, at most once a refresh interval. */
   const kick = async (player: GamePlayer, verdict: Extract<BanVerdict, { banned: true }>) => {
     const last = kicked.get(player.id);
-    if (last !== undefined && clock.now() - last < config.intervals.bans * 1000) return;
-    kicked.set(player.id, clock.now());
+    if (last !== undefined && clock.monotonic() - last < config.intervals.bans * 1000) return;
+    kicked.set(player.id, clock.monotonic());
     try {
       log.info("kicking a banned player", {
         player: player.name,

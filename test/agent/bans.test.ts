@@ -74,6 +74,21 @@ describe("ban list and enforcement (rule 9)", () => {
     expect(kicks(ALICE)[0]!.text).toContain("Reason: Web ban | Banned by: Console | Until: never");
   });
 
+  test("a player whose kick the game ignored is kicked again a refresh later, also when the clock was set back an hour", async () => {
+    h = await setup();
+    await start();
+    await join(ALICE);
+    // A game that takes the kick command and leaves the player on.
+    const ignored: string[] = [];
+    h.sim.kick = async (player) => void ignored.push(player.id);
+    h.sb.state.addBan({ user_id: SEED_IDS.users.alice, serverbundle_id: h.sb.bundleId, reason: "Web ban" });
+    await advance(MIN);
+    expect(ignored).toEqual([ALICE.id]);
+    h.clock.jump(-60 * MIN); // NTP steps the wall clock back an hour
+    await advance(MIN);
+    expect(ignored).toEqual([ALICE.id, ALICE.id]);
+  });
+
   test("a ban of absurd length (end in year 192159) no longer voids the list: every ban is enforced", async () => {
     h = await setup();
     await start();

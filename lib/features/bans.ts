@@ -350,8 +350,8 @@ async function reportOutcome(
   }
   if (o.kind === "unban" && o.result === "delivered" && target.identifier !== null) {
     // Until the refresh after the round, and in the cache a restart would enforce first.
-    liftBans(enforcement.list, target.identifier, o.entry.data.created_on);
-    await liftCachedBans(store, o.entry.data);
+    liftBans(enforcement.list, target.identifier, o.entry.data.created_on, agent.deps.clock.now());
+    await liftCachedBans(store, o.entry.data, agent.deps.clock.now());
   }
   if (o.result === "delivered" && o.kind === "warning") {
     const warned = target.identifier === null ? undefined : agent.players.get(target.identifier);

@@ -335,6 +335,40 @@ describe("unban (rule 11)", () => {
     expect(kicks(BOB)).toHaveLength(0);
   });
 
+  test("the clock set back an hour between a ban and its unban: the unban lifts it, the player may join", async () => {
+    h = await setup();
+    await start();
+    await consoleLine(`ban ${DAVE.id} 1d griefing`);
+    const user = userId(DAVE.id)!;
+    const active = () => [...h.sb.state.bans.values()].filter((b) => b.user_id === user && h.sb.state.banActive(b));
+    expect(active()).toHaveLength(1);
+    h.clock.jump(-60 * MIN); // the clock ran an hour ahead; NTP steps it back
+    await advance(5 * MIN);
+    await consoleLine(`unban ${DAVE.id}`);
+    await h.idle();
+    expect(active()).toEqual([]);
+    expect(logged(`${DAVE.id} has been unbanned.`)).toBe(true);
+    await join(DAVE);
+    expect(kicks(DAVE)).toHaveLength(0);
+  });
+
+  test("the clock set back an hour, then an unban queued while the service is down: the player may join meanwhile", async () => {
+    h = await setup();
+    await start();
+    await consoleLine(`ban ${DAVE.id} 1d griefing`);
+    h.clock.jump(-60 * MIN);
+    await advance(5 * MIN);
+    await h.sb.control.down();
+    await consoleLine(`unban ${DAVE.id}`);
+    await join(DAVE);
+    expect(kicks(DAVE)).toHaveLength(0);
+    await h.sb.control.up();
+    await advance(MIN);
+    await until(() => unbans().length === 1, "the unban");
+    await advance(MIN);
+    expect(kicks(DAVE)).toHaveLength(0);
+  });
+
   test("a player's unban: morph_user_id is theirs, they are told", async () => {
     h = await setup();
     await start();

@@ -43,8 +43,11 @@ const server = Bun.serve({
         return reply(200, JSON.stringify({ id: auth, name: 5, type: "GMOD" }));
       case "/base/v1/server/echo-text":
         return reply(200, `not json ${auth}`);
-      case "/base/v1/server/date-429":
-        return reply(429, "{}", { "retry-after": new Date(Date.UTC(2026, 0, 1, 0, 0, 20)).toUTCString() });
+      case "/base/v1/server/date-429": // by a server whose clock says 2026-01-01 00:00:00
+        return reply(429, "{}", {
+          date: new Date(Date.UTC(2026, 0, 1, 0, 0, 0)).toUTCString(),
+          "retry-after": new Date(Date.UTC(2026, 0, 1, 0, 0, 20)).toUTCString(),
+        });
       case "/base/v1/group/":
         return new Response(endless(), { headers: { "content-type": "application/json" } });
       case "/base/v1/server/announced-huge":
@@ -91,6 +94,14 @@ describe("against a hostile local server", () => {
     const api = createApi({ url: base, key: KEY, clock });
     const r = await api.getServer("date-429");
     expect(r.ok ? 0 : r.error.kind === "RateLimited" && r.error.retryAfterMs).toBe(20_000);
+  });
+
+  test("Retry-After as an HTTP date, this machine's clock an hour behind the service's: 20 s, not an hour", async () => {
+    const clock = new FastClock(Date.UTC(2025, 11, 31, 23, 0, 0)); // a VM resumed, its clock not synced yet
+    const api = createApi({ url: base, key: KEY, clock });
+    const r = await api.getServer("date-429");
+    expect(r.ok ? 0 : r.error.kind === "RateLimited" && r.error.retryAfterMs).toBe(20_000);
+    expect(api.rateLimitedMs).toBe(20_000);
   });
 
   test("a 429 without Retry-After waits the default minute", async () => {

@@ -280,6 +280,23 @@ describe("ban queue in run (rule 10)", () => {
     expect(banPosts()).toHaveLength(3);
   });
 
+  test("an answer lost, then the clock set an hour ahead: looked up only after the settle time, never sent twice", async () => {
+    h = await harness({ features: [bans], env: { HUB_API_TIMEOUT: "1" }, timeoutMs: 1_000 });
+    await start();
+    // VyHub takes 2.5 s over the ban: the agent gives up after 1 s, and VyHub makes it all the same.
+    h.sb.control.latency(2_500, { method: "POST", path: "/ban/" });
+    await consoleLine(`ban ${DAVE.id} 1d griefing`);
+    expect((await queued()).ban).toEqual([expect.objectContaining({ uncertain: true })]);
+    h.clock.jump(60 * MIN); // NTP steps the wall clock an hour ahead: no time has passed
+    await consoleLine(`warn ${DAVE.id} spam`); // a round for Dave's sanctions now
+    h.sb.control.latency(0);
+    const bansOfDave = () => [...h.sb.state.bans.values()].filter((b) => b.user_id === userId(DAVE.id));
+    await until(() => bansOfDave().length > 0, "VyHub to make the ban");
+    await Bun.sleep(3_000); // a second POST, had one gone out, would be made by now
+    expect(bansOfDave()).toHaveLength(1);
+    expect(banPosts()).toHaveLength(1);
+  }, 20_000);
+
   test("queued bans survive a restart and are delivered at the next start", async () => {
     h = await setup();
     await start();

@@ -140,7 +140,10 @@ function settle<T>(
     return { result: validate(ctx, spec.schema, text, status, headers, endpoint), retry: false };
   }
   if (status === 429) {
-    const retryAfterMs = parseRetryAfter(headers.get("retry-after"), ctx.clock.now());
+    // A date is read against the answer's own Date (the service's clock): ours an hour behind (a VM resumed before
+    // its clock was synced) would otherwise close the gate for the longest wait, an hour, instead of seconds.
+    const served = Date.parse(headers.get("date") ?? "");
+    const retryAfterMs = parseRetryAfter(headers.get("retry-after"), Number.isNaN(served) ? ctx.clock.now() : served);
     ctx.gates.close(scope, retryAfterMs);
     const { message } = parseErrorBody(text, statusText || "Too Many Requests");
     return {

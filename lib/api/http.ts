@@ -42,13 +42,14 @@ export interface Transport {
   request<T>(spec: RequestSpec<T>): Promise<ApiResult<T>>;
   /** How long (ms) the service's 429s hold some request back still: 0 when every gate is open. */
   closedForMs(): number;
-  /** The service answered none of the attempts since `since` (epoch ms): `error` is the latest; undefined otherwise. */
+  /** The service answered none of the attempts since `since`: `error` is the latest; undefined otherwise. */
   unreachable(): Unreachable | undefined;
 }
 
+/** Times are the clock's monotonic(): "how long ago" must not follow a wall clock set back or forward. */
 export interface Unreachable {
   since: number;
-  /** When (epoch ms) the latest attempt found none: with no request since, what is known may be old. */
+  /** When the latest attempt found none: with no request since, what is known may be old. */
   last: number;
   error: string;
 }
@@ -112,7 +113,10 @@ export function createTransport(opts: ApiOptions): Transport {
     if (startedAt < heardFrom) return;
     heardFrom = startedAt;
     if (result.ok || result.error.kind !== "Network") down = undefined;
-    else down = { since: down?.since ?? clock.now(), last: clock.now(), error: describeError(result.error) };
+    else {
+      const now = clock.monotonic();
+      down = { since: down?.since ?? now, last: now, error: describeError(result.error) };
+    }
   }
 
   function observe(

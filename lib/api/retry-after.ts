@@ -9,7 +9,8 @@ export const MAX_RETRY_AFTER_MS = 3_600_000;
 
 /**
  * Retry-After as delay-seconds or an HTTP date; absent, unreadable, negative or a date already past → the default
- * (a past date is a skewed clock, not permission to hammer the service). `now` is wall-clock time.
+ * (a past date is a skewed clock, not permission to hammer the service). `now` is the wall-clock time a date is read
+ * against: the answer's Date header where it has one (the clock that wrote the date), else ours.
  */
 export function parseRetryAfter(header: string | null, now: number, fallbackMs = DEFAULT_RETRY_AFTER_MS): number {
   const raw = header?.trim();

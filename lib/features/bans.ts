@@ -23,6 +23,7 @@ import {
   changeTracker,
   deliverQueues,
   settleTime,
+  AttemptClock,
   fetchBanList,
   liftBans,
   liftCachedBans,
@@ -54,7 +55,9 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
   const exclusive = serial();
   const enforcement = banEnforcement(agent, log, exclusive);
   const { enforce, refresh } = enforcement;
-  const { deliverCoalesced, issued, desk } = sanctionDelivery(agent, log, exclusive, enforcement);
+  // The sends of all this run's rounds, on monotonic time: a lost answer settles in real time too.
+  const attempts = new AttemptClock(() => agent.deps.clock.monotonic(), settleTime(config.api.timeout * 1000));
+  const { deliverCoalesced, issued, desk } = sanctionDelivery(agent, log, exclusive, enforcement, attempts);
 
   const sanctions: Sanctions = {
     async deliverNow(target?: PlayerRef) {
@@ -136,13 +139,14 @@ function banEnforcement(agent: FeatureContext, log: Logger, exclusive: ReturnTyp
     .catch((e: unknown) => log.error(`reading the cached ban list failed: ${(e as Error).message}`));
 
   // Kicks in flight or done, by player: a connect and a refresh racing must not kick twice. A new connect clears it;
-  // a player still online a whole refresh interval later (the game ignored the kick) is kicked again.
+  // a player still online a whole refresh interval later (the game ignored the kick) is kicked again. Monotonic
+  // time: a wall clock set back an hour would leave that player on for the hour.
   const kicked = new Map<string, number>();
   /** Kicks a banned player with the ban message, at most once a refresh interval. */
   const kick = async (player: GamePlayer, verdict: Extract<BanVerdict, { banned: true }>) => {
     const last = kicked.get(player.id);
-    if (last !== undefined && clock.now() - last < config.intervals.bans * 1000) return;
-    kicked.set(player.id, clock.now());
+    if (last !== undefined && clock.monotonic() - last < config.intervals.bans * 1000) return;
+    kicked.set(player.id, clock.monotonic());
     try {
       log.info("kicking a banned player", {
         player: player.name,
@@ -217,6 +221,7 @@ function sanctionDelivery(
   log: Logger,
   exclusive: ReturnType<typeof serial>,
   enforcement: BanEnforcement,
+  attempts: AttemptClock,
 ) {
   // Players whose sanctions go before the rest of a round (by playerKey).
   const urgent = new Set<string>();
@@ -230,7 +235,8 @@ function sanctionDelivery(
     exclusive(async (): Promise<boolean> => {
       const players = onlyUrgent ? new Set(takeUrgent()) : undefined;
       if (players && !players.size) return false;
-      return deliveryRound(agent, log, players, takeUrgent, desk, (o) => reportOutcome(agent, log, enforcement, o));
+      const report = (o: DeliveryOutcome) => reportOutcome(agent, log, enforcement, o);
+      return deliveryRound(agent, log, { players, attempts }, takeUrgent, desk, report);
     });
 
   /** Every queued entry; a command during a round asks for one more round after it, never a parallel one. */
@@ -267,12 +273,12 @@ function sanctionDelivery(
 
 /**
  * One round: every entry, or only `players`' (the urgent ones, taken when the round starts, not before: a round in
- * progress serves them meanwhile). True when the service settled something (the list may differ).
+ * progress serves them meanwhile), `attempts` the run's. True when the service settled something (the list may differ).
  */
 async function deliveryRound(
   agent: FeatureContext,
   log: Logger,
-  players: Set<string> | undefined,
+  { players, attempts }: { players: Set<string> | undefined; attempts: AttemptClock },
   takeUrgent: () => string[],
   desk: HandoffDesk,
   report: (o: DeliveryOutcome) => Promise<void>,
@@ -284,7 +290,7 @@ async function deliveryRound(
   let settled = false;
   const drain = new DrainLog({ store, log, now: () => clock.now(), whole: !players });
   const r = await deliverQueues(
-    { api, store, logger: log, now: () => clock.now(), settleMs: settleTime(config.api.timeout * 1000) },
+    { api, store, logger: log, now: () => clock.now(), settleMs: settleTime(config.api.timeout * 1000), attempts },
     {
       ...(players ? { players } : {}),
       urgent: () => {
@@ -349,8 +355,8 @@ async function reportOutcome(
   }
   if (o.kind === "unban" && o.result === "delivered" && target.identifier !== null) {
     // Until the refresh after the round, and in the cache a restart would enforce first.
-    liftBans(enforcement.list, target.identifier, o.entry.data.created_on);
-    await liftCachedBans(store, o.entry.data);
+    liftBans(enforcement.list, target.identifier, o.entry.data.created_on, agent.deps.clock.now());
+    await liftCachedBans(store, o.entry.data, agent.deps.clock.now());
   }
   if (o.result === "delivered" && o.kind === "warning") {
     const warned = target.identifier === null ? undefined : agent.players.get(target.identifier);

@@ -177,8 +177,8 @@ function heldAnswers(
       return `VyHub asked to wait until ${new Date(clock.now() + ms).toISOString()} (rate limit); the running hub-agent sends it then`;
     const down = api.unreachable;
     // Known lately: after a quiet spell, the command waits for one attempt (VyHub may be back).
-    if (down && clock.now() - down.last < DOWN_FRESH_MS) {
-      const ago = Math.max(0, Math.round((clock.now() - down.since) / 1000));
+    if (down && clock.monotonic() - down.last < DOWN_FRESH_MS) {
+      const ago = Math.max(0, Math.round((clock.monotonic() - down.since) / 1000));
       return `VyHub has not answered the running hub-agent for ${ago} s (${down.error}); it sends it once VyHub answers`;
     }
   };

@@ -47,7 +47,14 @@ export class RewardFailures {
   /** Reads the queue (at the first run, then every timer round: an entry an operator dropped is tried again). */
   async load(again = false): Promise<void> {
     if (this.loaded && !again) return;
-    this.byId = new Map((await this.queue.list()).map((e) => [e.data.id, e]));
+    const now = this.clock.now();
+    const entries: QueueEntry<FailedReward>[] = [];
+    for (const e of await this.queue.list()) {
+      // A refusal dated in the future (the clock set back since) backs off from now, not until the clock catches up.
+      const moved = (e.lastAttemptAt ?? 0) > now ? await this.queue.update(e.id, { lastAttemptAt: now }) : e;
+      if (moved) entries.push(moved);
+    }
+    this.byId = new Map(entries.map((e) => [e.data.id, e]));
     this.loaded = true;
   }
 

@@ -51,6 +51,8 @@ export interface RoundServices {
   userOf(p: PlayerRef, create: boolean): Promise<UserLookup>;
   /** Service warnings a lookup matched this round: one warning answers for one entry only. */
   claimed: Set<string>;
+  /** An attempt of this entry is on record and about to be sent (DeliverDeps.attempts). */
+  attempted?(id: string): void;
 }
 
 export class Attempt<I extends Item = Item> {
@@ -156,7 +158,10 @@ export class Attempt<I extends Item = Item> {
       current.attempts === item.entry.attempts &&
       (current.data as { status?: string }).status === (item.entry.data as { status?: string }).status;
     const entry = await this.queue.update(item.entry.id, patch as Patch, unchanged);
-    if (entry) item.entry = entry as never;
+    if (entry) {
+      item.entry = entry as never;
+      this.round.attempted?.(entry.id);
+    }
     return entry !== undefined;
   }
 }

@@ -7,6 +7,7 @@ import { describeError } from "../api/errors.ts";
 import { BanListSchema } from "../api/schemas-sanctions.ts";
 import type { Messages } from "../messages.ts";
 import { type Queue, type QueueEntry, type Store, cacheWrite } from "../store/index.ts";
+import { issuedAfter } from "./reconcile.ts";
 import {
   type BanEntry,
   type UnbanEntry,
@@ -24,16 +25,16 @@ export function banCache(store: Store) {
 export type BanListSource = "api" | "cache" | "none";
 
 /**
- * A delivered unban of `identifier` created at `createdOn`: the bans it lifted (issued up to it) go from `list`, in
- * place; later ones stay. True when one went. (A delivered unban that found nothing to lift says the same of them:
- * the service holds none of them active.)
+ * A delivered unban of `identifier` created at `createdOn`: the bans it lifted (issued up to it, as `now` judges:
+ * issuedAfter) go from `list`, in place; later ones stay. True when one went. (A delivered unban that found nothing
+ * to lift says the same of them: the service holds none of them active.)
  */
-export function liftBans(list: BanList, identifier: string, createdOn: string): boolean {
+export function liftBans(list: BanList, identifier: string, createdOn: string, now: number): boolean {
   const at = Date.parse(createdOn);
   let lifted = false;
   for (const id of Object.keys(list)) {
     if (!sameIdentifier(id, identifier)) continue;
-    const kept = (list[id] ?? []).filter((b) => Date.parse(b.created_on) > at);
+    const kept = (list[id] ?? []).filter((b) => issuedAfter(Date.parse(b.created_on), at, now));
     lifted ||= kept.length !== list[id]?.length;
     list[id] = kept;
   }
@@ -45,13 +46,13 @@ export function liftBans(list: BanList, identifier: string, createdOn: string): 
  * meanwhile): a list cached before the unban would kick the player just unbanned. A write that fails only leaves the
  * next refresh to correct it.
  */
-export async function liftCachedBans(store: Store, unban: UnbanEntry): Promise<void> {
+export async function liftCachedBans(store: Store, unban: UnbanEntry, now: number): Promise<void> {
   const identifier = unban.target.identifier;
   if (identifier === null) return;
   const cached = await banCache(store)
     .get()
     .catch(() => undefined);
-  if (cached && liftBans(cached.data, identifier, unban.created_on))
+  if (cached && liftBans(cached.data, identifier, unban.created_on, now))
     await banCache(store)
       .set(cached.data)
       .catch(() => {});
@@ -166,9 +167,8 @@ export async function banCheck(
     if (ban) return { banned: true, queued: ban };
     // A queued unban overrides the listed bans issued up to it (those it will lift), compared as liftBans does.
     const unbannedAt = Math.max(...mine.map((e) => Date.parse(e.data.created_on)));
-    const holding = (listed.get(key) ?? [])
-      .flatMap(([, bs]) => bs)
-      .filter((b) => banHolds(b, now) && Date.parse(b.created_on) > unbannedAt);
+    const after = (b: BanReduced) => !mine.length || issuedAfter(Date.parse(b.created_on), unbannedAt, now);
+    const holding = (listed.get(key) ?? []).flatMap(([, bs]) => bs).filter((b) => banHolds(b, now) && after(b));
     if (!holding.length) return { banned: false };
     // The ban that holds longest explains the kick best: permanent first, then the latest end.
     const end = (b: BanReduced) => (b.ends_on ? Date.parse(b.ends_on) : Number.POSITIVE_INFINITY);

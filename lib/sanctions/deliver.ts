@@ -73,6 +73,38 @@ export function lookupDueAt(lastAttemptAt: number, settleMs: number, now: number
   return Math.min(lastAttemptAt, now) + settleMs;
 }
 
+/**
+ * When this process recorded its latest attempt of each entry, on a monotonic clock (`run` keeps one for all its
+ * rounds): an uncertain entry it sent is looked up only once the settle time has passed in real time too. Attempt
+ * times on record are wall-clock (they outlive the process): with the clock stepped an hour ahead, the lookup came
+ * at once, while the service could still be working on the request, found nothing, and sent it a second time.
+ */
+export class AttemptClock {
+  /** Entry id → monotonic time of its attempt, oldest first. */
+  private readonly at = new Map<string, number>();
+
+  constructor(
+    private readonly monotonic: () => number,
+    private readonly settleMs: number,
+  ) {}
+
+  attempted(id: string): void {
+    const now = this.monotonic();
+    this.at.delete(id); // re-inserted: the map stays oldest first
+    this.at.set(id, now);
+    for (const [old, t] of this.at) {
+      if (now - t < this.settleMs) break;
+      this.at.delete(old); // settled: bounds the map to the attempts of one settle time
+    }
+  }
+
+  /** How long entry `id` still settles (ms): 0 once it has, or when this process did not send it. */
+  settling(id: string): number {
+    const t = this.at.get(id);
+    return t === undefined ? 0 : Math.max(0, t + this.settleMs - this.monotonic());
+  }
+}
+
 export interface DeliverDeps {
   api: Api;
   store: Store;
@@ -81,6 +113,8 @@ export interface DeliverDeps {
   now?: () => number;
   /** Wait after an uncertain entry's last attempt before looking it up (default `settleTime(DEFAULT_TIMEOUT_MS)`). */
   settleMs?: number;
+  /** This process's attempts on a monotonic clock, across its rounds (`run`), with the same settle time. */
+  attempts?: AttemptClock;
 }
 
 export interface DeliverOptions {

@@ -63,8 +63,17 @@ export async function queueBan(
   now = Date.now(),
   shown?: Shown,
 ): Promise<QueueEntry<BanEntry>> {
-  return sanctionQueues(store).ban.add(banEntry(ban, now), shown);
+  const queues = sanctionQueues(store);
+  const unbans = await entriesByKeys(queues.unban, playerIndexKeys(ban.target));
+  return queues.ban.add(banEntry(ban, now), shown, newest(unbans));
 }
+
+/**
+ * The newest id among a player's queued entries. A new sanction's id sorts after it: ids order a player's sanctions
+ * (delivery, the is-banned check), and the others may come from a process whose clock was set back since (an unban
+ * typed an hour "later" than the ban after it would lift that ban).
+ */
+const newest = (entries: QueueEntry<unknown>[]) => entries.at(-1)?.id;
 
 /** What the "ban" queue holds for `ban` issued at `now` (also what a command's kick line sends first: kick-line.ts). */
 export function banEntry(ban: NewBan, now: number): BanEntry {
@@ -102,7 +111,8 @@ export async function queueUnban(
   const enforce = unban.enforce ?? "now";
   let cancelled = 0;
   // Through the index: the player's queued bans, however long the queue.
-  for (const e of await entriesByKeys(queues.ban, playerIndexKeys(unban.target))) {
+  const bans = await entriesByKeys(queues.ban, playerIndexKeys(unban.target));
+  for (const e of bans) {
     if (e.data.status !== "ACTIVE" || !samePlayer(e.data.target, unban.target)) continue;
     if (!unbanCancels({ enforce, processor: unban.processor }, e.data)) continue; // goes first, lifted if accepted
     // update re-reads under the queue's lock, so a concurrent attempts/lastError write is not lost.
@@ -117,6 +127,7 @@ export async function queueUnban(
       enforce,
     },
     shown && ((e) => shown({ id: e.id, cancelled })),
+    newest(bans),
   );
   return { entry, cancelled };
 }

@@ -15,6 +15,16 @@ export const WARNING_CLOCK_SKEW_MS = 5_000;
 
 const PAGE_SIZE = 50;
 
+/**
+ * Whether a ban dated `banAt` came after an unban dated `unbanAt` (epoch ms), judged at `now`: such a ban is never
+ * lifted by it. A ban dated further ahead of `now` than two clocks in agreement allow (WARNING_CLOCK_SKEW_MS) was
+ * dated by a clock running ahead: most likely ours, before NTP stepped it back (an unban typed since is dated earlier
+ * than the ban it lifts); it counts as older, as it would with the clocks right.
+ */
+export function issuedAfter(banAt: number, unbanAt: number, now: number): boolean {
+  return banAt > unbanAt && banAt <= now + WARNING_CLOCK_SKEW_MS;
+}
+
 export type Lookup<T> = { ok: true; value: T } | { ok: false; error: ApiError };
 
 /**
@@ -151,6 +161,7 @@ export async function bansAround(
   userId: string,
   bundleId: string,
   createdOn: string,
+  now: number,
 ): Promise<Lookup<{ older: Ban[]; newer: Ban[] }>> {
   const res = await newestFirst(
     (page) => api.listBans(userId, { active: true, page, size: PAGE_SIZE }),
@@ -162,11 +173,6 @@ export async function bansAround(
   const at = instant(createdOn).ms;
   const here = (b: Ban) => !b.serverbundle || b.serverbundle.id === bundleId;
   const active = res.value.items.filter((b) => here(b) && b.active && b.status !== "UNBANNED");
-  return {
-    ok: true,
-    value: {
-      older: active.filter((b) => instant(b.created_on).ms <= at),
-      newer: active.filter((b) => instant(b.created_on).ms > at),
-    },
-  };
+  const newer = (b: Ban) => issuedAfter(instant(b.created_on).ms, at, now);
+  return { ok: true, value: { older: active.filter((b) => !newer(b)), newer: active.filter(newer) } };
 }

@@ -122,6 +122,7 @@ export class Round {
       report: (item, base, value) => this.report(item, base, value),
       userOf: (p, create) => this.userOf(p, create),
       claimed: new Set(),
+      attempted: (id) => deps.attempts?.attempted(id),
     };
   }
 
@@ -257,7 +258,9 @@ export class Round {
       item.entry = { ...moved, uncertain: true } as never;
     }
     const entry = item.entry;
-    const due = entry.lastAttemptAt === undefined ? 0 : lookupDueAt(entry.lastAttemptAt, this.settleMs, now());
+    let due = entry.lastAttemptAt === undefined ? 0 : lookupDueAt(entry.lastAttemptAt, this.settleMs, now());
+    // Sent by this process: its settle time also passes in real time, whatever the wall clock did since.
+    due = Math.max(due, now() + (this.deps.attempts?.settling(entry.id) ?? 0));
     if (entry.uncertain && now() < due) {
       // Not looked up yet: the first request may still be in progress at the service.
       const error = `${entry.lastError ?? "no answer"}; looked up from ${new Date(due).toISOString()}`;

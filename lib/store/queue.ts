@@ -32,10 +32,11 @@ const OPTIONAL = ["lastAttemptAt", "lastError", "firstAttemptAt", "uncertain", "
 
 export interface Queue<T> {
   /**
-   * Appends an entry; its id sorts by creation time. `shown`: called with the entry once it is in place and readable
-   * by other processes, before it is flushed (a failed flush then throws marked `flushFailed`, store/errors.ts).
+   * Appends an entry; its id sorts by creation time, and after `after` (an id another process wrote, maybe with a
+   * clock since set back). `shown`: called with the entry once it is in place and readable by other processes,
+   * before it is flushed (a failed flush then throws marked `flushFailed`, store/errors.ts).
    */
-  add(data: T, shown?: (entry: QueueEntry<T>) => void | Promise<void>): Promise<QueueEntry<T>>;
+  add(data: T, shown?: (entry: QueueEntry<T>) => void | Promise<void>, after?: string): Promise<QueueEntry<T>>;
   /** All valid entries, oldest first. Invalid ones are quarantined and left out. */
   list(): Promise<QueueEntry<T>[]>;
   get(id: string): Promise<QueueEntry<T> | undefined>;
@@ -81,10 +82,14 @@ export function isUncertain(entry: { attempts: number; uncertain?: boolean }): b
 
 export const ID_RE = /^\d{15}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** Ids are `<ms, zero-padded to 15>-<uuid>`; within one process they strictly increase, even within one ms. */
+/**
+ * Ids are `<ms, zero-padded to 15>-<uuid>`; within one process they strictly increase, even within one ms, and an id
+ * made after `after` sorts after it.
+ */
 let lastIdMs = 0;
-export function newId(now: number): string {
-  lastIdMs = Math.max(Math.floor(now), lastIdMs + 1);
+export function newId(now: number, after?: string): string {
+  const floor = after ? Number(after.slice(0, after.indexOf("-"))) : 0;
+  lastIdMs = Math.max(Math.floor(now), lastIdMs + 1, floor + 1);
   return `${String(lastIdMs).padStart(15, "0")}-${crypto.randomUUID()}`;
 }
 
@@ -124,9 +129,9 @@ export function createQueue<T>(
   const ensureBuilt = index ? indexOnFirstUse(name, index.markers, ids, withLock, verifyIndex) : async () => {};
 
   return {
-    async add(data, shown) {
+    async add(data, shown, after) {
       const now = clock.now();
-      const entry: QueueEntry<T> = { id: newId(now), createdAt: now, attempts: 0, data };
+      const entry: QueueEntry<T> = { id: newId(now, after), createdAt: now, attempts: 0, data };
       if (index) {
         await ensureBuilt(true);
         await index.markers.add(index.keys(data), entry.id);

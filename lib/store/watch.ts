@@ -29,7 +29,7 @@ export function watchedQueue<T>(name: string, queue: Queue<T>, listeners: Readon
   };
   return {
     ...queue,
-    async add(data, shown) {
+    async add(data, shown, after) {
       // Told once the entry is in place: with `shown`, before its flush (which may then fail, the entry staying).
       let told = false;
       const show = (e: QueueEntry<T>) => {
@@ -37,7 +37,7 @@ export function watchedQueue<T>(name: string, queue: Queue<T>, listeners: Readon
         tell(e.id, e);
         return shown?.(e);
       };
-      const entry = await queue.add(data, shown && show);
+      const entry = await queue.add(data, shown && show, after);
       if (!told) tell(entry.id, entry);
       return entry;
     },

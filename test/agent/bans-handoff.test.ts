@@ -209,6 +209,19 @@ describe("a command beside a run that finds no service", () => {
     await pollUntil(() => bansOf(EVE).length === 1, "Eve's ban at the service");
   }, 30_000);
 
+  test("a quiet spell, then the clock set back an hour: the command still waits for one attempt, not told at once", async () => {
+    h = await harness({ env: { ...env, HUB_INTERVALS_STATUS: "3600" }, features: [bans] });
+    await h.startRun();
+    await h.sb.control.down();
+    expect((await cliBan(DAVE)).fate.result).toBe("kept");
+    await h.sb.control.up();
+    await h.clock.advance(31_000);
+    h.clock.jump(-3600_000); // NTP steps the wall clock back an hour
+    const later = await cliBan(EVE);
+    expect(later.fate.result).toBe("delivered");
+    await pollUntil(() => bansOf(EVE).length === 1, "Eve's ban at the service");
+  }, 30_000);
+
   test("no answer at all: the first command waits one attempt (api.timeout), the next not at all", async () => {
     h = await harness({ env, features: [bans], retries: 2, timeoutMs: 1_000 }); // run's api.timeout, as env's
     await h.startRun();

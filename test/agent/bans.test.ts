@@ -74,6 +74,21 @@ describe("ban list and enforcement (rule 9)", () => {
     expect(kicks(ALICE)[0]!.text).toContain("Reason: Web ban | Banned by: Console | Until: never");
   });
 
+  test("a player whose kick the game ignored is kicked again a refresh later, also when the clock was set back an hour", async () => {
+    h = await setup();
+    await start();
+    await join(ALICE);
+    // A game that takes the kick command and leaves the player on.
+    const ignored: string[] = [];
+    h.sim.kick = async (player) => void ignored.push(player.id);
+    h.sb.state.addBan({ user_id: SEED_IDS.users.alice, serverbundle_id: h.sb.bundleId, reason: "Web ban" });
+    await advance(MIN);
+    expect(ignored).toEqual([ALICE.id]);
+    h.clock.jump(-60 * MIN); // NTP steps the wall clock back an hour
+    await advance(MIN);
+    expect(ignored).toEqual([ALICE.id, ALICE.id]);
+  });
+
   test("a ban of absurd length (end in year 192159) no longer voids the list: every ban is enforced", async () => {
     h = await setup();
     await start();
@@ -265,6 +280,23 @@ describe("ban queue in run (rule 10)", () => {
     expect(banPosts()).toHaveLength(3);
   });
 
+  test("an answer lost, then the clock set an hour ahead: looked up only after the settle time, never sent twice", async () => {
+    h = await harness({ features: [bans], env: { HUB_API_TIMEOUT: "1" }, timeoutMs: 1_000 });
+    await start();
+    // VyHub takes 2.5 s over the ban: the agent gives up after 1 s, and VyHub makes it all the same.
+    h.sb.control.latency(2_500, { method: "POST", path: "/ban/" });
+    await consoleLine(`ban ${DAVE.id} 1d griefing`);
+    expect((await queued()).ban).toEqual([expect.objectContaining({ uncertain: true })]);
+    h.clock.jump(60 * MIN); // NTP steps the wall clock an hour ahead: no time has passed
+    await consoleLine(`warn ${DAVE.id} spam`); // a round for Dave's sanctions now
+    h.sb.control.latency(0);
+    const bansOfDave = () => [...h.sb.state.bans.values()].filter((b) => b.user_id === userId(DAVE.id));
+    await until(() => bansOfDave().length > 0, "VyHub to make the ban");
+    await Bun.sleep(3_000); // a second POST, had one gone out, would be made by now
+    expect(bansOfDave()).toHaveLength(1);
+    expect(banPosts()).toHaveLength(1);
+  }, 20_000);
+
   test("queued bans survive a restart and are delivered at the next start", async () => {
     h = await setup();
     await start();
@@ -318,6 +350,40 @@ describe("unban (rule 11)", () => {
     expect(logged(`${BOB.id} has been unbanned.`)).toBe(true);
     await advance(MIN);
     expect(kicks(BOB)).toHaveLength(0);
+  });
+
+  test("the clock set back an hour between a ban and its unban: the unban lifts it, the player may join", async () => {
+    h = await setup();
+    await start();
+    await consoleLine(`ban ${DAVE.id} 1d griefing`);
+    const user = userId(DAVE.id)!;
+    const active = () => [...h.sb.state.bans.values()].filter((b) => b.user_id === user && h.sb.state.banActive(b));
+    expect(active()).toHaveLength(1);
+    h.clock.jump(-60 * MIN); // the clock ran an hour ahead; NTP steps it back
+    await advance(5 * MIN);
+    await consoleLine(`unban ${DAVE.id}`);
+    await h.idle();
+    expect(active()).toEqual([]);
+    expect(logged(`${DAVE.id} has been unbanned.`)).toBe(true);
+    await join(DAVE);
+    expect(kicks(DAVE)).toHaveLength(0);
+  });
+
+  test("the clock set back an hour, then an unban queued while the service is down: the player may join meanwhile", async () => {
+    h = await setup();
+    await start();
+    await consoleLine(`ban ${DAVE.id} 1d griefing`);
+    h.clock.jump(-60 * MIN);
+    await advance(5 * MIN);
+    await h.sb.control.down();
+    await consoleLine(`unban ${DAVE.id}`);
+    await join(DAVE);
+    expect(kicks(DAVE)).toHaveLength(0);
+    await h.sb.control.up();
+    await advance(MIN);
+    await until(() => unbans().length === 1, "the unban");
+    await advance(MIN);
+    expect(kicks(DAVE)).toHaveLength(0);
   });
 
   test("a player's unban: morph_user_id is theirs, they are told", async () => {

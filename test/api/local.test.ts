@@ -43,8 +43,11 @@ const server = Bun.serve({
         return reply(200, JSON.stringify({ id: auth, name: 5, type: "GMOD" }));
       case "/base/v1/server/echo-text":
         return reply(200, `not json ${auth}`);
-      case "/base/v1/server/date-429":
-        return reply(429, "{}", { "retry-after": new Date(Date.UTC(2026, 0, 1, 0, 0, 20)).toUTCString() });
+      case "/base/v1/server/date-429": // by a server whose clock says 2026-01-01 00:00:00
+        return reply(429, "{}", {
+          date: new Date(Date.UTC(2026, 0, 1, 0, 0, 0)).toUTCString(),
+          "retry-after": new Date(Date.UTC(2026, 0, 1, 0, 0, 20)).toUTCString(),
+        });
       case "/base/v1/group/":
         return new Response(endless(), { headers: { "content-type": "application/json" } });
       case "/base/v1/server/announced-huge":
@@ -93,6 +96,14 @@ describe("against a hostile local server", () => {
     expect(r.ok ? 0 : r.error.kind === "RateLimited" && r.error.retryAfterMs).toBe(20_000);
   });
 
+  test("Retry-After as an HTTP date, this machine's clock an hour behind the service's: 20 s, not an hour", async () => {
+    const clock = new FastClock(Date.UTC(2025, 11, 31, 23, 0, 0)); // a VM resumed, its clock not synced yet
+    const api = createApi({ url: base, key: KEY, clock });
+    const r = await api.getServer("date-429");
+    expect(r.ok ? 0 : r.error.kind === "RateLimited" && r.error.retryAfterMs).toBe(20_000);
+    expect(api.rateLimitedMs).toBe(20_000);
+  });
+
   test("a 429 without Retry-After waits the default minute", async () => {
     const api = createApi({ url: base, key: KEY, clock: new FastClock() });
     const r = await api.getServer("no-header-429");
@@ -116,13 +127,13 @@ describe("whether the service answers at all (Api.unreachable)", () => {
     const clock = new FastClock();
     const refused = createApi({ url: "http://127.0.0.1:9/base/v1/", key: KEY, clock, retries: 1 });
     expect(refused.unreachable).toBeUndefined();
-    const since = clock.now();
+    const since = clock.monotonic();
     await refused.getServer("x");
     const error = expect.stringContaining("network error: connection refused");
-    expect(refused.unreachable).toEqual({ since, last: clock.now(), error }); // the retry came after a backoff
+    expect(refused.unreachable).toEqual({ since, last: clock.monotonic(), error }); // the retry came after a backoff
     await refused.getServer("x"); // later, after two more attempts: still since the first, the last one now
-    expect(refused.unreachable).toEqual({ since, last: clock.now(), error });
-    expect(clock.now()).toBeGreaterThan(since);
+    expect(refused.unreachable).toEqual({ since, last: clock.monotonic(), error });
+    expect(clock.monotonic()).toBeGreaterThan(since);
     const api = createApi({ url: base, key: KEY, clock: new FastClock(), timeoutMs: 200 });
     await api.getServer("slow");
     expect(api.unreachable?.error).toContain("timed out");

@@ -779,6 +779,21 @@ describe("once", () => {
     expect(await failed()).toEqual([]);
   });
 
+  test("a refused reward's back-off counts from now when the clock was set back: tried rounds later, not an hour later", async () => {
+    await setup();
+    give(USERS.bob, { on_event: "DIRECT", data: { command: "vip %nick%" } });
+    h.sim.fail("exec", 1, "sim: Unknown command");
+    await join(BOB);
+    await advance(MIN); // the timer's round: refused
+    expect(await failed()).toEqual([expect.objectContaining({ attempts: 1 })]);
+    h.clock.jump(-60 * MIN); // NTP steps the wall clock back an hour
+    // Its back-off (one round) counts from the round that finds the refusal dated ahead, not from that date.
+    await advance(MIN);
+    await advance(MIN);
+    expect(execs()).toEqual(['vip "Bob"']);
+    expect(await failed()).toEqual([]);
+  });
+
   test("a console out of reach is not the game refusing: tried every round, never given up, run once it answers", async () => {
     await setup();
     const r = give(USERS.bob, { on_event: "DIRECT", once: true, data: { command: "vip %nick%" } });

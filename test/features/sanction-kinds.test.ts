@@ -121,12 +121,26 @@ describe("unban", () => {
         status: "ACTIVE",
       });
     expect((await ban(t - 60_000, "older")).ok).toBe(true);
-    const { entry } = await queueUnban(store, { target: DAVE, processor: null, serverbundleId: sb.bundleId }, t);
-    expect((await ban(t + 60_000, "newer, from the web")).ok).toBe(true);
+    // Queued half a minute ago (the service was down); a ban issued on the web since.
+    const unban = { target: DAVE, processor: null, serverbundleId: sb.bundleId };
+    const { entry } = await queueUnban(store, unban, t - 30_000);
+    expect((await ban(t, "newer, from the web")).ok).toBe(true);
     expect(await sendUnban(await attempt("unban", entry.id))).toBe("delivered");
     const active = bansOfDave().filter((b) => sb.state.banActive(b));
     expect(active.map((b) => b.reason)).toEqual(["newer, from the web"]);
     expect(await sanctionQueues(store).unban.get(entry.id)).toBeUndefined();
+  });
+
+  test("a ban dated an hour ahead (by our clock, before NTP set it back) is lifted with the older ones", async () => {
+    const user = await findUser(api, { identifier: DAVE.identifier!, type: "STEAM", name: "Dave" }, true);
+    if (!user.ok) throw new Error("no user");
+    const t = Date.now();
+    const created_on = new Date(t + 3600_000).toISOString();
+    const body = { user_id: user.id, serverbundle_id: sb.bundleId, length: null, reason: "ahead", created_on };
+    expect((await api.createBan({ ...body, status: "ACTIVE" })).ok).toBe(true);
+    const { entry } = await queueUnban(store, { target: DAVE, processor: null, serverbundleId: sb.bundleId }, t);
+    expect(await sendUnban(await attempt("unban", entry.id))).toBe("delivered");
+    expect(bansOfDave().filter((b) => sb.state.banActive(b))).toEqual([]);
   });
 
   test("nothing to lift: delivered without a write", async () => {

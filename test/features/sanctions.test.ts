@@ -29,6 +29,11 @@ import {
 } from "../../lib/sanctions/index.ts";
 import { openStore, type Store } from "../../lib/store/index.ts";
 import { until } from "../support/until.ts";
+import { spawn } from "../support/procs.ts";
+import { systemClock } from "../../lib/clock.ts";
+
+/** Queues a ban in a process of its own, as `hub-agent ban` does (fixtures/queue-ban.ts). */
+const QUEUE_BAN = join(import.meta.dir, "fixtures", "queue-ban.ts");
 
 /** A target known by its game id. */
 type GameRef = PlayerRef & { identifier: string };
@@ -199,6 +204,31 @@ describe("ban queue (rule 10)", () => {
 });
 
 describe("unban queue (rule 11)", () => {
+  test("an unban, the clock set back an hour, a ban from another process: the ban holds here and at VyHub", async () => {
+    const t = Date.now();
+    // `hub-agent unban Dave` while VyHub is away, this machine's clock an hour ahead.
+    const ahead = await openStore({ dir, clock: { ...systemClock, now: () => t + 3600_000 } });
+    await queueUnban(ahead, { target: DAVE, processor: null, serverbundleId: sb.bundleId }, t + 3600_000);
+    // NTP steps the clock back; then `hub-agent ban Dave`, a process of its own.
+    const child = spawn([process.execPath, QUEUE_BAN, dir, JSON.stringify(DAVE), sb.bundleId, String(t)]);
+    expect(await child.exited).toBe(0);
+    expect((await isBanned(store, {}, DAVE.identifier, t)).banned).toBe(true);
+    await deliver();
+    expect(activeBans(DAVE).map((b) => b.reason)).toEqual(["again"]);
+  });
+
+  test("a ban from a process an hour ahead, then the clock set back and an unban that leaves it queued: it lifts it", async () => {
+    const t = Date.now();
+    const child = spawn([process.execPath, QUEUE_BAN, dir, JSON.stringify(DAVE), sb.bundleId, String(t + 3600_000)]);
+    expect(await child.exited).toBe(0);
+    // Carol's unban (VyHub checks her rights) does not cancel the console's ban: it is sent first, then lifted.
+    const unban = { target: DAVE, processor: CAROL, serverbundleId: sb.bundleId, enforce: "on_accept" as const };
+    expect((await queueUnban(store, unban, t)).cancelled).toBe(0);
+    await deliver();
+    expect(banPosts()).toHaveLength(1);
+    expect(activeBans(DAVE)).toEqual([]);
+  });
+
   test("ban queued → unban: status UNBANNED, an unban entry with the processor; the ban is never sent", async () => {
     await ban(DAVE);
     await ban(DAVE, CAROL, null);

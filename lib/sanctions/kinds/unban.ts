@@ -22,7 +22,7 @@ export async function sendUnban(a: Attempt<Extract<Item, { kind: "unban" }>>): P
     const message = `waits for the ban of the same player queued before it as ${playerLabel(other.value.target)}`;
     return a.keep({ lastError: message }, message);
   }
-  const around = await bansAround(a.api, user.id, unban.serverbundle_id, unban.created_on);
+  const around = await bansAround(a.api, user.id, unban.serverbundle_id, unban.created_on, a.round.now());
   if (!around.ok) return a.lookupFailed(around.error);
   const { older, newer } = around.value;
   if (older.length === 0)

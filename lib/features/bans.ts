@@ -17,6 +17,7 @@ import {
   type BanVerdict,
   type DeliveryOutcome,
   type PlayerRef,
+  addListedBan,
   banCache,
   banCheck,
   banMessage,
@@ -342,11 +343,7 @@ async function reportOutcome(
     });
     return;
   }
-  if (o.result === "delivered" && o.kind === "ban" && o.ban) {
-    // In place: a backlog of thousands must not copy the list once per ban.
-    const id = o.ban.user.identifier;
-    (enforcement.list[id] ??= []).push(o.ban);
-  }
+  if (o.result === "delivered" && o.kind === "ban" && o.ban) addListedBan(enforcement.list, o.ban);
   if (o.kind === "unban" && o.result === "delivered" && target.identifier !== null) {
     // Until the refresh after the round, and in the cache a restart would enforce first.
     liftBans(enforcement.list, target.identifier, o.entry.data.created_on);

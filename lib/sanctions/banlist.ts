@@ -24,6 +24,46 @@ export function banCache(store: Store) {
 export type BanListSource = "api" | "cache" | "none";
 
 /**
+ * Each list's keys by lower-cased game id (game ids compare in any case: sameIdentifier), built once per list, so
+ * that a player is looked up in a list of 100,000 bans without walking it. A list changes in place only through
+ * addListedBan (a new key) and liftBans (new values), which keep it in step.
+ */
+const keysOf = new WeakMap<BanList, Map<string, string[]>>();
+
+function indexKey(index: Map<string, string[]>, key: string): void {
+  const lower = key.toLowerCase();
+  const keys = index.get(lower);
+  if (keys) keys.push(key);
+  else index.set(lower, [key]);
+}
+
+/** The keys of `list` that are `identifier` in any case. */
+function listedKeys(list: BanList, identifier: string): string[] {
+  let index = keysOf.get(list);
+  if (!index) {
+    index = new Map();
+    for (const key of Object.keys(list)) indexKey(index, key);
+    keysOf.set(list, index);
+  }
+  return index.get(identifier.toLowerCase()) ?? [];
+}
+
+/** The bans `list` holds for this game id, in any case. */
+function listedBans(list: BanList, identifier: string): BanReduced[] {
+  return listedKeys(list, identifier).flatMap((key) => list[key] ?? []);
+}
+
+/** A delivered ban added to `list` in place (a backlog of thousands must not copy the list once per ban). */
+export function addListedBan(list: BanList, ban: BanReduced): void {
+  const id = ban.user.identifier;
+  const bans = list[id];
+  if (bans) return void bans.push(ban);
+  list[id] = [ban];
+  const index = keysOf.get(list);
+  if (index) indexKey(index, id);
+}
+
+/**
  * A delivered unban of `identifier` created at `createdOn`: the bans it lifted (issued up to it) go from `list`, in
  * place; later ones stay. True when one went. (A delivered unban that found nothing to lift says the same of them:
  * the service holds none of them active.)
@@ -118,7 +158,7 @@ const FEW_PLAYERS = 2;
  * isBanned for many players (the kick after a refresh): reads the queued sanctions once, then answers without I/O.
  * With `playerIds`, only theirs are read (through the queues' index) unless there are many and the queues are
  * shorter than their list: a connect costs the same with 10,000 bans queued as with none. Without, every queued ban
- * and unban is read.
+ * and unban is read. The list is never walked per player (listedKeys): nor does a list of 100,000 bans cost a connect.
  */
 export async function banCheck(
   store: Store,
@@ -137,13 +177,12 @@ export async function banCheck(
     allBans ? queues.ban.list() : entriesByKeys(queues.ban, idKeys),
     allUnbans ? queues.unban.list() : entriesByKeys(queues.unban, idKeys),
   ]);
-  const listed = groupBy(Object.entries(list), ([id]) => id.toLowerCase());
   const queued = groupBy(bans, (e) => e.data.target.identifier?.toLowerCase());
   // The service users a player's bans (listed or queued) name: an unban by user id (identifier null: the service
   // could not be asked) is theirs. Read through the index only for players such a ban could kick.
   const userIds = (playerId: string) => {
     const key = playerId.toLowerCase();
-    const ids = (listed.get(key) ?? []).flatMap(([, bs]) => bs.map((b) => b.user.id));
+    const ids = listedBans(list, key).map((b) => b.user.id);
     return new Set([...ids, ...(queued.get(key) ?? []).flatMap((e) => e.data.target.user_id ?? [])]);
   };
   const userKeys = playerIds ? [...new Set(playerIds.flatMap((id) => [...userIds(id)]))].map((u) => `user:${u}`) : [];
@@ -166,9 +205,7 @@ export async function banCheck(
     if (ban) return { banned: true, queued: ban };
     // A queued unban overrides the listed bans issued up to it (those it will lift), compared as liftBans does.
     const unbannedAt = Math.max(...mine.map((e) => Date.parse(e.data.created_on)));
-    const holding = (listed.get(key) ?? [])
-      .flatMap(([, bs]) => bs)
-      .filter((b) => banHolds(b, now) && Date.parse(b.created_on) > unbannedAt);
+    const holding = listedBans(list, key).filter((b) => banHolds(b, now) && Date.parse(b.created_on) > unbannedAt);
     if (!holding.length) return { banned: false };
     // The ban that holds longest explains the kick best: permanent first, then the latest end.
     const end = (b: BanReduced) => (b.ends_on ? Date.parse(b.ends_on) : Number.POSITIVE_INFINITY);

@@ -21,12 +21,12 @@ import {
   banCache,
   banCheck,
   banMessage,
+  cachedBanLifts,
   changeTracker,
   deliverQueues,
   settleTime,
   fetchBanList,
   liftBans,
-  liftCachedBans,
   outcomeMessage,
   playerKey,
   playerLabel,
@@ -227,11 +227,17 @@ function sanctionDelivery(
     urgent.clear();
     return keys;
   };
+  const lifts = cachedBanLifts(agent.deps.store, agent.deps.clock, agent.scheduler.signal);
   const round = (onlyUrgent = false) =>
     exclusive(async (): Promise<boolean> => {
       const players = onlyUrgent ? new Set(takeUrgent()) : undefined;
       if (players && !players.size) return false;
-      return deliveryRound(agent, log, players, takeUrgent, desk, (o) => reportOutcome(agent, log, enforcement, o));
+      const report = (o: DeliveryOutcome) => reportOutcome(agent, log, enforcement, lifts, o);
+      try {
+        return await deliveryRound(agent, log, players, takeUrgent, desk, report);
+      } finally {
+        await lifts.settled(); // before the refresh after the round writes the cache
+      }
     });
 
   /** Every queued entry; a command during a round asks for one more round after it, never a parallel one. */
@@ -331,9 +337,10 @@ async function reportOutcome(
   agent: FeatureContext,
   log: Logger,
   enforcement: BanEnforcement,
+  lifts: ReturnType<typeof cachedBanLifts>,
   o: DeliveryOutcome,
 ): Promise<void> {
-  const { store, messages, bridge } = agent.deps;
+  const { messages, bridge } = agent.deps;
   const target = o.entry.data.target;
   if (o.result === "kept") {
     log.warn(`${o.kind} of ${playerLabel(target)} stays queued: ${o.error}`, {
@@ -345,9 +352,9 @@ async function reportOutcome(
   }
   if (o.result === "delivered" && o.kind === "ban" && o.ban) addListedBan(enforcement.list, o.ban);
   if (o.kind === "unban" && o.result === "delivered" && target.identifier !== null) {
-    // Until the refresh after the round, and in the cache a restart would enforce first.
+    // Until the refresh after the round, and in the cache a restart would enforce first (written in the background).
     liftBans(enforcement.list, target.identifier, o.entry.data.created_on);
-    await liftCachedBans(store, o.entry.data);
+    lifts.lift(o.entry.data);
   }
   if (o.result === "delivered" && o.kind === "warning") {
     const warned = target.identifier === null ? undefined : agent.players.get(target.identifier);

@@ -4,17 +4,12 @@
  */
 import type { Api, BanList, BanReduced } from "../api/client.ts";
 import { describeError } from "../api/errors.ts";
+import type { Clock } from "../clock.ts";
+import { following } from "../serial.ts";
 import { BanListSchema } from "../api/schemas-sanctions.ts";
 import type { Messages } from "../messages.ts";
 import { type Queue, type QueueEntry, type Store, cacheWrite } from "../store/index.ts";
-import {
-  type BanEntry,
-  type UnbanEntry,
-  enforcedNow,
-  entriesByKeys,
-  sameIdentifier,
-  sanctionQueues,
-} from "./schemas.ts";
+import { type BanEntry, type UnbanEntry, enforcedNow, entriesByKeys, sanctionQueues } from "./schemas.ts";
 
 /** The store cache of the last ban list fetched (no age limit: bans are better stale than absent). */
 export function banCache(store: Store) {
@@ -71,8 +66,7 @@ export function addListedBan(list: BanList, ban: BanReduced): void {
 export function liftBans(list: BanList, identifier: string, createdOn: string): boolean {
   const at = Date.parse(createdOn);
   let lifted = false;
-  for (const id of Object.keys(list)) {
-    if (!sameIdentifier(id, identifier)) continue;
+  for (const id of listedKeys(list, identifier)) {
     const kept = (list[id] ?? []).filter((b) => Date.parse(b.created_on) > at);
     lifted ||= kept.length !== list[id]?.length;
     list[id] = kept;
@@ -82,19 +76,59 @@ export function liftBans(list: BanList, identifier: string, createdOn: string): 
 
 /**
  * The same in the cached list, so that no process enforces it from there (`run` starting next, or the service down
- * meanwhile): a list cached before the unban would kick the player just unbanned. A write that fails only leaves the
- * next refresh to correct it.
+ * meanwhile): a list cached before the unban would kick the player just unbanned. One read and at most one write for
+ * all of `unbans`. A write that fails only leaves the next refresh to correct it.
  */
-export async function liftCachedBans(store: Store, unban: UnbanEntry): Promise<void> {
-  const identifier = unban.target.identifier;
-  if (identifier === null) return;
+export async function liftCachedBans(store: Store, unbans: readonly UnbanEntry[]): Promise<void> {
+  const mine = unbans.filter((u) => u.target.identifier !== null);
+  if (!mine.length) return;
   const cached = await banCache(store)
     .get()
     .catch(() => undefined);
-  if (cached && liftBans(cached.data, identifier, unban.created_on))
+  if (!cached) return;
+  let lifted = false;
+  for (const u of mine) lifted = liftBans(cached.data, u.target.identifier as string, u.created_on) || lifted;
+  if (lifted)
     await banCache(store)
       .set(cached.data)
       .catch(() => {});
+}
+
+/** A lift of the cached list waits after the one before for this many times as long as that one took. */
+const LIFT_SPACING = 9;
+
+/**
+ * liftCachedBans for `run`'s rounds, in the background: the unbans delivered meanwhile are lifted together by the next
+ * write, and a write waits after the one before for LIFT_SPACING times as long as it took, so that a drain of
+ * thousands of unbans spends at most a tenth of its time reading and writing a list of 100,000 bans, never once per
+ * unban. The cache lags by at most that wait and one write (a stop cuts the wait short); `settled` resolves once every
+ * unban given so far is in it (a round waits for it, so the refresh after the round never races a lift).
+ */
+export function cachedBanLifts(
+  store: Store,
+  clock: Clock,
+  signal?: AbortSignal,
+): { lift(unban: UnbanEntry): void; settled(): Promise<void> } {
+  let pending: UnbanEntry[] = [];
+  let nextAt = -Infinity;
+  let last: Promise<void> = Promise.resolve();
+  const write = following(async () => {
+    const wait = nextAt - clock.monotonic();
+    if (wait > 0 && !signal?.aborted) await clock.sleep(wait, signal).catch(() => {});
+    if (!pending.length) return;
+    const batch = pending;
+    pending = [];
+    const started = clock.monotonic();
+    await liftCachedBans(store, batch);
+    nextAt = clock.monotonic() + LIFT_SPACING * (clock.monotonic() - started);
+  });
+  return {
+    lift(unban) {
+      pending.push(unban);
+      last = write().catch(() => {});
+    },
+    settled: () => last,
+  };
 }
 
 /**

@@ -196,6 +196,7 @@ function banEnforcement(agent: FeatureContext, log: Logger, exclusive: ReturnTyp
           self.list = r.list;
           self.live = true;
           log.debug("ban list refreshed", { players: Object.keys(r.list).length });
+          if (r.notCached) log.warn(`the ban list is enforced but could not be cached (${r.notCached})`);
         } else {
           log.warn(
             `ban list not refreshed (${r.error}); enforcing the ${r.source === "cache" ? "cached" : "last known"} list`,

@@ -133,19 +133,24 @@ export function cachedBanLifts(
 
 /**
  * Fetches the active bans and caches them; when the service does not answer, the cached list (rule 9, error table
- * "service unreachable (bans)"). `error` says why the live list was not used.
+ * "service unreachable (bans)"). `error` says why the live list was not used; `notCached`, why the live list used
+ * could not be cached (other than the disk's failures, which the store reports).
  */
 export async function fetchBanList(
   api: Api,
   store: Store,
   bundleId: string,
-): Promise<{ list: BanList; source: BanListSource; savedAt?: number; error?: string }> {
+): Promise<{ list: BanList; source: BanListSource; savedAt?: number; error?: string; notCached?: string }> {
   const res = await api.getBundleBans(bundleId);
   if (res.ok) {
-    // A full disk must not stop the live list being enforced. The list is BanListSchema's output: validated again on
-    // the way to disk, a refresh of 10,000 bans cost the agent 290 ms of CPU instead of 146 (without the JIT).
-    await cacheWrite(banCache(store).set(res.value, undefined, { checked: true }));
-    return { list: res.value, source: "api" };
+    // Neither a full disk nor a list over the store's record cap (64 MiB: some 80,000 bans) stops the live list being
+    // enforced. The list is BanListSchema's output: validated again on the way to disk, a refresh of 10,000 bans cost
+    // the agent 290 ms of CPU instead of 146 (without the JIT).
+    const notCached = await cacheWrite(banCache(store).set(res.value, undefined, { checked: true })).then(
+      () => undefined,
+      (e: unknown) => (e as Error).message,
+    );
+    return { list: res.value, source: "api", ...(notCached ? { notCached } : {}) };
   }
   const error = describeError(res.error);
   const cached = await banCache(store).get();

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BanList, BanReduced } from "../../lib/api/client.ts";
 import { bans } from "../../lib/features/bans.ts";
+import { SEED_IDS } from "../../lib/sandbox/index.ts";
 import { addListedBan, banCache, banCheck, isBanned, queueUnban, sanctionQueues } from "../../lib/sanctions/index.ts";
 import { openStore, type Store } from "../../lib/store/index.ts";
 import { harness, until, type Harness } from "../agent/harness.ts";
@@ -133,4 +134,24 @@ test("a drain of 100 unbans lifts them in the cached list in a few writes, not o
   const cached = (await banCache(store).get())?.data ?? {};
   const listed = [...Array(1_000).keys()].map(steam).filter((id) => cached[id]?.length);
   expect(listed).toEqual([...Array(1_000).keys()].slice(100).map(steam));
+});
+
+test("a list too large to cache is still enforced (a player banned on the web is kicked), and said to be uncached", async () => {
+  h = await harness({ features: [bans] });
+  const cache = h.store.cache.bind(h.store);
+  // What the store says of a list over its record cap (64 MiB: some 80,000 bans of 800 bytes, lib/store/records.ts).
+  const tooLarge = "store: refusing to write record cache:bans: 81389690 bytes, larger than the 67108864-byte cap";
+  h.store.cache = ((name: string, ...rest: [never]) => {
+    const c = cache(name, ...rest);
+    return name === "bans" ? { ...c, set: () => Promise.reject(new Error(tooLarge)) } : c;
+  }) as Store["cache"];
+  await h.agent.start();
+  await h.idle();
+  const bob = { id: SEED_IDS.steamid64.bob, name: "Bob" }; // banned at the service
+  await h.join(bob);
+  expect(h.sim.actionsOf("kick").map((k) => k.player)).toEqual([bob.id]);
+  expect(h.logger.lines.filter((l) => l.level === "warn").map((l) => l.msg)).toContainEqual(
+    expect.stringContaining(`the ban list is enforced but could not be cached (${tooLarge}`),
+  );
+  expect(h.logger.lines.filter((l) => l.level === "error")).toEqual([]);
 });

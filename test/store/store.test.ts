@@ -342,7 +342,7 @@ describe("bounds", () => {
     );
     const check = schemaCheck(v.string());
     await expect(records.write("cache:x", "y".repeat(2000), check)).rejects.toThrow(
-      "store: refusing to write record cache:x: 2002 bytes, larger than the 1024-byte cap for a record; not read",
+      "store: refusing to write record cache:x: 2002 bytes, larger than the 1024-byte cap",
     );
     await records.write("cache:x", "small", check);
     expect(await records.read("cache:x", check)).toBe("small");

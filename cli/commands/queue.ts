@@ -25,13 +25,16 @@ const SHOWN = 20;
 const status = defineCommand({
   meta: helpMeta({
     name: "status",
-    description: `every durable queue: entries, age, attempts, last error (the oldest ${SHOWN} entries of each; --all: every one)`,
+    description: `every durable queue: entries, age, attempts, last error (the oldest ${SHOWN} entries of each and the newest ${SHOWN} quarantined files; --all: every one)`,
     examples: [
       ["hub-agent queue status", "every queue, its size and its oldest entries"],
       ["hub-agent queue status --all --json", "every entry, for a script"],
     ],
   }),
-  args: { ...globalArgs, all: { type: "boolean", description: "list every entry, not only the oldest of each queue" } },
+  args: {
+    ...globalArgs,
+    all: { type: "boolean", description: "list every entry and quarantined file, not only the oldest and newest" },
+  },
   async run({ args, data }) {
     const ctx = createContext(args, data);
     const deps = { config: await ctx.config({ readOnly: true }), logger: ctx.logger };
@@ -62,6 +65,8 @@ function statusLines({ queues, quarantine, what }: QueueStatus): string[] {
   if (!count) return [...lines, `${"quarantine".padEnd(16)} none (${dir})`];
   lines.push(`${"quarantine".padEnd(16)} ${count} unreadable record(s) in ${dir}: ${QUARANTINE_FIX}`);
   for (const f of quarantine.files) lines.push(`  ${f.key}  moved ${f.at}: ${f.file}`);
+  const more = count - quarantine.files.length;
+  if (more) lines.push(`  … and ${more} more (\`hub-agent queue status --all\` lists every file)`);
   return lines;
 }
 

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { globalArgs, createContext, serverHeading, type Context } from "../context.ts";
 import { EXIT } from "../exit.ts";
-import { type StatusView, agentStatus } from "../../lib/app/status.ts";
+import { type StatusView, agentStatus, playersOnline } from "../../lib/app/status.ts";
 import { drainLine } from "../../lib/sanctions/drain.ts";
 import { helpMeta } from "../args.ts";
 
@@ -127,8 +127,7 @@ function liveLines(v: StatusView): string[] {
     if (svc.last_error) lines.push(indent(`last error ${ago(svc.last_error.at)}: ${svc.last_error.message}`));
     const b = s.bridge;
     lines.push(row("game", `${b.kind}: ${b.state}${b.reason ? ` (${b.reason})` : ""}`));
-    const names = s.players.map((p) => p.name).join(", ");
-    lines.push(row("players", `${s.players.length} online${names ? `: ${names}` : ""}`));
+    lines.push(row("players", playersOnline(s.players)));
     const width = Math.max(0, ...s.jobs.map((j) => j.name.length));
     s.jobs.forEach((j, i) => {
       const every = j.interval_s === null ? "once" : `every ${span(j.interval_s)}`;

@@ -20,6 +20,7 @@ export { QUARANTINE_FIX } from "../store/records.ts";
 export interface Quarantine {
   dir: string;
   count: number;
+  /** The newest files (all of them, or as many as asked for), newest first. */
   files: { key: string; file: string; at: string }[];
 }
 
@@ -30,7 +31,10 @@ export interface QueueStatus {
   what: Record<string, string>;
 }
 
-/** Every queue (the oldest `limit` entries of each, or all of them) and the quarantine. */
+/**
+ * Every queue (the oldest `limit` entries of each, or all of them) and the quarantine (the newest `limit` files, or
+ * all of them: files pile up there until the operator deletes them).
+ */
 export async function queueStatus(
   deps: StoreDeps,
   opts: { limit?: number; describe?: boolean } = {},
@@ -41,7 +45,9 @@ export async function queueStatus(
   const quarantine = {
     dir: join(store.dir, "corrupt"),
     count: corrupt.length,
-    files: corrupt.map((c) => ({ key: c.key, file: c.file, at: new Date(c.at).toISOString() })),
+    files: corrupt
+      .slice(0, opts.limit ?? corrupt.length)
+      .map((c) => ({ key: c.key, file: c.file, at: new Date(c.at).toISOString() })),
   };
   const what: Record<string, string> = {};
   if (opts.describe)

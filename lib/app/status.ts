@@ -7,6 +7,7 @@ import { type StatusView, readStatus } from "../monitor/status.ts";
 import { type StoreDeps, openConfiguredStore } from "./storage.ts";
 
 export type { StatusView } from "../monitor/status.ts";
+export { playersOnline } from "../monitor/status.ts";
 
 export async function agentStatus(deps: StoreDeps): Promise<StatusView> {
   return readStatus(await openConfiguredStore(deps), Date.now());

@@ -17,16 +17,17 @@ import {
   type BanVerdict,
   type DeliveryOutcome,
   type PlayerRef,
+  addListedBan,
   banCache,
   banCheck,
   banMessage,
+  cachedBanLifts,
   changeTracker,
   deliverQueues,
   settleTime,
   AttemptClock,
   fetchBanList,
   liftBans,
-  liftCachedBans,
   outcomeMessage,
   playerKey,
   playerLabel,
@@ -199,6 +200,7 @@ function banEnforcement(agent: FeatureContext, log: Logger, exclusive: ReturnTyp
           self.list = r.list;
           self.live = true;
           log.debug("ban list refreshed", { players: Object.keys(r.list).length });
+          if (r.notCached) log.warn(`the ban list is enforced but could not be cached (${r.notCached})`);
         } else {
           log.warn(
             `ban list not refreshed (${r.error}); enforcing the ${r.source === "cache" ? "cached" : "last known"} list`,
@@ -231,12 +233,17 @@ function sanctionDelivery(
     urgent.clear();
     return keys;
   };
+  const lifts = cachedBanLifts(agent.deps.store, agent.deps.clock, agent.scheduler.signal);
   const round = (onlyUrgent = false) =>
     exclusive(async (): Promise<boolean> => {
       const players = onlyUrgent ? new Set(takeUrgent()) : undefined;
       if (players && !players.size) return false;
-      const report = (o: DeliveryOutcome) => reportOutcome(agent, log, enforcement, o);
-      return deliveryRound(agent, log, { players, attempts }, takeUrgent, desk, report);
+      const report = (o: DeliveryOutcome) => reportOutcome(agent, log, enforcement, lifts, o);
+      try {
+        return await deliveryRound(agent, log, { players, attempts }, takeUrgent, desk, report);
+      } finally {
+        await lifts.settled(); // before the refresh after the round writes the cache
+      }
     });
 
   /** Every queued entry; a command during a round asks for one more round after it, never a parallel one. */
@@ -336,9 +343,10 @@ async function reportOutcome(
   agent: FeatureContext,
   log: Logger,
   enforcement: BanEnforcement,
+  lifts: ReturnType<typeof cachedBanLifts>,
   o: DeliveryOutcome,
 ): Promise<void> {
-  const { store, messages, bridge } = agent.deps;
+  const { messages, bridge } = agent.deps;
   const target = o.entry.data.target;
   if (o.result === "kept") {
     log.warn(`${o.kind} of ${playerLabel(target)} stays queued: ${o.error}`, {
@@ -348,15 +356,11 @@ async function reportOutcome(
     });
     return;
   }
-  if (o.result === "delivered" && o.kind === "ban" && o.ban) {
-    // In place: a backlog of thousands must not copy the list once per ban.
-    const id = o.ban.user.identifier;
-    (enforcement.list[id] ??= []).push(o.ban);
-  }
+  if (o.result === "delivered" && o.kind === "ban" && o.ban) addListedBan(enforcement.list, o.ban);
   if (o.kind === "unban" && o.result === "delivered" && target.identifier !== null) {
-    // Until the refresh after the round, and in the cache a restart would enforce first.
+    // Until the refresh after the round, and in the cache a restart would enforce first (written in the background).
     liftBans(enforcement.list, target.identifier, o.entry.data.created_on, agent.deps.clock.now());
-    await liftCachedBans(store, o.entry.data, agent.deps.clock.now());
+    lifts.lift(o.entry.data);
   }
   if (o.result === "delivered" && o.kind === "warning") {
     const warned = target.identifier === null ? undefined : agent.players.get(target.identifier);

@@ -4,6 +4,8 @@
  * `hub-agent status` shows. Every value goes into the page as text (textContent), never as markup: player names
  * and error messages are not ours to trust.
  */
+import { PLAYERS_NAMED } from "./status.ts";
+
 export const REFRESH_MS = 5_000;
 
 export const STATUS_PAGE = `<!doctype html>
@@ -118,7 +120,8 @@ function renderRun(v, main) {
     ])));
     main.append(section("Game", table(null, [
       ["bridge", cell(s.bridge.kind + ": " + s.bridge.state + (s.bridge.reason ? " (" + s.bridge.reason + ")" : ""), s.bridge.state === "up" ? "ok" : s.bridge.state === "down" ? "bad" : "muted")],
-      ["players online", s.players.length + (s.players.length ? ": " + s.players.map((p) => p.name).join(", ") : "")],
+      ["players online", s.players.length + (s.players.length ? ": " + s.players.slice(0, ${PLAYERS_NAMED}).map((p) => p.name).join(", ") : "") +
+        (s.players.length > ${PLAYERS_NAMED} ? " … and " + (s.players.length - ${PLAYERS_NAMED}).toLocaleString("en-US") + " more" : "")],
     ])));
     main.append(section("Jobs", table(["job", "every", "last success", "last error"],
       s.jobs.map((j) => [j.name, j.interval_s === null ? "once" : span(j.interval_s),

@@ -105,6 +105,19 @@ export interface StatusView extends StoreFacts {
 /** Files listed by name in the view; the count is of all of them. */
 const NEWEST_QUARANTINED = 10;
 
+/** Players named by `hub-agent status` and the status page; the count is of all of them (status.json has each one). */
+export const PLAYERS_NAMED = 50;
+
+/** `3 online: Alice, Bob, Carol`; past PLAYERS_NAMED, `… and 4,950 more` (thousands online: one line, not 60 KB). */
+export function playersOnline(players: readonly { name: string }[]): string {
+  const names = players
+    .slice(0, PLAYERS_NAMED)
+    .map((p) => p.name)
+    .join(", ");
+  const more = players.length - PLAYERS_NAMED;
+  return `${players.length} online${names ? `: ${names}` : ""}${more > 0 ? ` … and ${more.toLocaleString("en-US")} more` : ""}`;
+}
+
 const ageS = (at: number, now: number) => (at <= now ? Math.round((now - at) / 1000) : null);
 
 /** Every queue's depth, read from the store (every entry of every queue). */

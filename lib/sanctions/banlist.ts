@@ -4,18 +4,13 @@
  */
 import type { Api, BanList, BanReduced } from "../api/client.ts";
 import { describeError } from "../api/errors.ts";
+import type { Clock } from "../clock.ts";
+import { following } from "../serial.ts";
 import { BanListSchema } from "../api/schemas-sanctions.ts";
 import type { Messages } from "../messages.ts";
 import { type Queue, type QueueEntry, type Store, cacheWrite } from "../store/index.ts";
 import { issuedAfter } from "./reconcile.ts";
-import {
-  type BanEntry,
-  type UnbanEntry,
-  enforcedNow,
-  entriesByKeys,
-  sameIdentifier,
-  sanctionQueues,
-} from "./schemas.ts";
+import { type BanEntry, type UnbanEntry, enforcedNow, entriesByKeys, sanctionQueues } from "./schemas.ts";
 
 /** The store cache of the last ban list fetched (no age limit: bans are better stale than absent). */
 export function banCache(store: Store) {
@@ -25,6 +20,46 @@ export function banCache(store: Store) {
 export type BanListSource = "api" | "cache" | "none";
 
 /**
+ * Each list's keys by lower-cased game id (game ids compare in any case: sameIdentifier), built once per list, so
+ * that a player is looked up in a list of 100,000 bans without walking it. A list changes in place only through
+ * addListedBan (a new key) and liftBans (new values), which keep it in step.
+ */
+const keysOf = new WeakMap<BanList, Map<string, string[]>>();
+
+function indexKey(index: Map<string, string[]>, key: string): void {
+  const lower = key.toLowerCase();
+  const keys = index.get(lower);
+  if (keys) keys.push(key);
+  else index.set(lower, [key]);
+}
+
+/** The keys of `list` that are `identifier` in any case. */
+function listedKeys(list: BanList, identifier: string): string[] {
+  let index = keysOf.get(list);
+  if (!index) {
+    index = new Map();
+    for (const key of Object.keys(list)) indexKey(index, key);
+    keysOf.set(list, index);
+  }
+  return index.get(identifier.toLowerCase()) ?? [];
+}
+
+/** The bans `list` holds for this game id, in any case. */
+function listedBans(list: BanList, identifier: string): BanReduced[] {
+  return listedKeys(list, identifier).flatMap((key) => list[key] ?? []);
+}
+
+/** A delivered ban added to `list` in place (a backlog of thousands must not copy the list once per ban). */
+export function addListedBan(list: BanList, ban: BanReduced): void {
+  const id = ban.user.identifier;
+  const bans = list[id];
+  if (bans) return void bans.push(ban);
+  list[id] = [ban];
+  const index = keysOf.get(list);
+  if (index) indexKey(index, id);
+}
+
+/**
  * A delivered unban of `identifier` created at `createdOn`: the bans it lifted (issued up to it, as `now` judges:
  * issuedAfter) go from `list`, in place; later ones stay. True when one went. (A delivered unban that found nothing
  * to lift says the same of them: the service holds none of them active.)
@@ -32,8 +67,7 @@ export type BanListSource = "api" | "cache" | "none";
 export function liftBans(list: BanList, identifier: string, createdOn: string, now: number): boolean {
   const at = Date.parse(createdOn);
   let lifted = false;
-  for (const id of Object.keys(list)) {
-    if (!sameIdentifier(id, identifier)) continue;
+  for (const id of listedKeys(list, identifier)) {
     const kept = (list[id] ?? []).filter((b) => issuedAfter(Date.parse(b.created_on), at, now));
     lifted ||= kept.length !== list[id]?.length;
     list[id] = kept;
@@ -43,36 +77,81 @@ export function liftBans(list: BanList, identifier: string, createdOn: string, n
 
 /**
  * The same in the cached list, so that no process enforces it from there (`run` starting next, or the service down
- * meanwhile): a list cached before the unban would kick the player just unbanned. A write that fails only leaves the
- * next refresh to correct it.
+ * meanwhile): a list cached before the unban would kick the player just unbanned. One read and at most one write for
+ * all of `unbans`. A write that fails only leaves the next refresh to correct it.
  */
-export async function liftCachedBans(store: Store, unban: UnbanEntry, now: number): Promise<void> {
-  const identifier = unban.target.identifier;
-  if (identifier === null) return;
+export async function liftCachedBans(store: Store, unbans: readonly UnbanEntry[], now: number): Promise<void> {
+  const mine = unbans.filter((u) => u.target.identifier !== null);
+  if (!mine.length) return;
   const cached = await banCache(store)
     .get()
     .catch(() => undefined);
-  if (cached && liftBans(cached.data, identifier, unban.created_on, now))
+  if (!cached) return;
+  let lifted = false;
+  for (const u of mine) lifted = liftBans(cached.data, u.target.identifier as string, u.created_on, now) || lifted;
+  if (lifted)
     await banCache(store)
       .set(cached.data)
       .catch(() => {});
 }
 
+/** A lift of the cached list waits after the one before for this many times as long as that one took. */
+const LIFT_SPACING = 9;
+
+/**
+ * liftCachedBans for `run`'s rounds, in the background: the unbans delivered meanwhile are lifted together by the next
+ * write, and a write waits after the one before for LIFT_SPACING times as long as it took, so that a drain of
+ * thousands of unbans spends at most a tenth of its time reading and writing a list of 100,000 bans, never once per
+ * unban. The cache lags by at most that wait and one write (a stop cuts the wait short); `settled` resolves once every
+ * unban given so far is in it (a round waits for it, so the refresh after the round never races a lift).
+ */
+export function cachedBanLifts(
+  store: Store,
+  clock: Clock,
+  signal?: AbortSignal,
+): { lift(unban: UnbanEntry): void; settled(): Promise<void> } {
+  let pending: UnbanEntry[] = [];
+  let nextAt = -Infinity;
+  let last: Promise<void> = Promise.resolve();
+  const write = following(async () => {
+    const wait = nextAt - clock.monotonic();
+    if (wait > 0 && !signal?.aborted) await clock.sleep(wait, signal).catch(() => {});
+    if (!pending.length) return;
+    const batch = pending;
+    pending = [];
+    const started = clock.monotonic();
+    await liftCachedBans(store, batch, clock.now());
+    nextAt = clock.monotonic() + LIFT_SPACING * (clock.monotonic() - started);
+  });
+  return {
+    lift(unban) {
+      pending.push(unban);
+      last = write().catch(() => {});
+    },
+    settled: () => last,
+  };
+}
+
 /**
  * Fetches the active bans and caches them; when the service does not answer, the cached list (rule 9, error table
- * "service unreachable (bans)"). `error` says why the live list was not used.
+ * "service unreachable (bans)"). `error` says why the live list was not used; `notCached`, why the live list used
+ * could not be cached (other than the disk's failures, which the store reports).
  */
 export async function fetchBanList(
   api: Api,
   store: Store,
   bundleId: string,
-): Promise<{ list: BanList; source: BanListSource; savedAt?: number; error?: string }> {
+): Promise<{ list: BanList; source: BanListSource; savedAt?: number; error?: string; notCached?: string }> {
   const res = await api.getBundleBans(bundleId);
   if (res.ok) {
-    // A full disk must not stop the live list being enforced. The list is BanListSchema's output: validated again on
-    // the way to disk, a refresh of 10,000 bans cost the agent 290 ms of CPU instead of 146 (without the JIT).
-    await cacheWrite(banCache(store).set(res.value, undefined, { checked: true }));
-    return { list: res.value, source: "api" };
+    // Neither a full disk nor a list over the store's record cap (64 MiB: some 80,000 bans) stops the live list being
+    // enforced. The list is BanListSchema's output: validated again on the way to disk, a refresh of 10,000 bans cost
+    // the agent 290 ms of CPU instead of 146 (without the JIT).
+    const notCached = await cacheWrite(banCache(store).set(res.value, undefined, { checked: true })).then(
+      () => undefined,
+      (e: unknown) => (e as Error).message,
+    );
+    return { list: res.value, source: "api", ...(notCached ? { notCached } : {}) };
   }
   const error = describeError(res.error);
   const cached = await banCache(store).get();
@@ -119,7 +198,7 @@ const FEW_PLAYERS = 2;
  * isBanned for many players (the kick after a refresh): reads the queued sanctions once, then answers without I/O.
  * With `playerIds`, only theirs are read (through the queues' index) unless there are many and the queues are
  * shorter than their list: a connect costs the same with 10,000 bans queued as with none. Without, every queued ban
- * and unban is read.
+ * and unban is read. The list is never walked per player (listedKeys): nor does a list of 100,000 bans cost a connect.
  */
 export async function banCheck(
   store: Store,
@@ -138,13 +217,12 @@ export async function banCheck(
     allBans ? queues.ban.list() : entriesByKeys(queues.ban, idKeys),
     allUnbans ? queues.unban.list() : entriesByKeys(queues.unban, idKeys),
   ]);
-  const listed = groupBy(Object.entries(list), ([id]) => id.toLowerCase());
   const queued = groupBy(bans, (e) => e.data.target.identifier?.toLowerCase());
   // The service users a player's bans (listed or queued) name: an unban by user id (identifier null: the service
   // could not be asked) is theirs. Read through the index only for players such a ban could kick.
   const userIds = (playerId: string) => {
     const key = playerId.toLowerCase();
-    const ids = (listed.get(key) ?? []).flatMap(([, bs]) => bs.map((b) => b.user.id));
+    const ids = listedBans(list, key).map((b) => b.user.id);
     return new Set([...ids, ...(queued.get(key) ?? []).flatMap((e) => e.data.target.user_id ?? [])]);
   };
   const userKeys = playerIds ? [...new Set(playerIds.flatMap((id) => [...userIds(id)]))].map((u) => `user:${u}`) : [];
@@ -168,7 +246,7 @@ export async function banCheck(
     // A queued unban overrides the listed bans issued up to it (those it will lift), compared as liftBans does.
     const unbannedAt = Math.max(...mine.map((e) => Date.parse(e.data.created_on)));
     const after = (b: BanReduced) => !mine.length || issuedAfter(Date.parse(b.created_on), unbannedAt, now);
-    const holding = (listed.get(key) ?? []).flatMap(([, bs]) => bs).filter((b) => banHolds(b, now) && after(b));
+    const holding = listedBans(list, key).filter((b) => banHolds(b, now) && after(b));
     if (!holding.length) return { banned: false };
     // The ban that holds longest explains the kick best: permanent first, then the latest end.
     const end = (b: BanReduced) => (b.ends_on ? Date.parse(b.ends_on) : Number.POSITIVE_INFINITY);

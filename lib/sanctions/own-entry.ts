@@ -93,7 +93,7 @@ export async function deliverOwnEntry(
         onOutcome: async (o) => {
           // The cached ban list must not kick a player this round unbanned (`run` starting next enforces it first).
           if (o.kind === "unban" && o.result === "delivered")
-            await liftCachedBans(deps.store, o.entry.data, (deps.now ?? Date.now)());
+            await liftCachedBans(deps.store, [o.entry.data], (deps.now ?? Date.now)());
           if (o.entry.id === entryId) own = o;
           else if (o.result === "kept" && playerKey(o.entry.data.target) === key) blocked = o.error;
           else if (o.result !== "kept") log?.info(outcomeMessage(deps.messages, o) ?? `${o.kind} ${o.result}`);

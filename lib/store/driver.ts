@@ -135,9 +135,15 @@ async function listFiles(dir: string, prefix: string, out: string[]): Promise<st
 
 /**
  * Deletes temp files older than `maxAgeMs` left by writers that died between open and rename.
- * Younger ones may belong to a live writer and are left alone. Returns how many were deleted.
+ * Younger ones may belong to a live writer and are left alone; folders `skip` names are not walked. Returns how
+ * many were deleted.
  */
-export async function cleanStaleTemp(dir: string, maxAgeMs: number, now = Date.now()): Promise<number> {
+export async function cleanStaleTemp(
+  dir: string,
+  maxAgeMs: number,
+  now = Date.now(),
+  skip: (folder: string) => boolean = () => false,
+): Promise<number> {
   let removed = 0;
   let entries;
   try {
@@ -148,7 +154,7 @@ export async function cleanStaleTemp(dir: string, maxAgeMs: number, now = Date.n
   }
   for (const entry of entries) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) removed += await cleanStaleTemp(path, maxAgeMs, now);
+    if (entry.isDirectory()) removed += skip(path) ? 0 : await cleanStaleTemp(path, maxAgeMs, now, skip);
     else if (entry.name.includes(TMP_MARK)) {
       const info = await stat(path).catch(() => undefined);
       if (

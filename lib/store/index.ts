@@ -9,7 +9,7 @@
  * (secure.ts): folders 0700, files 0600.
  */
 import { mkdir } from "../fsio.ts";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { createStorage } from "unstorage";
 import type { GenericSchema } from "valibot";
 import { type Clock, systemClock } from "../clock.ts";
@@ -108,7 +108,10 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   // Before anything is read, swept or written: a store a newer build made is refused (format.ts).
   await ensureFormat(dir);
   if (opts.sweep !== false) {
-    const cleaned = await cleanStaleTemp(dir, STALE_TEMP_MS);
+    // Not the index's key folders (index/<queue>/<key>/): their markers are never written through a temp file
+    // (keyindex.ts), and a backlog of 50,000 players' bans would cost 50,000 folder listings at every start.
+    const keyFolder = (folder: string) => dirname(dirname(folder)) === join(dir, "index");
+    const cleaned = await cleanStaleTemp(dir, STALE_TEMP_MS, Date.now(), keyFolder);
     if (cleaned) logger.info("removed stale temp files left by interrupted writes", { count: cleaned });
   }
 

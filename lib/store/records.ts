@@ -226,7 +226,8 @@ export function createRecords(
       const result = opts?.checked ? { ok: true as const } : await check(JSON.parse(text));
       if (!result.ok) throw new Error(`store: refusing to write invalid record ${key}: ${result.reason}`);
       const size = Buffer.byteLength(text);
-      if (size > maxBytes) throw new Error(`store: refusing to write record ${key}: ${oversize(size)}`);
+      if (size > maxBytes)
+        throw new Error(`store: refusing to write record ${key}: ${size} bytes, larger than the ${maxBytes}-byte cap`);
       // Through the driver either way: a full or read-only disk is one StoreWriteError, reported once (driver.ts).
       await storage.setItemRaw(key, text, {
         ...(opts?.fsync === false ? { fsync: false } : {}),

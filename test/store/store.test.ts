@@ -1,5 +1,5 @@
 /** Unit tests for the store: queues, caches, counters, quarantine, key safety, temp-file cleanup. */
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { afterEach, beforeEach, describe, expect, spyOn, test } from "bun:test";
 import { renameSync, writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -7,6 +7,7 @@ import { basename, join } from "node:path";
 import { createStorage } from "unstorage";
 import * as v from "valibot";
 import { ManualClock } from "../../lib/clock.ts";
+import * as fsio from "../../lib/fsio.ts";
 import { memoryLogger } from "../../lib/log.ts";
 import atomicFs, { keyToPath } from "../../lib/store/driver.ts";
 import { openStore } from "../../lib/store/index.ts";
@@ -135,6 +136,26 @@ describe("atomic driver", () => {
     expect(await q2.size()).toBe(1);
     expect((await q2.list()).map((x) => x.id)).toEqual([e.id]);
     expect(reopened.store.quarantined()).toEqual([]);
+  });
+
+  test("the sweep at open lists the index's folders, not one folder per key: 1,000 players' bans, a few reads", async () => {
+    const { store } = await open();
+    const q = store.queue("ban", Ban, { keys: (b) => [`id:${b.player}`] });
+    for (let i = 0; i < 1_000; i++) await q.add({ player: `p${i}`, reason: "r" });
+    expect(await readdir(join(dir, "index", "ban"))).toHaveLength(1_001); // a folder per player, and `built`
+    // The index's own files are swept as any other (markBuilt writes `built` through a temp file).
+    const stale = join(dir, "index", "ban", "built.tmp-999-aaaa");
+    await writeFile(stale, "half");
+    const old = new Date(Date.now() - 10 * 60_000);
+    await utimes(stale, old, old);
+    const listings = spyOn(fsio, "readdir");
+    try {
+      await open();
+      expect(listings.mock.calls.length).toBeLessThan(20);
+    } finally {
+      listings.mockRestore();
+    }
+    expect(await readdir(join(dir, "index", "ban"))).not.toContain("built.tmp-999-aaaa");
   });
 });
 
@@ -342,7 +363,7 @@ describe("bounds", () => {
     );
     const check = schemaCheck(v.string());
     await expect(records.write("cache:x", "y".repeat(2000), check)).rejects.toThrow(
-      "store: refusing to write record cache:x: 2002 bytes, larger than the 1024-byte cap for a record; not read",
+      "store: refusing to write record cache:x: 2002 bytes, larger than the 1024-byte cap",
     );
     await records.write("cache:x", "small", check);
     expect(await records.read("cache:x", check)).toBe("small");

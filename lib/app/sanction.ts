@@ -15,8 +15,8 @@ import { PlayerError, type PlayerErrorKind, type ResolveOptions, resolveTarget }
 // service unreachable moments ago, or a `run` beside it) never loads the delivery round (own-entry.ts).
 import { banHolds, fetchBanList } from "../sanctions/banlist.ts";
 import type { DeliveryOutcome } from "../sanctions/deliver.ts";
-import { announce, deliverer } from "../sanctions/handoff.ts";
-import { sendKick } from "../sanctions/kick-line.ts";
+import { announce, deliverer, takeOn } from "../sanctions/handoff.ts";
+import { openLine } from "../sanctions/kick-line.ts";
 import { type EarlyHandoff, type EntryFate, deliverOwnEntry } from "../sanctions/own-entry.ts";
 import {
   type NewBan,
@@ -107,26 +107,29 @@ interface Written {
 /**
  * queueSanction for a one-shot command. The entry is flushed once in place (docs/reliability.md, "Why each fsync": the
  * folder's flush then finds the rename on disk), and the command answers only once it is. With a `run` beside it that
- * takes handed-over entries (lib/sanctions/handoff.ts), a ban is announced to it first over the kick line
- * (kick-line.ts: `run` kicks before anything waits for the disk), and the entry is handed over as soon as it is in
- * place, before its flush (a flush can take hundreds of ms on a busy disk).
+ * takes handed-over entries (lib/sanctions/handoff.ts), a ban is announced to it first on the desk line (kick-line.ts:
+ * `run` kicks before anything waits for the disk), and the entry is handed over as soon as it is in place, before
+ * its flush (a flush can take hundreds of ms on a busy disk): on that line, or by note where there is none.
  */
 async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Written> {
   const pid = await deliverer(p.store);
   const now = Date.now();
+  const line = pid === undefined ? undefined : await openLine(p.store.dir);
   const kicked =
-    pid !== undefined &&
+    line !== undefined &&
     sanction.kind === "ban" &&
     sanction.enforce !== "on_accept" &&
-    (await sendKick(p.store.dir, banEntry(sanction, now)));
+    line.send({ ban: banEntry(sanction, now) });
   if (kicked) s.mark("announced");
   let placed: { id: string; cancelled?: number } | undefined;
-  let early: { pid: number; note: Promise<void> } | null = null;
+  let early: EarlyHandoff = null;
   const shown: Shown = (entry) => {
     placed = entry;
     // From here a Ctrl-C leaves it queued (the flush may still be under way): the operator is told so.
     s.queued(sanction.kind, entry.id);
     if (pid === undefined) return;
+    if (line && takeOn(line, sanction.kind, entry.id)) return void (early = { pid, line });
+    line?.close();
     const note = announce(p.store, sanction.kind, entry.id);
     early = { pid, note };
     return note.catch(() => {}); // awaited by handOff, which reports it
@@ -135,6 +138,7 @@ async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Wri
     const { entryId, cancelled } = await queueSanction(p.store, sanction, now, shown);
     return { entryId, cancelled, early };
   } catch (e) {
+    if (!early) line?.close();
     if (kicked && !early)
       s.logger.warn(
         `the running hub-agent (pid ${pid}) was told to kick ${playerLabel(sanction.target)}, but the ban could not be queued: they may be kicked without a ban`,

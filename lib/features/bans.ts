@@ -99,7 +99,7 @@ export function bans(agent: FeatureContext, opts: BansOptions = {}): void {
   );
   if (opts.watch !== false && !agent.deps.once) {
     watchChanges(agent, changedElsewhere, refresh);
-    void listenKicks(agent, log, enforcement.enforceAnnounced);
+    void listenKicks(agent, log, enforcement.enforceAnnounced, desk.takeLine);
     void desk.accept();
   }
   // The index of the sanction queues agrees with them after any crash or an older version's writes (keyindex.ts).

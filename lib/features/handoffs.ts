@@ -15,6 +15,8 @@ import {
   sanctionQueues,
 } from "../sanctions/index.ts";
 import { OUTCOME_TTL_MS, delivererCache, handoffBox, outcomeBox } from "../sanctions/handoff.ts";
+import type { TakeLine } from "../sanctions/kick-line.ts";
+import type { Reply } from "./kick-line.ts";
 import { StoreWriteError } from "../store/index.ts";
 import { coalescing } from "../serial.ts";
 import { systemClock } from "../clock.ts";
@@ -48,6 +50,8 @@ export interface HandoffDesk {
   served(players: ReadonlySet<string>, why: ServedWhy, listedAt: number): Promise<void>;
   /** Takes the notes not taken yet. */
   take(): Promise<void>;
+  /** Takes an entry handed over on the desk line (kick-line.ts), answered there. */
+  takeLine(t: TakeLine, reply: Reply): Promise<void>;
   /** Deletes answers nobody picked up. */
   sweep(): Promise<void>;
   /** Watches the box and tells commands that this run takes their entries (not done when watching is impossible). */
@@ -66,9 +70,10 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
   // Answers being written: their notes are still in the box, and a `take` meanwhile must not take them again (it
   // would answer a second time, after the command read and deleted the first answer).
   const answering = new Set<string>();
-  /** The command reads the answer and deletes it; its note goes now. */
-  const answer = async (id: string, fate: EntryFate) => {
+  /** On its line, or in a file the command reads and deletes (its note goes now). */
+  const answer = async (id: string, fate: EntryFate, reply = awaiting.get(id)?.reply) => {
     awaiting.delete(id);
+    if (reply?.({ fate })) return;
     answering.add(id);
     try {
       await outcomes.put(id, fate);
@@ -80,6 +85,19 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
     }
   };
   const held = heldAnswers(agent, awaiting, answer);
+  /** A handed-over entry: its player's sanctions delivered first; the command answered once it is settled. */
+  const takeEntry = async (t: TakeLine, reply?: Reply) => {
+    const entry = await queues[t.kind].get(t.id);
+    if (!entry) return answer(t.id, recent.get(t.id) ?? { result: "elsewhere" }, reply);
+    const key = playerKey(entry.data.target);
+    awaiting.set(t.id, { kind: t.kind, key, takenAt: performance.now(), ...(reply ? { reply } : {}) });
+    log.info(`${t.kind} of ${playerLabel(entry.data.target)} from another hub-agent process (pid ${t.pid})`, {
+      entry: t.id,
+    });
+    void agent.scheduler.run("sanctions", () => issue(entry.data.target));
+    await held.answerHeld();
+    void held.watchGates();
+  };
 
   const desk: HandoffDesk = {
     async outcome(o) {
@@ -102,21 +120,11 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
       for (const { id } of await handoffs.list()) {
         if (awaiting.has(id) || answering.has(id)) continue;
         const note = await handoffs.get(id);
-        if (!note) continue;
-        const entry = await queues[note.kind].get(id);
-        if (!entry) {
-          await answer(id, recent.get(id) ?? { result: "elsewhere" });
-          continue;
-        }
-        awaiting.set(id, { kind: note.kind, key: playerKey(entry.data.target), takenAt: performance.now() });
-        log.info(`${note.kind} of ${playerLabel(entry.data.target)} from another hub-agent process (pid ${note.pid})`, {
-          entry: id,
-        });
-        void agent.scheduler.run("sanctions", () => issue(entry.data.target));
-        await held.answerHeld();
-        void held.watchGates();
+        if (note) await takeEntry({ ...note, id });
       }
     }),
+
+    takeLine: (t, reply) => (awaiting.has(t.id) ? Promise.resolve() : takeEntry(t, reply)),
 
     async sweep() {
       const now = Date.now();
@@ -129,7 +137,7 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
 }
 
 /** Entries handed over and not answered yet, by id: their queue, their player (playerKey), when taken (performance.now()). */
-type Awaiting = Map<string, { kind: DeliveryOutcome["kind"]; key: string; takenAt: number }>;
+type Awaiting = Map<string, { kind: DeliveryOutcome["kind"]; key: string; takenAt: number; reply?: Reply }>;
 
 /** What the command that handed this entry over is told of its outcome. */
 function outcomeFate(o: DeliveryOutcome): EntryFate {

@@ -1,9 +1,11 @@
 /**
- * `run`'s end of the kick line (lib/sanctions/kick-line.ts): a socket in the storage directory on which a `ban` beside
- * `run` names the player it bans before writing anything; `run` kicks them at once (`kick`), then takes the entry and
- * its handover note as before. One line of at most MAX_LINE bytes per connection, checked like a queue entry; one bad
- * line is logged and changes nothing. Where no socket can be made (a path too long, a runtime or file system
- * without Unix sockets), the note alone kicks, as before.
+ * `run`'s end of the desk line (lib/sanctions/kick-line.ts): a socket in the storage directory on which a `ban` beside
+ * `run` names the player it bans before writing anything (`run` kicks them at once: `kick`), and any command then
+ * hands its queue entry over (`take`, answered on the same connection: handoffs.ts). At most two lines of at most
+ * MAX_LINE bytes per connection, each checked like a queue entry; a bad line is logged and changes nothing. Where no
+ * socket can be made (a path too long, a runtime or file system without Unix sockets), the note alone kicks and
+ * hands over, as before. When `run` stops, the connections still waiting are closed: their commands hand over by
+ * note, to the `run` that follows (a reload) or to themselves (the process gone).
  */
 import { type Socket, createServer } from "node:net";
 import * as v from "valibot";
@@ -11,7 +13,14 @@ import type { FeatureContext } from "../feature.ts";
 import { chmod, unlink } from "../fsio.ts";
 import type { Logger } from "../log.ts";
 import { teardownsByKey } from "../serial.ts";
-import { KickLineSchema, MAX_LINE, kickSocketPath } from "../sanctions/kick-line.ts";
+import {
+  KickLineSchema,
+  MAX_LINE,
+  TakeLineSchema,
+  type TakeLine,
+  concatBytes,
+  kickSocketPath,
+} from "../sanctions/kick-line.ts";
 import type { BanEntry } from "../sanctions/schemas.ts";
 
 /** A command that connects and says nothing is let go after this long. */
@@ -29,10 +38,14 @@ const FRESH_MS = 1_000;
  */
 const closing = teardownsByKey();
 
+/** Answers the command that handed an entry over; false when it hung up (the answer then goes by file). */
+export type Reply = (answer: object) => boolean;
+
 export async function listenKicks(
   agent: FeatureContext,
   log: Logger,
   kick: (ban: BanEntry) => Promise<void>,
+  take: (t: TakeLine, reply: Reply) => Promise<void>,
 ): Promise<void> {
   const { scheduler } = agent;
   const path = kickSocketPath(agent.deps.store.dir);
@@ -57,14 +70,22 @@ export async function listenKicks(
     });
     return false;
   };
+  const open = new Set<Socket>();
   // None once stopping: the socket stays open until its path is gone (below), and the game may be gone already.
-  const server = createServer((socket) =>
-    scheduler.stopped
-      ? socket.destroy()
-      : readLine(socket, log, (ban) => {
-          if (!scheduler.stopped && fresh(ban)) void scheduler.run("kick-line", () => kick(ban));
-        }),
-  );
+  const server = createServer((socket) => {
+    if (scheduler.stopped) return socket.destroy();
+    open.add(socket);
+    socket.on("close", () => open.delete(socket));
+    readLines(socket, log, {
+      kick: (ban) => {
+        if (!scheduler.stopped && fresh(ban)) void scheduler.run("kick-line", () => kick(ban));
+      },
+      take: (t, reply) => {
+        if (scheduler.stopped) return socket.destroy();
+        void scheduler.run("sanction-handoffs", () => take(t, reply));
+      },
+    });
+  });
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
@@ -81,6 +102,7 @@ export async function listenKicks(
   }
   server.on("error", (e) => log.warn(`the kick line failed: ${e.message}; kicks wait for the queue entry`));
   const stop = () => {
+    for (const socket of open) socket.destroy();
     // close() removes the socket's path itself, with an unlink on the event loop (Bun's and Deno's alike), which a
     // stalled disk holds: the path goes on the thread pool first, so close() finds nothing there to remove.
     const closed = closing.track(
@@ -94,34 +116,81 @@ export async function listenKicks(
   else scheduler.signal.addEventListener("abort", stop, { once: true });
 }
 
-/** Reads one line of at most MAX_LINE bytes from `socket`, checks it, and hands its ban to `kick`. */
-function readLine(socket: Socket, log: Logger, kick: (ban: BanEntry) => void): void {
-  const chunks: Buffer[] = [];
+/**
+ * Reads a connection's lines (at most two: a kick, then a take; each at most MAX_LINE bytes), checks each, and hands
+ * it on. A connection that hands an entry over waits for its answer without the idle limit; after it, or after a bad
+ * line, nothing more is read.
+ */
+function readLines(
+  socket: Socket,
+  log: Logger,
+  on: { kick(ban: BanEntry): void; take(t: TakeLine, reply: Reply): void },
+): void {
+  let chunks: Uint8Array[] = [];
   let size = 0;
-  socket.setTimeout(IDLE_MS, () => socket.destroy());
-  socket.on("error", () => socket.destroy());
-  socket.on("data", (chunk: Buffer) => {
-    const end = chunk.indexOf(0x0a);
-    chunks.push(end < 0 ? chunk : chunk.subarray(0, end));
-    size += end < 0 ? chunk.length : end;
-    if (size > MAX_LINE) {
-      log.warn(`a kick line longer than ${MAX_LINE} bytes was refused`);
+  let lines = 0;
+  let taken = false;
+  const reply: Reply = (answer) => {
+    if (socket.destroyed || !socket.writable) return false;
+    socket.end(`${JSON.stringify(answer)}\n`);
+    return true;
+  };
+  const line = (text: string) => {
+    lines++;
+    const got = parse(text);
+    if (!got.ok) {
+      log.warn(`a kick line was refused: ${got.error}`);
       return socket.destroy();
     }
-    if (end < 0) return;
+    if ("ban" in got && lines === 1) return on.kick(got.ban);
+    if ("take" in got) {
+      taken = true;
+      socket.setTimeout(0);
+      return on.take(got.take, reply);
+    }
+    log.warn("a kick line was refused: a second ban on one connection");
     socket.destroy();
-    const ban = parse(Buffer.concat(chunks).toString("utf8"));
-    if (ban.ok) kick(ban.ban);
-    else log.warn(`a kick line was refused: ${ban.error}`);
+  };
+  socket.setTimeout(IDLE_MS, () => socket.destroy());
+  socket.on("error", () => socket.destroy());
+  socket.on("data", (data: Uint8Array) => {
+    let chunk = data;
+    for (let end = chunk.indexOf(0x0a); !socket.destroyed; end = chunk.indexOf(0x0a)) {
+      const part = end < 0 ? chunk : chunk.subarray(0, end);
+      size += part.length;
+      if (size > MAX_LINE || taken || lines >= 2) {
+        log.warn(
+          size > MAX_LINE
+            ? `a kick line longer than ${MAX_LINE} bytes was refused`
+            : "a kick line was refused: a line after the connection's last",
+        );
+        return socket.destroy();
+      }
+      chunks.push(part);
+      if (end < 0) return;
+      const text = new TextDecoder().decode(concatBytes(chunks));
+      chunks = [];
+      size = 0;
+      chunk = chunk.subarray(end + 1);
+      line(text);
+      if (!chunk.length) return;
+    }
   });
 }
 
-function parse(line: string): { ok: true; ban: BanEntry } | { ok: false; error: string } {
+function parse(
+  line: string,
+): { ok: true; ban: BanEntry } | { ok: true; take: TakeLine } | { ok: false; error: string } {
   let json: unknown;
   try {
     json = JSON.parse(line);
   } catch {
     return { ok: false, error: "not JSON" };
+  }
+  if (json && typeof json === "object" && "take" in json) {
+    const t = v.safeParse(TakeLineSchema, json);
+    if (t.success) return { ok: true, take: t.output.take };
+    return { ok: false, error: v.summarize(t.issues).split("\n")[0] ?? "invalid" };
   }
   const r = v.safeParse(KickLineSchema, json);
   if (!r.success) return { ok: false, error: v.summarize(r.issues).split("\n")[0] ?? "invalid" };

@@ -1,8 +1,9 @@
 /**
  * A one-shot command and a running `run` on the same store: the command never waits for `run`'s delivery round (a
- * backlog after an outage can take minutes). It writes its queue entry as always, then a note in the box "handoff"
- * naming it; `run` watches that box, kicks the player at once if it is a ban (from the queue, before any refresh of
- * the ban list), delivers the player's entries before the rest of its round, and answers with the entry's fate in
+ * backlog after an outage can take minutes). It writes its queue entry as always, then hands it over: on the desk
+ * line (kick-line.ts, a socket `run` answers on), or where there is none a note in the box "handoff" naming it, which
+ * `run` watches. `run` kicks the player at once if it is a ban (from the queue, before any refresh of the ban list),
+ * delivers the player's entries before the rest of its round, and answers with the entry's fate on the line, or in
  * the box "outcome", which the command reads and deletes. The command waits for that answer a bounded time and never
  * for a lock; without an answer the entry is still queued, and `run` delivers it.
  *
@@ -17,6 +18,7 @@ import type { Store } from "../store/index.ts";
 import { instanceHolder } from "../store/instance.ts";
 import { pidAlive } from "../store/lock.ts";
 import type { DeliveryOutcome } from "./deliver.ts";
+import { type DeskLine, openLine } from "./kick-line.ts";
 import { QUEUED_BAN_STATUSES } from "./schemas.ts";
 
 export const HANDOFF_BOX = "handoff";
@@ -66,6 +68,8 @@ const FateSchema = v.object({
 });
 
 const DelivererSchema = v.object({ pid: v.number() });
+/** An answer on the desk line. */
+const AnswerSchema = v.object({ fate: FateSchema as unknown as v.GenericSchema<EntryFate> });
 
 export const handoffBox = (store: Store) => store.box(HANDOFF_BOX, HandoffSchema);
 export const outcomeBox = (store: Store) => store.box(OUTCOME_BOX, FateSchema as unknown as v.GenericSchema<EntryFate>);
@@ -86,12 +90,58 @@ export async function deliverer(store: Store): Promise<number | undefined> {
 export const announce = (store: Store, kind: Handoff["kind"], entryId: string): Promise<void> =>
   handoffBox(store).put(entryId, { kind, pid: process.pid });
 
+/** How a command handed its entry over as soon as it was in place (lib/app/sanction.ts): on its line, or a note. */
+export type Early = { line: DeskLine; note?: undefined } | { line?: undefined; note: Promise<void> };
+
+/** The take line that hands `kind` entry `entryId` over on `line`; false when it could not be sent. */
+export const takeOn = (line: DeskLine, kind: Handoff["kind"], entryId: string): boolean =>
+  line.send({ take: { kind, id: entryId, pid: process.pid } });
+
 /**
  * Hands `kind` entry `entryId` (written) to the running `run` with `pid` and waits up to `waitMs` for its fate.
  * undefined when that `run` died meanwhile: the caller delivers it itself. After `waitMs` without an answer: kept.
- * `announced`: the note, put already (as soon as the entry was in place, before its flush: lib/app/sanction.ts).
+ * `early`: handed over already, as soon as the entry was in place (before its flush: lib/app/sanction.ts).
  */
 export async function handOff(
+  store: Store,
+  kind: Handoff["kind"],
+  entryId: string,
+  pid: number,
+  waitMs: number,
+  early?: Early,
+): Promise<EntryFate | undefined> {
+  const started = performance.now();
+  let line = early ? early.line : await openLine(store.dir);
+  if (line && !early && !takeOn(line, kind, entryId)) line = (line.close(), undefined);
+  if (line) {
+    const said = await line.answer(waitMs);
+    line.close();
+    if (said === "late") return late(pid, waitMs);
+    const fate = said === "closed" ? undefined : v.safeParse(AnswerSchema, parseJson(said));
+    if (fate?.success) return fate.output.fate;
+    // No answer (a `run` that stopped hangs up on the commands it has not answered): by note, to the one after it.
+    if (!pidAlive(pid)) return undefined;
+  }
+  const left = waitMs - (performance.now() - started);
+  return byNote(store, kind, entryId, pid, left, line ? undefined : early?.note);
+}
+
+/** The answer after `waitMs` without one: the entry stays queued, and `run` delivers it. */
+const late = (pid: number, waitMs: number): EntryFate => ({
+  result: "kept",
+  error: `the running hub-agent (pid ${pid}) is delivering it and had not answered within ${Math.round(waitMs / 1000)} s; its log will say how VyHub answered`,
+});
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+};
+
+/** handOff by a note in the box "handoff", answered in the box "outcome"; `announced`: the note, put already. */
+async function byNote(
   store: Store,
   kind: Handoff["kind"],
   entryId: string,
@@ -121,11 +171,7 @@ export async function handOff(
           return undefined;
         }
       }
-      if (now - started >= waitMs)
-        return {
-          result: "kept",
-          error: `the running hub-agent (pid ${pid}) is delivering it and had not answered within ${Math.round(waitMs / 1000)} s; its log will say how VyHub answered`,
-        };
+      if (now - started >= waitMs) return late(pid, waitMs);
       await answered.next(Math.min(answered.watching ? ALIVE_CHECK_MS : POLL_MS, waitMs - (now - started)));
     }
   } finally {

@@ -18,7 +18,7 @@ import { liftCachedBans } from "./banlist.ts";
 import { markSanctionsChanged } from "./changed.ts";
 // Types only: the round (deliver.ts, reconcile.ts) is loaded when this command runs one.
 import type { DeliverDeps, DeliveryOutcome, DeliveryReport } from "./deliver.ts";
-import { type EntryFate, deliverer, handOff } from "./handoff.ts";
+import { type Early, type EntryFate, deliverer, handOff } from "./handoff.ts";
 import { outcomeMessage } from "./report.ts";
 import { playerKey, sanctionQueues } from "./schemas.ts";
 
@@ -48,8 +48,8 @@ export interface OwnEntryDeps extends Omit<DeliverDeps, "settleMs"> {
   serviceUrl?: string;
 }
 
-/** A running `run` found before the entry was written, and the note handing it over (null: looked, none). */
-export type EarlyHandoff = { pid: number; note: Promise<void> } | null;
+/** A running `run` found before the entry was written, and how it was handed over (null: looked, none). */
+export type EarlyHandoff = ({ pid: number } & Early) | null;
 
 export async function deliverOwnEntry(
   deps: OwnEntryDeps,
@@ -64,7 +64,7 @@ export async function deliverOwnEntry(
   if (!early && !mine) return { result: "elsewhere" };
   const pid = !deps.handoffWaitMs ? undefined : early !== undefined ? early?.pid : await deliverer(deps.store);
   if (pid !== undefined) {
-    const fate = await handOff(deps.store, kind, entryId, pid, deps.handoffWaitMs as number, early?.note);
+    const fate = await handOff(deps.store, kind, entryId, pid, deps.handoffWaitMs as number, early ?? undefined);
     if (fate) return fate;
     log?.info(`the running hub-agent (pid ${pid}) stopped; delivering the ${kind} from here`);
     mine = await queue.get(entryId); // as that run left it

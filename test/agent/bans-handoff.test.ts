@@ -6,11 +6,15 @@
  * cannot answer in time (the entry stays queued). Sanctions issued at `run`'s own console are enforced the same way.
  */
 import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, unlinkSync, watch } from "node:fs";
 import { deliverEntry } from "../../lib/app/sanction.ts";
 import { openSession } from "../../lib/app/session.ts";
 import { bans } from "../../lib/features/bans.ts";
 import { DELIVERY_LOCK, type PlayerRef, queueBan, sanctionQueues } from "../../lib/sanctions/index.ts";
-import { outcomeBox } from "../../lib/sanctions/handoff.ts";
+import { handoffBox, outcomeBox } from "../../lib/sanctions/handoff.ts";
+import { KICK_SOCKET } from "../../lib/sanctions/kick-line.ts";
+import { type Socket, createServer } from "node:net";
+
 import { harness, until, type Harness } from "./harness.ts";
 import { until as pollUntil } from "../support/until.ts";
 
@@ -260,6 +264,67 @@ describe("a round that fails", () => {
       timeoutMs: 10_000,
     });
   }, 30_000);
+});
+
+describe("the desk line", () => {
+  /** The file names written in the note and answer boxes while `fn` runs. */
+  async function filesDuring(fn: () => Promise<unknown>): Promise<string[]> {
+    const seen: string[] = [];
+    const watchers = [handoffBox(h.store).dir, outcomeBox(h.store).dir].map((dir) => {
+      mkdirSync(dir, { recursive: true });
+      return watch(dir, (_, name) => seen.push(String(name)));
+    });
+    try {
+      await fn();
+      await Bun.sleep(50);
+      return seen;
+    } finally {
+      for (const w of watchers) w.close();
+    }
+  }
+
+  test("an entry handed over on the line is answered there: no note, no answer file", async () => {
+    h = await harness({ env, features: [bans] });
+    await h.startRun();
+    const before = h.sb.state.bans.size;
+    let fate;
+    expect(await filesDuring(async () => ({ fate } = await cliBan(DAVE)))).toEqual([]);
+    expect(fate!.result).toBe("delivered");
+    expect(h.sb.state.bans.size).toBe(before + 1);
+  });
+
+  test("no socket (a storage path too deep for one): handed over by note, answered in a file", async () => {
+    h = await harness({ env, features: [bans] });
+    await h.startRun();
+    await until(() => existsSync(`${h.store.dir}/${KICK_SOCKET}`), "the desk line");
+    unlinkSync(`${h.store.dir}/${KICK_SOCKET}`);
+    const before = h.sb.state.bans.size;
+    let fate;
+    expect((await filesDuring(async () => ({ fate } = await cliBan(DAVE)))).length).toBeGreaterThan(0);
+    expect(fate!.result).toBe("delivered");
+    expect(h.sb.state.bans.size).toBe(before + 1);
+  });
+
+  test("run hangs up without an answer and lives on (a reload): the note hands it over, delivered once", async () => {
+    h = await harness({ env, features: [bans] });
+    await h.startRun();
+    const path = `${h.store.dir}/${KICK_SOCKET}`;
+    await until(() => existsSync(path), "the desk line");
+    // In the socket's place, one that takes the line and hangs up, as a stopping agent does.
+    unlinkSync(path);
+    const hangUp = createServer((c: Socket) => c.once("data", () => c.destroy()));
+    await new Promise<void>((resolve) => hangUp.listen(path, resolve));
+    const before = h.sb.state.bans.size;
+    try {
+      const { fate } = await cliBan(DAVE);
+      expect(fate.result).toBe("delivered");
+      await Bun.sleep(200);
+      expect(h.sb.state.bans.size).toBe(before + 1);
+      expect(await handoffBox(h.store).list()).toEqual([]);
+    } finally {
+      hangUp.close();
+    }
+  });
 });
 
 describe("commands back to back for one player", () => {

@@ -110,6 +110,34 @@ test("garbage, a wrong shape and an oversized line are refused in one log line e
   await until(() => kicks(DAVE).length === 1, "the kick");
 });
 
+/** Sends `lines` on one connection and returns what `run` answers before it hangs up. */
+function converse(...lines: string[]): Promise<string> {
+  return new Promise((resolve) => {
+    let said = "";
+    const s = connect({ path: socketPath() }, () => s.write(lines.join("")));
+    s.on("data", (d) => (said += d.toString()));
+    s.on("close", () => resolve(said));
+    s.on("error", () => resolve(said));
+  });
+}
+
+test("a take line: an entry not queued is answered at once; a bad id, a third line, a second ban are refused", async () => {
+  await startRun();
+  const take = (id: string) => `${JSON.stringify({ take: { kind: "ban", id, pid: 1 } })}\n`;
+  expect(JSON.parse(await converse(take("001796274978616-gone")))).toEqual({ fate: { result: "elsewhere" } });
+  expect(await converse(take("../../etc/passwd"))).toBe("");
+  const kick = `${JSON.stringify({ ban: ban(EVE) })}\n`;
+  expect(await converse(kick, take("001796274978616-gone"), take("001796274978616-again"))).toBe("");
+  expect(await converse(kick, kick)).toBe("");
+  await until(() => refusedLines().length === 3, "three refusals");
+  expect(refusedLines()[0]).toStartWith("a kick line was refused: ");
+  expect(refusedLines().slice(1)).toEqual([
+    "a kick line was refused: a line after the connection's last",
+    "a kick line was refused: a second ban on one connection",
+  ]);
+  expect(await sanctionQueues(h.store).ban.size()).toBe(0);
+});
+
 test("the socket goes when run stops, and a command then goes on without it", async () => {
   await startRun();
   await h.close();

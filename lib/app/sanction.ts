@@ -15,8 +15,7 @@ import { PlayerError, type PlayerErrorKind, type ResolveOptions, resolveTarget }
 // service unreachable moments ago, or a `run` beside it) never loads the delivery round (own-entry.ts).
 import { banHolds, fetchBanList } from "../sanctions/banlist.ts";
 import type { DeliveryOutcome } from "../sanctions/deliver.ts";
-import { announce, deliverer, takeOn } from "../sanctions/handoff.ts";
-import { openLine } from "../sanctions/kick-line.ts";
+import { announce, findDeliverer, takeOn } from "../sanctions/handoff.ts";
 import { type EarlyHandoff, type EntryFate, deliverOwnEntry } from "../sanctions/own-entry.ts";
 import {
   type NewBan,
@@ -112,9 +111,10 @@ interface Written {
  * its flush (a flush can take hundreds of ms on a busy disk): on that line, or by note where there is none.
  */
 async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Written> {
-  const pid = await deliverer(p.store);
+  const desk = await findDeliverer(p.store);
+  const pid = desk?.pid;
+  const line = desk?.line;
   const now = Date.now();
-  const line = pid === undefined ? undefined : await openLine(p.store.dir);
   const kicked =
     line !== undefined &&
     sanction.kind === "ban" &&

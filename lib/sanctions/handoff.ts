@@ -80,10 +80,29 @@ export async function deliverer(store: Store): Promise<number | undefined> {
   const said = await delivererCache(store)
     .get()
     .catch(() => undefined);
-  // The instance lock only when a `run` said it takes entries: that it still holds the store.
-  const held = said && (await instanceHolder(store.dir).catch(() => undefined));
-  if (!said || !held || held.verdict !== "live") return undefined;
-  return held.holder.pid === said.data.pid ? said.data.pid : undefined;
+  return said?.data.pid ? holding(store, said.data.pid) : undefined;
+}
+
+/** `pid`, when it holds the store's instance lock (a `run` that said it takes entries still serves the store). */
+async function holding(store: Store, pid: number): Promise<number | undefined> {
+  const held = await instanceHolder(store.dir).catch(() => undefined);
+  return held?.verdict === "live" && held.holder.pid === pid ? pid : undefined;
+}
+
+/**
+ * The running `run` a command hands its entry to, and its desk line when it listens: a listening socket in the
+ * store is proof enough that a serving `run` holds it (only the instance lock's holder makes one, and removes it when
+ * it stops; a killed one's refuses connections), so the instance lock is read only where there is no line.
+ */
+export async function findDeliverer(store: Store): Promise<{ pid: number; line?: DeskLine } | undefined> {
+  const said = await delivererCache(store)
+    .get()
+    .catch(() => undefined);
+  if (!said?.data.pid) return undefined;
+  const line = await openLine(store.dir);
+  if (line) return { pid: said.data.pid, line };
+  const pid = await holding(store, said.data.pid);
+  return pid === undefined ? undefined : { pid };
 }
 
 /** The note that hands `kind` entry `entryId` to the running `run`, which takes it at once. */
@@ -120,7 +139,9 @@ export async function handOff(
     const fate = said === "closed" ? undefined : v.safeParse(AnswerSchema, parseJson(said));
     if (fate?.success) return fate.output.fate;
     // No answer (a `run` that stopped hangs up on the commands it has not answered): by note, to the one after it.
-    if (!pidAlive(pid)) return undefined;
+    const next = await deliverer(store);
+    if (next === undefined) return undefined;
+    pid = next;
   }
   const left = waitMs - (performance.now() - started);
   return byNote(store, kind, entryId, pid, left, line ? undefined : early?.note);

@@ -5,8 +5,10 @@
  * running `run`, which delivers it to the in-memory service and answers; and beside a `run` whose service is down)
  * against a bare compiled Bun program that prints one line, all built with the flags of `npm run build`. Beside them,
  * bench/ban-floor.ts: what disk and network alone cost `ban`'s enqueue path (one durable write, one refused
- * connection), with no library and no check. Reports median wall time and peak RSS, their ratios to the bare program
- * (targets: 2× for `queue status`, 2.5× for `ban`), and the wall time's ratio to the floor.
+ * connection), and a delivered ban (the same write, the user lookup, the attempt recorded durably, the ban sent to
+ * the in-memory service), with no library and no check. Reports median wall time and peak RSS, their ratios to the
+ * bare program (targets: 2× for `queue status`, 2.5× for `ban`), and the wall time's ratio to the floor (a ban
+ * delivered beside a running `run` against the delivered floor).
  *
  * Then the phases of `queue status` and `ban`, from the program itself (HUB_PHASES=1: the moments cli/runner.ts and
  * the command mark, ms since the process started), each the median over `runs` more runs: where the time goes.
@@ -81,6 +83,9 @@ const beside = await besideRun(join(work, "hub-agent"), join(work, "beside"));
 const besideDown = await besideRun(join(work, "hub-agent"), join(work, "beside-down"), false);
 
 const FLOOR = "ban's floor (disk + network)";
+/** The floor of a ban delivered beside a running `run` (bench/ban-floor.ts with the service up). */
+const FLOOR_DELIVERED = "ban's floor, delivered";
+const BESIDE = "hub-agent ban (beside a running run)";
 /** Each case: its argv, its expected exit code, and (ban) the environment prepared before each run (its store). */
 const cases: [string, string[], number, (() => Record<string, string>)?][] = [
   ["bare program", [join(work, "bare")], 0],
@@ -98,12 +103,7 @@ const cases: [string, string[], number, (() => Record<string, string>)?][] = [
     6,
     () => ({ HUB_STORAGE_DIR: heldDir() }),
   ],
-  [
-    "hub-agent ban (beside a running run)",
-    [join(work, "hub-agent"), "ban", "76561198000000001", "1h", "bench", "--json"],
-    0,
-    () => beside.env,
-  ],
+  [BESIDE, [join(work, "hub-agent"), "ban", "76561198000000001", "1h", "bench", "--json"], 0, () => beside.env],
   [
     "hub-agent ban (beside run, no service)",
     [join(work, "hub-agent"), "ban", "76561198000000001", "1h", "bench", "--json"],
@@ -111,6 +111,12 @@ const cases: [string, string[], number, (() => Record<string, string>)?][] = [
     () => besideDown.env,
   ],
   [FLOOR, [join(work, "ban-floor"), "bench"], 6, () => ({ HUB_STORAGE_DIR: freshDir("floor") })],
+  [
+    FLOOR_DELIVERED,
+    [join(work, "ban-floor"), "bench"],
+    0,
+    () => ({ ...beside.env, HUB_STORAGE_DIR: freshDir("floor-delivered"), HUB_FLOOR_BUNDLE: beside.bundle }),
+  ],
 ];
 
 const samples = new Map(cases.map(([name]) => [name, { ms: [] as number[], kb: [] as number[] }]));
@@ -138,6 +144,7 @@ const baseKb = median(base.kb);
 console.log(`${runs} interleaved runs each (wall time includes spawning GNU time)\n`);
 // Against the floor too: what the command costs beyond the disk and network work it cannot avoid.
 const floorMs = median(samples.get(FLOOR)!.ms);
+const deliveredMs = median(samples.get(FLOOR_DELIVERED)!.ms);
 console.log(
   "command".padEnd(40) + "median ms".padStart(10) + "  × bare" + " × floor" + "peak RSS MB".padStart(13) + "  × bare",
 );
@@ -145,11 +152,13 @@ for (const [name] of cases) {
   const s = samples.get(name)!;
   const ms = median(s.ms);
   const kb = median(s.kb);
+  // A ban delivered (beside a running `run`) against the floor of a delivered ban; every other against the enqueue's.
+  const floor = name === BESIDE || name === FLOOR_DELIVERED ? deliveredMs : floorMs;
   console.log(
     name.padEnd(40) +
       ms.toFixed(1).padStart(10) +
       `${(ms / baseMs).toFixed(2)}×`.padStart(8) +
-      `${(ms / floorMs).toFixed(2)}×`.padStart(8) +
+      `${(ms / floor).toFixed(2)}×`.padStart(8) +
       (kb / 1024).toFixed(1).padStart(13) +
       `${(kb / baseKb).toFixed(2)}×`.padStart(8),
   );
@@ -204,7 +213,7 @@ rmSync(work, { recursive: true, force: true }); // two executables of ~110 MB an
 async function besideRun(hub: string, dir: string, service = true) {
   if (!service) {
     cpSync(seeded, dir, { recursive: true });
-    return startRun(hub, dir, { HUB_STORAGE_DIR: dir }, []);
+    return { ...(await startRun(hub, dir, { HUB_STORAGE_DIR: dir }, [])), bundle: "" };
   }
   // Port 0: the system's free port (the configuration it prints names it), never one another program took.
   const sandbox = Bun.spawn([hub, "sandbox", "--port", "0", "--key", "bench-key"], {
@@ -227,7 +236,12 @@ async function besideRun(hub: string, dir: string, service = true) {
     HUB_API_SERVER_ID: /server_id = "([^"]+)"/.exec(said)![1]!,
     HUB_STORAGE_DIR: dir,
   };
-  return startRun(hub, dir, besideEnv, [sandbox]);
+  const run = await startRun(hub, dir, besideEnv, [sandbox]);
+  // The serverbundle the floor program bans in: the one `run` found in its server record.
+  const record = JSON.parse(readFileSync(join(dir, "cache", "server"), "utf8")) as {
+    data: { serverbundle_id: string };
+  };
+  return { ...run, bundle: record.data.serverbundle_id };
 }
 
 /** `run` on `dir` with `runEnv` over the bench's; resolves once it takes commands' entries, with how to stop it all. */

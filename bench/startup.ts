@@ -172,9 +172,9 @@ const PHASE_NAMES: Record<string, string> = {
   config: "→ configuration read and checked",
   session: "→ store, service client, messages",
   resolved: "→ player and serverbundle",
-  announced: "→ a `run` beside told whom it bans (kick line)",
+  announced: "→ a `run` beside reached, told whom it bans (desk line)",
   queued: "→ entry written durably (index, entry)",
-  delivered: "→ its own delivery round",
+  delivered: "→ its own delivery round (beside: `run`'s answer)",
   exit: "→ output and exit code",
 };
 for (const [name, cmd, expected, prepare] of cases.filter(

@@ -111,9 +111,7 @@ interface Written {
  * its flush (a flush can take hundreds of ms on a busy disk): on that line, or by note where there is none.
  */
 async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Written> {
-  const desk = await findDeliverer(p.store);
-  const pid = desk?.pid;
-  const line = desk?.line;
+  const { pid, line } = (await findDeliverer(p.store)) ?? {};
   const now = Date.now();
   const kicked =
     line !== undefined &&
@@ -138,14 +136,17 @@ async function writeEntry(s: Session, p: Parts, sanction: Sanction): Promise<Wri
     const { entryId, cancelled } = await queueSanction(p.store, sanction, now, shown);
     return { entryId, cancelled, early };
   } catch (e) {
-    if (!early) line?.close();
+    // Queued all the same when only its flush failed: then handOff waits on the line, and closes it.
+    const queued = flushFailed(e) && placed !== undefined;
+    if (!queued || !early) line?.close();
     if (kicked && !early)
       s.logger.warn(
         `the running hub-agent (pid ${pid}) was told to kick ${playerLabel(sanction.target)}, but the ban could not be queued: they may be kicked without a ban`,
       );
-    if (!flushFailed(e) || placed === undefined) throw e;
+    if (!queued) throw e;
     s.logger.warn(`the ${sanction.kind} is queued, but the disk did not confirm it: ${(e as Error).message}`);
-    return { entryId: placed.id, cancelled: placed.cancelled ?? 0, early, flushError: (e as Error).message };
+    const { id, cancelled = 0 } = placed as { id: string; cancelled?: number };
+    return { entryId: id, cancelled, early, flushError: (e as Error).message };
   }
 }
 

@@ -49,19 +49,30 @@ export const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 const escapeOf = (c: string) =>
   NAMED[c] ??
-  (c > "\u00ff" ? `\\u${c.charCodeAt(0).toString(16)}` : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  (c > "\u00ff"
+    ? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
+    : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+
+/**
+ * The bidirectional controls (embeddings, overrides, isolates and the marks): a nick holding U+202E shows the rest of
+ * the operator's line reversed, so a log line can read as something it does not say.
+ */
+const BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069";
+// oxlint-disable-next-line no-control-regex -- matching control characters is the point
+const SHOWN = new RegExp(`[${CONTROL.source.slice(1, -1)}${BIDI}]`, "g");
 
 /**
  * Text from outside (nicks, reasons, the service's messages) made safe for a terminal: every control character —
- * C0 (BEL, CR, line breaks, ESC and so every escape sequence), DEL, C1, and the Unicode line separators — becomes
- * a visible escape (`\x1b`, `\n`), so a value can neither recolour, retitle or clear the operator's terminal nor
- * forge a second line.
+ * C0 (BEL, CR, line breaks, ESC and so every escape sequence), DEL, C1, the Unicode line separators and the
+ * bidirectional controls — becomes a visible escape (`\x1b`, `\n`, `\u202e`), so a value can neither recolour,
+ * retitle or clear the operator's terminal, nor forge a second line, nor reorder the one it is on.
  */
 export function printable(text: string): string {
-  return text.replace(CONTROL, escapeOf);
+  return text.replace(SHOWN, escapeOf);
 }
 
-/** JSON.stringify leaves DEL and C1 as they are; inside a JSON string `\u009b` means the same and is inert. */
+/** JSON.stringify leaves DEL, C1 and the bidirectional controls as they are; escaped they mean the same, inert. */
 export function jsonPrintable(json: string): string {
-  return json.replace(/[\x7f-\x9f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return json.replace(JSON_RAW, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
+const JSON_RAW = new RegExp(`[\\x7f-\\x9f${BIDI}]`, "g");

@@ -10,6 +10,8 @@ test("printable: every control character becomes a visible escape; other text is
     ["a\nb\r\tc", "a\\nb\\r\\tc"],
     ["\x00\x7f\x85\x9b31m", "\\x00\\x7f\\x85\\x9b31m"],
     ["line\u2028sep\u2029", "line\\u2028sep\\u2029"],
+    // Bidirectional controls: "kicking Eve\u202E" would show the rest of the operator's line reversed.
+    ["Eve\u202Edenned\u202C \u2066x\u2069\u200f\u061c", "Eve\\u202edenned\\u202c \\u2066x\\u2069\\u200f\\u061c"],
   ];
   for (const [input, shown] of cases) expect(printable(input)).toBe(shown);
 });
@@ -34,6 +36,7 @@ test("log lines: a nick with ESC, BEL and a line break stays one inert line, pla
     else expect(lines[0]).toContain("kicking Evil\\x1b[31m\\x07\\nINFO forged\\x9b");
   }
   expect(jsonPrintable(JSON.stringify("\x9b"))).toBe('"\\u009b"');
+  expect(jsonPrintable(JSON.stringify("a\u202Eb"))).toBe('"a\\u202eb"');
 });
 
 test("store errors: one line naming the path and the fix", () => {

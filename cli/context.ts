@@ -1,6 +1,6 @@
 import { type Logger, jsonPrintable, printable } from "../lib/log.ts";
 import type { Watched } from "../lib/app/service.ts";
-import type { Config } from "../lib/config/index.ts";
+import type { Config, GameFacts } from "../lib/config/index.ts";
 import type { ServerChoice } from "../lib/app/servers.ts";
 import { createLogger, redactor, type LogFormat } from "./log.ts";
 import { CliError, EXIT } from "./exit.ts";
@@ -66,6 +66,8 @@ export interface Context {
    * whose storage.dir can be told is one warning, not exit 3 (the problem said, the store shown).
    */
   config(opts: ConfigOptions & { readOnly: true }): Promise<Pick<Config, "storage">>;
+  /** What the configuration last loaded says of the game's ids (LoadResult.game); undefined before it is. */
+  gameFacts(): GameFacts | undefined;
   /**
    * Which server's configuration (lib/app/config.ts serverChoice): `config()` refuses "all" (several servers and no
    * --server) as a usage error; `run` and `status` ask first and take every server.
@@ -118,6 +120,7 @@ export function createContext(flags: GlobalFlags, data?: unknown): Context {
   const json = !!flags.json;
   const out = (text: string) => invocation.stdout(redact(text));
   const servers = chooser(flags, invocation);
+  let game: GameFacts | undefined;
   return {
     logger,
     invocation,
@@ -174,7 +177,9 @@ export function createContext(flags: GlobalFlags, data?: unknown): Context {
         }
         for (const w of lines) logger.warn(w);
       }
+      game = result.game;
       return result.config;
     },
+    gameFacts: () => game,
   };
 }

@@ -16,6 +16,7 @@ import { CliError, EXIT, type ExitCode } from "./exit.ts";
 export const sessionOf = (ctx: Context): Session =>
   newSession({
     config: () => ctx.config(),
+    gameFacts: () => ctx.gameFacts(),
     logger: ctx.logger,
     watched: ctx.invocation.guards,
     mark: ctx.mark,

@@ -29,7 +29,7 @@ import * as fsio from "../fsio.ts";
 import { isCompiled } from "./runtime.ts";
 
 /** The entry's format: a change makes every older entry a miss. */
-const FORMAT = 2;
+const FORMAT = 3;
 export const CACHE_FILE = "config.cache";
 
 /** One look the loader took at a file, and what it saw: its text, its mode (`null`: it failed). */

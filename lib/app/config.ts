@@ -9,7 +9,17 @@ import { GAME_VOCABULARY } from "../game/vocabulary.ts";
 
 export const CONFIG_RULES = configRules(GAME_VOCABULARY);
 
-export const loadConfig = (opts: LoadOptions): Promise<LoadResult> => load(opts, CONFIG_RULES);
+/**
+ * The configuration checked, with what its game says of its players' ids: a one-shot command that finds both in the
+ * checked configuration's cache (config-cache.ts) needs no preset to resolve `<player>`.
+ */
+export async function loadConfig(opts: LoadOptions): Promise<LoadResult> {
+  const result = await load(opts, CONFIG_RULES);
+  if (!result.ok) return result;
+  const { userTypeOf, nameIdOf } = await import("../game/user-type.ts");
+  const [userType, nameId] = await Promise.all([userTypeOf(result.config), nameIdOf(result.config)]);
+  return { ...result, game: { userType, byName: nameId !== undefined } };
+}
 /** Every leaf key path, e.g. "api.url" (records like hooks excluded). */
 export const configKeys = (): string[] => [...CONFIG_RULES.keys];
 /** The commented configuration `hub-agent init` writes. */
@@ -21,6 +31,7 @@ export const KEY_HELP = CONFIG_RULES.help;
 
 export {
   type Config,
+  type GameFacts,
   type LoadOptions,
   type LoadResult,
   DEFAULT_CONFIG_FILE,

@@ -7,7 +7,7 @@ import type { Api } from "../api/client.ts";
 import type { Logger } from "../log.ts";
 import type { Messages } from "../messages.ts";
 import type { Store } from "../store/index.ts";
-import type { Config } from "./config.ts";
+import type { Config, GameFacts } from "./config.ts";
 import type { Watched } from "./service.ts";
 
 export interface SessionOptions {
@@ -18,6 +18,8 @@ export interface SessionOptions {
   watched: Watched[];
   /** Marks a moment of the start-up (the command's phases, npm run bench:startup). */
   mark?: (name: string) => void;
+  /** What the configuration's check found of the game's ids (LoadResult.game), once config() has resolved. */
+  gameFacts?: () => GameFacts | undefined;
   /** The command's entry is queued (written, it will be sent whatever the command does next). */
   queued?: (kind: "ban" | "unban" | "warning", entryId: string) => void;
 }
@@ -70,8 +72,15 @@ export function openSession(o: SessionOptions): Session {
       const { loadMessages } = await import("../messages.ts");
       return loadMessages((await config()).lang, { logger });
     }),
-    userType: once(async () => (await import("../game/user-type.ts")).userTypeOf(await config())),
-    nameId: once(async () => (await import("../game/user-type.ts")).nameIdOf(await config())),
+    // From the checked configuration when it says (no preset loaded), else from the preset.
+    userType: once(async () => {
+      const c = await config();
+      return o.gameFacts?.()?.userType ?? (await import("../game/user-type.ts")).userTypeOf(c);
+    }),
+    nameId: once(async () => {
+      const c = await config();
+      return o.gameFacts?.()?.byName === false ? undefined : (await import("../game/user-type.ts")).nameIdOf(c);
+    }),
     settleMs: once(async () =>
       (await import("../sanctions/deliver.ts")).settleTime((await config()).api.timeout * 1000),
     ),

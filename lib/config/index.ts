@@ -28,7 +28,7 @@ export { type Config, SPEC_INTERVALS } from "./schema.ts";
 export type { GameVocabulary, SectionView } from "./vocabulary.ts";
 
 export { DEFAULT_CONFIG_FILE } from "./file.ts";
-export { type ConfigIo, type LoadOptions, type LoadResult, envName } from "./read.ts";
+export { type ConfigIo, type GameFacts, type LoadOptions, type LoadResult, envName } from "./read.ts";
 
 /** The schema, the key help and the game's checks, built once from the game's vocabulary (lib/app/config.ts). */
 export interface ConfigRules {

@@ -33,6 +33,12 @@ export interface ConfigIo {
 
 export const fileIo: ConfigIo = { readFile: (path) => fsio.readFile(path, "utf8"), stat: (path) => fsio.stat(path) };
 
+/** The service's user type of the game's ids, and whether the game knows its players by name (lib/game/user-type.ts). */
+export interface GameFacts {
+  userType: string;
+  byName: boolean;
+}
+
 export type LoadResult =
   | {
       ok: true;
@@ -44,6 +50,8 @@ export type LoadResult =
       secrets: string[];
       /** One of several servers: the keys its own file sets (the others are the host's). */
       own?: string[];
+      /** What the game's preset says of its players' ids (lib/app/config.ts): kept with the checked configuration. */
+      game?: GameFacts;
     }
   | {
       ok: false;

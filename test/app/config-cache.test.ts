@@ -42,6 +42,26 @@ const config = (r: Awaited<ReturnType<typeof load>>) => {
 };
 
 describe("the configuration cache", () => {
+  test("what the game says of its ids is kept with it: served by a hit, with no preset to load", async () => {
+    const games: [string, { userType: string; byName: boolean }][] = [
+      ['bridge = "sim"\n', { userType: "STEAM", byName: false }],
+      ['bridge = "rcon"\npreset = "gmod"\n[game.rcon]\npassword = "pw-gmod-1"\n', { userType: "STEAM", byName: false }],
+      [
+        'bridge = "q3rcon"\npreset = "openarena"\n[game.rcon]\npassword = "pw-oa-1"\n',
+        { userType: "CENTRAL", byName: true },
+      ],
+    ];
+    for (const [game, facts] of games) {
+      const { cwd, file } = setup();
+      writeFileSync(file, readFileSync(file, "utf8").replace('bridge = "sim"\n', game));
+      const first = await load({ cwd });
+      expect(first.result.ok && first.result.game).toEqual(facts);
+      const second = await load({ cwd });
+      expect(second.checked).toBe(false);
+      expect(second.result.ok && second.result.game).toEqual(facts);
+    }
+  });
+
   test("a second load is served from the cache, with the same result and warnings", async () => {
     const { cwd } = setup("[intervals]\nstatus = 5\n");
     const first = await load({ cwd });

@@ -318,6 +318,8 @@ async function deliveryRound(
         }
       },
       collect: false,
+      // The command waiting has its answer before the entry is settled (removed, logged).
+      onKnown: (o) => desk.outcome(o),
       onOutcome: async (o) => {
         settled ||= o.result !== "kept";
         await desk.outcome(o);

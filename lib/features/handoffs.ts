@@ -1,7 +1,8 @@
 /**
  * `run`'s side of a command's handed-over sanction (lib/sanctions/handoff.ts): it watches the box "handoff", tells
  * commands so (cache "deliverer"), takes each note (the entry's player goes to `issue`: kick first, delivered before
- * the rest of a round) and answers in the box "outcome" once the entry is settled, kept, or could not be reached.
+ * the rest of a round) and answers in the box "outcome" once the entry is settled, kept, or could not be reached; a
+ * delivery as soon as VyHub's answer says so, before its entry is removed (DeliverOptions.onKnown).
  * Answers nobody picked up are deleted after OUTCOME_TTL_MS. Used by the bans feature (bans.ts).
  */
 import type { FSWatcher } from "node:fs";

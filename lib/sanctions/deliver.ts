@@ -120,6 +120,12 @@ export interface DeliverDeps {
 export interface DeliverOptions {
   /** Called for each entry as it is settled (run: tell the creator in game or log; CLI: print). Awaited. */
   onOutcome?: (outcome: DeliveryOutcome) => void | Promise<void>;
+  /**
+   * Told of a delivery as soon as the service's answer (or a lookup) says so, before its entry is removed (and before
+   * onOutcome): only for an entry with its attempt on record, which a removal that fails leaves to be looked up and
+   * found, never sent again. `run` answers a waiting command with it. Awaited.
+   */
+  onKnown?: (outcome: DeliveryOutcome) => void | Promise<void>;
   /** How long to wait for a round of another process (default 10 s; the store's lock default). */
   lockTimeoutMs?: number;
   /** Players sent to in parallel (each player still one request at a time). Default 4. */

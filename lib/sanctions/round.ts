@@ -120,6 +120,7 @@ export class Round {
       rateLimited: (ms) => this.rateLimited(ms),
       heard: (error) => this.heard(error),
       report: (item, base, value) => this.report(item, base, value),
+      known: (item, base, value) => this.tell(this.opts.onKnown, outcomeOf(item, base, value)),
       userOf: (p, create) => this.userOf(p, create),
       claimed: new Set(),
       attempted: (id) => deps.attempts?.attempted(id),
@@ -228,15 +229,15 @@ export class Round {
   }
 
   private async report(item: Item, base: OutcomeBase, value?: Ban | Warning): Promise<void> {
-    const outcome: DeliveryOutcome =
-      item.kind === "ban"
-        ? { ...item, ...base, ...(value ? { ban: value as Ban } : {}) }
-        : item.kind === "warning"
-          ? { ...item, ...base, ...(value ? { warning: value as Warning } : {}) }
-          : { ...item, ...base };
+    const outcome = outcomeOf(item, base, value);
     if (this.opts.collect !== false) this.outcomes.push(outcome);
+    await this.tell(this.opts.onOutcome, outcome);
+  }
+
+  /** A caller's hook: its failure is logged, and the round goes on. */
+  private async tell(hook: DeliverOptions["onOutcome"], outcome: DeliveryOutcome): Promise<void> {
     try {
-      await this.opts.onOutcome?.(outcome);
+      await hook?.(outcome);
     } catch (e) {
       this.deps.logger?.error(`reporting a ${outcome.kind} outcome failed: ${(e as Error).message}`);
     }
@@ -350,6 +351,14 @@ export class Round {
     const failed = results.find((r) => r.status === "rejected");
     if (failed) throw failed.reason;
   }
+}
+
+function outcomeOf(item: Item, base: OutcomeBase, value?: Ban | Warning): DeliveryOutcome {
+  return item.kind === "ban"
+    ? { ...item, ...base, ...(value ? { ban: value as Ban } : {}) }
+    : item.kind === "warning"
+      ? { ...item, ...base, ...(value ? { warning: value as Warning } : {}) }
+      : { ...item, ...base };
 }
 
 /** Each player's entries in creation order; players by their oldest entry, so a backlog drains oldest first. */

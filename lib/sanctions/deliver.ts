@@ -19,6 +19,7 @@ import type { Logger } from "../log.ts";
 import type { QueueEntry, Store } from "../store/index.ts";
 import { WARNING_CLOCK_SKEW_MS } from "./reconcile.ts";
 import type { BanEntry, UnbanEntry, WarningEntry } from "./schemas.ts";
+import type { UsersAhead } from "./user-ahead.ts";
 export { isUncertain } from "../store/index.ts";
 
 /**
@@ -115,6 +116,8 @@ export interface DeliverDeps {
   settleMs?: number;
   /** This process's attempts on a monotonic clock, across its rounds (`run`), with the same settle time. */
   attempts?: AttemptClock;
+  /** Players looked up at VyHub as their sanctions were issued (`run`): a round's lookup takes the answer. */
+  usersAhead?: UsersAhead;
 }
 
 export interface DeliverOptions {

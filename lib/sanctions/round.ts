@@ -6,7 +6,7 @@
  * issued) are served beside them at once, in the learned pace's place (the others make room). A 429 pauses every
  * worker (or ends the round when too long), and so does a service that stopped answering.
  */
-import { type ApiError, type Ban, type Warning, describeError } from "../api/client.ts";
+import { type ApiError, type ApiResult, type Ban, type User, type Warning, describeError } from "../api/client.ts";
 import { systemClock } from "../clock.ts";
 import { LearnedPace } from "../pace.ts";
 import { serialByKey } from "../serial.ts";
@@ -203,7 +203,8 @@ export class Round {
     const key = `${playerKey(p)}:${create}`;
     const hit = this.users.get(key);
     if (hit) return hit;
-    const asked = findUser(this.deps.api, p, create);
+    // GET /user asked already, after the sanction was queued (run): as good an answer as one asked now.
+    const asked = findUser(this.deps.api, p, create, this.deps.usersAhead?.take(p));
     this.users.set(key, asked);
     // A backlog of thousands of players must not keep every lookup until the round ends.
     if (this.users.size > LOOKUPS_KEPT) this.users.delete(this.users.keys().next().value as string);
@@ -373,13 +374,17 @@ function groups(items: Item[]): Item[][] {
   return [...byPlayer.values()].map((g) => g.sort(byId)).sort((a, b) => byId(a[0] as Item, b[0] as Item));
 }
 
-/** GET /user/<identifier>?type=…; with `create`, POST /user/ on 404 (and read again if another creator won). */
+/**
+ * GET /user/<identifier>?type=… (or its answer, `asked`); with `create`, POST /user/ on 404 (and read again if another
+ * creator won).
+ */
 export async function findUser(
   api: RoundServices["api"],
   p: { identifier: string; type: string; name: string },
   create: boolean,
+  asked?: Promise<ApiResult<User>>,
 ): Promise<UserLookup> {
-  const got = await api.getUser(p.identifier, p.type);
+  const got = await (asked ?? api.getUser(p.identifier, p.type));
   if (got.ok) return { ok: true, id: got.value.id };
   if (got.error.kind !== "NotFound" || !create) return { ok: false, error: got.error };
   const made = await registerUser(api, { identifier: p.identifier, type: p.type, username: p.name || undefined });

@@ -262,6 +262,31 @@ describe("a round that fails", () => {
   }, 30_000);
 });
 
+describe("the player's lookup at VyHub", () => {
+  test("goes out as the note is taken, beside the round's lock and reads, and is asked once", async () => {
+    h = await harness({ env, features: [bans] });
+    await h.startRun();
+    const lookups = () => h.sb.control.requests({ method: "GET", path: new RegExp(`^/user/${DAVE.id}`) }).length;
+    // When run's round takes the delivery lock: has Dave's lookup reached VyHub yet (waited for up to 1 s)?
+    const atLock: boolean[] = [];
+    const withLock = h.store.withLock.bind(h.store);
+    h.store.withLock = (async (name, fn, o) => {
+      if (name === DELIVERY_LOCK && !atLock.length)
+        atLock.push(
+          await pollUntil(() => lookups() > 0, "the lookup", { timeoutMs: 1_000 }).then(
+            () => true,
+            () => false,
+          ),
+        );
+      return withLock(name, fn, o);
+    }) as typeof h.store.withLock;
+    const { fate } = await cliBan(DAVE);
+    expect(fate.result).toBe("delivered");
+    expect(atLock).toEqual([true]);
+    expect(lookups()).toBe(1); // the round took that answer instead of asking again
+  });
+});
+
 describe("a delivery whose entry cannot be removed", () => {
   test("the command is told delivered (VyHub has it); the entry is looked up later and settled, never resent", async () => {
     h = await harness({ env, features: [bans] });

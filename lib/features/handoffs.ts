@@ -100,7 +100,8 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
     },
 
     take: coalescing(async () => {
-      for (const { id } of await handoffs.list()) {
+      // By name: entry ids, oldest first (their files' ages are for the sweep of answers, not needed here).
+      for (const id of await handoffs.ids()) {
         if (awaiting.has(id) || answering.has(id)) continue;
         const note = await handoffs.get(id);
         if (!note) continue;

@@ -8,6 +8,7 @@
  */
 import { type ApiError, type ApiResult, type Ban, type User, type Warning, describeError } from "../api/client.ts";
 import { systemClock } from "../clock.ts";
+import { fileIoBlocks } from "../fsio.ts";
 import { LearnedPace } from "../pace.ts";
 import { serialByKey } from "../serial.ts";
 import { registerUser } from "../users.ts";
@@ -56,8 +57,13 @@ const PROTOCOLS: { [K in Item["kind"]]: (a: Attempt<Extract<Item, { kind: K }>>)
 
 /** Sends every queued ban, unban and warning once; see the module comment for the rules. */
 export async function deliverQueues(deps: DeliverDeps, opts: DeliverOptions = {}): Promise<DeliveryReport> {
+  // A few players' entries are read while the lock is taken (run's file calls overlap; a command's block anyway): a
+  // listing is a snapshot whether made under the lock or not (commands add entries, and an unban marks bans, without
+  // it), and each entry is read again before it is sent.
+  const early = opts.players && !fileIoBlocks() ? loadItems(sanctionQueues(deps.store), opts.players) : undefined;
+  early?.catch(() => {}); // the round's to report; nobody's when the lock is not had
   try {
-    return await deps.store.withLock(DELIVERY_LOCK, () => new Round(deps, opts).run(), {
+    return await deps.store.withLock(DELIVERY_LOCK, () => new Round(deps, opts).run(early), {
       timeoutMs: opts.lockTimeoutMs,
     });
   } catch (e) {
@@ -67,6 +73,19 @@ export async function deliverQueues(deps: DeliverDeps, opts: DeliverOptions = {}
 }
 
 const byId = (a: Item, b: Item) => (a.entry.id < b.entry.id ? -1 : 1);
+
+/** Every queued entry, or only those of these players (by playerKey, read through the index). */
+async function loadItems(queues: SanctionQueues, players?: ReadonlySet<string>): Promise<Item[]> {
+  const keys = players && [...new Set([...players].map(groupIndexKeyOf))];
+  const read = <T>(q: Queue<T>) => (keys ? entriesByKeys(q, keys) : q.list());
+  const [bans, unbans, warnings] = await Promise.all([read(queues.ban), read(queues.unban), read(queues.warning)]);
+  const items: Item[] = [
+    ...bans.map((entry) => ({ kind: "ban" as const, entry })),
+    ...unbans.map((entry) => ({ kind: "unban" as const, entry })),
+    ...warnings.map((entry) => ({ kind: "warning" as const, entry })),
+  ];
+  return players ? items.filter((i) => players.has(playerKey(i.entry.data.target))) : items;
+}
 
 /** Waits `ms`, or less when `signal` aborts (a pause for a 429 must not hold up a stop). */
 const sleep = (ms: number, signal?: AbortSignal) => systemClock.sleep(ms, signal).catch(() => {});
@@ -127,9 +146,10 @@ export class Round {
     };
   }
 
-  async run(): Promise<DeliveryReport> {
+  /** `listed`: the players' entries, read already (deliverQueues). */
+  async run(listed?: Promise<Item[]>): Promise<DeliveryReport> {
     // Read while the first urgent players are served: listing a backlog of 10,000 takes seconds.
-    const listing = this.load(this.opts.players);
+    const listing = listed ?? loadItems(this.queues, this.opts.players);
     const urgentServed = this.urgentLoop();
     try {
       const listed = await listing;
@@ -146,20 +166,6 @@ export class Round {
       await urgentServed;
     }
     return { busy: false, outcomes: this.outcomes, ...(this.unreachable ? { unreachable: this.unreachable } : {}) };
-  }
-
-  /** Every queued entry, or only those of these players (by playerKey, read through the index). */
-  private async load(players?: ReadonlySet<string>): Promise<Item[]> {
-    const keys = players && [...new Set([...players].map(groupIndexKeyOf))];
-    const read = <T>(q: Queue<T>) => (keys ? entriesByKeys(q, keys) : q.list());
-    const { ban, unban, warning } = this.queues;
-    const [bans, unbans, warnings] = await Promise.all([read(ban), read(unban), read(warning)]);
-    const items: Item[] = [
-      ...bans.map((entry) => ({ kind: "ban" as const, entry })),
-      ...unbans.map((entry) => ({ kind: "unban" as const, entry })),
-      ...warnings.map((entry) => ({ kind: "warning" as const, entry })),
-    ];
-    return players ? items.filter((i) => players.has(playerKey(i.entry.data.target))) : items;
   }
 
   private count(items: Item[]): void {
@@ -302,7 +308,7 @@ export class Round {
     let listedAt = 0;
     await this.onePlayer(key, async () => {
       listedAt = performance.now();
-      const items = (await this.load(new Set([key]))).sort(byId);
+      const items = (await loadItems(this.queues, new Set([key]))).sort(byId);
       this.count(items);
       await this.sendGroup(items, false);
     });

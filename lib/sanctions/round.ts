@@ -146,10 +146,10 @@ export class Round {
     };
   }
 
-  /** `listed`: the players' entries, read already (deliverQueues). */
-  async run(listed?: Promise<Item[]>): Promise<DeliveryReport> {
+  /** `early`: the players' entries, being read already (deliverQueues). */
+  async run(early?: Promise<Item[]>): Promise<DeliveryReport> {
     // Read while the first urgent players are served: listing a backlog of 10,000 takes seconds.
-    const listing = listed ?? loadItems(this.queues, this.opts.players);
+    const listing = early ?? loadItems(this.queues, this.opts.players);
     const urgentServed = this.urgentLoop();
     try {
       const listed = await listing;
@@ -360,6 +360,7 @@ export class Round {
   }
 }
 
+/** What the round's caller is told of an entry: the entry, how it ended, and what the service returned. */
 function outcomeOf(item: Item, base: OutcomeBase, value?: Ban | Warning): DeliveryOutcome {
   return item.kind === "ban"
     ? { ...item, ...base, ...(value ? { ban: value as Ban } : {}) }

@@ -37,6 +37,7 @@ import {
   watchSanctionsChanged,
 } from "../sanctions/index.ts";
 import { DrainLog } from "../sanctions/drain.ts";
+import { UsersAhead } from "../sanctions/user-ahead.ts";
 import { type HandoffDesk, handoffDesk } from "./handoffs.ts";
 import { listenKicks } from "./kick-line.ts";
 import { type Sanctions, sanctionCommands } from "./sanction-commands.ts";
@@ -234,13 +235,14 @@ function sanctionDelivery(
     return keys;
   };
   const lifts = cachedBanLifts(agent.deps.store, agent.deps.clock, agent.scheduler.signal);
+  const ahead = new UsersAhead(agent.deps.api, () => agent.deps.clock.monotonic());
   const round = (onlyUrgent = false) =>
     exclusive(async (): Promise<boolean> => {
       const players = onlyUrgent ? new Set(takeUrgent()) : undefined;
       if (players && !players.size) return false;
       const report = (o: DeliveryOutcome) => reportOutcome(agent, log, enforcement, lifts, o);
       try {
-        return await deliveryRound(agent, log, { players, attempts }, takeUrgent, desk, report);
+        return await deliveryRound(agent, log, { players, attempts, ahead }, takeUrgent, desk, report);
       } finally {
         await lifts.settled(); // before the refresh after the round writes the cache
       }
@@ -268,6 +270,8 @@ function sanctionDelivery(
    * during one (as their "sanctions changed" markers were), so a burst of commands does not queue a list per ban.
    */
   const issued = async (target: PlayerRef, refreshWith: () => Promise<void> = enforcement.refresh) => {
+    // Its lookup at VyHub goes out now, beside the kick and the round's lock and reads (user-ahead.ts).
+    ahead.ask(target);
     await enforcement.enforceTarget(target);
     urgent.add(playerKey(target));
     if (await expedite()) await refreshWith();
@@ -280,12 +284,12 @@ function sanctionDelivery(
 
 /**
  * One round: every entry, or only `players`' (the urgent ones, taken when the round starts, not before: a round in
- * progress serves them meanwhile), `attempts` the run's. True when the service settled something (the list may differ).
+ * progress serves them meanwhile), `attempts` and `ahead` the run's. True when the service settled something.
  */
 async function deliveryRound(
   agent: FeatureContext,
   log: Logger,
-  { players, attempts }: { players: Set<string> | undefined; attempts: AttemptClock },
+  { players, attempts, ahead }: { players: Set<string> | undefined; attempts: AttemptClock; ahead: UsersAhead },
   takeUrgent: () => string[],
   desk: HandoffDesk,
   report: (o: DeliveryOutcome) => Promise<void>,
@@ -295,9 +299,10 @@ async function deliveryRound(
   const startedAt = performance.now(); // the round's own players are read after this
   let ended: string | undefined;
   let settled = false;
+  const settleMs = settleTime(config.api.timeout * 1000);
   const drain = new DrainLog({ store, log, now: () => clock.now(), whole: !players });
   const r = await deliverQueues(
-    { api, store, logger: log, now: () => clock.now(), settleMs: settleTime(config.api.timeout * 1000), attempts },
+    { api, store, logger: log, now: () => clock.now(), settleMs, attempts, usersAhead: ahead },
     {
       ...(players ? { players } : {}),
       urgent: () => {
@@ -318,6 +323,8 @@ async function deliveryRound(
         }
       },
       collect: false,
+      // The command waiting has its answer before the entry is settled (removed, logged).
+      onKnown: (o) => desk.outcome(o),
       onOutcome: async (o) => {
         settled ||= o.result !== "kept";
         await desk.outcome(o);

@@ -1,8 +1,10 @@
 /**
- * `run`'s side of a command's handed-over sanction (lib/sanctions/handoff.ts): it watches the box "handoff", tells
- * commands so (cache "deliverer"), takes each note (the entry's player goes to `issue`: kick first, delivered before
- * the rest of a round) and answers in the box "outcome" once the entry is settled, kept, or could not be reached.
- * Answers nobody picked up are deleted after OUTCOME_TTL_MS. Used by the bans feature (bans.ts).
+ * `run`'s side of a command's handed-over sanction (lib/sanctions/handoff.ts): it takes each entry handed over on the
+ * desk line (kick-line.ts, answered there) or by a note in the box "handoff", which it watches, telling commands so
+ * (cache "deliverer"). The entry's player goes to `issue` (kick first, delivered before the rest of a round), and the
+ * command is answered once the entry is settled, kept, or could not be reached; a delivery as soon as VyHub's answer
+ * says so, before its entry is removed (DeliverOptions.onKnown). Answers in the box "outcome" that nobody picked up
+ * are deleted after OUTCOME_TTL_MS. Used by the bans feature (bans.ts).
  */
 import type { FSWatcher } from "node:fs";
 import type { FeatureContext } from "../feature.ts";
@@ -117,7 +119,8 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
     },
 
     take: coalescing(async () => {
-      for (const { id } of await handoffs.list()) {
+      // By name: entry ids, oldest first (their files' ages are for the sweep of answers, not needed here).
+      for (const id of await handoffs.ids()) {
         if (awaiting.has(id) || answering.has(id)) continue;
         const note = await handoffs.get(id);
         if (note) await takeEntry({ ...note, id });

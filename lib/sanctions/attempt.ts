@@ -47,6 +47,8 @@ export interface RoundServices {
   heard(error?: ApiError): void;
   /** Tells the round's caller what became of an entry. */
   report(item: Item, base: OutcomeBase, value?: Ban | Warning): Promise<void>;
+  /** Tells the round's caller of a delivery before its entry is removed (DeliverOptions.onKnown). */
+  known(item: Item, base: OutcomeBase, value?: Ban | Warning): Promise<void>;
   /** The player's service user (looked up, created with `create` when unknown), remembered for the round. */
   userOf(p: PlayerRef, create: boolean): Promise<UserLookup>;
   /** Service warnings a lookup matched this round: one warning answers for one entry only. */
@@ -74,9 +76,13 @@ export class Attempt<I extends Item = Item> {
   /** Removes the entry on a final answer and reports it. */
   async done(result: Exclude<DeliveryResult, "kept">, extra: Partial<OutcomeBase> = {}, value?: Ban | Warning) {
     this.round.heard();
+    const base = { result, ...extra };
+    // At the service, with its attempt on record: an entry that outlives this (a crash, a failed removal) is looked
+    // up there before anything is sent again, and found. "delivered" stays true whatever becomes of the removal.
+    if (result === "delivered" && isUncertain(this.item.entry)) await this.round.known(this.item, base, value);
     // With the entry as read: its player's keys say which index markers go with it.
     await this.queue.remove(this.item.entry.id, this.item.entry);
-    await this.round.report(this.item, { result, ...extra }, value);
+    await this.round.report(this.item, base, value);
     return result;
   }
 

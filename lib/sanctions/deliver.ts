@@ -19,6 +19,7 @@ import type { Logger } from "../log.ts";
 import type { QueueEntry, Store } from "../store/index.ts";
 import { WARNING_CLOCK_SKEW_MS } from "./reconcile.ts";
 import type { BanEntry, UnbanEntry, WarningEntry } from "./schemas.ts";
+import type { UsersAhead } from "./user-ahead.ts";
 export { isUncertain } from "../store/index.ts";
 
 /**
@@ -115,11 +116,19 @@ export interface DeliverDeps {
   settleMs?: number;
   /** This process's attempts on a monotonic clock, across its rounds (`run`), with the same settle time. */
   attempts?: AttemptClock;
+  /** Players looked up at VyHub as their sanctions were issued (`run`): a round's lookup takes the answer. */
+  usersAhead?: UsersAhead;
 }
 
 export interface DeliverOptions {
   /** Called for each entry as it is settled (run: tell the creator in game or log; CLI: print). Awaited. */
   onOutcome?: (outcome: DeliveryOutcome) => void | Promise<void>;
+  /**
+   * Told of a delivery as soon as the service's answer (or a lookup) says so, before its entry is removed (and before
+   * onOutcome): only for an entry with its attempt on record, which a removal that fails leaves to be looked up and
+   * found, never sent again. `run` answers a waiting command with it. Awaited.
+   */
+  onKnown?: (outcome: DeliveryOutcome) => void | Promise<void>;
   /** How long to wait for a round of another process (default 10 s; the store's lock default). */
   lockTimeoutMs?: number;
   /** Players sent to in parallel (each player still one request at a time). Default 4. */

@@ -6,8 +6,9 @@
  * issued) are served beside them at once, in the learned pace's place (the others make room). A 429 pauses every
  * worker (or ends the round when too long), and so does a service that stopped answering.
  */
-import { type ApiError, type Ban, type Warning, describeError } from "../api/client.ts";
+import { type ApiError, type ApiResult, type Ban, type User, type Warning, describeError } from "../api/client.ts";
 import { systemClock } from "../clock.ts";
+import { fileIoBlocks } from "../fsio.ts";
 import { LearnedPace } from "../pace.ts";
 import { serialByKey } from "../serial.ts";
 import { registerUser } from "../users.ts";
@@ -56,8 +57,13 @@ const PROTOCOLS: { [K in Item["kind"]]: (a: Attempt<Extract<Item, { kind: K }>>)
 
 /** Sends every queued ban, unban and warning once; see the module comment for the rules. */
 export async function deliverQueues(deps: DeliverDeps, opts: DeliverOptions = {}): Promise<DeliveryReport> {
+  // A few players' entries are read while the lock is taken (run's file calls overlap; a command's block anyway): a
+  // listing is a snapshot whether made under the lock or not (commands add entries, and an unban marks bans, without
+  // it), and each entry is read again before it is sent.
+  const early = opts.players && !fileIoBlocks() ? loadItems(sanctionQueues(deps.store), opts.players) : undefined;
+  early?.catch(() => {}); // the round's to report; nobody's when the lock is not had
   try {
-    return await deps.store.withLock(DELIVERY_LOCK, () => new Round(deps, opts).run(), {
+    return await deps.store.withLock(DELIVERY_LOCK, () => new Round(deps, opts).run(early), {
       timeoutMs: opts.lockTimeoutMs,
     });
   } catch (e) {
@@ -67,6 +73,19 @@ export async function deliverQueues(deps: DeliverDeps, opts: DeliverOptions = {}
 }
 
 const byId = (a: Item, b: Item) => (a.entry.id < b.entry.id ? -1 : 1);
+
+/** Every queued entry, or only those of these players (by playerKey, read through the index). */
+async function loadItems(queues: SanctionQueues, players?: ReadonlySet<string>): Promise<Item[]> {
+  const keys = players && [...new Set([...players].map(groupIndexKeyOf))];
+  const read = <T>(q: Queue<T>) => (keys ? entriesByKeys(q, keys) : q.list());
+  const [bans, unbans, warnings] = await Promise.all([read(queues.ban), read(queues.unban), read(queues.warning)]);
+  const items: Item[] = [
+    ...bans.map((entry) => ({ kind: "ban" as const, entry })),
+    ...unbans.map((entry) => ({ kind: "unban" as const, entry })),
+    ...warnings.map((entry) => ({ kind: "warning" as const, entry })),
+  ];
+  return players ? items.filter((i) => players.has(playerKey(i.entry.data.target))) : items;
+}
 
 /** Waits `ms`, or less when `signal` aborts (a pause for a 429 must not hold up a stop). */
 const sleep = (ms: number, signal?: AbortSignal) => systemClock.sleep(ms, signal).catch(() => {});
@@ -120,15 +139,17 @@ export class Round {
       rateLimited: (ms) => this.rateLimited(ms),
       heard: (error) => this.heard(error),
       report: (item, base, value) => this.report(item, base, value),
+      known: (item, base, value) => this.tell(this.opts.onKnown, outcomeOf(item, base, value)),
       userOf: (p, create) => this.userOf(p, create),
       claimed: new Set(),
       attempted: (id) => deps.attempts?.attempted(id),
     };
   }
 
-  async run(): Promise<DeliveryReport> {
+  /** `early`: the players' entries, being read already (deliverQueues). */
+  async run(early?: Promise<Item[]>): Promise<DeliveryReport> {
     // Read while the first urgent players are served: listing a backlog of 10,000 takes seconds.
-    const listing = this.load(this.opts.players);
+    const listing = early ?? loadItems(this.queues, this.opts.players);
     const urgentServed = this.urgentLoop();
     try {
       const listed = await listing;
@@ -145,20 +166,6 @@ export class Round {
       await urgentServed;
     }
     return { busy: false, outcomes: this.outcomes, ...(this.unreachable ? { unreachable: this.unreachable } : {}) };
-  }
-
-  /** Every queued entry, or only those of these players (by playerKey, read through the index). */
-  private async load(players?: ReadonlySet<string>): Promise<Item[]> {
-    const keys = players && [...new Set([...players].map(groupIndexKeyOf))];
-    const read = <T>(q: Queue<T>) => (keys ? entriesByKeys(q, keys) : q.list());
-    const { ban, unban, warning } = this.queues;
-    const [bans, unbans, warnings] = await Promise.all([read(ban), read(unban), read(warning)]);
-    const items: Item[] = [
-      ...bans.map((entry) => ({ kind: "ban" as const, entry })),
-      ...unbans.map((entry) => ({ kind: "unban" as const, entry })),
-      ...warnings.map((entry) => ({ kind: "warning" as const, entry })),
-    ];
-    return players ? items.filter((i) => players.has(playerKey(i.entry.data.target))) : items;
   }
 
   private count(items: Item[]): void {
@@ -202,7 +209,8 @@ export class Round {
     const key = `${playerKey(p)}:${create}`;
     const hit = this.users.get(key);
     if (hit) return hit;
-    const asked = findUser(this.deps.api, p, create);
+    // GET /user asked already, after the sanction was queued (run): as good an answer as one asked now.
+    const asked = findUser(this.deps.api, p, create, this.deps.usersAhead?.take(p));
     this.users.set(key, asked);
     // A backlog of thousands of players must not keep every lookup until the round ends.
     if (this.users.size > LOOKUPS_KEPT) this.users.delete(this.users.keys().next().value as string);
@@ -228,15 +236,15 @@ export class Round {
   }
 
   private async report(item: Item, base: OutcomeBase, value?: Ban | Warning): Promise<void> {
-    const outcome: DeliveryOutcome =
-      item.kind === "ban"
-        ? { ...item, ...base, ...(value ? { ban: value as Ban } : {}) }
-        : item.kind === "warning"
-          ? { ...item, ...base, ...(value ? { warning: value as Warning } : {}) }
-          : { ...item, ...base };
+    const outcome = outcomeOf(item, base, value);
     if (this.opts.collect !== false) this.outcomes.push(outcome);
+    await this.tell(this.opts.onOutcome, outcome);
+  }
+
+  /** A caller's hook: its failure is logged, and the round goes on. */
+  private async tell(hook: DeliverOptions["onOutcome"], outcome: DeliveryOutcome): Promise<void> {
     try {
-      await this.opts.onOutcome?.(outcome);
+      await hook?.(outcome);
     } catch (e) {
       this.deps.logger?.error(`reporting a ${outcome.kind} outcome failed: ${(e as Error).message}`);
     }
@@ -300,7 +308,7 @@ export class Round {
     let listedAt = 0;
     await this.onePlayer(key, async () => {
       listedAt = performance.now();
-      const items = (await this.load(new Set([key]))).sort(byId);
+      const items = (await loadItems(this.queues, new Set([key]))).sort(byId);
       this.count(items);
       await this.sendGroup(items, false);
     });
@@ -352,6 +360,15 @@ export class Round {
   }
 }
 
+/** What the round's caller is told of an entry: the entry, how it ended, and what the service returned. */
+function outcomeOf(item: Item, base: OutcomeBase, value?: Ban | Warning): DeliveryOutcome {
+  return item.kind === "ban"
+    ? { ...item, ...base, ...(value ? { ban: value as Ban } : {}) }
+    : item.kind === "warning"
+      ? { ...item, ...base, ...(value ? { warning: value as Warning } : {}) }
+      : { ...item, ...base };
+}
+
 /** Each player's entries in creation order; players by their oldest entry, so a backlog drains oldest first. */
 function groups(items: Item[]): Item[][] {
   const byPlayer = new Map<string, Item[]>();
@@ -364,13 +381,17 @@ function groups(items: Item[]): Item[][] {
   return [...byPlayer.values()].map((g) => g.sort(byId)).sort((a, b) => byId(a[0] as Item, b[0] as Item));
 }
 
-/** GET /user/<identifier>?type=…; with `create`, POST /user/ on 404 (and read again if another creator won). */
+/**
+ * GET /user/<identifier>?type=… (or its answer, `asked`); with `create`, POST /user/ on 404 (and read again if another
+ * creator won).
+ */
 export async function findUser(
   api: RoundServices["api"],
   p: { identifier: string; type: string; name: string },
   create: boolean,
+  asked?: Promise<ApiResult<User>>,
 ): Promise<UserLookup> {
-  const got = await api.getUser(p.identifier, p.type);
+  const got = await (asked ?? api.getUser(p.identifier, p.type));
   if (got.ok) return { ok: true, id: got.value.id };
   if (got.error.kind !== "NotFound" || !create) return { ok: false, error: got.error };
   const made = await registerUser(api, { identifier: p.identifier, type: p.type, username: p.name || undefined });

@@ -18,6 +18,8 @@ export interface Box<T> {
   remove(id: string): Promise<boolean>;
   /** The notes' ids with their age by the file's time, oldest first; [] when the box is empty or missing. */
   list(): Promise<{ id: string; mtimeMs: number }[]>;
+  /** The notes' ids in name order, without their ages (one listing of the folder, no file looked at). */
+  ids(): Promise<string[]>;
 }
 
 /** A note's id: a queue entry id or another plain name. */
@@ -30,6 +32,16 @@ export function createBox<T>(name: string, schema: v.GenericSchema<T>, records: 
     if (!ID.test(id)) throw new Error(`store: invalid note id ${JSON.stringify(id)}`);
     return `box:${name}:${id}`;
   };
+  const ids = async () => {
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (e) {
+      if (isMissing(e)) return [];
+      throw e;
+    }
+    return names.filter((n) => ID.test(n) && !n.includes(TMP_MARK)).sort();
+  };
   return {
     dir,
     put: (id, note) => records.write(key(id), { v: 1, note }, check, { fsync: false }),
@@ -37,18 +49,10 @@ export function createBox<T>(name: string, schema: v.GenericSchema<T>, records: 
       return (await records.read(key(id), check))?.note as T | undefined;
     },
     remove: (id) => records.remove(key(id)),
+    ids,
     async list() {
-      let names: string[];
-      try {
-        names = await readdir(dir);
-      } catch (e) {
-        if (isMissing(e)) return [];
-        throw e;
-      }
       const notes = await Promise.all(
-        names
-          .filter((n) => ID.test(n) && !n.includes(TMP_MARK))
-          .map(async (id) => ({ id, mtimeMs: (await stat(join(dir, id)).catch(() => undefined))?.mtimeMs })),
+        (await ids()).map(async (id) => ({ id, mtimeMs: (await stat(join(dir, id)).catch(() => undefined))?.mtimeMs })),
       );
       return notes
         .filter((n): n is { id: string; mtimeMs: number } => n.mtimeMs !== undefined)

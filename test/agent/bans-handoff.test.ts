@@ -327,6 +327,61 @@ describe("the desk line", () => {
   });
 });
 
+describe("the player's lookup at VyHub", () => {
+  test("goes out as the note is taken, beside the round's lock and reads, and is asked once", async () => {
+    h = await harness({ env, features: [bans] });
+    await h.startRun();
+    const lookups = () => h.sb.control.requests({ method: "GET", path: new RegExp(`^/user/${DAVE.id}`) }).length;
+    // When run's round takes the delivery lock: has Dave's lookup reached VyHub yet (waited for up to 1 s)?
+    const atLock: boolean[] = [];
+    const withLock = h.store.withLock.bind(h.store);
+    h.store.withLock = (async (name, fn, o) => {
+      if (name === DELIVERY_LOCK && !atLock.length)
+        atLock.push(
+          await pollUntil(() => lookups() > 0, "the lookup", { timeoutMs: 1_000 }).then(
+            () => true,
+            () => false,
+          ),
+        );
+      return withLock(name, fn, o);
+    }) as typeof h.store.withLock;
+    const { fate } = await cliBan(DAVE);
+    expect(fate.result).toBe("delivered");
+    expect(atLock).toEqual([true]);
+    expect(lookups()).toBe(1); // the round took that answer instead of asking again
+  });
+});
+
+describe("a delivery whose entry cannot be removed", () => {
+  test("the command is told delivered (VyHub has it); the entry is looked up later and settled, never resent", async () => {
+    h = await harness({ env, features: [bans] });
+    await h.startRun();
+    // run's store refuses to remove the entry once (a disk error) after VyHub accepted the ban.
+    const queue = sanctionQueues(h.store).ban;
+    const remove = queue.remove.bind(queue);
+    let fail = 1;
+    queue.remove = (id, known) =>
+      fail-- > 0
+        ? Promise.reject(Object.assign(new Error("EIO: i/o error, unlink"), { code: "EIO" }))
+        : remove(id, known);
+    const { fate, entry } = await cliBan(DAVE);
+    expect(fate.result).toBe("delivered");
+    expect(await queue.get(entry.id)).toMatchObject({ attempts: 1, uncertain: true });
+    // After its settle time, a later round looks it up at VyHub, finds it, and removes it without sending it again.
+    await pollUntil(
+      async () => {
+        await h.clock.advance(60_000);
+        return !(await queue.get(entry.id));
+      },
+      "the entry settled",
+      { timeoutMs: 10_000 },
+    );
+    const user = h.sb.state.findUser(DAVE.id, "STEAM")?.id;
+    expect([...h.sb.state.bans.values()].filter((b) => user && b.user_id === user)).toHaveLength(1);
+    expect(h.sb.control.requests({ method: "POST", path: "/ban/" })).toHaveLength(1);
+  }, 30_000);
+});
+
 describe("commands back to back for one player", () => {
   test("each is delivered, none told it waits for the one before (which run had just answered)", async () => {
     h = await harness({ env, features: [bans] });

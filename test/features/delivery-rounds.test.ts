@@ -149,3 +149,31 @@ test("a round limited to one player reads that player's entries only, through th
   expect(r.outcomes.map((o) => [o.result, o.kind === "ban" && o.entry.data.reason])).toEqual([["delivered", "r7"]]);
   expect(store.quarantined()).toEqual([]);
 });
+
+test("a round of a few players reads their entries while it waits for the lock, and sends only once it has it", async () => {
+  await queue(2);
+  const q = sanctionQueues(store).ban;
+  const target = who(1);
+  const byKey = q.byKey;
+  let readAt: number | undefined;
+  q.byKey = (key) => ((readAt ??= performance.now()), byKey(key));
+  // Another process's round holds the lock for 300 ms.
+  let released: number | undefined;
+  const held = store.withLock("sanctions", async () => {
+    await Bun.sleep(300);
+    released = performance.now();
+  });
+  await Bun.sleep(20);
+  const sent: number[] = [];
+  sb.control.onHandled({ method: "POST", path: "/ban/" }, () => void sent.push(performance.now()));
+  try {
+    const r = await deliverQueues({ api, store }, { players: new Set([playerKey(target)]) });
+    expect(r.outcomes.map((o) => [o.result, o.kind === "ban" && o.entry.data.reason])).toEqual([["delivered", "r1"]]);
+  } finally {
+    q.byKey = byKey;
+  }
+  await held;
+  expect(readAt!).toBeLessThan(released!); // read while the other round still held the lock…
+  expect(sent.length).toBe(1);
+  expect(sent[0]!).toBeGreaterThan(released!); // …and sent only after it let go
+});

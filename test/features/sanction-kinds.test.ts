@@ -25,12 +25,15 @@ let sb: Sandbox;
 let api: Api;
 let store: Store;
 let reports: (OutcomeBase & { id: string })[];
+/** Deliveries told before their entry is removed (RoundServices.known), and whether it was still queued then. */
+let known: (OutcomeBase & { id: string; queued: boolean })[];
 beforeEach(async () => {
   sb = await startSandbox();
   // An answer slower than this is lost: the request may have been carried out.
   api = createApi({ url: sb.url, key: sb.key, retries: 0, timeoutMs: 500 });
   store = await openStore({ dir: mkdtempSync(join(tmpdir(), "hub-agent-kinds-")) });
   reports = [];
+  known = [];
 });
 afterEach(() => sb.stop());
 
@@ -45,6 +48,10 @@ async function attempt<K extends Item["kind"]>(kind: K, id: string): Promise<Att
     rateLimited: () => "rate_limited",
     heard: () => {},
     report: async (item, base) => void reports.push({ id: item.entry.id, ...base }),
+    known: async (item, base) => {
+      const queued = (await queues[item.kind].get(item.entry.id)) !== undefined;
+      known.push({ id: item.entry.id, ...base, queued });
+    },
     userOf: (p, create) =>
       p.user_id
         ? Promise.resolve({ ok: true, id: p.user_id })
@@ -85,6 +92,56 @@ describe("ban", () => {
     expect(bansOfDave().map((b) => [b.reason, b.length, b.serverbundle_id])).toEqual([["aimbot", 600, sb.bundleId]]);
     expect(await sanctionQueues(store).ban.get(entry.id)).toBeUndefined();
     expect(reports).toEqual([{ id: entry.id, result: "delivered" }]);
+    // Told while the entry (its attempt on record) was still queued: a waiting command need not wait for the removal.
+    expect(known).toEqual([{ id: entry.id, result: "delivered", queued: true }]);
+  });
+
+  test("a removal that fails after the service has the ban: told delivered, the entry found later, not resent", async () => {
+    const entry = await queueBan(store, {
+      target: DAVE,
+      length: 60,
+      reason: "x",
+      creator: null,
+      serverbundleId: sb.bundleId,
+    });
+    const queue = sanctionQueues(store).ban;
+    const remove = queue.remove;
+    queue.remove = () => Promise.reject(Object.assign(new Error("EIO: i/o error, unlink"), { code: "EIO" }));
+    try {
+      await expect(sendBan(await attempt("ban", entry.id))).rejects.toThrow("EIO");
+    } finally {
+      queue.remove = remove;
+    }
+    expect(known).toEqual([{ id: entry.id, result: "delivered", queued: true }]);
+    // Left with its attempt on record: the next attempt looks it up and finds it.
+    expect(await queue.get(entry.id)).toMatchObject({ attempts: 1, uncertain: true });
+    expect(await sendBan(await attempt("ban", entry.id))).toBe("delivered");
+    expect(reports.at(-1)).toEqual({ id: entry.id, result: "delivered", found: true });
+    expect(sb.control.requests({ method: "POST", path: "/ban/" })).toHaveLength(1);
+  });
+
+  test("cancelled, or refused: not told before the entry is removed", async () => {
+    const cancelled = await queueBan(store, {
+      target: DAVE,
+      length: 60,
+      reason: "c",
+      creator: null,
+      serverbundleId: sb.bundleId,
+    });
+    await sanctionQueues(store).ban.update(cancelled.id, { data: { ...cancelled.data, status: "UNBANNED" } });
+    const a = await attempt("ban", cancelled.id);
+    expect(await a.done("cancelled")).toBe("cancelled");
+    const refused = await queueBan(store, {
+      target: DAVE,
+      length: 60,
+      reason: "r",
+      creator: null,
+      serverbundleId: sb.bundleId,
+    });
+    sb.control.failNext({ method: "POST", path: "/ban/" }, 1, 403);
+    expect(await sendBan(await attempt("ban", refused.id))).toBe("refused");
+    expect(known).toEqual([]);
+    expect(reports.map((r) => r.result)).toEqual(["cancelled", "refused"]);
   });
 
   test("an answer lost: kept uncertain, then found at the service and not sent again", async () => {
@@ -149,6 +206,8 @@ describe("unban", () => {
     sb.control.clearRequests();
     expect(await sendUnban(await attempt("unban", entry.id))).toBe("delivered");
     expect(reports).toEqual([{ id: entry.id, result: "delivered", nothingToLift: true }]);
+    // Nothing on record: an entry left behind would be looked at afresh, so nobody is told before it is removed.
+    expect(known).toEqual([]);
     expect(sb.control.requests().filter((r) => r.method !== "GET")).toEqual([]);
   });
 });

@@ -377,3 +377,17 @@ describe("cacheAge", () => {
     expect(cacheAge(5_001, 5_000)).toBe(Number.POSITIVE_INFINITY);
   });
 });
+
+describe("box", () => {
+  test("ids: the notes by name, without temp files or other names, and none when the folder is missing", async () => {
+    const { store } = await open();
+    const box = store.box("notes", v.object({ n: v.number() }));
+    expect(await box.ids()).toEqual([]);
+    await box.put("b-2", { n: 2 });
+    await box.put("a-1", { n: 1 });
+    await writeFile(join(box.dir, "c-3.tmp-1-x"), "{}");
+    await writeFile(join(box.dir, "not a note"), "{}");
+    expect(await box.ids()).toEqual(["a-1", "b-2"]);
+    expect((await box.list()).map((n) => n.id).sort()).toEqual(["a-1", "b-2"]);
+  });
+});

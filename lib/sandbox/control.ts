@@ -5,6 +5,8 @@ import { json } from "./http.ts";
 export interface RequestMatch {
   method?: string;
   path?: string | RegExp;
+  /** And this holds for the request (its body, its path): a fault for one client's request among others alike. */
+  where?: (request: RequestLogEntry) => boolean;
 }
 
 export interface RequestLogEntry {
@@ -63,9 +65,11 @@ interface Rule {
   respond: () => Response;
 }
 
-export function matches(match: RequestMatch | undefined, method: string, path: string): boolean {
+export function matches(match: RequestMatch | undefined, request: RequestLogEntry): boolean {
   if (!match) return true;
+  const { method, path } = request;
   if (match.method && match.method.toUpperCase() !== method.toUpperCase()) return false;
+  if (match.where && !match.where(request)) return false;
   if (match.path === undefined) return true;
   return typeof match.path === "string" ? match.path === path : match.path.test(path);
 }
@@ -142,7 +146,7 @@ export class ControlPanel implements SandboxControl {
   }
 
   requests(filter?: RequestMatch): RequestLogEntry[] {
-    return this.log.filter((e) => matches(filter, e.method, e.path));
+    return this.log.filter((e) => matches(filter, e));
   }
 
   clearRequests(): void {
@@ -163,11 +167,11 @@ export class ControlPanel implements SandboxControl {
     return entry;
   }
 
-  /** Waits out matching latency, then returns the injected answer for this request, if any. */
-  async intercept(method: string, path: string): Promise<Response | undefined> {
-    await this.wait(method, path, false);
+  /** Waits out matching latency, then returns the injected answer for this request (as logged), if any. */
+  async intercept(request: RequestLogEntry): Promise<Response | undefined> {
+    await this.wait(request, false);
     const limit = this.limit;
-    if (limit && matches(limit.match, method, path)) {
+    if (limit && matches(limit.match, request)) {
       const now = performance.now();
       const window = Math.floor(now / 1000);
       if (window !== limit.window) Object.assign(limit, { window, used: 0 });
@@ -178,7 +182,7 @@ export class ControlPanel implements SandboxControl {
       }
       limit.used++;
     }
-    const rule = this.rules.find((r) => r.times > 0 && matches(r.match, method, path));
+    const rule = this.rules.find((r) => r.times > 0 && matches(r.match, request));
     if (!rule) return undefined;
     rule.times--;
     this.rules = this.rules.filter((r) => r.times > 0);
@@ -187,12 +191,12 @@ export class ControlPanel implements SandboxControl {
 
   /** The request is handled: tells the onHandled listeners, then waits out matching `after` latency. */
   async handled(entry: RequestLogEntry): Promise<void> {
-    for (const l of this.listeners) if (matches(l.match, entry.method, entry.path)) l.fn(entry);
-    await this.wait(entry.method, entry.path, true);
+    for (const l of this.listeners) if (matches(l.match, entry)) l.fn(entry);
+    await this.wait(entry, true);
   }
 
-  private async wait(method: string, path: string, after: boolean): Promise<void> {
-    const fitting = this.delays.filter((d) => d.after === after && matches(d.match, method, path));
+  private async wait(request: RequestLogEntry, after: boolean): Promise<void> {
+    const fitting = this.delays.filter((d) => d.after === after && matches(d.match, request));
     const delay = Math.max(0, ...fitting.map((d) => d.ms));
     if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
   }

@@ -126,7 +126,7 @@ export function createSandboxHandler(
       status: 0,
       time: state.now(),
     });
-    const res = (await control.intercept(method, entry.path)) ?? answer(path, method, url, body, invalid, req.headers);
+    const res = (await control.intercept(entry)) ?? answer(path, method, url, body, invalid, req.headers);
     entry.status = res.status;
     await control.handled(entry);
     return res;

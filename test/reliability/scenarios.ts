@@ -1,7 +1,9 @@
 /**
  * Crash scenarios for the sanction queues, shared by test/reliability/sanctions.test.ts and bench/reliability.ts:
  * the compiled binary is SIGKILLed the moment the service has handled its request, its answer still held back, so
- * the attempt is on record and its outcome unknown to the agent. In the window "done" the service carried it out
+ * the attempt is on record and its outcome unknown to the agent. The service misbehaves on that request only (the
+ * intent of a process being killed): every other one, an earlier intent sent again by a later process included, is
+ * answered as usual. In the window "done" the service carried it out
  * (made the ban or warning, lifted the ban): sending it again would duplicate it. In the window "not done" it did
  * nothing (a 502, as from a gateway that lost the request): an entry settled without sending it again would be lost.
  * Then one delivery round per storage directory (`run --once`) must settle every entry, and the service is counted:
@@ -37,13 +39,23 @@ export interface Setup {
   bin: string;
   /** Parallel storage directories (each one a sequence of processes). Default 4. */
   lanes?: number;
+  /** Told each scenario's kills once they are over, each process that got away, and the delivery rounds. */
+  progress?: (line: string) => void;
 }
+
+/**
+ * The `mine` of every process running now: the requests the service misbehaves on. Held back, or failed, for every
+ * matching write instead, an earlier intent that a later `run` looks up (not found, in "not done") and sends again
+ * would time out too: after four timeouts in a row the agent ends its round (the service stopped answering) before
+ * the process sends its own, which is then never killed (60 s each).
+ */
+type Armed = Set<(e: RequestLogEntry) => boolean>;
 
 /** api.timeout of every process here, in seconds: short, so the settle time after a lost answer is too. */
 export const TIMEOUT_S = 1;
 /** Answers held back this long after the service did the work: far longer than any process lives. */
 const HOLD_MS = 60_000;
-/** "not done": every matching write is answered 502 without effect until the scenario's kills are over. */
+/** "not done": every armed write (see Armed) is answered 502 without effect, however often it comes. */
 const ALWAYS = Number.MAX_SAFE_INTEGER;
 /** A process not killed within this is stuck: killed anyway and counted as missed. */
 const STUCK_MS = 60_000;
@@ -76,7 +88,9 @@ async function killedAt(
   env: Record<string, string>,
   match: RequestMatch,
   mine: (e: RequestLogEntry) => boolean,
+  armed: Armed,
 ): Promise<boolean> {
+  armed.add(mine);
   const p = spawn([s.bin, ...args], {
     env,
     cwd: env.HUB_STORAGE_DIR,
@@ -95,7 +109,9 @@ async function killedAt(
   await p.exited;
   clearTimeout(stuck);
   stop();
-  if (!killed && process.env.HUB_RELIABILITY_DEBUG) console.error(`${args.join(" ")}: not killed\n${stderr}`);
+  armed.delete(mine);
+  if (!killed) s.progress?.(`${args.join(" ")}: not killed (missed)`);
+  if (!killed && process.env.HUB_RELIABILITY_DEBUG) console.error(stderr);
   return killed && p.signalCode === "SIGKILL";
 }
 
@@ -150,24 +166,31 @@ const userOf = (sb: Sandbox, id: string) => sb.state.findUser(id, "STEAM");
 /** The kill phase of a scenario: its storage directories, and the count once they had their delivery round. */
 interface Killed {
   envs: Record<string, string>[];
+  /** Processes killed as meant, of `n`. */
+  kills: number;
+  n: number;
   count(failedRounds: number): Figures;
 }
 
 /**
- * Holds back the answers of the writes `match` picks out, and in the window "not done" makes them do nothing (502):
- * the setup of one scenario, after the last one's rules are dropped.
+ * Holds back the answers of the writes `match` picks out that are `armed` (a process's own, see Armed), and in the
+ * window "not done" makes them do nothing (502): the setup of one scenario, after the last one's rules are dropped.
+ * Returns the set the scenario's processes arm.
  */
-function hold(sb: Sandbox, match: RequestMatch, window: Window): void {
+function hold(sb: Sandbox, match: RequestMatch, window: Window): Armed {
+  const armed: Armed = new Set();
+  const only = { ...match, where: (e: RequestLogEntry) => [...armed].some((mine) => mine(e)) };
   sb.control.reset();
-  sb.control.latency(HOLD_MS, match, { after: true });
-  if (window === "not done") sb.control.failNext(match, ALWAYS, 502);
+  sb.control.latency(HOLD_MS, only, { after: true });
+  if (window === "not done") sb.control.failNext(only, ALWAYS, 502);
+  return armed;
 }
 
 /** `ban` (or `warn`) processes killed after the service handled the POST; then one round; then count. */
 async function createScenario(s: Setup, kind: "ban" | "warn", n: number, window: Window): Promise<Killed> {
   const { sb } = s;
   const path = kind === "ban" ? "/ban/" : "/warning/";
-  hold(sb, { method: "POST", path }, window);
+  const armed = hold(sb, { method: "POST", path }, window);
   const intents: { id: string; reason: string }[] = [];
   let kills = 0;
   const envs = await inLanes(s, n, async (env, i) => {
@@ -176,7 +199,7 @@ async function createScenario(s: Setup, kind: "ban" | "warn", n: number, window:
     intents.push({ id, reason });
     const args = kind === "ban" ? ["ban", id, "30m", reason] : ["warn", id, reason];
     const mine = (e: RequestLogEntry) => (e.body as { reason?: string } | null)?.reason === reason;
-    if (await killedAt(s, args, env, { method: "POST", path }, mine)) kills++;
+    if (await killedAt(s, args, env, { method: "POST", path }, mine, armed)) kills++;
   });
   const count = (queued: number): Figures => {
     let duplicates = 0;
@@ -190,7 +213,7 @@ async function createScenario(s: Setup, kind: "ban" | "warn", n: number, window:
     }
     return { kind, window, kills, missed: n - kills, duplicates, lost };
   };
-  return { envs, count };
+  return { envs, kills, n, count };
 }
 
 /**
@@ -201,7 +224,7 @@ async function createScenario(s: Setup, kind: "ban" | "warn", n: number, window:
 async function unbanScenario(s: Setup, n: number, window: Window): Promise<Killed> {
   const { sb } = s;
   const match = { method: "PATCH", path: /^\/user\/[^/]+\/ban$/ };
-  hold(sb, { method: "PATCH" }, window);
+  const armed = hold(sb, { method: "PATCH" }, window);
   const cases: { userId: string; old: { id: string; status: string }; newer: { status: string } }[] = [];
   let kills = 0;
   const envs = await inLanes(s, n, async (env, _i) => {
@@ -214,7 +237,7 @@ async function unbanScenario(s: Setup, n: number, window: Window): Promise<Kille
       created_on: sb.state.now() - 60_000,
     });
     const mine = (e: RequestLogEntry) => e.path === `/user/${user.id}/ban`;
-    if (await killedAt(s, ["unban", id], env, match, mine)) kills++;
+    if (await killedAt(s, ["unban", id], env, match, mine, armed)) kills++;
     // Issued on the web after the unban: the unban must never lift it.
     const newer = sb.state.addBan({
       user_id: user.id,
@@ -237,17 +260,18 @@ async function unbanScenario(s: Setup, n: number, window: Window): Promise<Kille
     }
     return { kind: "unban", window, kills, missed: n - kills, duplicates, lost };
   };
-  return { envs, count };
+  return { envs, kills, n, count };
 }
 
 /**
  * `hub-agent run` killed after the service handled the POST of a queued ban, restarted with the next one queued
- * (each restart finds the earlier uncertain entries: within their settle time it waits, after it it looks them up);
- * then one round per directory and the count.
+ * (each restart finds the earlier uncertain entries: within their settle time it waits, after it it looks them up,
+ * and in "not done" sends them again, answered as usual once their own process is gone); then one round per
+ * directory and the count.
  */
 async function runScenario(s: Setup, n: number, window: Window): Promise<Killed> {
   const { sb } = s;
-  hold(sb, { method: "POST", path: "/ban/" }, window);
+  const armed = hold(sb, { method: "POST", path: "/ban/" }, window);
   const intents: { id: string; reason: string }[] = [];
   let kills = 0;
   const envs = await inLanes(s, n, async (env, i) => {
@@ -258,7 +282,7 @@ async function runScenario(s: Setup, n: number, window: Window): Promise<Killed>
     const target = { identifier: id, type: "STEAM", user_id: null, name: "" };
     await queueBan(store, { target, length: 1800, reason, creator: null, serverbundleId: sb.bundleId });
     const mine = (e: RequestLogEntry) => (e.body as { reason?: string } | null)?.reason === reason;
-    if (await killedAt(s, ["run"], env, { method: "POST", path: "/ban/" }, mine)) kills++;
+    if (await killedAt(s, ["run"], env, { method: "POST", path: "/ban/" }, mine, armed)) kills++;
   });
   const count = (queued: number): Figures => {
     let duplicates = 0;
@@ -271,7 +295,7 @@ async function runScenario(s: Setup, n: number, window: Window): Promise<Killed>
     }
     return { kind: "run", window, kills, missed: n - kills, duplicates, lost };
   };
-  return { envs, count };
+  return { envs, kills, n, count };
 }
 
 /**
@@ -284,18 +308,25 @@ export async function killScenarios(
   kinds: Kind[] = ["ban", "warn", "unban", "run"],
 ): Promise<Figures[]> {
   const killed: Killed[] = [];
+  const started = performance.now();
+  const seconds = () => ((performance.now() - started) / 1000).toFixed(0);
   for (const window of ["done", "not done"] as const) {
     const n = kills[window];
     if (n > 0)
       for (const kind of kinds) {
-        if (kind === "ban" || kind === "warn") killed.push(await createScenario(s, kind, n, window));
-        else if (kind === "unban") killed.push(await unbanScenario(s, n, window));
-        else killed.push(await runScenario(s, n, window));
+        let k: Killed;
+        if (kind === "ban" || kind === "warn") k = await createScenario(s, kind, n, window);
+        else if (kind === "unban") k = await unbanScenario(s, n, window);
+        else k = await runScenario(s, n, window);
+        killed.push(k);
+        s.progress?.(`${kind} (${window}): ${k.kills} of ${k.n} killed as meant, ${seconds()} s`);
       }
   }
   s.sb.control.reset();
+  s.progress?.(`one delivery round in each of ${killed.reduce((sum, k) => sum + k.envs.length, 0)} directories`);
   const failed: number[] = [];
   for (const k of killed) failed.push(await deliverAll(s, k.envs));
+  s.progress?.(`delivery rounds over, ${seconds()} s`);
   return killed.map((k, i) => k.count(failed[i] ?? 0));
 }
 

@@ -70,6 +70,20 @@ test("latency delays matching requests until cleared; reset drops pending faults
   expect((await sb.call("GET", "/group/")).status).toBe(200);
 });
 
+test("where picks requests by their body or path: a fault for one client's request among others alike", async () => {
+  const sb = await start();
+  const one = "76561198000000007";
+  const where = (e: { body: unknown }) => (e.body as { identifier?: string } | null)?.identifier === one;
+  sb.control.failNext({ method: "POST", path: "/user/", where }, 5, 502);
+  sb.control.latency(300, { method: "POST", where }, { after: true });
+  const started = performance.now();
+  const other = await sb.call("POST", "/user/", { body: { type: "STEAM", identifier: "76561198000000008" } });
+  expect([other.status, performance.now() - started < 300]).toEqual([200, true]);
+  const picked = await sb.call("POST", "/user/", { body: { type: "STEAM", identifier: one } });
+  expect([picked.status, performance.now() - started >= 300]).toEqual([502, true]);
+  expect(sb.control.requests({ where }).map((e) => e.status)).toEqual([502]);
+});
+
 test("down refuses connections; up listens again on the same port with the same data", async () => {
   const sb = await start();
   await sb.call("POST", "/user/", { body: { type: "STEAM", identifier: "76561198000000001" } });

@@ -10,7 +10,7 @@
  * lost = an intent the service never carried out, duplicates = one carried out more than once (or an unban that
  * lifted a ban issued after it).
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RequestLogEntry, RequestMatch, Sandbox } from "../../lib/sandbox/index.ts";
@@ -327,7 +327,10 @@ export async function killScenarios(
   const failed: number[] = [];
   for (const k of killed) failed.push(await deliverAll(s, k.envs));
   s.progress?.(`delivery rounds over, ${seconds()} s`);
-  return killed.map((k, i) => k.count(failed[i] ?? 0));
+  const figures = killed.map((k, i) => k.count(failed[i] ?? 0));
+  // Counted: the storage directories go (a 500-kill run left thousands in the system's temp folder).
+  for (const k of killed) for (const env of k.envs) rmSync(env.HUB_STORAGE_DIR!, { recursive: true, force: true });
+  return figures;
 }
 
 /** One line for docs/reliability.md's figures. */

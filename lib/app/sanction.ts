@@ -12,8 +12,8 @@ import { recentCache } from "../players/recent.ts";
 import type { MessageKey } from "../messages.ts";
 import { PlayerError, type PlayerErrorKind, type ResolveOptions, resolveTarget } from "../players/resolve.ts";
 // The sanction modules one by one, not lib/sanctions/index.ts: a command whose entry is not delivered here (the
-// service unreachable moments ago, or a `run` beside it) never loads the delivery round (own-entry.ts).
-import { banHolds, fetchBanList } from "../sanctions/banlist.ts";
+// service unreachable moments ago, or a `run` beside it) never loads the delivery round (own-entry.ts); the ban list
+// and the warnings (banlist.ts, warnings.ts) are loaded by the operations that use them (warns, a warning's auto-ban).
 import type { DeliveryOutcome } from "../sanctions/deliver.ts";
 import { announce, deliverer } from "../sanctions/handoff.ts";
 import { sendKick } from "../sanctions/kick-line.ts";
@@ -30,7 +30,6 @@ import {
 } from "../sanctions/queue.ts";
 import { outcomeMessage, queuedKey } from "../sanctions/report.ts";
 import { type Creator, type Enforce, type PlayerRef, playerLabel, sameIdentifier } from "../sanctions/schemas.ts";
-import { formatWarnings, listWarnings, warningActive } from "../sanctions/warnings.ts";
 import { knownBundle } from "../server-record.ts";
 import { flushFailed } from "../store/errors.ts";
 import type { Store } from "../store/index.ts";
@@ -230,6 +229,7 @@ export async function warns(s: Session, who: Pick<Who, "player">): Promise<Faile
   const p = await parts(s);
   const a = await address(s, p, who);
   if ("status" in a) return a;
+  const { formatWarnings, listWarnings, warningActive } = await import("../sanctions/warnings.ts");
   const res = await listWarnings(p.api, a.target, a.serverbundleId);
   const player = playerLabel(a.target);
   if (!res.ok)
@@ -385,6 +385,7 @@ async function delivered(
 
 /** Whether the service banned the player at its warning threshold because of the warning made at `since`. */
 async function autoBan(p: Parts, serverbundleId: string, target: PlayerRef, since: string): Promise<boolean | null> {
+  const { banHolds, fetchBanList } = await import("../sanctions/banlist.ts");
   const list = await fetchBanList(p.api, p.store, serverbundleId);
   if (list.source !== "api") return null;
   const at = Date.parse(since);

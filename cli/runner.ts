@@ -240,7 +240,18 @@ export function argsOf(defs: ArgsDef, arranged: string[]): Record<string, unknow
 }
 type ParsedArgs = Parameters<NonNullable<AnyCommand["run"]>>[0]["args"];
 
-const camel = (key: string) => key.replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+/** `log-format` → `logFormat`: each `-` before a word character goes, and that character is upper case. */
+function camel(key: string): string {
+  let out = "";
+  for (let i = 0; i < key.length; i++) {
+    const next = key[i + 1];
+    if (key[i] === "-" && next !== undefined && /* \w */ isWordChar(next)) out += key[++i]!.toUpperCase();
+    else out += key[i];
+  }
+  return out;
+}
+const isWordChar = (c: string) =>
+  (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || (c >= "0" && c <= "9") || c === "_";
 
 /** Each name an option answers to (its key, its camelCase name, its aliases), to its key; `no-<name>` aside. */
 function optionNames(defs: ArgsDef): Map<string, string> {

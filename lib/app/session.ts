@@ -75,7 +75,8 @@ export function openSession(o: SessionOptions): Session {
     settleMs: once(async () =>
       (await import("../sanctions/deliver.ts")).settleTime((await config()).api.timeout * 1000),
     ),
-    refusal: async () => (await import("./service.ts")).credentialRefusal(watched),
+    // No client watched (a command that asked the service nothing): no refusal, and nothing to load to tell.
+    refusal: async () => (watched.length ? (await import("./service.ts")).credentialRefusal(watched) : undefined),
   };
 }
 

@@ -20,10 +20,14 @@ export interface SessionOptions {
   mark?: (name: string) => void;
   /** The command's entry is queued (written, it will be sent whatever the command does next). */
   queued?: (kind: "ban" | "unban" | "warning", entryId: string) => void;
+  /** False: the command says no sentence for what it issued (--json: its JSON has the facts). Default true. */
+  sentences?: boolean;
 }
 
 export interface Session {
   readonly logger: Logger;
+  /** Whether the command says a sentence for what it issued (SessionOptions.sentences). */
+  readonly sentences: boolean;
   mark(name: string): void;
   /** Says the command's entry is queued (SessionOptions.queued). */
   queued(kind: "ban" | "unban" | "warning", entryId: string): void;
@@ -52,6 +56,7 @@ export function openSession(o: SessionOptions): Session {
   const { logger, watched } = o;
   return {
     logger,
+    sentences: o.sentences ?? true,
     mark: (name) => o.mark?.(name),
     queued: (kind, entryId) => o.queued?.(kind, entryId),
     config,

@@ -39,7 +39,8 @@ export type { EntryFate } from "./handoff.ts";
 export interface OwnEntryDeps extends Omit<DeliverDeps, "settleMs"> {
   /** The round's settle time (DeliverDeps.settleMs), asked for only when this command runs a round. */
   settleMs?: () => Promise<number>;
-  messages: Messages;
+  /** The language, loaded when a line about another entry is logged (a command that holds its entry never loads it). */
+  messages: () => Promise<Messages>;
   handoffWaitMs?: number;
   /** Ask the service even when a round found none moments ago (`queue retry`: the operator asks for an attempt). */
   askAnyway?: boolean;
@@ -95,7 +96,7 @@ export async function deliverOwnEntry(
             await (await import("./banlist.ts")).liftCachedBans(deps.store, [o.entry.data], (deps.now ?? Date.now)());
           if (o.entry.id === entryId) own = o;
           else if (o.result === "kept" && playerKey(o.entry.data.target) === key) blocked = o.error;
-          else if (o.result !== "kept") log?.info(outcomeMessage(deps.messages, o) ?? `${o.kind} ${o.result}`);
+          else if (o.result !== "kept") log?.info(outcomeMessage(await deps.messages(), o) ?? `${o.kind} ${o.result}`);
         },
       },
     );

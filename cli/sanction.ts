@@ -20,6 +20,8 @@ export const sessionOf = (ctx: Context): Session =>
     logger: ctx.logger,
     watched: ctx.invocation.guards,
     mark: ctx.mark,
+    // With --json the outcome's sentence is not said, so its messages are not loaded for it (lib/app/sanction.ts).
+    sentences: !ctx.json,
     queued: (kind, id) =>
       ctx.invocation.onInterrupt?.(
         () =>

@@ -97,12 +97,13 @@ export function fill(text: string, vars: MessageVars = {}): string {
   );
 }
 
+// String calls, not patterns: every command that says something loads its messages, and a pattern's first run costs.
 function looksLikePath(lang: string): boolean {
-  return /[/\\]/.test(lang) || lang.toLowerCase().endsWith(".json");
+  return lang.includes("/") || lang.includes("\\") || lang.toLowerCase().endsWith(".json");
 }
 
 function builtInLocale(lang: string): string {
-  const tag = lang.trim().toLowerCase().replace(/_/g, "-");
+  const tag = lang.trim().toLowerCase().split("_").join("-");
   for (const candidate of [tag, tag.split("-")[0] ?? ""]) if (Object.hasOwn(BUILT_IN, candidate)) return candidate;
   throw new MessagesError(
     `unknown language "${lang}": the built-in ones are ${BUILT_IN_LANGS.join(", ")}; ` +

@@ -28,20 +28,10 @@ export const ATTRIBUTE_TYPES = ["NEWEST", "ACCUMULATED"] as const;
 export const UserTypeSchema = openEnum(USER_TYPES);
 export const ServerTypeSchema = openEnum(SERVER_TYPES);
 export const ServerStatusSchema = openEnum(SERVER_STATUSES);
-export const BanStatusSchema = openEnum(BAN_STATUSES);
-export const RewardStatusSchema = openEnum(REWARD_STATUSES);
-export const RewardTypeSchema = openEnum(REWARD_TYPES);
-export const RewardEventSchema = openEnum(REWARD_EVENTS);
-export const AttributeTypeSchema = openEnum(ATTRIBUTE_TYPES);
 
 export type UserType = v.InferOutput<typeof UserTypeSchema>;
 export type ServerType = v.InferOutput<typeof ServerTypeSchema>;
 export type ServerStatus = v.InferOutput<typeof ServerStatusSchema>;
-export type BanStatus = v.InferOutput<typeof BanStatusSchema>;
-export type RewardStatus = v.InferOutput<typeof RewardStatusSchema>;
-export type RewardType = v.InferOutput<typeof RewardTypeSchema>;
-export type RewardEvent = v.InferOutput<typeof RewardEventSchema>;
-export type AttributeType = v.InferOutput<typeof AttributeTypeSchema>;
 
 /**
  * ISO-8601 with `Z` or `±hh:mm` and an optional fraction (Pydantic omits zero microseconds). Years past 9999 come

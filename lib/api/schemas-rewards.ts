@@ -3,15 +3,23 @@
  * their packet and purchase. One domain a module; schemas.ts is the index importers use.
  */
 import * as v from "valibot";
-import { Id, Json, lenientListMap } from "./lenient.ts";
+import { Id, Json, lenientListMap, openEnum } from "./lenient.ts";
 import {
-  RewardEventSchema,
-  RewardStatusSchema,
-  RewardTypeSchema,
+  REWARD_EVENTS,
+  REWARD_STATUSES,
+  REWARD_TYPES,
   ServerbundleShortSchema,
   TimestampSchema,
   UserShortSchema,
 } from "./schemas-common.ts";
+
+// Each domain's enums with its models: a command that reads only the server record builds none of them.
+export const RewardStatusSchema = openEnum(REWARD_STATUSES);
+export const RewardTypeSchema = openEnum(REWARD_TYPES);
+export const RewardEventSchema = openEnum(REWARD_EVENTS);
+export type RewardStatus = v.InferOutput<typeof RewardStatusSchema>;
+export type RewardType = v.InferOutput<typeof RewardTypeSchema>;
+export type RewardEvent = v.InferOutput<typeof RewardEventSchema>;
 
 export const RewardSchema = v.looseObject({
   id: Id,

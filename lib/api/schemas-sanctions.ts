@@ -3,15 +3,18 @@
  * the request bodies that create them. One domain a module; schemas.ts is the index importers use.
  */
 import * as v from "valibot";
-import { Id, lenientListMap, pageSchema } from "./lenient.ts";
+import { Id, lenientListMap, openEnum, pageSchema } from "./lenient.ts";
 import {
-  BanStatusSchema,
+  BAN_STATUSES,
   DurationSchema,
   ServerbundleShortSchema,
   TimestampSchema,
   UserShortSchema,
-  type BanStatus,
 } from "./schemas-common.ts";
+
+// Each domain's enums with its models: a command that reads only the server record builds none of them.
+export const BanStatusSchema = openEnum(BAN_STATUSES);
+export type BanStatus = v.InferOutput<typeof BanStatusSchema>;
 
 /** The ban-list value (BanModelReduced): no protests. */
 export const BanReducedSchema = v.looseObject({

@@ -3,16 +3,19 @@
  * that create them. One domain a module; schemas.ts is the index importers use.
  */
 import * as v from "valibot";
-import { Id, Json, lenientArray } from "./lenient.ts";
+import { Id, Json, lenientArray, openEnum } from "./lenient.ts";
 import {
-  AttributeTypeSchema,
+  ATTRIBUTE_TYPES,
   DurationSchema,
   ServerbundleShortSchema,
   TimestampSchema,
   UserTypeSchema,
-  type AttributeType,
   type UserType,
 } from "./schemas-common.ts";
+
+// Each domain's enums with its models: a command that reads only the server record builds none of them.
+export const AttributeTypeSchema = openEnum(ATTRIBUTE_TYPES);
+export type AttributeType = v.InferOutput<typeof AttributeTypeSchema>;
 
 export const GroupShortSchema = v.looseObject({
   id: Id,

@@ -11,3 +11,4 @@ export * from "./schemas-users.ts";
 export * from "./schemas-sanctions.ts";
 export * from "./schemas-rewards.ts";
 export * from "./schemas-server.ts";
+export * from "./schemas-adverts.ts";

@@ -27,7 +27,7 @@ export interface IssuedBase {
   target: PlayerRef;
   /** Whose permissions the service checked (--as); null for the console. */
   creator: Creator | null;
-  /** The sentence: what the service did, or that the entry waits (and why). */
+  /** The sentence: what the service did, or that the entry waits (and why); "" when none is said (Session.sentences). */
   message: string;
   /** Lines after it: the queued bans an unban cancelled, the service's automatic ban after a warning. */
   notes: string[];

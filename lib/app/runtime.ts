@@ -14,7 +14,7 @@ import { existsSync } from "node:fs";
 export const RUNTIME_SETTINGS: Readonly<Record<string, string>> = { BUN_JSC_useJIT: "false" };
 
 /** Whether this is the compiled executable: its modules are under /$bunfs/ (B:/~BUN/ on Windows). */
-export const isCompiled = (): boolean => /\$bunfs|~BUN/.test(import.meta.url);
+export const isCompiled = (): boolean => import.meta.url.includes("$bunfs") || import.meta.url.includes("~BUN");
 
 type Execve = (file: string, args: string[], env: Record<string, string | undefined>) => never;
 

@@ -12,8 +12,8 @@ import { recentCache } from "../players/recent.ts";
 import type { MessageKey } from "../messages.ts";
 import { PlayerError, type PlayerErrorKind, type ResolveOptions, resolveTarget } from "../players/resolve.ts";
 // The sanction modules one by one, not lib/sanctions/index.ts: a command whose entry is not delivered here (the
-// service unreachable moments ago, or a `run` beside it) never loads the delivery round (own-entry.ts).
-import { banHolds, fetchBanList } from "../sanctions/banlist.ts";
+// service unreachable moments ago, or a `run` beside it) never loads the delivery round (own-entry.ts); the ban list
+// and the warnings (banlist.ts, warnings.ts) are loaded by the operations that use them (warns, a warning's auto-ban).
 import type { DeliveryOutcome } from "../sanctions/deliver.ts";
 import { announce, findDeliverer, takeOn } from "../sanctions/handoff.ts";
 import { type EarlyHandoff, type EntryFate, deliverOwnEntry } from "../sanctions/own-entry.ts";
@@ -29,7 +29,6 @@ import {
 } from "../sanctions/queue.ts";
 import { outcomeMessage, queuedKey } from "../sanctions/report.ts";
 import { type Creator, type Enforce, type PlayerRef, playerLabel, sameIdentifier } from "../sanctions/schemas.ts";
-import { formatWarnings, listWarnings, warningActive } from "../sanctions/warnings.ts";
 import { knownBundle } from "../server-record.ts";
 import { flushFailed } from "../store/errors.ts";
 import type { Store } from "../store/index.ts";
@@ -190,7 +189,7 @@ export async function issueSanction(s: Session, r: SanctionRequest): Promise<Fai
   s.mark("queued");
   const vars = { player: playerLabel(target), length: formatLength(seconds), reason: r.reason };
   const queued = r.kind === "warning" ? "warn.queued" : queuedKey("ban", enforce);
-  const d = await delivered(s, p, r.kind, entryId, queued, vars, early);
+  const d = await delivered(s, r.kind, entryId, queued, vars, early);
   s.mark("delivered");
   if (failed(d)) return d;
   const { outcome: o, ...settled } = d;
@@ -206,7 +205,8 @@ export async function issueSanction(s: Session, r: SanctionRequest): Promise<Fai
   const warning = o?.kind === "warning" ? o.warning : undefined;
   // Rule 12: the ban list is refreshed after a warning: the service bans by itself at its warning threshold.
   const autoBanned = warning ? await autoBan(p, serverbundleId, target, warning.created_on) : null;
-  const notes = [...base.notes, ...(autoBanned ? [p.messages.t("warn.auto_banned", { player: vars.player })] : [])];
+  const said = autoBanned ? [(await s.messages()).t("warn.auto_banned", { player: vars.player })] : [];
+  const notes = [...base.notes, ...said];
   return { ...base, kind: "warning", ...(warning ? { warningId: warning.id } : {}), autoBanned, notes };
 }
 
@@ -220,12 +220,12 @@ export async function unban(s: Session, who: Who): Promise<Failed | UnbanIssued>
   const written = await writeEntry(s, p, { kind: "unban", target, processor: creator, serverbundleId, enforce });
   const { entryId, cancelled } = written;
   const player = playerLabel(target);
-  const d = await delivered(s, p, "unban", entryId, queuedKey("unban", enforce), { player }, written.early);
+  const d = await delivered(s, "unban", entryId, queuedKey("unban", enforce), { player }, written.early);
   if (failed(d)) return d;
   const { outcome: _, ...settled } = d;
   const notes = [
     ...flushNotes("unban", written.flushError),
-    ...(cancelled ? [p.messages.t("unban.cancelled_queued", { count: cancelled, player })] : []),
+    ...(cancelled ? [(await s.messages()).t("unban.cancelled_queued", { count: cancelled, player })] : []),
   ];
   return { ...settled, kind: "unban", entryId, target, creator, cancelled, notes };
 }
@@ -235,12 +235,13 @@ export async function warns(s: Session, who: Pick<Who, "player">): Promise<Faile
   const p = await parts(s);
   const a = await address(s, p, who);
   if ("status" in a) return a;
-  const res = await listWarnings(p.api, a.target, a.serverbundleId);
+  const { formatWarnings, listWarnings, warningActive } = await import("../sanctions/warnings.ts");
+  const [res, messages] = await Promise.all([listWarnings(p.api, a.target, a.serverbundleId), s.messages()]);
   const player = playerLabel(a.target);
   if (!res.ok)
     return {
       status: isRejected(res.error) ? "refused" : "unreachable",
-      message: p.messages.t("warns.failed", { player, error: describeError(res.error) }),
+      message: messages.t("warns.failed", { player, error: describeError(res.error) }),
     };
   const warnings = res.warnings.map((w) => ({
     id: w.id,
@@ -251,7 +252,7 @@ export async function warns(s: Session, who: Pick<Who, "player">): Promise<Faile
     disabled: w.disabled,
     serverbundle_id: w.serverbundle?.id ?? null,
   }));
-  const lines = formatWarnings(p.messages, player, res.warnings, res.total);
+  const lines = formatWarnings(messages, player, res.warnings, res.total);
   return { status: "listed", target: a.target, total: res.total, warnings, lines };
 }
 
@@ -266,14 +267,14 @@ export async function deliverEntry(
   entryId: string,
   opts: { askAnyway?: boolean; early?: EarlyHandoff } = {},
 ): Promise<{ status: FateStatus; fate: EntryFate } | (Failed & { status: "credentials" })> {
-  const [config, api, store, messages] = await Promise.all([s.config(), s.api(), s.store(), s.messages()]);
+  const [config, api, store] = await Promise.all([s.config(), s.api(), s.store()]);
   const fate = await deliverOwnEntry(
     {
       api,
       store,
       logger: s.logger.withTag("queue"),
       settleMs: s.settleMs,
-      messages,
+      messages: s.messages,
       // A running `run` takes the entry (lib/sanctions/handoff.ts): its user lookup and the send itself, each within
       // api.timeout, are what the answer waits for.
       handoffWaitMs: 2 * config.api.timeout * 1000,
@@ -297,18 +298,16 @@ export async function deliverEntry(
 
 type Parts = Awaited<ReturnType<typeof parts>>;
 
-/** What every operation needs of the session, built together. */
+/**
+ * What every operation needs of the session, built together; the messages too where sentences are said (a language
+ * file that cannot be read stops the command before anything is queued). With --json only a failure's line needs them.
+ */
 async function parts(s: Session) {
   const config = await s.config();
-  const [api, store, messages, userType, nameId] = await Promise.all([
-    s.api(),
-    s.store(),
-    s.messages(),
-    s.userType(),
-    s.nameId(),
-  ]);
+  const said = s.sentences && s.messages();
+  const [api, store, userType, nameId] = await Promise.all([s.api(), s.store(), s.userType(), s.nameId(), said]);
   s.mark("session");
-  return { config, api, store, messages, userType, nameId };
+  return { config, api, store, userType, nameId };
 }
 
 /**
@@ -368,7 +367,6 @@ async function bundleOf(p: Parts): Promise<string | Failed> {
  */
 async function delivered(
   s: Session,
-  p: Parts,
   kind: DeliveryKind,
   entryId: string,
   queued: MessageKey,
@@ -378,18 +376,21 @@ async function delivered(
   const d = await deliverEntry(s, kind, entryId, { early });
   if (d.status === "credentials") return d;
   const { outcome, error } = d.fate;
-  const message =
-    (outcome && outcomeMessage(p.messages, outcome)) ??
-    (d.status === "elsewhere"
-      ? p.messages.t("queue.sent_elsewhere", { player: vars.player })
-      : p.messages.t(queued, vars) + (error ? ` (${error})` : ""));
-  if (d.status !== "delivered" && d.status !== "elsewhere" && d.status !== "queued")
-    return { status: d.status, message };
+  const issued = d.status === "delivered" || d.status === "elsewhere" || d.status === "queued";
+  const messages = issued && !s.sentences ? undefined : await s.messages();
+  const message = !messages
+    ? ""
+    : ((outcome && outcomeMessage(messages, outcome)) ??
+      (d.status === "elsewhere"
+        ? messages.t("queue.sent_elsewhere", { player: vars.player })
+        : messages.t(queued, vars) + (error ? ` (${error})` : "")));
+  if (!issued) return { status: d.status, message };
   return { status: d.status, message, ...(outcome ? { outcome } : {}), ...(error ? { error } : {}) };
 }
 
 /** Whether the service banned the player at its warning threshold because of the warning made at `since`. */
 async function autoBan(p: Parts, serverbundleId: string, target: PlayerRef, since: string): Promise<boolean | null> {
+  const { banHolds, fetchBanList } = await import("../sanctions/banlist.ts");
   const list = await fetchBanList(p.api, p.store, serverbundleId);
   if (list.source !== "api") return null;
   const at = Date.parse(since);

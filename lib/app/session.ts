@@ -22,10 +22,14 @@ export interface SessionOptions {
   gameFacts?: () => GameFacts | undefined;
   /** The command's entry is queued (written, it will be sent whatever the command does next). */
   queued?: (kind: "ban" | "unban" | "warning", entryId: string) => void;
+  /** False: the command says no sentence for what it issued (--json: its JSON has the facts). Default true. */
+  sentences?: boolean;
 }
 
 export interface Session {
   readonly logger: Logger;
+  /** Whether the command says a sentence for what it issued (SessionOptions.sentences). */
+  readonly sentences: boolean;
   mark(name: string): void;
   /** Says the command's entry is queued (SessionOptions.queued). */
   queued(kind: "ban" | "unban" | "warning", entryId: string): void;
@@ -54,6 +58,7 @@ export function openSession(o: SessionOptions): Session {
   const { logger, watched } = o;
   return {
     logger,
+    sentences: o.sentences ?? true,
     mark: (name) => o.mark?.(name),
     queued: (kind, entryId) => o.queued?.(kind, entryId),
     config,
@@ -84,7 +89,8 @@ export function openSession(o: SessionOptions): Session {
     settleMs: once(async () =>
       (await import("../sanctions/deliver.ts")).settleTime((await config()).api.timeout * 1000),
     ),
-    refusal: async () => (await import("./service.ts")).credentialRefusal(watched),
+    // No client watched (a command that asked the service nothing): no refusal, and nothing to load to tell.
+    refusal: async () => (watched.length ? (await import("./service.ts")).credentialRefusal(watched) : undefined),
   };
 }
 

@@ -14,7 +14,6 @@ import * as v from "valibot";
 import type { Messages } from "../messages.ts";
 import { type Store, isUncertain } from "../store/index.ts";
 import { describeFsError } from "../store/errors.ts";
-import { liftCachedBans } from "./banlist.ts";
 import { markSanctionsChanged } from "./changed.ts";
 // Types only: the round (deliver.ts, reconcile.ts) is loaded when this command runs one.
 import type { DeliverDeps, DeliveryOutcome, DeliveryReport } from "./deliver.ts";
@@ -40,7 +39,8 @@ export type { EntryFate } from "./handoff.ts";
 export interface OwnEntryDeps extends Omit<DeliverDeps, "settleMs"> {
   /** The round's settle time (DeliverDeps.settleMs), asked for only when this command runs a round. */
   settleMs?: () => Promise<number>;
-  messages: Messages;
+  /** The language, loaded when a line about another entry is logged (a command that holds its entry never loads it). */
+  messages: () => Promise<Messages>;
   handoffWaitMs?: number;
   /** Ask the service even when a round found none moments ago (`queue retry`: the operator asks for an attempt). */
   askAnyway?: boolean;
@@ -93,10 +93,10 @@ export async function deliverOwnEntry(
         onOutcome: async (o) => {
           // The cached ban list must not kick a player this round unbanned (`run` starting next enforces it first).
           if (o.kind === "unban" && o.result === "delivered")
-            await liftCachedBans(deps.store, [o.entry.data], (deps.now ?? Date.now)());
+            await (await import("./banlist.ts")).liftCachedBans(deps.store, [o.entry.data], (deps.now ?? Date.now)());
           if (o.entry.id === entryId) own = o;
           else if (o.result === "kept" && playerKey(o.entry.data.target) === key) blocked = o.error;
-          else if (o.result !== "kept") log?.info(outcomeMessage(deps.messages, o) ?? `${o.kind} ${o.result}`);
+          else if (o.result !== "kept") log?.info(outcomeMessage(await deps.messages(), o) ?? `${o.kind} ${o.result}`);
         },
       },
     );

@@ -73,7 +73,7 @@ export async function queueBan(
  * (delivery, the is-banned check), and the others may come from a process whose clock was set back since (an unban
  * typed an hour "later" than the ban after it would lift that ban).
  */
-const newest = (entries: QueueEntry<unknown>[]) => entries.at(-1)?.id;
+const newest = (entries: QueueEntry<unknown>[]) => entries[entries.length - 1]?.id; // not .at(): cli/runner.ts
 
 /** What the "ban" queue holds for `ban` issued at `now` (also what a command's kick line sends first: kick-line.ts). */
 export function banEntry(ban: NewBan, now: number): BanEntry {

@@ -151,6 +151,8 @@ export function sanctionQueues(store: Store): ReturnType<typeof openSanctionQueu
 
 /** The entries of `queue` under any of `keys` (byKey), each once, oldest first. */
 export async function entriesByKeys<T>(queue: Queue<T>, keys: readonly string[]): Promise<QueueEntry<T>[]> {
+  // One key (a player known by game id only, as a ban's usually is): byKey's entries are those, each once, in order.
+  if (keys.length === 1) return queue.byKey(keys[0]!);
   const byId = new Map<string, QueueEntry<T>>();
   for (const key of keys) for (const e of await queue.byKey(key)) byId.set(e.id, e);
   return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : 1));

@@ -82,6 +82,12 @@ test("what a command's run gets: each flag under its name and camelCase name, th
   });
 });
 
+test("camelCase names as `-(\\w)` made them: a dash before a word character goes, any other dash stays", () => {
+  const defs = { "odd--key": { type: "boolean" }, "x-1": { type: "boolean" }, "end-": { type: "boolean" } } as const;
+  const args = argsOf(defs, ["--odd--key", "--x-1", "--end-", "--"]);
+  expect(Object.keys(args).sort()).toEqual(["_", "end-", "odd--key", "odd-Key", "x-1", "x1"]);
+});
+
 test("positionals by name, and the rest of the line in the reason", async () => {
   const r = await hub(["help", "queue", "retry"], { env: env() });
   expect(r.code).toBe(0);

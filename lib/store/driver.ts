@@ -54,11 +54,13 @@ export async function atomicWrite(
 ): Promise<void> {
   const tmp = `${file}${TMP_MARK}${process.pid}-${crypto.randomUUID()}`;
   let fh;
+  // The first folder this write created, if it made any: the folders holding new ones are flushed too (below).
+  let created: string | undefined;
   try {
     fh = await open(tmp, "wx", 0o600);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
-    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    created = (await mkdir(dirname(file), { recursive: true, mode: 0o700 })) as string | undefined;
     fh = await open(tmp, "wx", 0o600);
   }
   try {
@@ -70,7 +72,7 @@ export async function atomicWrite(
     await unlink(tmp).catch(() => {});
     throw e;
   }
-  if (shown) return flushShown(fh, file, fsync, shown);
+  if (shown) return flushShown(fh, file, fsync, shown, created);
   await fh.close();
   try {
     await rename(tmp, file);
@@ -78,7 +80,22 @@ export async function atomicWrite(
     await unlink(tmp).catch(() => {});
     throw e;
   }
-  if (fsync) await fsyncDir(dirname(file));
+  if (fsync) await fsyncDirs(dirname(file), created);
+}
+
+/**
+ * Flushes `dir` (the file's rename), and where the write created folders (`created`, the first of them), each
+ * folder holding a new one, up to the one `created` was made in: on a file system that does not order metadata
+ * (XFS, btrfs), a new folder's own entry is not on disk until its parent is flushed, and the file in it is lost with
+ * it. Only the first write into a new folder pays for it.
+ */
+async function fsyncDirs(dir: string, created: string | undefined): Promise<void> {
+  await fsyncDir(dir);
+  if (created === undefined) return;
+  for (let d = dir; d !== dirname(created) && d !== dirname(d);) {
+    d = dirname(d);
+    await fsyncDir(d);
+  }
 }
 
 /**
@@ -87,7 +104,13 @@ export async function atomicWrite(
  * stays, as another process may have read it. A power cut before the flush ends may lose it, or leave it empty (set
  * aside in `corrupt/`); the caller says nothing of it before then (docs/reliability.md, "Why each fsync").
  */
-async function flushShown(fh: FileHandle, file: string, fsync: boolean, shown: OnShown): Promise<void> {
+async function flushShown(
+  fh: FileHandle,
+  file: string,
+  fsync: boolean,
+  shown: OnShown,
+  created: string | undefined,
+): Promise<void> {
   // Awaited: a one-shot command's file calls block (lib/fsio.ts), so what `shown` writes must be done before the
   // flush holds the process. Its failure is the caller's to report.
   await Promise.resolve()
@@ -100,7 +123,7 @@ async function flushShown(fh: FileHandle, file: string, fsync: boolean, shown: O
   } finally {
     await fh.close().catch(() => {});
   }
-  if (fsync) await fsyncDir(dirname(file));
+  if (fsync) await fsyncDirs(dirname(file), created);
 }
 
 /** Makes a rename durable across power loss. Not possible on every platform (Windows): ignored there. */

@@ -86,19 +86,23 @@ export function handoffDesk(agent: FeatureContext, issue: (target: PlayerRef) =>
       answering.delete(id);
     }
   };
-  const held = heldAnswers(agent, awaiting, answer);
+  const gates = heldAnswers(agent, awaiting, answer);
   /** A handed-over entry: its player's sanctions delivered first; the command answered once it is settled. */
   const takeEntry = async (t: TakeLine, reply?: Reply) => {
+    // Held back (a pause VyHub asked for, or no service): a command on the line is told at once, before the read. Its
+    // entry was in place when it asked; what run does with it (the kick, the round) follows as for any other.
+    const told = reply && gates.heldFate();
+    if (told) reply({ fate: told });
     const entry = await queues[t.kind].get(t.id);
-    if (!entry) return answer(t.id, recent.get(t.id) ?? { result: "elsewhere" }, reply);
+    if (!entry) return told ? undefined : answer(t.id, recent.get(t.id) ?? { result: "elsewhere" }, reply);
     const key = playerKey(entry.data.target);
-    awaiting.set(t.id, { kind: t.kind, key, takenAt: performance.now(), ...(reply ? { reply } : {}) });
+    if (!told) awaiting.set(t.id, { kind: t.kind, key, takenAt: performance.now(), ...(reply ? { reply } : {}) });
     log.info(`${t.kind} of ${playerLabel(entry.data.target)} from another hub-agent process (pid ${t.pid})`, {
       entry: t.id,
     });
     void agent.scheduler.run("sanctions", () => issue(entry.data.target));
-    await held.answerHeld();
-    void held.watchGates();
+    await gates.answerHeld();
+    void gates.watchGates();
   };
 
   const desk: HandoffDesk = {
@@ -180,7 +184,7 @@ function heldAnswers(
   agent: FeatureContext,
   awaiting: Awaiting,
   answer: (id: string, fate: EntryFate) => Promise<void>,
-): { answerHeld(): Promise<void>; watchGates(): Promise<void> } {
+): { heldFate(): EntryFate | undefined; answerHeld(): Promise<void>; watchGates(): Promise<void> } {
   const heldBy = (): string | undefined => {
     const { api, clock } = agent.deps;
     const ms = api.rateLimitedMs;
@@ -193,11 +197,13 @@ function heldAnswers(
       return `VyHub has not answered the running hub-agent for ${ago} s (${down.error}); it sends it once VyHub answers`;
     }
   };
-  const answerHeld = async () => {
+  const heldFate = (): EntryFate | undefined => {
     const why = heldBy();
-    if (!why) return;
-    const fate: EntryFate = { result: "kept", error: `${why}, and its log will say how VyHub answered` };
-    for (const id of awaiting.keys()) await answer(id, fate);
+    return why ? { result: "kept", error: `${why}, and its log will say how VyHub answered` } : undefined;
+  };
+  const answerHeld = async () => {
+    const fate = heldFate();
+    if (fate) for (const id of awaiting.keys()) await answer(id, fate);
   };
   let watching = false;
   const watchGates = async () => {
@@ -212,7 +218,7 @@ function heldAnswers(
       watching = false;
     }
   };
-  return { answerHeld, watchGates };
+  return { heldFate, answerHeld, watchGates };
 }
 
 /** HandoffDesk.accept: watches the box's folder (`dir`) and says so in the cache "deliverer"; `take` on each change. */

@@ -200,6 +200,24 @@ describe("a command beside a run that finds no service", () => {
     await deliveredOnce([DAVE, EVE]);
   }, 30_000);
 
+  test("known down: a command on the desk line is told before run even reads its entry (a slow disk waits for none)", async () => {
+    h = await harness({ env, features: [bans], retries: 2 });
+    await h.startRun();
+    await h.sb.control.down();
+    await cliBan(DAVE); // run learns the service is down
+    // run's reads of queued bans now take a second each (a disk under load).
+    const queue = sanctionQueues(h.store).ban;
+    const get = queue.get.bind(queue);
+    queue.get = (async (id: string) => (await Bun.sleep(1_000), get(id))) as typeof queue.get;
+    const { fate, ms } = await cliBan(EVE);
+    expect(fate.result).toBe("kept");
+    expect(fate.error).toMatch(NO_ANSWER);
+    expect(ms).toBeLessThan(500);
+    queue.get = get;
+    await h.sb.control.up();
+    await deliveredOnce([DAVE, EVE]);
+  }, 30_000);
+
   test("after a quiet spell the service is back: the command waits for one attempt and has VyHub's answer", async () => {
     h = await harness({ env: { ...env, HUB_INTERVALS_STATUS: "3600" }, features: [bans] }); // no retries
     await h.startRun();

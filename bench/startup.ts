@@ -21,6 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ServerSchema } from "../lib/api/schemas.ts";
 import { CACHE_FILE } from "../lib/app/config-cache.ts";
+import { queueBan, sanctionQueues } from "../lib/sanctions/index.ts";
 import { openStore } from "../lib/store/index.ts";
 import examples from "../test/fixtures/api-examples.json";
 import { buildCommand } from "../test/cli/binary.ts";
@@ -50,7 +51,22 @@ const env = {
 // `ban` needs the serverbundle: a store with the server record cached, copied afresh (untimed) before each run.
 const seeded = join(work, "seeded");
 const server = examples["01 GET /server/{server_id}"].response.body;
-await (await openStore({ dir: seeded })).cache("server", ServerSchema).set(server as never);
+const seedStore = await openStore({ dir: seeded });
+await seedStore.cache("server", ServerSchema).set(server as never);
+// A store in use, as an operator's is: its queues' folders and indexes made (by a first ban, delivered since). The
+// first entry of a fresh store also creates its folders and flushes the folders holding them (docs/reliability.md).
+const queues = sanctionQueues(seedStore);
+for (const q of Object.values(queues)) await q.verifyIndex();
+const target = { identifier: "76561198000000009", type: "STEAM", user_id: null, name: "" };
+const bundleId = server.serverbundle_id as string;
+const first = await queueBan(seedStore, {
+  target,
+  length: 60,
+  reason: "seed",
+  creator: null,
+  serverbundleId: bundleId,
+});
+await queues.ban.remove(first.id);
 /**
  * A case's store, the seeded one again before each run (its queue empty), at the same path: a store in use keeps
  * the checked configuration (lib/app/config-cache.ts), keyed among others by HUB_STORAGE_DIR, so it is kept too.

@@ -1,6 +1,6 @@
 import { describeError, type Server } from "./api/client.ts";
 import { CREDENTIAL_BACKOFF_MAX_MS, credentialProblem } from "./api/credentials.ts";
-import { bundleOf, serverCache } from "./server-record.ts";
+import { bundleOf, cachedServer, serverCache } from "./server-record.ts";
 import { StoreWriteError, cacheWrite } from "./store/index.ts";
 import { cacheAge } from "./store/cache.ts";
 import type { BridgeEvent, BridgeEventOf, BridgeEventType, GamePlayer } from "./game/bridge.ts";
@@ -124,7 +124,6 @@ export class Agent implements FeatureContext {
   /** Rules 1–3: the live record, else a cache at most a week old, else keep trying every minute. */
   private async loadServer(): Promise<"api" | "cache" | undefined> {
     const { api, config, clock } = this.deps;
-    const cache = serverCache(this.deps.store);
     const retryMs = config.intervals.user_retry * 1000;
     let refusals = 0;
     for (let attempt = 1; !this.scheduler.stopped; attempt++) {
@@ -136,7 +135,7 @@ export class Agent implements FeatureContext {
       const reason = describeError(res.error);
       // A refused key or unknown server id was named by the API client's guard (lib/api/credentials.ts).
       const refused = credentialProblem(res.error);
-      const cached = await cache.get();
+      const cached = await cachedServer(this.deps.store, config.api.server_id);
       const usable = cached && cacheAge(cached.savedAt, clock.now()) <= SERVER_CACHE_MAX_AGE_MS;
       // Once per start, also when no cache helps: an operator's hub_api_failed hook is an alert.
       if (attempt === 1)
@@ -153,7 +152,7 @@ export class Agent implements FeatureContext {
         return "cache";
       }
       const why = !cached
-        ? "there is no cached server record yet"
+        ? "there is no cached server record of this server yet"
         : cached.savedAt > clock.now()
           ? "the cached server record is dated in the future (was the clock set back?)"
           : "the cached server record is older than a week";

@@ -8,6 +8,15 @@ import type { Store } from "./store/index.ts";
 
 export const serverCache = (store: Store) => store.cache("server", ServerSchema);
 
+/**
+ * The cached record when it is `serverId`'s: a storage directory kept while api.server_id changed (a wrong id fixed, a
+ * store moved to another server) holds the other server's, whose serverbundle is not this server's.
+ */
+export async function cachedServer(store: Store, serverId: string) {
+  const cached = await serverCache(store).get();
+  return cached && cached.data.id === serverId ? cached : undefined;
+}
+
 /** The record's serverbundle id: the nested bundle, else the flat id; undefined when it names none. */
 export function bundleOf(server: Pick<Server, "serverbundle" | "serverbundle_id">): string | undefined {
   return server.serverbundle?.id ?? server.serverbundle_id ?? undefined;
@@ -22,14 +31,13 @@ export async function knownBundle(
   store: Store,
   serverId: string,
 ): Promise<{ ok: true; id: string } | { ok: false; error?: ApiError }> {
-  const cache = serverCache(store);
-  const cached = await cache.get();
+  const cached = await cachedServer(store, serverId);
   const known = cached && bundleOf(cached.data);
   if (known) return { ok: true, id: known };
   const res = await api.getServer(serverId);
   if (!res.ok) return { ok: false, error: res.error };
   const id = bundleOf(res.value);
   if (!id) return { ok: false };
-  await cache.set(res.value);
+  await serverCache(store).set(res.value);
   return { ok: true, id };
 }

@@ -42,6 +42,23 @@ describe("startup (rules 1–4)", () => {
     expect(cached?.savedAt).toBe(h.clock.now());
   });
 
+  test("offline with another server's record cached (api.server_id changed since): not used, no hub_ready", async () => {
+    h = await harness();
+    await h.agent.start();
+    await h.agent.stop();
+    const cache = h.store.cache("server", ServerSchema);
+    const cached = await cache.get();
+    await cache.set({ ...cached!.data, id: "00000000-0000-4000-8000-000000000001" });
+    h.events.length = 0;
+    await h.sb.control.down();
+    const agent = h.restart();
+    void agent.start();
+    await until(() => h.logger.lines.some((l) => l.msg.includes("no cached server record of this server")), "the why");
+    expect(h.events).not.toContain("hub_ready");
+    expect(agent.server).toBeUndefined();
+    await agent.stop();
+  });
+
   test("offline with a cache older than a week: no hub_ready until the service returns, retrying every minute", async () => {
     h = await harness();
     await h.store

@@ -132,6 +132,17 @@ describe("issueSanction", () => {
     expect(await queued(again)).toEqual([0, 0, 1]);
   });
 
+  test("a cached record of another server (api.server_id changed since) names no bundle: asked, not used", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hub-app-"));
+    await warns(await session({}, dir), { player: ALICE }); // caches this server's record
+    const other = "00000000-0000-4000-8000-000000000001";
+    const moved = await session({ HUB_API_URL: DOWN, HUB_API_SERVER_ID: other }, dir);
+    const o = await issueSanction(moved, { kind: "ban", player: ALICE, length: "30m", reason: "r" });
+    expect(o.status).toBe("unreachable");
+    expect((o as { message: string }).message).toStartWith("nothing was queued: this server's serverbundle is unknown");
+    expect(await queued(moved)).toEqual([0, 0, 0]);
+  });
+
   test("a refused key with the entry queued: credentials, and the entry kept", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hub-app-"));
     await warns(await session({}, dir), { player: ALICE }); // caches the server record

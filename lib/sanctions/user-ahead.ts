@@ -33,15 +33,17 @@ export class UsersAhead {
   }
 
   /**
-   * The answer for this player, once (a later round, or the same entry after a failure, asks afresh); undefined when
-   * none was asked lately. Asked after the sanction was queued, it is as good as the round's own GET: VyHub may change
-   * right after either. A 404 goes on to create the user (round.ts findUser), which reads again if someone else had.
+   * The answer for this player, once (a later round asks afresh); undefined when none was asked lately. A user found
+   * is as good as the round's own GET (VyHub may change right after either). "Not found" is not: it goes stale as soon
+   * as anyone creates the user, an earlier entry of the same player in this very round among them (its ban creates
+   * them; an unban told "not found" then would be settled unsent), so it is asked again, as is a failure.
    */
   take(p: { identifier: string; type: string }): Promise<ApiResult<User>> | undefined {
     const key = playerKey(p);
     const a = this.asked.get(key);
     if (!a) return undefined;
     this.asked.delete(key);
-    return this.monotonic() - a.at < KEPT_MS ? a.answer : undefined;
+    if (this.monotonic() - a.at >= KEPT_MS) return undefined;
+    return a.answer.then((r) => (r.ok ? r : this.api.getUser(p.identifier, p.type)));
   }
 }

@@ -348,6 +348,8 @@ describe("the desk line", () => {
 describe("the player's lookup at VyHub", () => {
   test("goes out as the note is taken, beside the round's lock and reads, and is asked once", async () => {
     h = await harness({ env, features: [bans] });
+    // A player VyHub knows: "not found" would be asked again (it goes stale once anyone creates the user).
+    h.sb.state.addUser({ identifier: DAVE.id, type: "STEAM", username: DAVE.name });
     await h.startRun();
     const lookups = () => h.sb.control.requests({ method: "GET", path: new RegExp(`^/user/${DAVE.id}`) }).length;
     // When run's round takes the delivery lock: has Dave's lookup reached VyHub yet (waited for up to 1 s)?

@@ -30,6 +30,23 @@ test("asked once per player, taken once", async () => {
   expect(ahead.take(DAVE)).toBeUndefined();
 });
 
+test("only a user found is kept: not found (stale once anyone creates them) and a failure are asked again", async () => {
+  let exists = false;
+  const asked: string[] = [];
+  const api = {
+    getUser: async (identifier: string) => {
+      asked.push(identifier);
+      return exists ? { ok: true, value: { id: "dave" } } : { ok: false, error: { kind: "NotFound" } };
+    },
+  } as unknown as Pick<Api, "getUser">;
+  const ahead = new UsersAhead(api, () => 0);
+  ahead.ask(DAVE);
+  await Bun.sleep(0);
+  exists = true; // Dave's ban, earlier in the round, created his user: his unban must find it
+  expect(await ahead.take(DAVE)).toMatchObject({ ok: true, value: { id: "dave" } });
+  expect(asked).toEqual([DAVE.identifier, DAVE.identifier]);
+});
+
 test("an answer not taken within 2 s is not used; a known user id is not asked", async () => {
   const { ahead, asked, advance } = setup();
   ahead.ask(DAVE);

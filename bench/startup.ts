@@ -97,13 +97,15 @@ const heldDir = () => {
 const beside = await besideRun(join(work, "hub-agent"), join(work, "beside"));
 /** The same with the service down: `run`'s round finds none, and it answers that the ban stays queued. */
 const besideDown = await besideRun(join(work, "hub-agent"), join(work, "beside-down"), false);
+/** That `run`'s store, as another process opens it (the bench withdraws the entries its runs left: below). */
+const besideDownStore = await openStore({ dir: join(work, "beside-down") });
 
 const FLOOR = "ban's floor (disk + network)";
 /** The floor of a ban delivered beside a running `run` (bench/ban-floor.ts with the service up). */
 const FLOOR_DELIVERED = "ban's floor, delivered";
 const BESIDE = "hub-agent ban (beside a running run)";
 /** Each case: its argv, its expected exit code, and (ban) the environment prepared before each run (its store). */
-const cases: [string, string[], number, (() => Record<string, string>)?][] = [
+const cases: [string, string[], number, (() => Record<string, string> | Promise<Record<string, string>>)?][] = [
   ["bare program", [join(work, "bare")], 0],
   ["hub-agent --help", [join(work, "hub-agent"), "--help"], 0],
   ["hub-agent queue status --json", [join(work, "hub-agent"), "queue", "status", "--json"], 0],
@@ -124,7 +126,13 @@ const cases: [string, string[], number, (() => Record<string, string>)?][] = [
     "hub-agent ban (beside run, no service)",
     [join(work, "hub-agent"), "ban", "76561198000000001", "1h", "bench", "--json"],
     6,
-    () => besideDown.env,
+    async () => {
+      // As the held ban's store holds no other queued ban, neither does this one: the previous runs' entries (all
+      // kept, the service being down) are withdrawn first, as `queue drop` would, untimed.
+      const queued = sanctionQueues(besideDownStore).ban;
+      for (const { id } of await queued.list()) await queued.remove(id);
+      return besideDown.env;
+    },
   ],
   [FLOOR, [join(work, "ban-floor"), "bench"], 6, () => ({ HUB_STORAGE_DIR: freshDir("floor") })],
   [
@@ -139,7 +147,7 @@ const samples = new Map(cases.map(([name]) => [name, { ms: [] as number[], kb: [
 for (let i = 0; i < runs; i++) {
   // Interleaved, so drift in machine load affects every case alike.
   for (const [name, cmd, expected, prepare] of cases) {
-    const runEnv = { ...env, ...prepare?.() };
+    const runEnv = { ...env, ...(await prepare?.()) };
     const t0 = performance.now();
     const r = Bun.spawnSync([TIME, "-f", "%M", ...cmd], { env: runEnv, stdout: "ignore", stderr: "pipe" });
     const ms = performance.now() - t0;
@@ -198,7 +206,7 @@ for (const [name, cmd, expected, prepare] of cases.filter(
 )) {
   const phases = new Map<string, number[]>();
   for (let i = 0; i < runs; i++) {
-    const runEnv = { ...env, HUB_PHASES: "1", ...prepare?.() };
+    const runEnv = { ...env, HUB_PHASES: "1", ...(await prepare?.()) };
     const r = Bun.spawnSync(cmd, { env: runEnv, stdout: "pipe", stderr: "pipe" });
     if (r.exitCode !== expected)
       throw new Error(`${name} exited ${r.exitCode}: ${r.stderr.toString()} ${r.stdout.toString()}`);

@@ -117,7 +117,7 @@ describe("segment", () => {
   test("a key's folder is the first 32 hex digits of its SHA-256, as WebCrypto (Deno's way) computes it", async () => {
     for (const key of ["player:steam:76561198000000001", "user:6a1f…", ""]) {
       const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)));
-      const hex = [...digest.slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("");
+      const hex = Array.from(digest.subarray(0, 16), (b) => b.toString(16).padStart(2, "0")).join("");
       expect(await segment(key)).toBe(hex);
     }
     // Pinned: the folders already on disk are named so.

@@ -18,8 +18,8 @@ import {
   MAX_LINE,
   TakeLineSchema,
   type TakeLine,
-  concatBytes,
   kickSocketPath,
+  lineCutter,
 } from "../sanctions/kick-line.ts";
 import type { BanEntry } from "../sanctions/schemas.ts";
 
@@ -126,8 +126,6 @@ function readLines(
   log: Logger,
   on: { kick(ban: BanEntry): void; take(t: TakeLine, reply: Reply): void },
 ): void {
-  let chunks: Uint8Array[] = [];
-  let size = 0;
   let lines = 0;
   let taken = false;
   const reply: Reply = (answer) => {
@@ -135,7 +133,15 @@ function readLines(
     socket.end(`${JSON.stringify(answer)}\n`);
     return true;
   };
+  // After a take, or two lines, not even the start of another is read.
+  const done = () => taken || lines >= 2;
+  const refuseMore = () => {
+    log.warn("a kick line was refused: a line after the connection's last");
+    socket.destroy();
+  };
   const line = (text: string) => {
+    if (socket.destroyed) return;
+    if (done()) return refuseMore();
     lines++;
     const got = parse(text);
     if (!got.ok) {
@@ -153,28 +159,17 @@ function readLines(
   };
   socket.setTimeout(IDLE_MS, () => socket.destroy());
   socket.on("error", () => socket.destroy());
+  const cut = lineCutter(MAX_LINE, {
+    line,
+    tooLong: () => {
+      log.warn(`a kick line longer than ${MAX_LINE} bytes was refused`);
+      socket.destroy();
+    },
+  });
   socket.on("data", (data: Uint8Array) => {
-    let chunk = data;
-    for (let end = chunk.indexOf(0x0a); !socket.destroyed; end = chunk.indexOf(0x0a)) {
-      const part = end < 0 ? chunk : chunk.subarray(0, end);
-      size += part.length;
-      if (size > MAX_LINE || taken || lines >= 2) {
-        log.warn(
-          size > MAX_LINE
-            ? `a kick line longer than ${MAX_LINE} bytes was refused`
-            : "a kick line was refused: a line after the connection's last",
-        );
-        return socket.destroy();
-      }
-      chunks.push(part);
-      if (end < 0) return;
-      const text = new TextDecoder().decode(concatBytes(chunks));
-      chunks = [];
-      size = 0;
-      chunk = chunk.subarray(end + 1);
-      line(text);
-      if (!chunk.length) return;
-    }
+    if (socket.destroyed) return;
+    if (done()) return refuseMore();
+    cut(data);
   });
 }
 
@@ -187,12 +182,12 @@ function parse(
   } catch {
     return { ok: false, error: "not JSON" };
   }
+  const firstIssue = (issues: [v.BaseIssue<unknown>, ...v.BaseIssue<unknown>[]]) =>
+    v.summarize(issues).split("\n")[0] ?? "invalid";
   if (json && typeof json === "object" && "take" in json) {
     const t = v.safeParse(TakeLineSchema, json);
-    if (t.success) return { ok: true, take: t.output.take };
-    return { ok: false, error: v.summarize(t.issues).split("\n")[0] ?? "invalid" };
+    return t.success ? { ok: true, take: t.output.take } : { ok: false, error: firstIssue(t.issues) };
   }
   const r = v.safeParse(KickLineSchema, json);
-  if (!r.success) return { ok: false, error: v.summarize(r.issues).split("\n")[0] ?? "invalid" };
-  return { ok: true, ban: r.output.ban };
+  return r.success ? { ok: true, ban: r.output.ban } : { ok: false, error: firstIssue(r.issues) };
 }

@@ -14,6 +14,7 @@
  * two lines of at most MAX_LINE bytes per connection and checks each like a queue entry.
  */
 import * as v from "valibot";
+import { NOTE_ID } from "../store/index.ts";
 import { BanEntrySchema, type BanEntry } from "./schemas.ts";
 
 export const KICK_SOCKET = "kick.sock";
@@ -25,13 +26,11 @@ const MAX_ANSWER = 256 * 1024;
 /** How long a command tries to reach `run`'s socket before it goes on without it (the note then hands over). */
 const CONNECT_MS = 100;
 
-/** A queue entry's id, as a note's (lib/store/box.ts). */
-const ENTRY_ID = /^[A-Za-z0-9_-]{1,80}$/;
 export const KickLineSchema = v.object({ ban: BanEntrySchema });
 export const TakeLineSchema = v.object({
   take: v.object({
     kind: v.picklist(["ban", "unban", "warning"]),
-    id: v.pipe(v.string(), v.regex(ENTRY_ID)),
+    id: v.pipe(v.string(), v.regex(NOTE_ID)), // a queue entry's id, as the note that hands it over names it
     pid: v.number(),
   }),
 });
@@ -123,8 +122,6 @@ const encode = (m: object): Uint8Array | undefined => {
 
 /** Collects `run`'s one answer line (at most MAX_ANSWER bytes) and hands it to whoever waits for it. */
 function answerReader() {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
   let result: string | "closed" | undefined;
   let waiting: ((r: string | "closed") => void) | undefined;
   const settle = (r: string | "closed") => {
@@ -133,13 +130,7 @@ function answerReader() {
     waiting?.(r);
   };
   return {
-    data(chunk: Uint8Array) {
-      const end = chunk.indexOf(0x0a);
-      chunks.push(end < 0 ? chunk : chunk.subarray(0, end));
-      size += end < 0 ? chunk.length : end;
-      if (size > MAX_ANSWER) settle("closed");
-      else if (end >= 0) settle(new TextDecoder().decode(concatBytes(chunks)));
-    },
+    data: lineCutter(MAX_ANSWER, { line: settle, tooLong: () => settle("closed") }),
     end: () => settle("closed"),
     answer: (ms: number) =>
       new Promise<string | "closed" | "late">((resolve) => {
@@ -153,8 +144,40 @@ function answerReader() {
   };
 }
 
+/**
+ * Cuts a connection's bytes into lines of at most `max` bytes (the line break not counted): `line` gets each one
+ * whole, decoded; `tooLong` is told once a line passes `max`, and nothing more is cut. Both ends of the desk line.
+ */
+export function lineCutter(
+  max: number,
+  on: { line(text: string): void; tooLong(): void },
+): (chunk: Uint8Array) => void {
+  let parts: Uint8Array[] = [];
+  let size = 0;
+  let over = false;
+  return (data) => {
+    for (let chunk = data; !over;) {
+      const end = chunk.indexOf(0x0a);
+      const part = end < 0 ? chunk : chunk.subarray(0, end);
+      size += part.length;
+      if (size > max) {
+        over = true;
+        return on.tooLong();
+      }
+      parts.push(part);
+      if (end < 0) return;
+      const text = new TextDecoder().decode(concatBytes(parts));
+      parts = [];
+      size = 0;
+      chunk = chunk.subarray(end + 1);
+      on.line(text);
+      if (!chunk.length) return;
+    }
+  };
+}
+
 /** One array of `parts`' bytes (no Buffer: Deno has none outside node: modules). */
-export function concatBytes(parts: Uint8Array[]): Uint8Array {
+function concatBytes(parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {

@@ -23,13 +23,13 @@ export interface Box<T> {
 }
 
 /** A note's id: a queue entry id or another plain name. */
-const ID = /^[A-Za-z0-9_-]{1,80}$/;
+export const NOTE_ID = /^[A-Za-z0-9_-]{1,80}$/;
 
 export function createBox<T>(name: string, schema: v.GenericSchema<T>, records: Records, base: string): Box<T> {
   const dir = join(base, "box", name);
   const check = schemaCheck(v.object({ v: v.literal(1), note: schema }));
   const key = (id: string) => {
-    if (!ID.test(id)) throw new Error(`store: invalid note id ${JSON.stringify(id)}`);
+    if (!NOTE_ID.test(id)) throw new Error(`store: invalid note id ${JSON.stringify(id)}`);
     return `box:${name}:${id}`;
   };
   const ids = async () => {
@@ -40,7 +40,7 @@ export function createBox<T>(name: string, schema: v.GenericSchema<T>, records: 
       if (isMissing(e)) return [];
       throw e;
     }
-    return names.filter((n) => ID.test(n) && !n.includes(TMP_MARK)).sort();
+    return names.filter((n) => NOTE_ID.test(n) && !n.includes(TMP_MARK)).sort();
   };
   return {
     dir,

@@ -28,7 +28,7 @@ import { secureStore } from "./secure.ts";
 import { checkName } from "./types.ts";
 import { type QueueListener, queueIds, queueStamp, watchedQueue } from "./watch.ts";
 
-export type { Box } from "./box.ts";
+export { type Box, NOTE_ID } from "./box.ts";
 export type { Cache } from "./cache.ts";
 export { StoreWriteError, describeFsError } from "./errors.ts";
 export type { Counters } from "./counters.ts";

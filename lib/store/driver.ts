@@ -83,19 +83,19 @@ export async function atomicWrite(
   if (fsync) await fsyncDirs(dirname(file), created);
 }
 
-/**
- * Flushes `dir` (the file's rename), and where the write created folders (`created`, the first of them), each
- * folder holding a new one, up to the one `created` was made in: on a file system that does not order metadata
- * (XFS, btrfs), a new folder's own entry is not on disk until its parent is flushed, and the file in it is lost with
- * it. Only the first write into a new folder pays for it.
- */
+/** Flushes `dir` (the file's rename) and, where the write created folders, the folders holding them (fsyncCreated). */
 async function fsyncDirs(dir: string, created: string | undefined): Promise<void> {
   await fsyncDir(dir);
-  if (created === undefined) return;
-  for (let d = dir; d !== dirname(created) && d !== dirname(d);) {
-    d = dirname(d);
-    await fsyncDir(d);
-  }
+  await fsyncCreated(dir, created);
+}
+
+/**
+ * The folders mkdir created on the way to `dir` (`first`, what it returned, the outermost), each made durable in its
+ * parent: on a file system that does not order metadata (XFS, btrfs), a new folder's entry is not on disk until its
+ * parent is flushed, and what is in it is lost with it. Nothing when mkdir created none.
+ */
+export async function fsyncCreated(dir: string, first: string | undefined): Promise<void> {
+  if (first) for (let d = dir; d.length >= first.length; d = dirname(d)) await fsyncDir(dirname(d));
 }
 
 /**

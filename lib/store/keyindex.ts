@@ -16,8 +16,8 @@
  * and every marker is flushed before its entry is written (docs/reliability.md, "Why each fsync").
  */
 import { mkdir, open, readFile, readdir, rmdir, stat, unlink } from "../fsio.ts";
-import { dirname, join } from "node:path";
-import { atomicWrite, fsyncDir, isMissing } from "./driver.ts";
+import { join } from "node:path";
+import { atomicWrite, fsyncCreated, fsyncDir, isMissing } from "./driver.ts";
 
 /** Written once the whole queue has been indexed (segment names are hex, so it cannot be one). */
 export const BUILT = "built";
@@ -125,11 +125,6 @@ async function isBuilt(at: Place): Promise<boolean> {
 
 const folder = async (at: Place, key: string) => join(at.root, await segment(key));
 
-/** The folders mkdir created on the way to `dir` (`first` the outermost): each name made durable in its parent. */
-async function fsyncCreated(at: Place, dir: string, first: string | undefined): Promise<void> {
-  if (at.fsync && first) for (let d = dir; d.length >= first.length; d = dirname(d)) await fsyncDir(dirname(d));
-}
-
 /** Creates the marker; a folder created on the way is made durable in its parent. */
 async function mark(at: Place, dir: string, id: string): Promise<void> {
   for (let attempt = 0; ; attempt++) {
@@ -139,7 +134,8 @@ async function mark(at: Place, dir: string, id: string): Promise<void> {
     } catch (e) {
       // The folder is missing, or was removed as empty by a remover in between: create it and try again.
       if (!isMissing(e) || attempt > 10) throw e;
-      await fsyncCreated(at, dir, await mkdir(dir, { recursive: true, mode: 0o700 }));
+      const first = await mkdir(dir, { recursive: true, mode: 0o700 });
+      if (at.fsync) await fsyncCreated(dir, first as string | undefined);
     }
   }
 }

@@ -77,11 +77,17 @@ export const delivererCache = (store: Store) => store.cache(DELIVERER_CACHE, Del
 
 /** The pid of a running `run` that takes handed-off entries, if there is one on this host; else undefined. */
 export async function deliverer(store: Store): Promise<number | undefined> {
-  const said = await delivererCache(store)
-    .get()
-    .catch(() => undefined);
-  return said?.data.pid ? holding(store, said.data.pid) : undefined;
+  const said = await saidPid(store);
+  return said ? holding(store, said) : undefined;
 }
+
+/** The pid a `run` said it takes entries with (cache "deliverer"); undefined when none said so (or said 0). */
+const saidPid = async (store: Store): Promise<number | undefined> =>
+  (
+    await delivererCache(store)
+      .get()
+      .catch(() => undefined)
+  )?.data.pid || undefined;
 
 /** `pid`, when it holds the store's instance lock (a `run` that said it takes entries still serves the store). */
 async function holding(store: Store, pid: number): Promise<number | undefined> {
@@ -95,13 +101,11 @@ async function holding(store: Store, pid: number): Promise<number | undefined> {
  * it stops; a killed one's refuses connections), so the instance lock is read only where there is no line.
  */
 export async function findDeliverer(store: Store): Promise<{ pid: number; line?: DeskLine } | undefined> {
-  const said = await delivererCache(store)
-    .get()
-    .catch(() => undefined);
-  if (!said?.data.pid) return undefined;
+  const said = await saidPid(store);
+  if (!said) return undefined;
   const line = await openLine(store.dir);
-  if (line) return { pid: said.data.pid, line };
-  const pid = await holding(store, said.data.pid);
+  if (line) return { pid: said, line };
+  const pid = await holding(store, said);
   return pid === undefined ? undefined : { pid };
 }
 

@@ -299,10 +299,9 @@ async function deliveryRound(
   const startedAt = performance.now(); // the round's own players are read after this
   let ended: string | undefined;
   let settled = false;
-  const settleMs = settleTime(config.api.timeout * 1000);
   const drain = new DrainLog({ store, log, now: () => clock.now(), whole: !players });
   const r = await deliverQueues(
-    { api, store, logger: log, now: () => clock.now(), settleMs, attempts, usersAhead: ahead },
+    { api, store, logger: log, now: () => clock.now(), settleMs: attempts.settleMs, attempts, usersAhead: ahead },
     {
       ...(players ? { players } : {}),
       urgent: () => {

@@ -86,7 +86,8 @@ export class AttemptClock {
 
   constructor(
     private readonly monotonic: () => number,
-    private readonly settleMs: number,
+    /** How long an attempt's answer may still be under way (settleTime), the rounds' too. */
+    readonly settleMs: number,
   ) {}
 
   attempted(id: string): void {

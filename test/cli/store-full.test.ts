@@ -254,6 +254,9 @@ test.skipIf(!!cannotMount)(
     });
     const sock = join(s.mnt, "store", "kick.sock");
     const ino = statSync(sock).ino;
+    // Frozen while the disk is full: a round's failed write would remove its temporary file and free a page (CI saw
+    // the probe write fit). A stopped process is still alive to the instance lock's check.
+    first.kill("SIGSTOP");
     fill(s.mnt);
     const second = spawn([bin, "run"], {
       cwd: s.dir,
@@ -264,6 +267,7 @@ test.skipIf(!!cannotMount)(
       timeout: 15_000,
     });
     const [code, stderr] = await Promise.all([second.exited, new Response(second.stderr).text()]);
+    first.kill("SIGCONT");
     expect({ code, line: stderr.split(" (")[0] }).toEqual({
       code: 7,
       line: expect.stringMatching(/^error: another hub-agent run holds this storage directory: pid \d+ on host/),

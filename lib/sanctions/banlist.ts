@@ -12,9 +12,12 @@ import { type Queue, type QueueEntry, type Store, cacheWrite } from "../store/in
 import { issuedAfter } from "./reconcile.ts";
 import { type BanEntry, type UnbanEntry, enforcedNow, entriesByKeys, sanctionQueues } from "./schemas.ts";
 
-/** The store cache of the last ban list fetched (no age limit: bans are better stale than absent). */
+/**
+ * The store cache of the last ban list fetched (no age limit: bans are better stale than absent). A list fetched
+ * again unchanged is not written again (cache.ts, `sameKept`).
+ */
 export function banCache(store: Store) {
-  return store.cache("bans", BanListSchema);
+  return store.cache("bans", BanListSchema, { sameKept: true });
 }
 
 export type BanListSource = "api" | "cache" | "none";

@@ -1,10 +1,11 @@
 /** A cached value with the time it was saved, in one file (`cache/<name>`), replaced atomically. */
-import { readdir, stat } from "../fsio.ts";
+import { readdir, stat, utimes } from "../fsio.ts";
 import { join } from "node:path";
 import * as v from "valibot";
 import type { Clock } from "../clock.ts";
-import { isMissing, TMP_MARK } from "./driver.ts";
+import { isMissing, keyToPath, TMP_MARK } from "./driver.ts";
 import { type Records, schemaCheck } from "./records.ts";
+import { serialByKey } from "../serial.ts";
 
 export interface Cache<T> {
   get(): Promise<{ savedAt: number; data: T } | undefined>;
@@ -23,10 +24,32 @@ export function cacheAge(savedAt: number, now: number): number {
 
 /**
  * `durable: false`, for a cache whose loss to a power cut costs nothing (a signal to a process the same power cut
- * stops): written unflushed, and read as missing, not quarantined, when a power cut left it torn.
+ * stops): written unflushed, and read as missing, not quarantined, when a power cut left it torn. `sameKept`, for a
+ * large value fetched again and again mostly unchanged (the ban list: 60 MB at 80,000 bans, every minute): a value
+ * equal to the one this process last wrote there, the file untouched since, is not written again; the file's time is
+ * set to now instead, so that its age (`status`) says when it was last confirmed.
  */
 export interface CacheOptions {
   durable?: boolean;
+  sameKept?: boolean;
+}
+
+/**
+ * What this process last wrote to each cache with `sameKept` (by path): the value's hash and the file it made; the
+ * writes of one cache in turn, so that the file a write looks at afterwards is its own.
+ */
+export interface WrittenCaches {
+  marks: Map<string, { hash: string; ino: number; size: number; mtimeMs: number }>;
+  inTurn: ReturnType<typeof serialByKey>;
+}
+
+export const writtenCaches = (): WrittenCaches => ({ marks: new Map(), inTurn: serialByKey() });
+
+/** A fast hash of a cache's serialised value (Bun's wyhash; SHA-256 elsewhere, as under Deno). */
+async function valueHash(text: string): Promise<string> {
+  if ("Bun" in globalThis) return Bun.hash(text).toString(36);
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 export function createCache<T>(
@@ -34,18 +57,43 @@ export function createCache<T>(
   schema: v.GenericSchema<T>,
   records: Records,
   clock: Clock,
-  opts: CacheOptions = {},
+  opts: CacheOptions & { dir?: string; written?: WrittenCaches } = {},
 ): Cache<T> {
   const key = `cache:${name}`;
   const check = schemaCheck(v.object({ v: v.literal(1), savedAt: v.number(), data: schema }));
   const durable = opts.durable !== false;
+  const { dir, written } = opts;
+  const path = dir && keyToPath(dir, key);
+  /** The value serialised once: hashed, and written as the record `{v, savedAt, data}` JSON.stringify would make. */
+  const setSame = async (data: T, savedAt: number, write: { checked?: boolean }, at: string, w: WrittenCaches) => {
+    const text = JSON.stringify(data);
+    const hash = await valueHash(text);
+    const last = w.marks.get(at);
+    const file = await stat(at).catch(() => undefined);
+    w.marks.delete(at);
+    if (last?.hash === hash && file?.ino === last.ino && file.size === last.size && file.mtimeMs === last.mtimeMs) {
+      const now = new Date(clock.now());
+      // Where the time can't be set (a read-only disk), the write below meets the refusal and reports it.
+      const touched = await utimes(at, now, now).then(
+        () => stat(at),
+        () => undefined,
+      );
+      if (touched) return void w.marks.set(at, { ...last, mtimeMs: touched.mtimeMs });
+    }
+    const record = `{"v":1,"savedAt":${JSON.stringify(savedAt)},"data":${text}}`;
+    await records.writeText(key, record, check, { ...write, fsync: durable });
+    const made = await stat(at).catch(() => undefined);
+    if (made) w.marks.set(at, { hash, ino: made.ino, size: made.size, mtimeMs: made.mtimeMs });
+  };
   return {
     async get() {
       const record = await records.read(key, check, { quarantine: durable });
       return record && { savedAt: record.savedAt, data: record.data as T };
     },
-    set: (data, savedAt = clock.now(), opts) =>
-      records.write(key, { v: 1, savedAt, data }, check, { ...opts, fsync: durable }),
+    set: (data, savedAt = clock.now(), setOpts) =>
+      opts.sameKept && written && path
+        ? written.inTurn(path, () => setSame(data, savedAt, setOpts ?? {}, path, written))
+        : records.write(key, { v: 1, savedAt, data }, check, { ...setOpts, fsync: durable }),
   };
 }
 

@@ -15,7 +15,7 @@ import type { GenericSchema } from "valibot";
 import { type Clock, systemClock } from "../clock.ts";
 import { type Logger, silentLogger } from "../log.ts";
 import { type Box, createBox } from "./box.ts";
-import { type Cache, type CacheOptions, createCache, listCaches } from "./cache.ts";
+import { type Cache, type CacheOptions, createCache, writtenCaches, listCaches } from "./cache.ts";
 import { type Counters, createCounters } from "./counters.ts";
 import atomicFs, { cleanStaleTemp } from "./driver.ts";
 import { StoreWriteError, storeWriteError } from "./errors.ts";
@@ -118,6 +118,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   const onWrite = writeHealth(dir, logger, !!opts.reportWriteErrors);
   const storage = createStorage({ driver: atomicFs({ base: dir, fsync: opts.fsync, onWrite }) });
   const records = createRecords(storage, dir, logger, clock);
+  const written = writtenCaches();
   const listeners = new Set<QueueListener>();
   /** Locks in `sub` (under locks/); a lock file the disk refuses is a store write failure like any other. */
   const lockIn = (sub: string, check: (name: string) => string): Store["withLock"] => {
@@ -162,7 +163,8 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
       );
       return watchedQueue(name, queue, listeners);
     },
-    cache: (name, schema, cacheOpts) => createCache(checkName("cache", name), schema, records, clock, cacheOpts),
+    cache: (name, schema, cacheOpts) =>
+      createCache(checkName("cache", name), schema, records, clock, { ...cacheOpts, dir, written }),
     box: (name, schema) => createBox(checkName("box", name), schema, records, dir),
     counters: (name) => createCounters(checkName("counters", name), records, storage, withLock),
     withLock,

@@ -152,6 +152,8 @@ export interface Records {
    * schema (a list the service client has just validated), so it is not validated a second time.
    */
   write<T>(key: string, record: unknown, check: Check<T>, opts?: WriteOptions): Promise<void>;
+  /** `write` of a record the caller has serialised (cache.ts: one serialisation both hashed and written). */
+  writeText<T>(key: string, text: string, check: Check<T>, opts?: WriteOptions): Promise<void>;
   /** Deletes `key`; false when it was already gone. */
   remove(key: string): Promise<boolean>;
   quarantined: QuarantineRecord[];
@@ -206,6 +208,19 @@ export function createRecords(
     return "moved";
   }
 
+  async function writeText<T>(key: string, text: string, check: Check<T>, opts?: WriteOptions) {
+    const result = opts?.checked ? { ok: true as const } : await check(JSON.parse(text));
+    if (!result.ok) throw new Error(`store: refusing to write invalid record ${key}: ${result.reason}`);
+    const size = Buffer.byteLength(text);
+    if (size > maxBytes)
+      throw new Error(`store: refusing to write record ${key}: ${size} bytes, larger than the ${maxBytes}-byte cap`);
+    // Through the driver either way: a full or read-only disk is one StoreWriteError, reported once (driver.ts).
+    await storage.setItemRaw(key, text, {
+      ...(opts?.fsync === false ? { fsync: false } : {}),
+      ...(opts?.shown ? { shown: opts.shown } : {}),
+    });
+  }
+
   return {
     quarantined,
     async read<T>(key: string, check: Check<T>, opts?: { quarantine?: boolean }) {
@@ -221,19 +236,8 @@ export function createRecords(
       }
       return undefined;
     },
-    async write<T>(key: string, record: unknown, check: Check<T>, opts?: WriteOptions) {
-      const text = JSON.stringify(record);
-      const result = opts?.checked ? { ok: true as const } : await check(JSON.parse(text));
-      if (!result.ok) throw new Error(`store: refusing to write invalid record ${key}: ${result.reason}`);
-      const size = Buffer.byteLength(text);
-      if (size > maxBytes)
-        throw new Error(`store: refusing to write record ${key}: ${size} bytes, larger than the ${maxBytes}-byte cap`);
-      // Through the driver either way: a full or read-only disk is one StoreWriteError, reported once (driver.ts).
-      await storage.setItemRaw(key, text, {
-        ...(opts?.fsync === false ? { fsync: false } : {}),
-        ...(opts?.shown ? { shown: opts.shown } : {}),
-      });
-    },
+    write: (key, record, check, opts) => writeText(key, JSON.stringify(record), check, opts),
+    writeText,
     async remove(key: string) {
       // Directly, not through storage.removeItem, to learn whether the file was still there.
       try {

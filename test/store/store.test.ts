@@ -180,6 +180,55 @@ describe("caches", () => {
   });
 });
 
+describe("a cache kept when unchanged (sameKept: the ban list)", () => {
+  const List = v.record(v.string(), v.array(v.object({ id: v.string() })));
+  const file = () => join(dir, "cache", "bans");
+  const held = async () => (await stat(file())).ino;
+
+  test("the same value again is not written, only its time set; a changed one replaces the file", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const { store } = await open({ clock });
+    const bans = store.cache("bans", List, { sameKept: true });
+    await bans.set({ a: [{ id: "1" }] });
+    const first = await held();
+    await clock.advance(60_000);
+    await bans.set({ a: [{ id: "1" }] });
+    expect(await held()).toBe(first); // no new file: nothing written
+    expect((await stat(file())).mtimeMs).toBe(Date.UTC(2026, 0, 1) + 60_000); // status shows it confirmed now
+    await bans.set({ a: [{ id: "1" }], b: [{ id: "2" }] });
+    expect(await held()).not.toBe(first);
+    expect((await bans.get())?.data).toEqual({ a: [{ id: "1" }], b: [{ id: "2" }] });
+    // A cache object made again (banCache(store) per call) knows what the store last wrote.
+    const again = await held();
+    await store.cache("bans", List, { sameKept: true }).set({ a: [{ id: "1" }], b: [{ id: "2" }] });
+    expect(await held()).toBe(again);
+  });
+
+  test("a file another process wrote, or removed, since is written again even with the value this one last wrote", async () => {
+    const { store } = await open();
+    const other = (await open()).store;
+    const bans = store.cache("bans", List, { sameKept: true });
+    await bans.set({ a: [{ id: "1" }] });
+    await other.cache("bans", List, { sameKept: true }).set({ a: [] }); // a lift by a one-shot command
+    await bans.set({ a: [{ id: "1" }] });
+    expect((await bans.get())?.data).toEqual({ a: [{ id: "1" }] });
+    await rm(file());
+    await bans.set({ a: [{ id: "1" }] });
+    expect((await bans.get())?.data).toEqual({ a: [{ id: "1" }] });
+  });
+
+  test("the record is the one an ordinary write makes, and sets in parallel leave the last one's value", async () => {
+    const { store } = await open();
+    const bans = store.cache("bans", List, { sameKept: true });
+    await bans.set({ a: [{ id: "1" }] }, 17);
+    expect(JSON.parse(await readFile(file(), "utf8"))).toEqual({ v: 1, savedAt: 17, data: { a: [{ id: "1" }] } });
+    await Promise.all([bans.set({ a: [{ id: "2" }] }), bans.set({ a: [{ id: "1" }] })]);
+    expect((await bans.get())?.data).toEqual({ a: [{ id: "1" }] });
+    await bans.set({ a: [{ id: "2" }] });
+    expect((await bans.get())?.data).toEqual({ a: [{ id: "2" }] });
+  });
+});
+
 describe("quarantine", () => {
   test("a cache kept without flushes (durable: false) that a power cut left torn reads as missing, not quarantined", async () => {
     const { store } = await open();

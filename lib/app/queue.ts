@@ -66,8 +66,6 @@ export type DropOutcome =
   | ({ kind: "unfound" } & Unfound)
   /** An executed reward not yet reported: without its entry VyHub keeps the reward open and it runs again. */
   | { kind: "needs_force"; id: string; what: string }
-  /** Another process holds the delivery lock. */
-  | { kind: "busy" }
   /** Sent or dropped by another process between finding and removing it. */
   | { kind: "gone"; id: string }
   /** `uncertain`: its answer was lost, so VyHub may have carried it out already. */
@@ -83,25 +81,14 @@ export async function dropEntry(deps: StoreDeps, id: string, opts: { force?: boo
   // A reported entry (interrupted delivery, kept for the operator) is safe to drop: VyHub no longer lists the reward.
   const reported = queue === "reward_executed" && (entry.data as { reported?: unknown }).reported === true;
   if (queue === "reward_executed" && !reported && !opts.force) return { kind: "needs_force", id: entry.id, what };
-  const [{ DELIVERY_LOCK }, { LockTimeoutError }, v] = await Promise.all([
-    import("../sanctions/index.ts"),
-    import("../store/index.ts"),
-    import("./valibot-parts.ts"),
-  ]);
-  const q = store.queue(queue, v.unknown());
-  // Read again as it is removed: a round that held the lock meanwhile may have sent it and lost the answer.
-  const remove = async () => {
-    const now = await q.get(entry.id);
-    return now && (await q.remove(entry.id, now)) ? now : undefined;
-  };
-  let removed: QueueEntry<unknown> | undefined;
-  try {
-    // Under the delivery lock: a sanction is either sent by a round or dropped here, never both.
-    removed = queue.startsWith("reward_") ? await remove() : await store.withLock(DELIVERY_LOCK, remove);
-  } catch (e) {
-    if (!(e instanceof LockTimeoutError)) throw e;
-    return { kind: "busy" };
-  }
+  // A sanction through its queue as rounds open it, so that its index markers go with it.
+  const q = queue.startsWith("reward_")
+    ? store.queue(queue, (await import("./valibot-parts.ts")).unknown())
+    : (await import("../sanctions/index.ts")).sanctionQueues(store)[queue as "ban" | "unban" | "warning"];
+  // Taken under the entry's own lock, as a round records its attempt before it sends (Attempt.record): the drop
+  // comes first (the round finds it gone and sends nothing) or it sees the attempt (uncertain, said so). So a drop
+  // never waits for a round, not even a drain of 50,000 entries that holds the delivery lock for minutes.
+  const removed: QueueEntry<unknown> | undefined = await q.take(entry.id);
   if (!removed) return { kind: "gone", id: entry.id };
   const said = await describeEntry(queue, removed.data, removed.attempts, removed.id);
   // Dropping stops a resend, not what a lost answer may already have done: the operator must look at VyHub.

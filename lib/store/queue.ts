@@ -54,6 +54,11 @@ export interface Queue<T> {
    * update) say which index markers go with it; without it the entry is read first.
    */
   remove(id: string, known?: QueueEntry<T>): Promise<boolean>;
+  /**
+   * Removes the entry and returns it as it was when removed (read under its lock, as `update` reads it); undefined
+   * when it was already gone. An attempt recorded with `update` is either in what it returns, or finds it gone.
+   */
+  take(id: string): Promise<QueueEntry<T> | undefined>;
   /** Number of entry files, without reading them (list() may quarantine some). */
   size(): Promise<number>;
   /** The ids of the entries, oldest first, without reading them. */
@@ -126,6 +131,13 @@ export function createQueue<T>(
     const entries = (await list()).map((e) => ({ id: e.id, keys: index.keys(e.data) }));
     return index.markers.verify(entries, async (id) => (await read(id)) !== undefined, clock.now());
   };
+  /** The entry's file, then its index markers (`entry` names them); false when the file was already gone. */
+  const removeFiles = async (id: string, entry: QueueEntry<T> | undefined) => {
+    const removed = await files.remove(id);
+    // After the entry: a crash in between leaves a marker without an entry, which readers skip.
+    if (index && entry) await index.markers.remove(index.keys(entry.data), id);
+    return removed;
+  };
   const ensureBuilt = index ? indexOnFirstUse(name, index.markers, ids, withLock, verifyIndex) : async () => {};
 
   return {
@@ -154,11 +166,14 @@ export function createQueue<T>(
     remove(id, known) {
       if (!ID_RE.test(id)) return Promise.resolve(false);
       return withEntryLock(id, async () => {
-        const entry = index ? (known ?? (await read(id))) : undefined;
-        const removed = await files.remove(id);
-        // After the entry: a crash in between leaves a marker without an entry, which readers skip.
-        if (index && entry) await index.markers.remove(index.keys(entry.data), id);
-        return removed;
+        return removeFiles(id, index ? (known ?? (await read(id))) : undefined);
+      });
+    },
+    take(id) {
+      if (!ID_RE.test(id)) return Promise.resolve(undefined);
+      return withEntryLock(id, async () => {
+        const entry = await read(id);
+        return entry && (await removeFiles(id, entry)) ? entry : undefined;
       });
     },
     async size() {

@@ -73,9 +73,17 @@ export function openSession(o: SessionOptions): Session {
       const { openStore } = await import("../store/index.ts");
       return openStore({ dir: (await config()).storage.dir, logger, sweep: false });
     }),
+    // A command that says no sentence (--json) loads them for a failure's line only: one its language file can't give
+    // is said in English, with a warning, rather than replaced by the file's problem (the ban is queued by then).
     messages: once(async () => {
-      const { loadMessages } = await import("../messages.ts");
-      return loadMessages((await config()).lang, { logger });
+      const { MessagesError, loadMessages } = await import("../messages.ts");
+      const lang = (await config()).lang;
+      if (o.sentences !== false) return loadMessages(lang, { logger });
+      return loadMessages(lang, { logger }).catch((e: unknown) => {
+        if (!(e instanceof MessagesError)) throw e;
+        logger.warn(`${e.message}; this command's lines are in English`);
+        return loadMessages("en", { logger });
+      });
     }),
     // From the checked configuration when it says (no preset loaded), else from the preset.
     userType: once(async () => {

@@ -1,9 +1,13 @@
 /**
  * A one-shot sanction command says a sentence for what it issued, in the configured language; with --json it says none
  * (its JSON has the facts), so it loads no messages for it (lib/app/sanction.ts parts). A language file that cannot be
- * used still stops a command that would say one, before anything is queued.
+ * used still stops a command that would say one, before anything is queued; with --json, a failure's line is then
+ * said in English.
  */
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
+import type { Sandbox } from "../../lib/sandbox/index.ts";
+import { useSandbox } from "../support/sandbox.ts";
+import { sandboxEnv } from "../support/sandbox-env.ts";
 import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -49,4 +53,25 @@ test("with a sentence to say, an unknown language stops the ban before anything 
   expect(r.code).toBe(1);
   expect(r.stderr).toContain('unknown language "fr"');
   expect(banned(e.HUB_STORAGE_DIR!)).toBe(0);
+});
+
+describe("a ban VyHub refuses, told as JSON", () => {
+  let sb: Sandbox;
+  useSandbox((s) => (sb = s));
+
+  test("--json: the refusal is told in English, not the language file's problem; the file is named once", async () => {
+    const told = async (lang: Record<string, string>) => {
+      sb.control.failNext({ method: "POST", path: "/ban/" }, 1, 422, { detail: "the reason is too long" });
+      const dir = mkdtempSync(join(tmpdir(), "hub-sentences-"));
+      return hub(["ban", "76561198000000001", "1h", "griefing", "--json"], {
+        env: { ...sandboxEnv(sb, dir), ...lang },
+      });
+    };
+    const english = await told({});
+    const unknown = await told({ HUB_LANG: "fr" });
+    expect(english.code).toBe(1);
+    expect(JSON.parse(english.stdout).error.message).toContain("VyHub refused the ban of 76561198000000001");
+    expect([unknown.code, JSON.parse(unknown.stdout)]).toEqual([english.code, JSON.parse(english.stdout)]);
+    expect(unknown.stderr.split('unknown language "fr"')).toHaveLength(2);
+  });
 });

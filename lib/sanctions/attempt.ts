@@ -99,15 +99,16 @@ export class Attempt<I extends Item = Item> {
 
   /**
    * The answer to a request. `sent`: the write itself (its attempt is on record already); otherwise a request
-   * before it (a user lookup) failed, which counts as an attempt that sent nothing.
+   * before it (a user lookup) failed, which counts as an attempt that sent nothing. `partly`: an earlier write of this
+   * attempt went through (an unban's PATCHes), so it stays uncertain whatever this answer proves of this one.
    */
-  async answered(error: ApiError, sent: boolean): Promise<SendResult> {
+  async answered(error: ApiError, sent: boolean, partly = false): Promise<SendResult> {
     const { round, item } = this;
     round.heard(error);
     if (error.kind === "RateLimited" && round.waitsOutRateLimits) {
-      // Nothing was done (a 429 proves it): an attempt on record is cleared, nobody is told, and the entry goes
-      // again once the service lets requests through.
-      if (sent) await this.queue.update(item.entry.id, { uncertain: false, lastError: describeError(error) });
+      // This request was not carried out (a 429 proves it): an attempt on record is cleared unless an earlier write
+      // of it was, nobody is told, and the entry goes again once the service lets requests through.
+      if (sent) await this.queue.update(item.entry.id, { uncertain: partly, lastError: describeError(error) });
       return round.rateLimited(error.retryAfterMs);
     }
     if (sent && isAcceptedWrite(error)) {
@@ -123,7 +124,7 @@ export class Attempt<I extends Item = Item> {
     if (error.kind === "NotFound") {
       if (error.code) return this.done("not_found", { error: message });
     } else if (isRejected(error)) return this.done("refused", { error: message });
-    if (sent) return this.keep({ lastError: message, uncertain: !notCarriedOut(error) }, message);
+    if (sent) return this.keep({ lastError: message, uncertain: partly || !notCarriedOut(error) }, message);
     // Explicitly certain unless it already was uncertain: a failed lookup before the write sent nothing new.
     const uncertain = isUncertain(item.entry);
     return this.keep(

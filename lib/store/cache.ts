@@ -3,7 +3,7 @@ import { readdir, stat, utimes } from "../fsio.ts";
 import { join } from "node:path";
 import * as v from "valibot";
 import type { Clock } from "../clock.ts";
-import { isMissing, keyToPath, TMP_MARK } from "./driver.ts";
+import { isMissing, keyToPath, type MadeFile, TMP_MARK } from "./driver.ts";
 import { type Records, schemaCheck } from "./records.ts";
 import { serialByKey } from "../serial.ts";
 
@@ -81,8 +81,9 @@ export function createCache<T>(
       if (touched) return void w.marks.set(at, { ...last, mtimeMs: touched.mtimeMs });
     }
     const record = `{"v":1,"savedAt":${JSON.stringify(savedAt)},"data":${text}}`;
-    await records.writeText(key, record, check, { ...write, fsync: durable });
-    const made = await stat(at).catch(() => undefined);
+    // The file as written, not a stat of the path after: another process's rename may land in between.
+    let made: MadeFile | undefined;
+    await records.writeText(key, record, check, { ...write, fsync: durable, made: (f) => (made = f) });
     if (made) w.marks.set(at, { hash, ino: made.ino, size: made.size, mtimeMs: made.mtimeMs });
   };
   return {

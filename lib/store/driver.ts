@@ -42,15 +42,21 @@ export const isMissing = (e: unknown) => {
 /** Told once a written file is whole and in place, before it is flushed (atomicWrite). */
 export type OnShown = () => void | Promise<void>;
 
+/** The file a write made (atomicWrite's `made`): read from it before it took the name, so never another's. */
+export type MadeFile = { ino: number; size: number; mtimeMs: number };
+type OnMade = (file: MadeFile) => void;
+
 /**
  * Writes `data` to `file` atomically. Directories are created only when the first attempt finds
- * them missing, so the common path costs no extra syscalls.
+ * them missing, so the common path costs no extra syscalls. `made` hears the written file before its rename: a
+ * stat of `file` afterwards may already find another process's file renamed over it.
  */
 export async function atomicWrite(
   file: string,
   data: string | Uint8Array,
   fsync = true,
   shown?: OnShown,
+  made?: OnMade,
 ): Promise<void> {
   const tmp = `${file}${TMP_MARK}${process.pid}-${crypto.randomUUID()}`;
   let fh;
@@ -66,6 +72,7 @@ export async function atomicWrite(
   try {
     await fh.writeFile(data);
     if (fsync && !shown) await fh.sync();
+    if (made) made(await fh.stat());
     if (shown) await rename(tmp, file);
   } catch (e) {
     await fh.close().catch(() => {});
@@ -237,8 +244,8 @@ export default defineDriver((opts: AtomicFsOptions) => {
     getItemRaw: read,
     setItem: (key: string, value: string) => writing(key, (path) => atomicWrite(path, value, fsync)),
     // `fsync: false` for one write: a record whose loss to a power cut costs nothing (store/records.ts).
-    setItemRaw: (key: string, value: string | Uint8Array, o?: { fsync?: boolean; shown?: OnShown }) =>
-      writing(key, (path) => atomicWrite(path, value, fsync && o?.fsync !== false, o?.shown)),
+    setItemRaw: (key: string, value: string | Uint8Array, o?: { fsync?: boolean; shown?: OnShown; made?: OnMade }) =>
+      writing(key, (path) => atomicWrite(path, value, fsync && o?.fsync !== false, o?.shown, o?.made)),
     removeItem: (key: string) =>
       writing(key, (path) =>
         unlink(path).catch((e) => {

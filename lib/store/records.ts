@@ -10,7 +10,7 @@ import type { Storage } from "unstorage";
 import * as v from "valibot";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import { type OnShown, isMissing, keyToPath } from "./driver.ts";
+import { type MadeFile, type OnShown, isMissing, keyToPath } from "./driver.ts";
 import { foreignFile } from "./secure.ts";
 
 export interface QuarantineRecord {
@@ -137,6 +137,8 @@ export interface WriteOptions {
   fsync?: boolean;
   shown?: OnShown;
   checked?: boolean;
+  /** Hears the file written, as it was before it took its name (driver.ts, atomicWrite). */
+  made?: (file: MadeFile) => void;
 }
 
 export interface Records {
@@ -218,6 +220,7 @@ export function createRecords(
     await storage.setItemRaw(key, text, {
       ...(opts?.fsync === false ? { fsync: false } : {}),
       ...(opts?.shown ? { shown: opts.shown } : {}),
+      ...(opts?.made ? { made: opts.made } : {}),
     });
   }
 

@@ -18,6 +18,7 @@ import { sendWarning } from "../../lib/sanctions/kinds/warning.ts";
 import { findUser } from "../../lib/sanctions/round.ts";
 import { type PlayerRef, queueBan, queueUnban, queueWarning, sanctionQueues } from "../../lib/sanctions/index.ts";
 import { isUncertain, openStore, type Store } from "../../lib/store/index.ts";
+import { entryUncertain } from "../../lib/queues.ts";
 
 const DAVE: PlayerRef = { identifier: "76561198000000004", type: "STEAM", user_id: null, name: "Dave" };
 
@@ -198,6 +199,49 @@ describe("unban", () => {
     const { entry } = await queueUnban(store, { target: DAVE, processor: null, serverbundleId: sb.bundleId }, t);
     expect(await sendUnban(await attempt("unban", entry.id))).toBe("delivered");
     expect(bansOfDave().filter((b) => sb.state.banActive(b))).toEqual([]);
+  });
+
+  test("an older ban lifted, then a PATCH refused unsent (429, 401): the unban stays uncertain, never 'dropped unsent'", async () => {
+    const user = await findUser(api, { identifier: DAVE.identifier!, type: "STEAM", name: "Dave" }, true);
+    if (!user.ok) throw new Error("no user");
+    const t = Date.now();
+    const ban = async (created: number, reason: string) => {
+      const body = { user_id: user.id, serverbundle_id: sb.bundleId, length: null, reason };
+      const res = await api.createBan({ ...body, created_on: new Date(created).toISOString(), status: "ACTIVE" });
+      if (!res.ok) throw new Error("no ban");
+      return res.value.id;
+    };
+    // Two older bans and a newer one: the unban lifts the older ones one PATCH at a time.
+    const older = [await ban(t - 120_000, "first"), await ban(t - 90_000, "second")];
+    const { entry } = await queueUnban(
+      store,
+      { target: DAVE, processor: null, serverbundleId: sb.bundleId },
+      t - 30_000,
+    );
+    await ban(t, "newer, from the web");
+    for (const [status, kind, waits] of [
+      [429, "rate limited", false],
+      [429, "rate limited, waited out (run)", true],
+      [401, "a rotated key", false],
+    ] as const) {
+      // Whichever older ban is patched first goes through; the next PATCH is refused without being carried out.
+      let patched = 0;
+      const second = { method: "PATCH", where: () => patched === 1 };
+      const stop = sb.control.onHandled({ method: "PATCH" }, () => void patched++);
+      if (status === 429) sb.control.rateLimit(1, 1, second);
+      else sb.control.failNext(second, 1, status);
+      const a = await attempt("unban", entry.id);
+      a.round.waitsOutRateLimits = waits;
+      expect(await sendUnban(a)).toBe(waits ? "rate_limited" : "kept");
+      stop();
+      const lifted = older.filter((id) => !sb.state.banActive(sb.state.bans.get(id)!));
+      expect({ kind, lifted: lifted.length }).toEqual({ kind, lifted: 1 });
+      // What `queue drop` would say of it: it was partly carried out, so it may not be called unsent.
+      const now = await sanctionQueues(store).unban.get(entry.id);
+      expect({ kind, uncertain: now && entryUncertain("unban", now) }).toEqual({ kind, uncertain: true });
+      for (const id of older) sb.state.bans.get(id)!.status = "ACTIVE";
+      if (status === 429) await Bun.sleep(1_100); // the client's own gate stays shut for the Retry-After
+    }
   });
 
   test("nothing to lift: delivered without a write", async () => {

@@ -217,6 +217,31 @@ describe("a cache kept when unchanged (sameKept: the ban list)", () => {
     expect((await bans.get())?.data).toEqual({ a: [{ id: "1" }] });
   });
 
+  test("another process's write landing just after this one's is not taken for this one's file", async () => {
+    const { store } = await open();
+    const bans = store.cache("bans", List, { sameKept: true });
+    // Another process (a command's fetch begun a moment earlier) renames its older list in just after this write's
+    // rename, before this process could look at the file it made.
+    const real = fsio.rename;
+    let armed = true;
+    const renames = spyOn(fsio, "rename").mockImplementation(async (from, to) => {
+      await real(from, to);
+      if (!armed || String(to) !== file()) return;
+      armed = false;
+      writeFileSync(`${file()}.other`, JSON.stringify({ v: 1, savedAt: 1, data: { a: [] } }));
+      renameSync(`${file()}.other`, file());
+    });
+    try {
+      await bans.set({ a: [{ id: "1" }] });
+    } finally {
+      renames.mockRestore();
+    }
+    expect((await bans.get())?.data).toEqual({ a: [] });
+    // The service's list fetched again, unchanged: the file holds another list, so it is written.
+    await bans.set({ a: [{ id: "1" }] });
+    expect((await bans.get())?.data).toEqual({ a: [{ id: "1" }] });
+  });
+
   test("the record is the one an ordinary write makes, and sets in parallel leave the last one's value", async () => {
     const { store } = await open();
     const bans = store.cache("bans", List, { sameKept: true });

@@ -40,17 +40,20 @@ export async function sendUnban(a: Attempt<Extract<Item, { kind: "unban" }>>): P
 /**
  * PATCH /ban/<id> for each ban. One gone meanwhile (the service's own 404) has nothing left to lift; one refused
  * (403: a ban outside the processor's rights) does not stop the others, and the unban is then reported refused.
- * Any other failure keeps the unban (uncertain): its next lookup finds what is still active.
+ * Any other failure keeps the unban, uncertain once a PATCH before it went through (even when this one provably
+ * was not carried out): its next lookup finds what is still active, and `queue drop` never calls it unsent.
  */
 async function liftEach(a: Attempt, bans: Ban[]): Promise<SendResult> {
   let refused: ApiError | undefined;
+  let lifted = false;
   for (const b of bans) {
     const res = await a.api.patchBan(b.id, { status: "UNBANNED" }, { morphUserId: a.morphUserId });
+    if (res.ok || isAcceptedWrite(res.error)) lifted = true;
     if (res.ok || isAcceptedWrite(res.error) || (res.error.kind === "NotFound" && res.error.code)) continue;
     if (res.error.kind !== "NotFound" && isRejected(res.error)) refused ??= res.error;
-    else return a.answered(res.error, true);
+    else return a.answered(res.error, true, lifted);
   }
-  return refused ? a.answered(refused, true) : a.done("delivered");
+  return refused ? a.answered(refused, true, lifted) : a.done("delivered");
 }
 
 /**

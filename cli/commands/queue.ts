@@ -159,6 +159,8 @@ const drop = defineCommand({
             "would run again. Add --force to drop it anyway",
           EXIT.USAGE,
         );
+      case "busy":
+        throw new CliError(`another hub-agent process holds ${args.id} right now; try again in a moment`, EXIT.FAILURE);
       case "gone":
         throw new CliError(`${r.id} was sent or dropped by another process meanwhile`, EXIT.NOT_FOUND);
     }

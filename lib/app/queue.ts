@@ -66,6 +66,8 @@ export type DropOutcome =
   | ({ kind: "unfound" } & Unfound)
   /** An executed reward not yet reported: without its entry VyHub keeps the reward open and it runs again. */
   | { kind: "needs_force"; id: string; what: string }
+  /** Another process held the entry's own lock for the lock's whole wait. */
+  | { kind: "busy" }
   /** Sent or dropped by another process between finding and removing it. */
   | { kind: "gone"; id: string }
   /** `uncertain`: its answer was lost, so VyHub may have carried it out already. */
@@ -88,7 +90,13 @@ export async function dropEntry(deps: StoreDeps, id: string, opts: { force?: boo
   // Taken under the entry's own lock, as a round records its attempt before it sends (Attempt.record): the drop
   // comes first (the round finds it gone and sends nothing) or it sees the attempt (uncertain, said so). So a drop
   // never waits for a round, not even a drain of 50,000 entries that holds the delivery lock for minutes.
-  const removed: QueueEntry<unknown> | undefined = await q.take(entry.id);
+  let removed: QueueEntry<unknown> | undefined;
+  try {
+    removed = await q.take(entry.id);
+  } catch (e) {
+    if (!(e instanceof (await import("../store/index.ts")).LockTimeoutError)) throw e;
+    return { kind: "busy" }; // a process stalled while it held the entry (a round records an attempt in milliseconds)
+  }
   if (!removed) return { kind: "gone", id: entry.id };
   const said = await describeEntry(queue, removed.data, removed.attempts, removed.id);
   // Dropping stops a resend, not what a lost answer may already have done: the operator must look at VyHub.

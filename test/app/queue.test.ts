@@ -1,7 +1,7 @@
 // The queue operations of lib/app/queue.ts in-process, as `hub-agent queue status` and `queue drop` use them: what
 // each queue holds with a line per entry, and each outcome of a drop.
 import { expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../lib/app/config.ts";
@@ -84,3 +84,18 @@ test("dropEntry: a round holding the delivery lock (a drain) holds no drop up; i
   expect(await bans.byKey("id:76561198020000001")).toEqual([]);
   expect(readdirSync(join(deps.config.storage.dir, "index", "ban")).filter((d) => d !== "built")).toEqual([]);
 });
+
+test("dropEntry: an entry another live process holds past the lock's wait is busy, and stays queued", async () => {
+  const { ids, deps } = await withBans(1);
+  // A process that stalled holding the entry's own lock (alive, so the lock is not broken before it is stale).
+  const holder = Bun.spawn(["sleep", "30"]);
+  try {
+    const dir = join(deps.config.storage.dir, "locks", "queue-ban");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${ids[0]}.lock`), JSON.stringify({ pid: holder.pid, at: Date.now(), token: "t" }));
+    expect(await dropEntry(deps, ids[0]!)).toEqual({ kind: "busy" });
+    expect((await queueStatus(deps)).queues[0]!.entries).toBe(1);
+  } finally {
+    holder.kill();
+  }
+}, 30_000);

@@ -6,9 +6,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApi } from "../../lib/api/client.ts";
-import { loadConfig } from "../../lib/app/config.ts";
 import { type DropOutcome, dropEntry } from "../../lib/app/queue.ts";
-import { silentLogger } from "../../lib/log.ts";
+import { storeDeps } from "../support/store-deps.ts";
 import { startSandbox, type Sandbox } from "../../lib/sandbox/index.ts";
 import { deliverQueues, queueBan, queueWarning, sanctionQueues } from "../../lib/sanctions/index.ts";
 import { openStore } from "../../lib/store/index.ts";
@@ -20,17 +19,8 @@ async function setUp() {
   sb = await startSandbox();
   const dir = join(mkdtempSync(join(tmpdir(), "hub-drop-race-")), "store");
   const store = await openStore({ dir, fsync: false });
-  const env = {
-    HUB_API_URL: "http://127.0.0.1:9/v1",
-    HUB_API_KEY: "key",
-    HUB_API_SERVER_ID: "541d1c41-1b58-40fc-8780-70c400ea5686",
-    HUB_STORAGE_DIR: dir,
-    HUB_GAME_BRIDGE: "sim",
-  };
-  const loaded = await loadConfig({ env, cwd: dir });
-  if (!loaded.ok) throw new Error(loaded.problems.join("; "));
   const api = createApi({ url: sb.url, key: sb.key, retries: 0, timeoutMs: 2_000 });
-  return { sb, store, api, deps: { config: loaded.config, logger: silentLogger } };
+  return { sb, store, api, deps: await storeDeps(dir) };
 }
 
 const target = (i: number) => ({

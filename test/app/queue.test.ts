@@ -4,9 +4,8 @@ import { expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../../lib/app/config.ts";
 import { dropEntry, queueStatus } from "../../lib/app/queue.ts";
-import { silentLogger } from "../../lib/log.ts";
+import { storeDeps } from "../support/store-deps.ts";
 import { DELIVERY_LOCK, queueBan, sanctionQueues } from "../../lib/sanctions/index.ts";
 import { openStore } from "../../lib/store/index.ts";
 
@@ -19,16 +18,7 @@ async function withBans(n: number) {
     const entry = await queueBan(store, { target, length: 600, reason: `r${i}`, creator: null, serverbundleId: "b" });
     ids.push(entry.id);
   }
-  const env = {
-    HUB_API_URL: "http://127.0.0.1:9/v1",
-    HUB_API_KEY: "key",
-    HUB_API_SERVER_ID: "541d1c41-1b58-40fc-8780-70c400ea5686",
-    HUB_STORAGE_DIR: dir,
-    HUB_GAME_BRIDGE: "sim",
-  };
-  const loaded = await loadConfig({ env, cwd: dir });
-  if (!loaded.ok) throw new Error(loaded.problems.join("; "));
-  return { dir, ids, deps: { config: loaded.config, logger: silentLogger } };
+  return { dir, ids, deps: await storeDeps(dir) };
 }
 
 test("queueStatus: every queue, the oldest `limit` entries with a line each when asked, and the quarantine", async () => {

@@ -352,6 +352,7 @@ describe("the player's lookup at VyHub", () => {
     // A player VyHub knows: "not found" would be asked again (it goes stale once anyone creates the user).
     h.sb.state.addUser({ identifier: DAVE.id, type: "STEAM", username: DAVE.name });
     await h.startRun();
+    await h.idle(); // run's first round is over: the next to take the delivery lock is Dave's
     const lookups = () => h.sb.control.requests({ method: "GET", path: new RegExp(`^/user/${DAVE.id}`) }).length;
     // When run's round takes the delivery lock: has Dave's lookup reached VyHub yet (waited for up to 1 s)?
     const atLock: boolean[] = [];

@@ -51,6 +51,11 @@ export function watchedQueue<T>(name: string, queue: Queue<T>, listeners: Readon
       tell(args[0]);
       return removed;
     },
+    async take(id) {
+      const taken = await queue.take(id);
+      tell(id);
+      return taken;
+    },
   };
 }
 

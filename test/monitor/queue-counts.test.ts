@@ -76,19 +76,20 @@ async function bans(s: Store, n: number) {
 }
 
 test("they agree with reading every entry, through this process's changes and another process's", async () => {
-  const [first, second, third] = await bans(store, 3);
+  const [first, second, third, dropped] = await bans(store, 4);
   await clock.advance(5_000);
   await q(store, "reward_executed").add({ reward: "a" });
   const reported = await q(store, "reward_executed").add({ reward: "b" });
   await q(store, "reward_executed").update(reported.id, { data: { reward: "b", reported: true } });
   expect(await depths()).toEqual(await truth());
-  expect((await depths()).find((d) => d.queue === "ban")).toMatchObject({ entries: 3, waiting: 3, oldest_age_s: 5 });
+  expect((await depths()).find((d) => d.queue === "ban")).toMatchObject({ entries: 4, waiting: 4, oldest_age_s: 5 });
   expect((await depths()).find((d) => d.queue === "reward_executed")).toMatchObject({ entries: 2, waiting: 1 });
 
   // This process: told by the store, counted at once (no time passes, so nothing is listed again).
   const listed = listings;
   await q(store, "ban").update(second!.id, { attempts: 1, uncertain: true });
   await q(store, "ban").remove(first!.id);
+  await q(store, "ban").take(dropped!.id); // `queue drop` in this process
   await q(store, "warning").add({ player: "w" });
   expect(await depths()).toEqual(await truth());
   expect((await depths()).find((d) => d.queue === "ban")).toMatchObject({ entries: 2, uncertain: 1 });

@@ -79,6 +79,18 @@ describe("configuration", () => {
       "|             ^",
     ]);
   });
+  test("doctor fails the config check on a language run can't load (a name it lacks, a broken file): exit 3", async () => {
+    const cwd = tmp("lang");
+    writeFileSync(join(cwd, "fr.json"), '{"ban": {');
+    const told = { fr: 'lang: unknown language "fr": the built-in ones are en, de', "./fr.json": "is not valid JSON" };
+    for (const [lang, line] of Object.entries(told)) {
+      const r = await hub(["doctor"], { cwd, env: { ...sandboxEnv(sb, tmp("store")), HUB_LANG: lang } });
+      expect([lang, r.code]).toEqual([lang, 3]);
+      expect(r.stdout).toContain(`✘ config   lang: `);
+      expect(r.stdout).toContain(line);
+      expect(r.stdout).not.toContain("✔ config");
+    }
+  });
 });
 
 describe("a refused API key or an unknown server id", () => {

@@ -93,7 +93,7 @@ export const creatorJson = (c: Creator | null) => c && { id: c.identifier, user_
 // ── Arguments ────────────────────────────────────────────────────────────────
 
 export const PLAYER_HELP =
-  "SteamID64 / STEAM_X:Y:Z / [U:1:N], Minecraft UUID, …, a service user id (user:<uuid>), or the nick of an online player";
+  "SteamID64 / STEAM_X:Y:Z / [U:1:N], Minecraft UUID, …, a service user id (user:<uuid>), or the nick of a player online or seen recently";
 
 export const AS_ARG = {
   type: "string",

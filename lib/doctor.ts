@@ -4,7 +4,7 @@ import type { Config } from "./config/index.ts";
 import { createApi, describeError, type Api, type ApiResult, type Server } from "./api/client.ts";
 import { CREDENTIAL_FIX } from "./api/credentials.ts";
 import type { Check } from "./check.ts";
-import { fsErrorLine, isStoreErrno } from "./store/errors.ts";
+import { fsErrorLine, isStoreDirErrno, storeDirError } from "./store/errors.ts";
 import { checkFormat, StoreFormatError } from "./store/format.ts";
 import { QUARANTINE_FIX, listCorrupt } from "./store/records.ts";
 import { StoreUnsafeError, secureStore } from "./store/secure.ts";
@@ -63,7 +63,9 @@ export async function runChecks(config: Config, opts: { logger?: Logger; now?: (
 export async function checkStorage(dir: string): Promise<Check> {
   const probe = join(dir, `.doctor-${process.pid}`);
   try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await mkdir(dir, { recursive: true, mode: 0o700 }).catch((e: unknown) => {
+      throw storeDirError(e, dir);
+    });
     // As every other command opens it: another user's store is refused (exit 8), before anything is written in it.
     await secureStore(dir);
     await checkFormat(dir);
@@ -80,7 +82,7 @@ export async function checkStorage(dir: string): Promise<Check> {
       status: "fail",
       message: err.code && err.path ? fsErrorLine(err.code, err.path, dir) : `${dir} is not writable (${err.code})`,
       fix: "create the directory and give it to the user running hub-agent, or set storage.dir / HUB_STORAGE_DIR",
-      kind: isStoreErrno(err.code) ? "store" : "failure",
+      kind: isStoreDirErrno(err.code) ? "store" : "failure",
     };
   }
 }

@@ -62,7 +62,7 @@ async function checksOf(ctx: Context, server?: string): Promise<Checked> {
       exposed: (files) => (exposed = files),
       ...(server ? { server } : {}),
     });
-    checks.push({ name: "config", status: "ok", message: "valid" });
+    checks.push((await languageProblem(ctx, config.lang)) ?? { name: "config", status: "ok", message: "valid" });
     for (const f of exposed) checks.push({ name: "config", status: "warn", message: f.message, fix: f.fix });
     const { runChecks } = await import("../../lib/doctor.ts");
     checks.push(...(await runChecks(config, { logger: ctx.logger.withTag("api") })));
@@ -79,6 +79,24 @@ async function checksOf(ctx: Context, server?: string): Promise<Checked> {
     below.set(check, [e.message, ...e.details.map((d) => `    ${d}`)]);
   }
   return { checks, below };
+}
+
+/** `lang` as `run` loads it: an unknown name or a file it can't use fails the config check, as `run` would fail. */
+async function languageProblem(ctx: Context, lang: string): Promise<Check | undefined> {
+  const { MessagesError, loadMessages } = await import("../../lib/messages.ts");
+  try {
+    await loadMessages(lang, { logger: ctx.logger });
+    return undefined;
+  } catch (e) {
+    if (!(e instanceof MessagesError)) throw e;
+    return {
+      name: "config",
+      status: "fail",
+      message: `lang: ${e.message}`,
+      fix: "set lang to en, de or the path of a language file",
+      kind: "config",
+    };
+  }
 }
 
 const jsonOf = (checks: Check[]) => checks.map(({ kind, ...c }) => (kind ? { ...c, exitCode: EXIT_OF[kind] } : c));

@@ -9,7 +9,7 @@ import { systemClock, within } from "../clock.ts";
 import { createBridge } from "../game/index.ts";
 import type { Logger } from "../log.ts";
 import { FINAL_STEP_MS } from "../shutdown.ts";
-import { DISK_REFUSES, describeFsError, fsErrorLine, isStoreErrno } from "../store/errors.ts";
+import { DISK_REFUSES, describeFsError, fsErrorLine, isStoreDirErrno } from "../store/errors.ts";
 import { holdInstance, InstanceBusyError, InstanceLockError, type Instance } from "../store/instance.ts";
 import { serve } from "./run-serve.ts";
 import type { RunAgentOptions, RunOutcome } from "./run-types.ts";
@@ -86,7 +86,7 @@ async function holdLock(dir: string, logger: Logger): Promise<{ instance?: Insta
     if (!(e instanceof InstanceLockError)) throw e;
     // A path set up wrong (no permission, a file in the way) is the store's exit code, like every other command's.
     if (!e.code || !DISK_REFUSES.has(e.code))
-      return { kind: isStoreErrno(e.code) ? "store-error" : "failed", line: e.message };
+      return { kind: isStoreDirErrno(e.code) ? "store-error" : "failed", line: e.message };
     // A full or read-only disk must not stop enforcement: bans are kicked from the cache, without what needs the lock.
     logger.error(
       `${fsErrorLine(e.code, path, path)}; running without the instance lock: bans are enforced from the cache, ` +

@@ -9,6 +9,12 @@ const CODES = new Set(["ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "ENOTDIR"
 /** Whether an errno value is one of those: the store's problem (exit 8), not the program's. */
 export const isStoreErrno = (code: string | undefined) => !!code && CODES.has(code);
 
+/**
+ * Creating the store's directory (mkdir -p) also fails with ENOENT when a part of its path leads nowhere (a link to
+ * a volume not mounted): the store's problem too there, though elsewhere ENOENT is just a file not there (yet).
+ */
+export const isStoreDirErrno = (code: string | undefined) => code === "ENOENT" || isStoreErrno(code);
+
 /** The disk itself refuses writes (full, over quota, read-only), as opposed to a path set up wrong. */
 export const DISK_REFUSES = new Set(["ENOSPC", "EDQUOT", "EROFS"]);
 
@@ -51,6 +57,8 @@ export function fsErrorLine(code: string, path: string, dir?: string): string {
       return `${path} can't be written: a file is where a directory belongs on its path (ENOTDIR): move that file away`;
     case "EISDIR":
       return `${path} is a directory where hub-agent keeps a file (EISDIR): remove that directory`;
+    case "ENOENT":
+      return `${path} can't be created: a part of its path leads nowhere (ENOENT: a link to a missing directory, a disk not mounted): mount it or fix the link, or set storage.dir to another directory`;
     case "EEXIST":
       // Seen when the store's directory (or one inside it) is an existing file: may be the operator's own, so moved
       // away or pointed past, never deleted on our say-so.
@@ -65,6 +73,13 @@ export function storeWriteError(e: unknown, path: string, dir: string): unknown 
   const code = (e as NodeJS.ErrnoException)?.code;
   if (e instanceof StoreWriteError || !code || !CODES.has(code)) return e;
   return new StoreWriteError(code, path, dir, { cause: e });
+}
+
+/** `e` as a StoreWriteError when creating the store's directory `dir` failed for one of isStoreDirErrno's reasons. */
+export function storeDirError(e: unknown, dir: string): unknown {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  if (code !== "ENOENT" || e instanceof StoreWriteError) return storeWriteError(e, dir, dir);
+  return new StoreWriteError(code, dir, dir, { cause: e });
 }
 
 /**

@@ -18,7 +18,7 @@ import { type Box, createBox } from "./box.ts";
 import { type Cache, type CacheOptions, createCache, writtenCaches, listCaches } from "./cache.ts";
 import { type Counters, createCounters } from "./counters.ts";
 import atomicFs, { cleanStaleTemp } from "./driver.ts";
-import { StoreWriteError, storeWriteError } from "./errors.ts";
+import { StoreWriteError, storeDirError, storeWriteError } from "./errors.ts";
 import { ensureFormat } from "./format.ts";
 import { createKeyIndex } from "./keyindex.ts";
 import { createLocker } from "./lock.ts";
@@ -97,7 +97,7 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
   } catch (e) {
-    throw storeWriteError(e, dir, dir);
+    throw storeDirError(e, dir);
   }
   const secured = await secureStore(dir);
   if (secured.corrected !== undefined)

@@ -113,6 +113,7 @@ async function judge(holder: InstanceHolder | undefined, self: { host: string; b
 const REASONS: Record<string, string> = {
   EISDIR: "it is a directory",
   ENOTDIR: "a part of the path is a file, not a directory",
+  ENOENT: "a part of the path leads nowhere (a link to a missing directory, a disk not mounted)",
   EACCES: "permission denied",
   EPERM: "permission denied",
   EROFS: "the file system is read-only",

@@ -5,7 +5,7 @@
  * enforcing from its cache meanwhile), storage errors (exit 8) and quarantined records counted.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Sandbox } from "../../lib/sandbox/index.ts";
@@ -78,6 +78,18 @@ describe("configuration", () => {
       "| status = 60 bans = 60",
       "|             ^",
     ]);
+  });
+  test("doctor fails the config check on a language run can't load (a name it lacks, a broken file): exit 3", async () => {
+    const cwd = tmp("lang");
+    writeFileSync(join(cwd, "fr.json"), '{"ban": {');
+    const told = { fr: 'lang: unknown language "fr": the built-in ones are en, de', "./fr.json": "is not valid JSON" };
+    for (const [lang, line] of Object.entries(told)) {
+      const r = await hub(["doctor"], { cwd, env: { ...sandboxEnv(sb, tmp("store")), HUB_LANG: lang } });
+      expect([lang, r.code]).toEqual([lang, 3]);
+      expect(r.stdout).toContain(`✘ config   lang: `);
+      expect(r.stdout).toContain(line);
+      expect(r.stdout).not.toContain("✔ config");
+    }
   });
 });
 
@@ -306,6 +318,15 @@ describe("the storage directory", () => {
     const fix = `is a file where hub-agent needs a directory \\(EEXIST\\): move that file away, or set storage\\.dir|${LOCK_ON_A_FILE}`;
     for (const out of await refusedEverywhere(storage, new RegExp(fix))) expect(out).not.toContain("remove");
     expect(readFileSync(storage, "utf8")).toBe("the operator's own file");
+  }, 60_000);
+
+  test("a link to nowhere on the path (a disk not mounted): every command exits 8, naming the path and the fix", async () => {
+    const dir = tmp("enoent");
+    symlinkSync(join(dir, "mnt", "games"), join(dir, "games"));
+    const storage = join(dir, "games", "hub-agent");
+    const fix =
+      /a part of its path leads nowhere \(ENOENT: a link to a missing directory, a disk not mounted\): mount it or fix the link|a part of the path leads nowhere .*; make .* a directory this user can write/;
+    for (const out of await refusedEverywhere(storage, fix)) expect(out).not.toContain("unexpected");
   }, 60_000);
 
   // As root, permissions are not checked: the commands run as nobody (setpriv), the store belonging to root.

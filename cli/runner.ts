@@ -306,17 +306,20 @@ async function refusalOf(invocation: Invocation): Promise<string | undefined> {
   return (await import("../lib/app/service.ts")).credentialRefusal(invocation.guards);
 }
 
+/** An error as the operator is told it: its line and exit code. */
+async function asCliError(e: unknown, command: string[]): Promise<CliError> {
+  if (e instanceof CliError) return e;
+  // `lang` names no language that can be loaded (lib/messages.ts says which, and the fix): the configuration's.
+  if ((e as Error)?.name === "MessagesError") return new CliError((e as Error).message, EXIT.CONFIG);
+  const message = `unexpected error: ${(e as Error)?.message ?? String(e)}`;
+  return (await storeFailure(e, command)) ?? new CliError(message, EXIT.FAILURE);
+}
+
 async function report(e: unknown, json: boolean, command: string[], invocation: Invocation): Promise<number> {
   const [{ redactor }, { jsonPrintable, printable }] = await Promise.all([import("./log.ts"), import("../lib/log.ts")]);
   const redact = redactor(() => invocation.secrets);
   const { stdout, stderr } = invocation;
-  const cliError = await credentialFailure(
-    invocation,
-    e instanceof CliError
-      ? e
-      : ((await storeFailure(e, command)) ??
-          new CliError(`unexpected error: ${(e as Error)?.message ?? String(e)}`, EXIT.FAILURE)),
-  );
+  const cliError = await credentialFailure(invocation, await asCliError(e, command));
   if (json) {
     const error = { code: cliError.code, message: cliError.message, details: cliError.details };
     stdout(redact(jsonPrintable(JSON.stringify({ error }))));

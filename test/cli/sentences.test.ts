@@ -47,12 +47,20 @@ test("--json: the ban is queued and told as JSON; the language it would not say 
   expect(banned(e.HUB_STORAGE_DIR!)).toBe(1);
 });
 
-test("with a sentence to say, an unknown language stops the ban before anything is queued", async () => {
+test("with a sentence to say, an unknown language stops the ban before anything is queued: a configuration error", async () => {
   const e = await env();
   const r = await hub(["ban", "76561198000000001", "1h", "griefing"], { env: e });
-  expect(r.code).toBe(1);
+  expect(r.code).toBe(3);
+  expect(r.stderr).not.toContain("unexpected error");
   expect(r.stderr).toContain('unknown language "fr"');
   expect(banned(e.HUB_STORAGE_DIR!)).toBe(0);
+});
+
+test("run with an unknown language exits 3, a configuration error (systemd does not restart it)", async () => {
+  const r = await hub(["run", "--once"], { env: await env() });
+  expect(r.code).toBe(3);
+  expect(r.stderr).toContain('unknown language "fr"');
+  expect(r.stderr).not.toContain("unexpected error");
 });
 
 describe("a ban VyHub refuses, told as JSON", () => {

@@ -62,7 +62,7 @@ export function fsErrorLine(code: string, path: string, dir?: string): string {
     case "EEXIST":
       // Seen when the store's directory (or one inside it) is an existing file: may be the operator's own, so moved
       // away or pointed past, never deleted on our say-so.
-      return `${path} is a file where hub-agent needs a directory (EEXIST): move that file away, or set storage.dir to another directory`;
+      return `${path} is a file (or a link to nowhere) where hub-agent needs a directory (EEXIST): move it away, mount what it links to, or set storage.dir to another directory`;
     default:
       return `${path}: ${code}`;
   }

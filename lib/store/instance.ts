@@ -117,6 +117,7 @@ const REASONS: Record<string, string> = {
   EACCES: "permission denied",
   EPERM: "permission denied",
   EROFS: "the file system is read-only",
+  EEXIST: "storage.dir is a file, or a link to nowhere (a disk not mounted?)",
 };
 const reason = (e: unknown) => REASONS[code(e) ?? ""] ?? (e as Error).message;
 

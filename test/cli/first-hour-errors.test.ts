@@ -315,9 +315,18 @@ describe("the storage directory", () => {
     const dir = tmp("eexist");
     const storage = join(dir, "notes.txt");
     writeFileSync(storage, "the operator's own file");
-    const fix = `is a file where hub-agent needs a directory \\(EEXIST\\): move that file away, or set storage\\.dir|${LOCK_ON_A_FILE}`;
+    const fix = `is a file \\(or a link to nowhere\\) where hub-agent needs a directory \\(EEXIST\\): move it away|${LOCK_ON_A_FILE}`;
     for (const out of await refusedEverywhere(storage, new RegExp(fix))) expect(out).not.toContain("remove");
     expect(readFileSync(storage, "utf8")).toBe("the operator's own file");
+  }, 60_000);
+
+  test("storage.dir is itself a link to nowhere (a disk not mounted): every command exits 8 and says to mount it", async () => {
+    const dir = tmp("dangling");
+    const storage = join(dir, "store");
+    symlinkSync(join(dir, "mnt", "store"), storage);
+    const fix =
+      /or a link to nowhere\) where hub-agent needs a directory \(EEXIST\): move it away, mount what it links to|storage\.dir is a file, or a link to nowhere \(a disk not mounted\?\)/;
+    for (const out of await refusedEverywhere(storage, fix)) expect(out).not.toContain("unexpected");
   }, 60_000);
 
   test("a link to nowhere on the path (a disk not mounted): every command exits 8, naming the path and the fix", async () => {

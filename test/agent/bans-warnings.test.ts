@@ -40,7 +40,7 @@ describe("warn", () => {
     expect(warningPosts()[0]!.body).toMatchObject({ serverbundle_id: h.sb.bundleId, reason: "spamming the chat" });
     expect(said(DAVE)).toEqual(["You have received a warning from Carol: spamming the chat"]);
     expect(said(CAROL)).toEqual([
-      "Warning for Dave is being sent to VyHub. Reason: spamming the chat",
+      "Warning for Dave is queued and will be sent to VyHub. Reason: spamming the chat",
       "Dave has been warned by Carol. Reason: spamming the chat",
     ]);
     // The service banned at its threshold; the refresh right after the warning kicks, without waiting a minute.

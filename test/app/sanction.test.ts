@@ -128,7 +128,7 @@ describe("issueSanction", () => {
     expect(o).toMatchObject({ status: "queued", kind: "warning", autoBanned: null });
     if (o.status !== "queued") throw new Error("queued");
     expect(o.error).toContain("ECONNREFUSED");
-    expect(o.message).toStartWith(`Warning for ${ALICE} is being sent to VyHub. Reason: later (`);
+    expect(o.message).toStartWith(`Warning for ${ALICE} is queued and will be sent to VyHub. Reason: later (`);
     expect(await queued(again)).toEqual([0, 0, 1]);
   });
 

@@ -21,7 +21,7 @@ export function splitCommand(line: string): string[] {
 export function attachHooks(events: EventBus, hooks: Record<string, string>, logger: Logger, timeoutMs = 30_000) {
   for (const [name, line] of Object.entries(hooks)) {
     if (!HUB_EVENTS.includes(name as HubEventName)) {
-      logger.warn(`[hooks] ${name} is not an event: use one of ${HUB_EVENTS.join(", ")}`);
+      logger.warn(`hooks.${name} is not an event: use one of ${HUB_EVENTS.join(", ")}`);
       continue;
     }
     const [cmd, ...args] = splitCommand(line);

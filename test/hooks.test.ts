@@ -44,3 +44,14 @@ test("a hook does not hold up the event: the bus goes on while it runs; its runs
   expect(JSON.parse(readFileSync(out, "utf8").split("\n")[0] as string)).toMatchObject({ event: "hub_ply_connected" });
   expect(logger.lines.filter((l) => l.level === "warn")).toEqual([]);
 });
+
+test("a hook under a name that is no event is skipped with one line naming its key and the events", () => {
+  dir = mkdtempSync(join(tmpdir(), "hub-hooks-"));
+  const logger = memoryLogger();
+  attachHooks(new EventBus(logger), { hub_player_joined: "true" }, logger.withTag("hooks"));
+  const warned = logger.lines.filter((l) => l.level === "warn");
+  expect(warned.map((l) => [l.tag, l.msg.split(":")[0]])).toEqual([
+    ["hooks", "hooks.hub_player_joined is not an event"],
+  ]);
+  expect(warned[0]!.msg).toContain("hub_ply_connected");
+});

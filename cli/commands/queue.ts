@@ -74,7 +74,7 @@ const retry = defineCommand({
   meta: helpMeta({
     name: "retry",
     description:
-      "send one queued entry now (with the rest of its round; an uncertain one is looked up at the service first); exit 0 delivered, 6 still queued",
+      "send one queued entry now (with its player's other queued entries, in order; an uncertain one is looked up at the service first); exit 0 delivered, 6 still queued",
     examples: [["hub-agent queue retry 001795635580601", "send it now: exit 0 delivered, 6 still queued"]],
   }),
   args: { ...globalArgs, id: ID_ARG },

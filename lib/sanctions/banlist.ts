@@ -98,6 +98,28 @@ export async function liftCachedBans(store: Store, unbans: readonly UnbanEntry[]
       .catch(() => {});
 }
 
+/**
+ * The cached list, with the bans lifted that unbans delivered since it was fetched lifted: the cache lags behind them
+ * (cachedBanLifts), and a process killed before its lift leaves it behind until the next list is cached.
+ */
+export async function cachedBans(store: Store, now: number): Promise<{ savedAt: number; data: BanList } | undefined> {
+  const cached = await banCache(store).get();
+  if (!cached) return undefined;
+  const lifted = await sanctionQueues(store)
+    .lifted.list()
+    .catch(() => []); // unreadable: the list as cached, as before there were any
+  for (const { data: u } of lifted)
+    if (u.target.identifier !== null) liftBans(cached.data, u.target.identifier, u.created_on, now);
+  return cached;
+}
+
+/** The list asked for at `asked` is cached: it shows the unbans delivered before then (a failure: next time). */
+async function forgetLifted(store: Store, asked: number): Promise<void> {
+  const lifted = sanctionQueues(store).lifted;
+  for (const e of await lifted.list().catch(() => []))
+    if (e.createdAt < asked) await lifted.remove(e.id).catch(() => {});
+}
+
 /** A lift of the cached list waits after the one before for this many times as long as that one took. */
 const LIFT_SPACING = 9;
 
@@ -145,6 +167,7 @@ export async function fetchBanList(
   store: Store,
   bundleId: string,
 ): Promise<{ list: BanList; source: BanListSource; savedAt?: number; error?: string; notCached?: string }> {
+  const asked = Date.now();
   const res = await api.getBundleBans(bundleId);
   if (res.ok) {
     // Neither a full disk nor a list over the store's record cap (64 MiB: some 80,000 bans) stops the live list being
@@ -154,10 +177,11 @@ export async function fetchBanList(
       () => undefined,
       (e: unknown) => (e as Error).message,
     );
+    if (!notCached) await forgetLifted(store, asked);
     return { list: res.value, source: "api", ...(notCached ? { notCached } : {}) };
   }
   const error = describeError(res.error);
-  const cached = await banCache(store).get();
+  const cached = await cachedBans(store, Date.now());
   return cached
     ? { list: cached.data, source: "cache", savedAt: cached.savedAt, error }
     : { list: {}, source: "none", error };

@@ -128,7 +128,8 @@ const LIFT_SPACING = 9;
  * write, and a write waits after the one before for LIFT_SPACING times as long as it took, so that a drain of
  * thousands of unbans spends at most a tenth of its time reading and writing a list of 100,000 bans, never once per
  * unban. The cache lags by at most that wait and one write (a stop cuts the wait short); `settled` resolves once every
- * unban given so far is in it (a round waits for it, so the refresh after the round never races a lift).
+ * unban given so far is in it (a round waits for it, so the refresh after the round never races a lift), and cuts the
+ * wait short too: a round of one handed-over unban must not wait nine writes of the list for it.
  */
 export function cachedBanLifts(
   store: Store,
@@ -138,9 +139,14 @@ export function cachedBanLifts(
   let pending: UnbanEntry[] = [];
   let nextAt = -Infinity;
   let last: Promise<void> = Promise.resolve();
+  let rush = false;
+  let cut: AbortController | undefined;
   const write = following(async () => {
     const wait = nextAt - clock.monotonic();
-    if (wait > 0 && !signal?.aborted) await clock.sleep(wait, signal).catch(() => {});
+    if (wait > 0 && !rush && !signal?.aborted) {
+      cut = new AbortController();
+      await clock.sleep(wait, signal ? AbortSignal.any([signal, cut.signal]) : cut.signal).catch(() => {});
+    }
     if (!pending.length) return;
     const batch = pending;
     pending = [];
@@ -150,10 +156,15 @@ export function cachedBanLifts(
   });
   return {
     lift(unban) {
+      rush = false;
       pending.push(unban);
       last = write().catch(() => {});
     },
-    settled: () => last,
+    settled() {
+      rush = true;
+      cut?.abort();
+      return last;
+    },
   };
 }
 

@@ -113,11 +113,18 @@ export async function cachedBans(store: Store, now: number): Promise<{ savedAt: 
   return cached;
 }
 
+/**
+ * A delivered unban is kept for lifting the cached list this long at least: another process's list, asked for before
+ * it and answered slowly (a `warn`'s, beside `run`), may be cached after a newer one.
+ */
+const LIFTED_KEPT_MS = 10 * 60_000;
+
 /** The list asked for at `asked` is cached: it shows the unbans delivered before then (a failure: next time). */
 async function forgetLifted(store: Store, asked: number): Promise<void> {
   const lifted = sanctionQueues(store).lifted;
+  const before = Math.min(asked, Date.now() - LIFTED_KEPT_MS);
   for (const e of await lifted.list().catch(() => []))
-    if (e.createdAt < asked) await lifted.remove(e.id).catch(() => {});
+    if (e.createdAt < before) await lifted.remove(e.id).catch(() => {});
 }
 
 /** A lift of the cached list waits after the one before for this many times as long as that one took. */

@@ -12,7 +12,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApi } from "../../lib/api/client.ts";
 import type { Sandbox } from "../../lib/sandbox/index.ts";
-import { deliverQueues, queueUnban, sanctionQueues } from "../../lib/sanctions/index.ts";
+import {
+  banCheck,
+  cachedBans,
+  deliverQueues,
+  fetchBanList,
+  queueUnban,
+  sanctionQueues,
+} from "../../lib/sanctions/index.ts";
 import { openStore } from "../../lib/store/index.ts";
 import { actionsLog, jsonLines, logged, ready, startRun } from "../support/agent-run.ts";
 import { useSandbox } from "../support/sandbox.ts";
@@ -66,4 +73,33 @@ test("an unban delivered by a process killed before it lifted the cached list: n
   } finally {
     await sb.control.up();
   }
+}, 60_000);
+
+test("a list fetched before an unban, cached after a newer one: the unban still lifts it for whoever reads the cache", async () => {
+  // A `warn` beside `run` fetches the list too (its service's auto-ban), in a process of its own: its answer can be
+  // slow and land after `run` has cached the list that followed the unban.
+  const dir = mkdtempSync(join(root, "t-"));
+  const user = sb.state.findUser(BOB.id, "STEAM") ?? sb.state.addUser({ identifier: BOB.id, type: "STEAM" });
+  sb.state.addBan({ user_id: user.id, serverbundle_id: sb.bundleId, reason: "r", length: null });
+  const store = await openStore({ dir: join(dir, "store"), fsync: false });
+  const api = createApi({ url: sb.url, key: sb.key, retries: 0, timeoutMs: 5_000 });
+  const list = { method: "GET", path: /^\/server\/bundle\/[^/]+\/ban/ };
+  let first: unknown;
+  sb.control.latency(1_500, { ...list, where: (r) => (first ??= r) === r }, { after: true });
+  let handled = false;
+  const off = sb.control.onHandled(list, () => void (handled = true));
+  try {
+    const stale = fetchBanList(api, store, sb.bundleId); // answered with Bob's ban, 1.5 s late
+    await until(() => handled, "the first list handled");
+    const target = { identifier: BOB.id, type: "STEAM", user_id: null, name: BOB.name };
+    await queueUnban(store, { target, processor: null, serverbundleId: sb.bundleId });
+    await deliverQueues({ api, store }, {});
+    expect((await fetchBanList(api, store, sb.bundleId)).list[BOB.id]).toBeUndefined();
+    expect((await stale).list[BOB.id]).toHaveLength(1); // and cached last
+  } finally {
+    off();
+    sb.control.reset();
+  }
+  const cached = await cachedBans(store, Date.now());
+  expect((await banCheck(store, cached?.data ?? {}, Date.now()))(BOB.id).banned).toBe(false);
 }, 60_000);

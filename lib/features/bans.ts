@@ -18,7 +18,7 @@ import {
   type DeliveryOutcome,
   type PlayerRef,
   addListedBan,
-  banCache,
+  cachedBans,
   banCheck,
   banMessage,
   cachedBanLifts,
@@ -133,8 +133,7 @@ interface BanEnforcement {
 function banEnforcement(agent: FeatureContext, log: Logger, exclusive: ReturnType<typeof serial>): BanEnforcement {
   const { api, store, clock, config, messages, bridge } = agent.deps;
   // Enforcement must not wait for the service: the cached list is in memory before the first connect is checked.
-  const cacheLoaded = banCache(store)
-    .get()
+  const cacheLoaded = cachedBans(store, clock.now())
     .then((cached) => {
       if (cached && !self.live) self.list = cached.data;
     })

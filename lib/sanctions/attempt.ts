@@ -80,6 +80,11 @@ export class Attempt<I extends Item = Item> {
     // At the service, with its attempt on record: an entry that outlives this (a crash, a failed removal) is looked
     // up there before anything is sent again, and found. "delivered" stays true whatever becomes of the removal.
     if (result === "delivered" && isUncertain(this.item.entry)) await this.round.known(this.item, base, value);
+    // Lifted in the cached ban list by whoever reads it, until a list asked for after now is cached: a process killed
+    // before its lift of the cache (banlist.ts) must not leave the player kicked from there once the entry is gone.
+    const { kind, entry } = this.item;
+    if (result === "delivered" && kind === "unban" && entry.data.target.identifier !== null)
+      await this.round.queues.lifted.add(entry.data);
     // With the entry as read: its player's keys say which index markers go with it.
     await this.queue.remove(this.item.entry.id, this.item.entry);
     await this.round.report(this.item, base, value);

@@ -98,6 +98,35 @@ export async function liftCachedBans(store: Store, unbans: readonly UnbanEntry[]
       .catch(() => {});
 }
 
+/**
+ * The cached list, with the bans lifted that unbans delivered since it was fetched lifted: the cache lags behind them
+ * (cachedBanLifts), and a process killed before its lift leaves it behind until the next list is cached.
+ */
+export async function cachedBans(store: Store, now: number): Promise<{ savedAt: number; data: BanList } | undefined> {
+  const cached = await banCache(store).get();
+  if (!cached) return undefined;
+  const lifted = await sanctionQueues(store)
+    .lifted.list()
+    .catch(() => []); // unreadable: the list as cached, as before there were any
+  for (const { data: u } of lifted)
+    if (u.target.identifier !== null) liftBans(cached.data, u.target.identifier, u.created_on, now);
+  return cached;
+}
+
+/**
+ * A delivered unban is kept for lifting the cached list this long at least: another process's list, asked for before
+ * it and answered slowly (a `warn`'s, beside `run`), may be cached after a newer one.
+ */
+const LIFTED_KEPT_MS = 10 * 60_000;
+
+/** The list asked for at `asked` is cached: it shows the unbans delivered before then (a failure: next time). */
+async function forgetLifted(store: Store, asked: number): Promise<void> {
+  const lifted = sanctionQueues(store).lifted;
+  const before = Math.min(asked, Date.now() - LIFTED_KEPT_MS);
+  for (const e of await lifted.list().catch(() => []))
+    if (e.createdAt < before) await lifted.remove(e.id).catch(() => {});
+}
+
 /** A lift of the cached list waits after the one before for this many times as long as that one took. */
 const LIFT_SPACING = 9;
 
@@ -106,7 +135,8 @@ const LIFT_SPACING = 9;
  * write, and a write waits after the one before for LIFT_SPACING times as long as it took, so that a drain of
  * thousands of unbans spends at most a tenth of its time reading and writing a list of 100,000 bans, never once per
  * unban. The cache lags by at most that wait and one write (a stop cuts the wait short); `settled` resolves once every
- * unban given so far is in it (a round waits for it, so the refresh after the round never races a lift).
+ * unban given so far is in it (a round waits for it, so the refresh after the round never races a lift), and cuts the
+ * wait short too: a round of one handed-over unban must not wait nine writes of the list for it.
  */
 export function cachedBanLifts(
   store: Store,
@@ -116,9 +146,14 @@ export function cachedBanLifts(
   let pending: UnbanEntry[] = [];
   let nextAt = -Infinity;
   let last: Promise<void> = Promise.resolve();
+  let rush = false;
+  let cut: AbortController | undefined;
   const write = following(async () => {
     const wait = nextAt - clock.monotonic();
-    if (wait > 0 && !signal?.aborted) await clock.sleep(wait, signal).catch(() => {});
+    if (wait > 0 && !rush && !signal?.aborted) {
+      cut = new AbortController();
+      await clock.sleep(wait, signal ? AbortSignal.any([signal, cut.signal]) : cut.signal).catch(() => {});
+    }
     if (!pending.length) return;
     const batch = pending;
     pending = [];
@@ -128,10 +163,15 @@ export function cachedBanLifts(
   });
   return {
     lift(unban) {
+      rush = false;
       pending.push(unban);
       last = write().catch(() => {});
     },
-    settled: () => last,
+    settled() {
+      rush = true;
+      cut?.abort();
+      return last;
+    },
   };
 }
 
@@ -145,6 +185,7 @@ export async function fetchBanList(
   store: Store,
   bundleId: string,
 ): Promise<{ list: BanList; source: BanListSource; savedAt?: number; error?: string; notCached?: string }> {
+  const asked = Date.now();
   const res = await api.getBundleBans(bundleId);
   if (res.ok) {
     // Neither a full disk nor a list over the store's record cap (64 MiB: some 80,000 bans) stops the live list being
@@ -154,10 +195,11 @@ export async function fetchBanList(
       () => undefined,
       (e: unknown) => (e as Error).message,
     );
+    if (!notCached) await forgetLifted(store, asked);
     return { list: res.value, source: "api", ...(notCached ? { notCached } : {}) };
   }
   const error = describeError(res.error);
-  const cached = await banCache(store).get();
+  const cached = await cachedBans(store, Date.now());
   return cached
     ? { list: cached.data, source: "cache", savedAt: cached.savedAt, error }
     : { list: {}, source: "none", error };

@@ -141,6 +141,8 @@ const openSanctionQueues = (store: Store) => ({
   ban: store.queue("ban", BanEntrySchema, indexed),
   unban: store.queue("unban", UnbanEntrySchema, indexed),
   warning: store.queue("warning", WarningEntrySchema, indexed),
+  /** Delivered unbans the cached ban list may not show lifted yet (banlist.ts cachedBans), never sent again. */
+  lifted: store.queue("ban_lifts", UnbanEntrySchema),
 });
 
 export function sanctionQueues(store: Store): ReturnType<typeof openSanctionQueues> {

@@ -10,7 +10,16 @@ import { join } from "node:path";
 import type { BanList, BanReduced } from "../../lib/api/client.ts";
 import { bans } from "../../lib/features/bans.ts";
 import { SEED_IDS } from "../../lib/sandbox/index.ts";
-import { addListedBan, banCache, banCheck, isBanned, queueUnban, sanctionQueues } from "../../lib/sanctions/index.ts";
+import {
+  addListedBan,
+  banCache,
+  banCheck,
+  cachedBanLifts,
+  isBanned,
+  queueUnban,
+  sanctionQueues,
+} from "../../lib/sanctions/index.ts";
+import type { Clock } from "../../lib/clock.ts";
 import { openStore, type Store } from "../../lib/store/index.ts";
 import { harness, until, type Harness } from "../agent/harness.ts";
 
@@ -157,4 +166,32 @@ test("a list too large to cache is still enforced (a player banned on the web is
     expect.stringContaining(`the ban list is enforced but could not be cached (${tooLarge}`),
   );
   expect(h.logger.lines.filter((l) => l.level === "error")).toEqual([]);
+});
+
+test("a round's end does not wait out the spacing between lifts: it writes the rest at once", async () => {
+  // Each unban a command hands to `run` is a round of its own, and `run` waits for that round's lift before the next
+  // one: waiting out LIFT_SPACING there cost each such unban nine writes of the list (7 s a command at 25,000 bans).
+  const store = await emptyStore();
+  await banCache(store).set({ [steam(1)]: [listed(steam(1))], [steam(2)]: [listed(steam(2))] });
+  let monotonic = 0;
+  // Every reading a second later (so each write "took" a second); a sleep ends only when it is cut short.
+  const clock: Clock = {
+    now: () => NOW,
+    monotonic: () => (monotonic += 1_000),
+    sleep: (_ms, signal) =>
+      new Promise((_resolve, reject) => signal?.addEventListener("abort", () => reject(signal.reason), { once: true })),
+  };
+  const lifts = cachedBanLifts(store, clock);
+  const unban = (identifier: string) => ({
+    target: { identifier, type: "STEAM", user_id: null, name: "" },
+    processor: null,
+    created_on: new Date(NOW).toISOString(),
+    serverbundle_id: SEED_IDS.serverbundle,
+  });
+  lifts.lift(unban(steam(1)));
+  await lifts.settled();
+  lifts.lift(unban(steam(2))); // due nine "seconds" after the first write, by a clock that never gets there
+  const settled = await Promise.race([lifts.settled().then(() => true), Bun.sleep(5_000).then(() => false)]);
+  expect(settled).toBe(true);
+  expect((await banCache(store).get())?.data).toEqual({ [steam(1)]: [], [steam(2)]: [] });
 });

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { awaitsReport } from "./rewards/executed-entry.ts";
-import { type QueueEntry, type Store, isUncertain } from "./store/index.ts";
+import { type QueueEntry, type Store, idTime, isUncertain } from "./store/index.ts";
 
 /**
  * The durable queues `run` drains and one-shot commands fill (docs/client-interface.md rules 10, 11, 12, 14), and
@@ -54,9 +54,6 @@ export const sends = (queue: QueueName, data: unknown) =>
   queue === "reward_failed" ? false : queue !== "reward_executed" || awaitsReport(data);
 
 const isoOrNull = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
-
-/** When an entry was created, from its id (`<ms>-<uuid>`, queue.ts newId), without reading it. */
-const idTime = (id: string) => Number(id.slice(0, id.indexOf("-")));
 
 /**
  * What `queue status` shows: every queue, even empty ones, so an operator sees what exists. With `limit`, only the

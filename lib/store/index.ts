@@ -33,7 +33,7 @@ export type { Cache } from "./cache.ts";
 export { StoreWriteError, describeFsError } from "./errors.ts";
 export type { Counters } from "./counters.ts";
 export { LockTimeoutError } from "./lock.ts";
-export { type Queue, type QueueEntry, type QueueOptions, isUncertain } from "./queue.ts";
+export { type Queue, type QueueEntry, type QueueOptions, idTime, isUncertain } from "./queue.ts";
 export { StoreUnsafeError } from "./secure.ts";
 export { STORE_FORMAT, StoreFormatError } from "./format.ts";
 export type { CorruptFile, QuarantineRecord } from "./records.ts";

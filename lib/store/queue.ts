@@ -92,8 +92,14 @@ export const ID_RE = /^\d{15}-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
  * made after `after` sorts after it.
  */
 let lastIdMs = 0;
+/**
+ * When an entry was created, from its id (`<ms>-<uuid>`) without reading it: its createdAt, or later where an id had
+ * to sort after another process's (newId).
+ */
+export const idTime = (id: string): number => Number(id.slice(0, id.indexOf("-")));
+
 export function newId(now: number, after?: string): string {
-  const floor = after ? Number(after.slice(0, after.indexOf("-"))) : 0;
+  const floor = after ? idTime(after) : 0;
   lastIdMs = Math.max(Math.floor(now), lastIdMs + 1, floor + 1);
   return `${String(lastIdMs).padStart(15, "0")}-${crypto.randomUUID()}`;
 }

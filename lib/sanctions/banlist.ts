@@ -8,7 +8,7 @@ import type { Clock } from "../clock.ts";
 import { following } from "../serial.ts";
 import { BanListSchema } from "../api/schemas-sanctions.ts";
 import type { Messages } from "../messages.ts";
-import { type Queue, type QueueEntry, type Store, cacheWrite } from "../store/index.ts";
+import { type Queue, type QueueEntry, type Store, cacheWrite, idTime } from "../store/index.ts";
 import { issuedAfter } from "./reconcile.ts";
 import { type BanEntry, type UnbanEntry, enforcedNow, entriesByKeys, sanctionQueues } from "./schemas.ts";
 
@@ -84,18 +84,22 @@ export function liftBans(list: BanList, identifier: string, createdOn: string, n
  * all of `unbans`. A write that fails only leaves the next refresh to correct it.
  */
 export async function liftCachedBans(store: Store, unbans: readonly UnbanEntry[], now: number): Promise<void> {
-  const mine = unbans.filter((u) => u.target.identifier !== null);
-  if (!mine.length) return;
+  if (!unbans.some((u) => u.target.identifier !== null)) return;
   const cached = await banCache(store)
     .get()
     .catch(() => undefined);
-  if (!cached) return;
-  let lifted = false;
-  for (const u of mine) lifted = liftBans(cached.data, u.target.identifier as string, u.created_on, now) || lifted;
-  if (lifted)
+  if (cached && liftUnbans(cached.data, unbans, now))
     await banCache(store)
       .set(cached.data)
       .catch(() => {});
+}
+
+/** liftBans for each of `unbans` known by game id, in place; true when one lifted something. */
+function liftUnbans(list: BanList, unbans: readonly UnbanEntry[], now: number): boolean {
+  let lifted = false;
+  for (const u of unbans)
+    if (u.target.identifier !== null) lifted = liftBans(list, u.target.identifier, u.created_on, now) || lifted;
+  return lifted;
 }
 
 /**
@@ -105,11 +109,12 @@ export async function liftCachedBans(store: Store, unbans: readonly UnbanEntry[]
 export async function cachedBans(store: Store, now: number): Promise<{ savedAt: number; data: BanList } | undefined> {
   const cached = await banCache(store).get();
   if (!cached) return undefined;
+  // Unreadable: the list as cached, as before there were any.
   const lifted = await sanctionQueues(store)
     .lifted.list()
-    .catch(() => []); // unreadable: the list as cached, as before there were any
-  for (const { data: u } of lifted)
-    if (u.target.identifier !== null) liftBans(cached.data, u.target.identifier, u.created_on, now);
+    .then((entries) => entries.map((e) => e.data))
+    .catch(() => []);
+  liftUnbans(cached.data, lifted, now);
   return cached;
 }
 
@@ -123,8 +128,8 @@ const LIFTED_KEPT_MS = 10 * 60_000;
 async function forgetLifted(store: Store, asked: number): Promise<void> {
   const lifted = sanctionQueues(store).lifted;
   const before = Math.min(asked, Date.now() - LIFTED_KEPT_MS);
-  for (const e of await lifted.list().catch(() => []))
-    if (e.createdAt < before) await lifted.remove(e.id).catch(() => {});
+  // By the ids' times (never before the records' own): every fetch of the list, no record read.
+  for (const id of await lifted.ids().catch(() => [])) if (idTime(id) < before) await lifted.remove(id).catch(() => {});
 }
 
 /** A lift of the cached list waits after the one before for this many times as long as that one took. */

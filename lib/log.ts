@@ -47,11 +47,10 @@ export function memoryLogger(lines: LogLine[] = [], tag?: string): Logger & { li
 // oxlint-disable-next-line no-control-regex -- matching control characters is the point
 export const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+/** `\u202e`: as JSON and JavaScript write a character by its code, and as they read it back. */
+const unicodeEscape = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
 const escapeOf = (c: string) =>
-  NAMED[c] ??
-  (c > "\u00ff"
-    ? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`
-    : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  NAMED[c] ?? (c > "\u00ff" ? unicodeEscape(c) : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 
 /**
  * The bidirectional controls (embeddings, overrides, isolates and the marks): a nick holding U+202E shows the rest of
@@ -73,6 +72,6 @@ export function printable(text: string): string {
 
 /** JSON.stringify leaves DEL, C1 and the bidirectional controls as they are; escaped they mean the same, inert. */
 export function jsonPrintable(json: string): string {
-  return json.replace(JSON_RAW, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return json.replace(JSON_RAW, unicodeEscape);
 }
 const JSON_RAW = new RegExp(`[\\x7f-\\x9f${BIDI}]`, "g");
